@@ -1,0 +1,32 @@
+# Two commands on a fresh machine: `make run` and `make test` (see README.md).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: help install run test neo4j clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "decisiontrail needs Python 3.11+")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed  ## create .venv and install the project with its test tools
+
+run: install  ## set up, start the embedded Neo4j and run the main job
+	$(BIN)/decisiontrail demo
+
+test: install  ## set up and run the whole test suite against a real Neo4j
+	$(BIN)/python -m pytest
+
+neo4j: install  ## run the embedded Neo4j in the foreground
+	$(BIN)/decisiontrail neo4j start
+
+clean:  ## remove the virtual environment and build leftovers
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache

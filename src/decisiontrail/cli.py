@@ -1,0 +1,118 @@
+"""The ``decisiontrail`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+
+from decisiontrail import __version__
+from decisiontrail.exceptions import DecisionTrailError
+from decisiontrail.settings import Neo4jSettings
+
+log = logging.getLogger("decisiontrail")
+
+ENVIRONMENT_HELP = """\
+environment:
+  NEO4J_URI                 use this Neo4j 5.26+ server (bolt:// or neo4j://) instead of the embedded one
+  NEO4J_USER, NEO4J_PASSWORD, NEO4J_DATABASE
+                            credentials and database for NEO4J_URI (database defaults to neo4j)
+  DECISIONTRAIL_DATA_DIR    where the embedded Neo4j keeps its store (default ~/.local/share/decisiontrail)
+  DECISIONTRAIL_CACHE_DIR   where the embedded Neo4j launcher is built (default ~/.cache/decisiontrail)
+  DECISIONTRAIL_NEO4J_PORT  Bolt port of the embedded Neo4j (default 7687; 0 picks a free port)
+  DECISIONTRAIL_NEO4J_HEAP_MB, DECISIONTRAIL_NEO4J_PAGECACHE_MB
+                            memory of the embedded Neo4j (default 1024 and 256)
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="decisiontrail",
+        description="Decision lineage for AI actors, stored in Neo4j.",
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"decisiontrail {__version__}")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only results, no progress")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    commands.add_parser(
+        "demo",
+        help="record a demonstration plan hierarchy and print its tree read back from Neo4j",
+        description="Record a parent plan that spawns a child plan, then print both trees from Neo4j.",
+    )
+    tree = commands.add_parser("tree", help="print a plan's decision tree", description="Print a plan's decision tree.")
+    tree.add_argument("plan_id", help="the plan's ULID")
+    commands.add_parser(
+        "migrate", help="apply schema migrations (constraints, indexes) and exit", description="Apply migrations."
+    )
+
+    neo4j = commands.add_parser("neo4j", help="manage the embedded Neo4j", description="Manage the embedded Neo4j.")
+    neo4j_commands = neo4j.add_subparsers(dest="neo4j_command", required=True, metavar="ACTION")
+    neo4j_commands.add_parser("build", help="build the launcher with Maven (done on first start anyway)")
+    start = neo4j_commands.add_parser("start", help="run the embedded Neo4j in the foreground until interrupted")
+    start.add_argument("--port", type=int, help="Bolt port (default: DECISIONTRAIL_NEO4J_PORT or 7687)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.WARNING if args.quiet else logging.INFO,
+        format="decisiontrail: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        settings = Neo4jSettings.from_env()
+        if args.command == "neo4j":
+            return _neo4j(args, settings)
+        return _with_graph(args, settings)
+    except DecisionTrailError as e:
+        print(f"decisiontrail: error: {e.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
+    from decisiontrail.graphdb import DecisionStore, open_graph
+    from decisiontrail.services.demonstration import record_demonstration, render_demonstration
+
+    with open_graph(settings, progress=log.info) as graph:
+        store = DecisionStore(graph)
+        if args.command == "demo":
+            demo = record_demonstration(store)
+            log.info("recorded %d decisions in 2 plans; reading them back from Neo4j", len(demo.decisions))
+            print(render_demonstration(store, demo))
+        elif args.command == "tree":
+            print(store.get_tree(args.plan_id).render())
+        elif args.command == "migrate":
+            log.info("schema is up to date on %s", graph.uri)
+    return 0
+
+
+def _neo4j(args: argparse.Namespace, settings: Neo4jSettings) -> int:
+    from decisiontrail.graphdb.embedded import EmbeddedNeo4j, build_launcher
+
+    if args.neo4j_command == "build":
+        print(build_launcher(settings.cache_dir, settings.neo4j_version, log.info))
+        return 0
+    if args.port is not None:
+        settings = replace(settings, bolt_port=args.port)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with EmbeddedNeo4j.from_settings(settings, log.info) as server:
+        print(f"Neo4j is serving {server.uri} (no authentication, loopback only); Ctrl-C stops it", flush=True)
+        try:
+            stop.wait()
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+MATCH (m:SchemaMigration)
+RETURN m.name AS name
+ORDER BY name

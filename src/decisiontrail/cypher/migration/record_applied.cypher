@@ -1,0 +1,2 @@
+MERGE (m:SchemaMigration {name: $name})
+ON CREATE SET m.applied_at = datetime()

@@ -1,0 +1,2 @@
+CREATE CONSTRAINT plan_id_unique IF NOT EXISTS
+FOR (p:Plan) REQUIRE p.plan_id IS UNIQUE

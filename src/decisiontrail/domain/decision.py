@@ -1,0 +1,221 @@
+"""The Decision record and its parts, as decision-model-reference and ADR-007 define them."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any, Self
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+from decisiontrail.domain.ids import Ulid, new_ulid
+
+
+class DecisionType(StrEnum):
+    """The eleven kinds of choice point (ADR-007); there are no untyped decisions."""
+
+    PROMPT_DEFINITION = "prompt_definition"
+    INVARIANT_ENFORCED = "invariant_enforced"
+    STRATEGY_CHOICE = "strategy_choice"
+    IMPLEMENTATION_CHOICE = "implementation_choice"
+    RESOURCE_SELECTION = "resource_selection"
+    SUBPLAN_SPAWN = "subplan_spawn"
+    SUBPLAN_PARALLEL_SPAWN = "subplan_parallel_spawn"
+    TOOL_INVOCATION = "tool_invocation"
+    ERROR_RECOVERY = "error_recovery"
+    VALIDATION_RESPONSE = "validation_response"
+    USER_INTERVENTION = "user_intervention"
+
+
+class Phase(StrEnum):
+    """A plan's lifecycle phase; decisions are made in Strategize and Execute."""
+
+    STRATEGIZE = "strategize"
+    EXECUTE = "execute"
+    APPLY = "apply"
+
+
+# ADR-007's phase column. The first phase listed is the default for a decision of that type.
+PHASES_BY_TYPE: dict[DecisionType, tuple[Phase, ...]] = {
+    DecisionType.PROMPT_DEFINITION: (Phase.STRATEGIZE,),
+    DecisionType.INVARIANT_ENFORCED: (Phase.STRATEGIZE,),
+    DecisionType.STRATEGY_CHOICE: (Phase.STRATEGIZE,),
+    DecisionType.IMPLEMENTATION_CHOICE: (Phase.EXECUTE,),
+    DecisionType.RESOURCE_SELECTION: (Phase.STRATEGIZE, Phase.EXECUTE),
+    DecisionType.SUBPLAN_SPAWN: (Phase.STRATEGIZE,),
+    DecisionType.SUBPLAN_PARALLEL_SPAWN: (Phase.STRATEGIZE,),
+    DecisionType.TOOL_INVOCATION: (Phase.EXECUTE,),
+    DecisionType.ERROR_RECOVERY: (Phase.EXECUTE,),
+    DecisionType.VALIDATION_RESPONSE: (Phase.EXECUTE,),
+    DecisionType.USER_INTERVENTION: (Phase.STRATEGIZE, Phase.EXECUTE, Phase.APPLY),
+}
+
+SPAWNING_TYPES = frozenset({DecisionType.SUBPLAN_SPAWN, DecisionType.SUBPLAN_PARALLEL_SPAWN})
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty or only whitespace")
+    return value
+
+
+NonBlank = Annotated[str, AfterValidator(_not_blank)]
+Sha256Hex = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _as_utc(value: datetime) -> datetime:
+    return value.astimezone(UTC)
+
+
+UtcDatetime = Annotated[AwareDatetime, AfterValidator(_as_utc)]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
+
+
+class ResourceRef(_Record):
+    """A resource the actor had in play: a file, symbol or knowledge entity, optionally a path in it."""
+
+    resource_id: NonBlank
+    path: str | None = None
+
+
+class ArtifactRef(_Record):
+    """Something a decision produced during Execute."""
+
+    artifact_path: NonBlank
+    artifact_type: NonBlank
+
+
+class CheckpointRef(_Record):
+    """A LangGraph checkpoint: enough to load the actor's state back from its checkpointer."""
+
+    thread_id: NonBlank
+    checkpoint_ns: str = ""
+    checkpoint_id: NonBlank
+
+
+class ContextSnapshot(_Record):
+    """What replaying a decision in isolation needs (ADR-007 Constraints).
+
+    ``actor_state_ref`` is absent only for decisions the system creates without an actor
+    (a plan's prompt_definition, a user_intervention).
+    """
+
+    hot_context_hash: Sha256Hex = Field(description="SHA-256 (lower-case hex) of the context window")
+    hot_context_ref: NonBlank = Field(description="where the full serialised context is stored")
+    relevant_resources: tuple[ResourceRef, ...] = ()
+    actor_state_ref: CheckpointRef | None = None
+
+
+class Decision(_Record):
+    """One typed choice point in a plan's decision tree.
+
+    ``sequence_number`` is assigned by the store when the decision is recorded.
+    ``downstream_decision_ids``, ``downstream_plan_ids`` and ``superseded_by`` are derived
+    from relationships when a decision is read; they are never written from this record.
+    """
+
+    # Identity
+    decision_id: Ulid = Field(default_factory=new_ulid)
+    plan_id: Ulid
+    parent_decision_id: Ulid | None = None
+    sequence_number: int | None = Field(default=None, ge=0)
+
+    # Classification
+    decision_type: DecisionType
+    phase: Phase = Field(description="defaults to the first phase ADR-007 gives the type")
+
+    # Content
+    question: NonBlank
+    chosen_option: NonBlank
+    alternatives_considered: tuple[str, ...] = ()
+    confidence_score: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    # Context snapshot
+    context_snapshot: ContextSnapshot
+
+    # Rationale
+    rationale: str = ""
+    actor_reasoning: str | None = None
+
+    # Influence (DEPENDS_ON) and downstream impact
+    depends_on: tuple[Ulid, ...] = ()
+    downstream_decision_ids: tuple[Ulid, ...] = ()
+    downstream_plan_ids: tuple[Ulid, ...] = ()
+    artifacts_produced: tuple[ArtifactRef, ...] = ()
+
+    # Timestamps
+    created_at: UtcDatetime = Field(default_factory=utc_now)
+
+    # Correction metadata
+    is_correction: bool = False
+    corrects_decision_id: Ulid | None = None
+    correction_reason: str | None = None
+    superseded_by: Ulid | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_phase(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("phase") is None and "decision_type" in data:
+            try:
+                decision_type = DecisionType(data["decision_type"])
+            except ValueError:
+                return data  # the field validator reports the bad type
+            data = {**data, "phase": PHASES_BY_TYPE[decision_type][0]}
+        return data
+
+    @field_validator("confidence_score", mode="before")
+    @classmethod
+    def _finite_confidence(cls, value: Any) -> Any:
+        # Before the bounds check, which would call NaN merely "not <= 1".
+        if isinstance(value, float) and math.isnan(value):
+            raise ValueError("must be a number in [0, 1], not NaN")
+        return value
+
+    @field_validator("depends_on")
+    @classmethod
+    def _distinct_dependencies(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(value)) != len(value):
+            raise ValueError("lists the same decision more than once")
+        return value
+
+    @model_validator(mode="after")
+    def _rules(self) -> Self:
+        if self.decision_type is DecisionType.PROMPT_DEFINITION and self.parent_decision_id is not None:
+            raise ValueError("parent_decision_id: a prompt_definition is the root of its plan and has no parent")
+        if self.is_correction and self.corrects_decision_id is None:
+            raise ValueError("corrects_decision_id: a correction (is_correction=True) must name the decision it corrects")
+        if self.corrects_decision_id is not None and not self.is_correction:
+            raise ValueError("is_correction: must be True when corrects_decision_id is set")
+        if self.corrects_decision_id is not None and self.corrects_decision_id == self.decision_id:
+            raise ValueError("corrects_decision_id: a decision cannot correct itself")
+        if self.parent_decision_id is not None and self.parent_decision_id == self.decision_id:
+            raise ValueError("parent_decision_id: a decision cannot be its own parent")
+        if self.decision_id in self.depends_on:
+            raise ValueError("depends_on: a decision cannot depend on itself")
+        allowed = PHASES_BY_TYPE[self.decision_type]
+        if self.phase not in allowed:
+            names = ", ".join(p.value for p in allowed)
+            raise ValueError(f"phase: a {self.decision_type.value} decision is made in {names}, not {self.phase.value}")
+        return self
+
+    @property
+    def is_current(self) -> bool:
+        """True while no correction has superseded this decision."""
+        return self.superseded_by is None

@@ -1,0 +1,32 @@
+"""ULID identifiers: the one id format of decisions, plans and everything that links them."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AfterValidator
+from ulid import ULID
+
+
+def canonical_ulid(value: str) -> str:
+    """Return ``value`` as a canonical (upper-case Crockford base32) ULID, or raise ValueError.
+
+    >>> canonical_ulid("01arz3ndektsv4rrffq69g5fav")
+    '01ARZ3NDEKTSV4RRFFQ69G5FAV'
+    """
+    if not value.isascii():
+        raise ValueError("must be a ULID (Crockford base32 letters and digits only)")
+    if len(value) != 26:
+        raise ValueError(f"must be a ULID (26 characters), got {len(value)} characters")
+    try:
+        return str(ULID.from_str(value.upper()))
+    except ValueError as e:
+        raise ValueError(f"must be a ULID: {e}") from None
+
+
+def new_ulid() -> str:
+    """A fresh ULID, ordered by creation time."""
+    return str(ULID())
+
+
+Ulid = Annotated[str, AfterValidator(canonical_ulid)]

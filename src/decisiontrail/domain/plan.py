@@ -1,0 +1,49 @@
+"""A plan: the unit of work whose decisions form one tree, linked into hierarchies by spawning."""
+
+from __future__ import annotations
+
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+from decisiontrail.domain.decision import NonBlank, Phase, UtcDatetime, utc_now
+from decisiontrail.domain.ids import Ulid, new_ulid
+
+
+class AutomationProfile(BaseModel):
+    """Confidence thresholds (ADR-017): a decision below the phase's threshold waits for a person.
+
+    0.0 decides everything automatically; 1.0 asks the user for every decision.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    edit_code: float = Field(default=0.0, ge=0.0, le=1.0, description="threshold during Strategize")
+    execute_command: float = Field(default=0.0, ge=0.0, le=1.0, description="threshold during Execute")
+
+
+class Plan(BaseModel):
+    """A plan instantiated from an action, or spawned as a child by a subplan decision."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    plan_id: Ulid = Field(default_factory=new_ulid)
+    description: NonBlank
+    arguments: dict[str, JsonValue] = Field(default_factory=dict)
+    parent_plan_id: Ulid | None = None
+    spawned_by_decision_id: Ulid | None = None
+    phase: Phase = Phase.STRATEGIZE
+    automation_profile: AutomationProfile = Field(default_factory=AutomationProfile)
+    invariants: tuple[NonBlank, ...] = ()
+    created_at: UtcDatetime = Field(default_factory=utc_now)
+
+    @model_validator(mode="after")
+    def _spawn_link_is_whole(self) -> Self:
+        if (self.parent_plan_id is None) != (self.spawned_by_decision_id is None):
+            raise ValueError(
+                "spawned_by_decision_id: a child plan names both its parent plan and the decision "
+                "that spawned it, a top-level plan neither"
+            )
+        if self.parent_plan_id is not None and self.parent_plan_id == self.plan_id:
+            raise ValueError("parent_plan_id: a plan cannot be its own parent")
+        return self

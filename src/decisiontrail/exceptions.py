@@ -1,0 +1,80 @@
+"""The project's exception hierarchy: every failure a caller can expect, named for what went wrong."""
+
+from __future__ import annotations
+
+
+class DecisionTrailError(Exception):
+    """Base of every error decisiontrail raises on purpose.
+
+    ``code`` is stable and machine-readable (GraphQL puts it in ``extensions``);
+    the message is for people.
+    """
+
+    code = "DECISIONTRAIL_ERROR"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ValidationFailed(DecisionTrailError):
+    """Input does not satisfy the model: ``field`` names what is wrong."""
+
+    code = "VALIDATION_FAILED"
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class RuleViolation(DecisionTrailError):
+    """Input is well-formed but breaks a rule of the decision graph: ``rule`` names which."""
+
+    code = "RULE_VIOLATION"
+
+    def __init__(self, message: str, *, rule: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+
+
+class NotFound(DecisionTrailError):
+    """A decision, plan or other record with the given id does not exist."""
+
+    code = "NOT_FOUND"
+
+    def __init__(self, kind: str, identifier: str) -> None:
+        super().__init__(f"{kind} {identifier} does not exist")
+        self.kind = kind
+        self.identifier = identifier
+
+
+class Conflict(DecisionTrailError):
+    """The request raced another change, or targets a record in a state that forbids it."""
+
+    code = "CONFLICT"
+
+
+class Unavailable(DecisionTrailError):
+    """Neo4j cannot be reached, or the embedded server cannot be built or started."""
+
+    code = "UNAVAILABLE"
+
+
+def validation_failed(error: Exception) -> ValidationFailed:
+    """Turn a pydantic ``ValidationError`` into a ``ValidationFailed`` that names the first bad field."""
+    errors = getattr(error, "errors", None)
+    if not callable(errors):
+        return ValidationFailed(str(error))
+    details = errors(include_url=False)
+    if not details:
+        return ValidationFailed(str(error))
+    first = details[0]
+    message = str(first["msg"]).removeprefix("Value error, ")
+    field = ".".join(str(part) for part in first["loc"]) or None
+    if field is None and ": " in message:
+        # Cross-field rules put the field they are about in front of the message.
+        field = message.split(": ", 1)[0]
+    text = f"{field}: {message.removeprefix(f'{field}: ')}" if field else message
+    if len(details) > 1:
+        text += f" (and {len(details) - 1} more problem{'s' if len(details) > 2 else ''})"
+    return ValidationFailed(text, field=field)

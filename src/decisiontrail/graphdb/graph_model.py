@@ -1,0 +1,23 @@
+"""The allow-list of node labels and relationship types; no label or type comes from input."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Label(StrEnum):
+    DECISION = "Decision"
+    PLAN = "Plan"
+    SCHEMA_MIGRATION = "SchemaMigration"
+
+
+class Rel(StrEnum):
+    """Relationship types, each pointing from the dependent end to what it hangs on."""
+
+    PARENT = "PARENT"  # (child:Decision)-[:PARENT]->(parent:Decision): the plan's tree
+    DEPENDS_ON = "DEPENDS_ON"  # (dependent:Decision)-[:DEPENDS_ON {ordinal}]->(dependency:Decision)
+    IN_PLAN = "IN_PLAN"  # (:Decision)-[:IN_PLAN]->(:Plan)
+    CHILD_OF = "CHILD_OF"  # (child:Plan)-[:CHILD_OF]->(parent:Plan)
+    SPAWNED = "SPAWNED"  # (spawning:Decision)-[:SPAWNED]->(child:Plan)
+    CORRECTS = "CORRECTS"  # (correction:Decision)-[:CORRECTS]->(original:Decision)
+    SUPERSEDED_BY = "SUPERSEDED_BY"  # (original:Decision)-[:SUPERSEDED_BY {at}]->(successor:Decision)

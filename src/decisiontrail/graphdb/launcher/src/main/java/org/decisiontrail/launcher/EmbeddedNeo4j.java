@@ -1,0 +1,111 @@
+package org.decisiontrail.launcher;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import org.neo4j.configuration.GraphDatabaseInternalSettings;
+import org.neo4j.configuration.GraphDatabaseSettings;
+import org.neo4j.configuration.connectors.BoltConnector;
+import org.neo4j.configuration.connectors.HttpConnector;
+import org.neo4j.configuration.helpers.SocketAddress;
+import org.neo4j.dbms.api.DatabaseManagementService;
+import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
+import org.neo4j.io.ByteUnit;
+
+/**
+ * Runs Neo4j Community in this JVM with only the Bolt connector open, on loopback.
+ *
+ * <p>Prints exactly one line starting with {@code READY } once Bolt accepts connections, and shuts
+ * the database down cleanly on SIGTERM (the JVM runs shutdown hooks) or, with
+ * {@code --exit-on-stdin-eof}, when the parent process that started it goes away.
+ */
+public final class EmbeddedNeo4j {
+
+    private EmbeddedNeo4j() {}
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> args = parse(argv);
+        Path dataDir = Path.of(required(args, "--data-dir")).toAbsolutePath();
+        String host = args.getOrDefault("--host", "127.0.0.1");
+        int boltPort = Integer.parseInt(required(args, "--bolt-port"));
+        long pageCacheMb = Long.parseLong(args.getOrDefault("--pagecache-mb", "256"));
+        long txMemoryMb = Long.parseLong(args.getOrDefault("--tx-memory-mb", "1024"));
+
+        DatabaseManagementService dbms = new DatabaseManagementServiceBuilder(dataDir)
+                .setConfig(BoltConnector.enabled, true)
+                .setConfig(BoltConnector.listen_address, new SocketAddress(host, boltPort))
+                .setConfig(BoltConnector.advertised_address, new SocketAddress(host, boltPort))
+                .setConfig(HttpConnector.enabled, false)
+                .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(pageCacheMb))
+                .setConfig(GraphDatabaseSettings.memory_transaction_global_max_size, ByteUnit.mebiBytes(txMemoryMb))
+                .setConfig(GraphDatabaseSettings.udc_enabled, false)
+                // Netty's graceful shutdown waits ~10 s by default; nothing is left to drain here.
+                .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0)
+                .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_timeout, Duration.ofSeconds(2))
+                // Loopback only; the Python side connects without credentials.
+                .setConfig(GraphDatabaseSettings.auth_enabled, false)
+                .build();
+
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            dbms.shutdown();
+            System.out.println("STOPPED");
+            System.out.flush();
+            stopped.countDown();
+        }, "neo4j-shutdown"));
+
+        // Touch the default database so READY means queries can run, not just that Bolt is bound.
+        dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME).executeTransactionally("RETURN 1");
+        System.out.println("READY bolt://" + host + ":" + boltPort + " " + dataDir);
+        System.out.flush();
+
+        if (args.containsKey("--exit-on-stdin-eof")) {
+            watchStdin();
+        }
+        stopped.await();
+    }
+
+    /** Exits (running the shutdown hook) once stdin closes: the parent that held it is gone. */
+    private static void watchStdin() {
+        Thread watcher = new Thread(() -> {
+            try (InputStream in = System.in) {
+                byte[] buffer = new byte[256];
+                while (in.read(buffer) >= 0) {
+                    // Nothing is expected on stdin; keep draining until EOF.
+                }
+            } catch (IOException ignored) {
+                // A broken pipe means the parent is gone, as EOF does.
+            }
+            System.exit(0);
+        }, "stdin-watcher");
+        watcher.setDaemon(true);
+        watcher.start();
+    }
+
+    private static Map<String, String> parse(String[] argv) {
+        Map<String, String> args = new HashMap<>();
+        for (int i = 0; i < argv.length; i++) {
+            String key = argv[i];
+            if (key.equals("--exit-on-stdin-eof")) {
+                args.put(key, "true");
+            } else if (key.startsWith("--") && i + 1 < argv.length) {
+                args.put(key, argv[++i]);
+            } else {
+                throw new IllegalArgumentException("unexpected argument: " + key);
+            }
+        }
+        return args;
+    }
+
+    private static String required(Map<String, String> args, String key) {
+        String value = args.get(key);
+        if (value == null) {
+            throw new IllegalArgumentException("missing required argument " + key);
+        }
+        return value;
+    }
+}

@@ -1,0 +1,32 @@
+"""Schema migrations: constraints and indexes, applied idempotently at start-up and recorded."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from decisiontrail.cypher import migration_names, query
+
+if TYPE_CHECKING:
+    from decisiontrail.graphdb.connection import Graph
+
+
+def apply_migrations(graph: Graph) -> list[str]:
+    """Apply every migration not yet recorded in the ledger; return the names applied.
+
+    Each migration is one schema statement written with ``IF NOT EXISTS``, so running one
+    twice (say, two processes starting together) is harmless. Schema statements cannot
+    share a transaction with writes, so each runs in its own.
+    """
+    records, _, _ = graph.driver.execute_query(
+        query("migration/list_applied"), database_=graph.database, routing_="r"
+    )
+    done = {record["name"] for record in records}
+    applied = []
+    for name in migration_names():
+        short = name.removeprefix("migrations/")
+        if short in done:
+            continue
+        graph.driver.execute_query(query(name), database_=graph.database)
+        graph.driver.execute_query(query("migration/record_applied"), name=short, database_=graph.database)
+        applied.append(short)
+    return applied

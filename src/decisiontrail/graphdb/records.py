@@ -1,0 +1,136 @@
+"""Mapping between domain records and Neo4j properties.
+
+Neo4j properties hold scalars and lists of scalars, so nested parts (resources, artifacts,
+plan arguments) are stored as JSON text and the checkpoint reference as three properties.
+Ids of related records are never stored as lists: they are relationships, read back here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from neo4j.time import DateTime
+
+from decisiontrail.domain import (
+    ArtifactRef,
+    AutomationProfile,
+    CheckpointRef,
+    ContextSnapshot,
+    Decision,
+    Plan,
+    ResourceRef,
+)
+
+
+def decision_properties(decision: Decision) -> dict[str, Any]:
+    """The Decision node's own properties (None values are simply not stored)."""
+    snapshot = decision.context_snapshot
+    state = snapshot.actor_state_ref
+    return {
+        "decision_id": decision.decision_id,
+        "plan_id": decision.plan_id,
+        "sequence_number": decision.sequence_number,
+        "decision_type": decision.decision_type.value,
+        "phase": decision.phase.value,
+        "question": decision.question,
+        "chosen_option": decision.chosen_option,
+        "alternatives_considered": list(decision.alternatives_considered),
+        "confidence_score": decision.confidence_score,
+        "hot_context_hash": snapshot.hot_context_hash,
+        "hot_context_ref": snapshot.hot_context_ref,
+        "relevant_resources": _json([r.model_dump() for r in snapshot.relevant_resources]),
+        "actor_state_thread_id": state.thread_id if state else None,
+        "actor_state_checkpoint_ns": state.checkpoint_ns if state else None,
+        "actor_state_checkpoint_id": state.checkpoint_id if state else None,
+        "rationale": decision.rationale,
+        "actor_reasoning": decision.actor_reasoning,
+        "artifacts_produced": _json([a.model_dump() for a in decision.artifacts_produced]),
+        "created_at": decision.created_at,
+        "is_correction": decision.is_correction,
+        "correction_reason": decision.correction_reason,
+    }
+
+
+def decision_from_record(record: Mapping[str, Any]) -> Decision:
+    """Rebuild a Decision from a row of ``decision/get_decisions`` or ``list_plan_decisions``."""
+    props = record["decision"]
+    state = None
+    if props.get("actor_state_checkpoint_id") is not None:
+        state = CheckpointRef(
+            thread_id=props["actor_state_thread_id"],
+            checkpoint_ns=props.get("actor_state_checkpoint_ns") or "",
+            checkpoint_id=props["actor_state_checkpoint_id"],
+        )
+    return Decision(
+        decision_id=props["decision_id"],
+        plan_id=props["plan_id"],
+        parent_decision_id=record["parent_decision_id"],
+        sequence_number=props["sequence_number"],
+        decision_type=props["decision_type"],
+        phase=props["phase"],
+        question=props["question"],
+        chosen_option=props["chosen_option"],
+        alternatives_considered=tuple(props.get("alternatives_considered") or ()),
+        confidence_score=props.get("confidence_score"),
+        context_snapshot=ContextSnapshot(
+            hot_context_hash=props["hot_context_hash"],
+            hot_context_ref=props["hot_context_ref"],
+            relevant_resources=tuple(ResourceRef(**r) for r in json.loads(props["relevant_resources"])),
+            actor_state_ref=state,
+        ),
+        rationale=props.get("rationale") or "",
+        actor_reasoning=props.get("actor_reasoning"),
+        depends_on=tuple(decision_id for _, decision_id in sorted(record["depends_on"])),
+        downstream_decision_ids=tuple(sorted(record["downstream_decision_ids"])),
+        downstream_plan_ids=tuple(sorted(record["downstream_plan_ids"])),
+        artifacts_produced=tuple(ArtifactRef(**a) for a in json.loads(props["artifacts_produced"])),
+        created_at=_native(props["created_at"]),
+        is_correction=props.get("is_correction", False),
+        corrects_decision_id=record["corrects_decision_id"],
+        correction_reason=props.get("correction_reason"),
+        superseded_by=record["superseded_by"],
+    )
+
+
+def plan_properties(plan: Plan) -> dict[str, Any]:
+    """The Plan node's own properties; its parent and spawning decision are relationships."""
+    return {
+        "plan_id": plan.plan_id,
+        "description": plan.description,
+        "arguments": _json(plan.arguments),
+        "phase": plan.phase.value,
+        "automation_edit_code": plan.automation_profile.edit_code,
+        "automation_execute_command": plan.automation_profile.execute_command,
+        "invariants": list(plan.invariants),
+        "created_at": plan.created_at,
+    }
+
+
+def plan_from_record(record: Mapping[str, Any]) -> Plan:
+    """Rebuild a Plan from a row of ``plan/get_plan``."""
+    props = record["plan"]
+    return Plan(
+        plan_id=props["plan_id"],
+        description=props["description"],
+        arguments=json.loads(props["arguments"]),
+        parent_plan_id=record["parent_plan_id"],
+        spawned_by_decision_id=record["spawned_by_decision_id"],
+        phase=props["phase"],
+        automation_profile=AutomationProfile(
+            edit_code=props["automation_edit_code"],
+            execute_command=props["automation_execute_command"],
+        ),
+        invariants=tuple(props.get("invariants") or ()),
+        created_at=_native(props["created_at"]),
+    )
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _native(value: DateTime | datetime) -> datetime:
+    return value.to_native() if isinstance(value, DateTime) else value

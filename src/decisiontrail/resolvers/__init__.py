@@ -1,0 +1,1 @@
+"""Thin GraphQL resolvers that call the services; filled by the GraphQL API issue."""

@@ -1,0 +1,1 @@
+"""GraphQL types (strawberry); filled by the GraphQL API issue."""

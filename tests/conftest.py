@@ -1,0 +1,50 @@
+"""One real Neo4j per test session, its data wiped before each test that uses it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from decisiontrail.graphdb import DecisionStore, Graph, open_graph
+from decisiontrail.graphdb.admin import delete_all_data
+from decisiontrail.settings import Neo4jSettings
+
+
+@pytest.fixture(scope="session")
+def graph(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Graph]:
+    """The session's Neo4j: the embedded server, started here on a free port and a fresh store.
+
+    DECISIONTRAIL_TEST_NEO4J_URI points the suite at another server instead; every test
+    wipes that server's database, so never point it at data you want to keep.
+    """
+    reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
+    capture = pytestconfig.pluginmanager.get_plugin("capturemanager")
+
+    def progress(message: str) -> None:
+        # Shown as it happens, not captured: the server's start belongs in the test output.
+        if reporter is not None and capture is not None:
+            with capture.global_and_fixture_disabled():
+                reporter.write_line(f"[neo4j] {message}")
+
+    defaults = Neo4jSettings.from_env()
+    settings = Neo4jSettings(
+        uri=os.environ.get("DECISIONTRAIL_TEST_NEO4J_URI") or None,
+        user=os.environ.get("DECISIONTRAIL_TEST_NEO4J_USER") or None,
+        password=os.environ.get("DECISIONTRAIL_TEST_NEO4J_PASSWORD") or None,
+        data_dir=tmp_path_factory.mktemp("neo4j"),
+        cache_dir=defaults.cache_dir,
+        bolt_port=0,
+        heap_mb=1024,
+        pagecache_mb=128,
+    )
+    with open_graph(settings, progress=progress) as graph:
+        yield graph
+
+
+@pytest.fixture
+def store(graph: Graph) -> DecisionStore:
+    """A decision store on an empty database (schema kept)."""
+    delete_all_data(graph)
+    return DecisionStore(graph)

@@ -1,0 +1,41 @@
+"""Small builders of valid records, so each test states only what it is about."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from decisiontrail.domain import ContextSnapshot, Decision, DecisionType, Plan
+from decisiontrail.domain.decision import CheckpointRef
+from decisiontrail.domain.ids import new_ulid
+from decisiontrail.graphdb import DecisionStore
+
+
+def snapshot(text: str = "context", *, checkpoint: bool = True) -> ContextSnapshot:
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return ContextSnapshot(
+        hot_context_hash=digest,
+        hot_context_ref=f"context://sha256/{digest}",
+        actor_state_ref=CheckpointRef(thread_id="thread-1", checkpoint_id=new_ulid()) if checkpoint else None,
+    )
+
+
+def decision(plan_id: str, decision_type: DecisionType, parent: str | None = None, **fields: Any) -> Decision:
+    """A valid decision of the given type with the least a test has to say."""
+    values: dict[str, Any] = {
+        "plan_id": plan_id,
+        "parent_decision_id": parent,
+        "decision_type": decision_type,
+        "question": f"which {decision_type.value}?",
+        "chosen_option": "this one",
+        "context_snapshot": snapshot(decision_type.value),
+    }
+    values.update(fields)
+    return Decision(**values)
+
+
+def new_plan(store: DecisionStore, **fields: Any) -> tuple[Plan, Decision]:
+    """A stored plan and its stored prompt_definition root."""
+    plan = store.create_plan(Plan(description=fields.pop("description", "a plan"), **fields))
+    root = store.record_decision(decision(plan.plan_id, DecisionType.PROMPT_DEFINITION, chosen_option="do it"))
+    return plan, root

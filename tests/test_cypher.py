@@ -1,0 +1,55 @@
+"""The named Cypher queries: all present, all parse on the real server, labels from the allow-list."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import decisiontrail.cypher as cypher
+from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb.graph_model import Label, Rel
+
+SOURCE = Path(cypher.__file__).parent
+FILES = sorted(str(p.relative_to(SOURCE).with_suffix("")) for p in SOURCE.rglob("*.cypher"))
+
+
+def test_every_file_is_loaded_and_nothing_else() -> None:
+    assert FILES, "no .cypher files found beside decisiontrail.cypher"
+    assert sorted(cypher.QUERIES) == FILES
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_query_text_is_not_empty(name: str) -> None:
+    assert cypher.query(name).strip()
+
+
+def test_unknown_query_names_its_file() -> None:
+    with pytest.raises(KeyError, match="cypher/decision/nope.cypher"):
+        cypher.query("decision/nope")
+
+
+def test_migrations_apply_in_file_name_order() -> None:
+    names = cypher.migration_names()
+    assert names == sorted(names)
+    assert names[0] == "migrations/0001_decision_id_unique"
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_labels_and_relationship_types_come_from_the_allow_list(name: str) -> None:
+    text = re.sub(r"//.*", "", cypher.query(name))
+    labels = set(re.findall(r"\(\s*\w*\s*:\s*(\w+)", text)) | set(re.findall(r"\bn:(\w+)", text))
+    types = set(re.findall(r"\[\s*\w*\s*:\s*(\w+)", text))
+    assert labels <= {label.value for label in Label}, labels
+    assert types <= {rel.value for rel in Rel}, types
+
+
+@pytest.mark.parametrize("name", [n for n in FILES if not n.startswith("migrations/")])
+def test_query_is_valid_cypher_on_the_server(graph: Graph, name: str) -> None:
+    # EXPLAIN plans the query without running it: a syntax or semantic error fails here.
+    graph.driver.execute_query("EXPLAIN " + cypher.query(name), _dummy_params(name), database_=graph.database)
+
+
+def _dummy_params(name: str) -> dict[str, object]:
+    return {param: None for param in re.findall(r"\$(\w+)", cypher.query(name))}

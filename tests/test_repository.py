@@ -1,0 +1,382 @@
+"""The decision store against the session's real Neo4j."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from decisiontrail.domain import ArtifactRef, CheckpointRef, ContextSnapshot, Decision, DecisionType, Phase, Plan
+from decisiontrail.domain.decision import PHASES_BY_TYPE, ResourceRef
+from decisiontrail.domain.ids import new_ulid
+from decisiontrail.exceptions import Conflict, NotFound, RuleViolation
+from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb.admin import count_graph
+from factories import decision, new_plan, snapshot
+
+
+def full_decision(plan_id: str, decision_type: DecisionType, parent: str | None, **fields: object) -> Decision:
+    """A decision with every writable field filled."""
+    values: dict[str, object] = {
+        "plan_id": plan_id,
+        "parent_decision_id": parent,
+        "decision_type": decision_type,
+        "phase": PHASES_BY_TYPE[decision_type][-1],
+        "question": f"Which way for {decision_type.value}? ünïcode ✓",
+        "chosen_option": "MATCH (n) DETACH DELETE n // stored verbatim, never run",
+        "alternatives_considered": ("option b", "option c"),
+        "confidence_score": 0.625,
+        "context_snapshot": ContextSnapshot(
+            hot_context_hash="ab" * 32,
+            hot_context_ref="context://sha256/" + "ab" * 32,
+            relevant_resources=(ResourceRef(resource_id="repo:main", path="src/app.py"), ResourceRef(resource_id="uko:42")),
+            actor_state_ref=CheckpointRef(thread_id="thread-7", checkpoint_ns="strategy", checkpoint_id=new_ulid()),
+        ),
+        "rationale": "because",
+        "actor_reasoning": "step 1, step 2",
+        "artifacts_produced": (ArtifactRef(artifact_path="out/report.md", artifact_type="markdown"),),
+        "created_at": datetime(2026, 11, 30, 12, 0, 0, 123456, tzinfo=UTC),
+    }
+    values.update(fields)
+    return Decision(**values)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("decision_type", list(DecisionType))
+def test_every_decision_type_round_trips_with_every_field(store: DecisionStore, decision_type: DecisionType) -> None:
+    plan, root = new_plan(store)
+    parent = None if decision_type is DecisionType.PROMPT_DEFINITION else root.decision_id
+    anchor = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    original_parent = None if parent is None else root.decision_id
+    original = (
+        root
+        if decision_type is DecisionType.PROMPT_DEFINITION
+        else store.record_decision(decision(plan.plan_id, decision_type, original_parent))
+    )
+    # The decision under test: a correction of `original`, depending on `anchor`.
+    written = full_decision(
+        plan.plan_id,
+        decision_type,
+        parent,
+        depends_on=(anchor.decision_id,),
+        is_correction=True,
+        corrects_decision_id=original.decision_id,
+        correction_reason="the first answer was wrong",
+    )
+    stored = store.record_decision(written)
+    store.supersede(original.decision_id, stored.decision_id)
+    dependent = store.record_decision(
+        decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id if parent else None, depends_on=(stored.decision_id,))
+        if parent
+        else decision(plan.plan_id, DecisionType.INVARIANT_ENFORCED, stored.decision_id, depends_on=(stored.decision_id,))
+    )
+    child_plans: tuple[str, ...] = ()
+    if decision_type in (DecisionType.SUBPLAN_SPAWN, DecisionType.SUBPLAN_PARALLEL_SPAWN):
+        child = store.create_plan(
+            Plan(description="child", parent_plan_id=plan.plan_id, spawned_by_decision_id=stored.decision_id)
+        )
+        child_plans = (child.plan_id,)
+    successor = store.record_decision(
+        full_decision(
+            plan.plan_id,
+            decision_type,
+            parent,
+            is_correction=True,
+            corrects_decision_id=stored.decision_id,
+            correction_reason="and so was the second",
+        )
+    )
+    store.supersede(stored.decision_id, successor.decision_id)
+
+    read = store.get_decision(written.decision_id)
+
+    expected = written.model_copy(
+        update={
+            "sequence_number": stored.sequence_number,
+            "downstream_decision_ids": (dependent.decision_id,),
+            "downstream_plan_ids": child_plans,
+            "superseded_by": successor.decision_id,
+        }
+    )
+    for field in Decision.model_fields:
+        assert getattr(read, field) == getattr(expected, field), field
+    assert read == expected
+
+
+def test_sequence_numbers_are_unique_and_gap_free_under_concurrent_writers(store: DecisionStore) -> None:
+    plan, root = new_plan(store)
+    writers, per_writer = 8, 50
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(writers)
+
+    def write() -> None:
+        try:
+            barrier.wait()
+            for _ in range(per_writer):
+                store.record_decision(decision(plan.plan_id, DecisionType.TOOL_INVOCATION, root.decision_id))
+        except BaseException as e:  # reported below; a thread's exception is otherwise lost
+            errors.append(e)
+
+    threads = [threading.Thread(target=write) for _ in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert errors == []
+    numbers = [d.sequence_number for d in store.list_decisions(plan.plan_id)]
+    # The root took 0; the 400 concurrent writes took 1..400, each exactly once.
+    assert sorted(numbers) == list(range(writers * per_writer + 1))
+    assert numbers == sorted(numbers)
+
+
+def test_list_decisions_comes_in_sequence_order_and_tree_nests_them(store: DecisionStore) -> None:
+    plan, root = new_plan(store)
+    strategy = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    tool = store.record_decision(decision(plan.plan_id, DecisionType.TOOL_INVOCATION, strategy.decision_id))
+    invariant = store.record_decision(decision(plan.plan_id, DecisionType.INVARIANT_ENFORCED, root.decision_id))
+
+    listed = store.list_decisions(plan.plan_id)
+    tree = store.get_tree(plan.plan_id)
+
+    assert [d.decision_id for d in listed] == [root.decision_id, strategy.decision_id, tool.decision_id, invariant.decision_id]
+    assert [d.sequence_number for d in listed] == [0, 1, 2, 3]
+    assert tree.root.decision.decision_id == root.decision_id
+    assert [c.decision.decision_id for c in tree.root.children] == [strategy.decision_id, invariant.decision_id]
+    assert [c.decision.decision_id for c in tree.root.children[0].children] == [tool.decision_id]
+
+
+def test_current_only_leaves_out_superseded_decisions(store: DecisionStore) -> None:
+    plan, root = new_plan(store)
+    old = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    new = store.record_decision(
+        decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id, is_correction=True, corrects_decision_id=old.decision_id)
+    )
+    store.supersede(old.decision_id, new.decision_id)
+
+    current = [d.decision_id for d in store.list_decisions(plan.plan_id, current_only=True)]
+
+    assert current == [root.decision_id, new.decision_id]
+    assert "[superseded by" in store.get_tree(plan.plan_id).render()
+
+
+def test_child_plan_links_to_its_parent_plan_and_spawning_decision(store: DecisionStore) -> None:
+    plan, root = new_plan(store)
+    spawn = store.record_decision(decision(plan.plan_id, DecisionType.SUBPLAN_PARALLEL_SPAWN, root.decision_id))
+    first = store.create_plan(Plan(description="child a", parent_plan_id=plan.plan_id, spawned_by_decision_id=spawn.decision_id))
+    second = store.create_plan(Plan(description="child b", parent_plan_id=plan.plan_id, spawned_by_decision_id=spawn.decision_id))
+
+    read = store.get_plan(first.plan_id)
+
+    assert read == first
+    assert read.parent_plan_id == plan.plan_id and read.spawned_by_decision_id == spawn.decision_id
+    assert store.get_decision(spawn.decision_id).downstream_plan_ids == tuple(sorted([first.plan_id, second.plan_id]))
+
+
+def test_plan_round_trips_with_every_field(store: DecisionStore) -> None:
+    from decisiontrail.domain import AutomationProfile
+
+    plan = Plan(
+        description="Ship it",
+        arguments={"n": 3, "nested": {"list": [1, "two", None, True]}, "text": "ü"},
+        phase=Phase.EXECUTE,
+        automation_profile=AutomationProfile(edit_code=0.8, execute_command=0.25),
+        invariants=("no downtime", "tests pass"),
+        created_at=datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC),
+    )
+    store.create_plan(plan)
+
+    assert store.get_plan(plan.plan_id) == plan
+
+
+def test_unknown_ids_are_not_found(store: DecisionStore) -> None:
+    plan, _ = new_plan(store)
+    missing = new_ulid()
+
+    with pytest.raises(NotFound, match=f"decision {missing}"):
+        store.get_decision(missing)
+    with pytest.raises(NotFound, match=f"plan {missing}"):
+        store.get_plan(missing)
+    with pytest.raises(NotFound, match=f"plan {missing}"):
+        store.list_decisions(missing)
+    assert store.get_decisions([missing, plan.plan_id]) == [None, None]
+
+
+def test_get_decisions_answers_in_the_order_asked(store: DecisionStore) -> None:
+    plan, root = new_plan(store)
+    other = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    missing = new_ulid()
+
+    found = store.get_decisions([other.decision_id, missing, root.decision_id])
+
+    assert [d.decision_id if d else None for d in found] == [other.decision_id, None, root.decision_id]
+
+
+def _refusals(store: DecisionStore) -> dict[str, tuple[object, type[Exception], str]]:
+    """Writes that must be refused: (callable, exception, message or rule)."""
+    plan, root = new_plan(store, description="plan one")
+    other, other_root = new_plan(store, description="plan two")
+    strategy = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    replaced = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    successor = store.record_decision(
+        decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id, is_correction=True, corrects_decision_id=replaced.decision_id)
+    )
+    store.supersede(replaced.decision_id, successor.decision_id)
+    p, r = plan.plan_id, root.decision_id
+    return {
+        "parent in another plan": (
+            lambda: store.record_decision(decision(p, DecisionType.TOOL_INVOCATION, other_root.decision_id)),
+            RuleViolation,
+            "parent_in_same_plan",
+        ),
+        "dependency that does not exist": (
+            lambda: store.record_decision(decision(p, DecisionType.TOOL_INVOCATION, r, depends_on=(new_ulid(),))),
+            RuleViolation,
+            "dependency_exists",
+        ),
+        "second root": (
+            lambda: store.record_decision(decision(p, DecisionType.PROMPT_DEFINITION)),
+            RuleViolation,
+            "single_root",
+        ),
+        "non-root without parent": (
+            lambda: store.record_decision(decision(p, DecisionType.STRATEGY_CHOICE)),
+            RuleViolation,
+            "parent_required",
+        ),
+        "unknown plan": (
+            lambda: store.record_decision(decision(new_ulid(), DecisionType.PROMPT_DEFINITION)),
+            NotFound,
+            "plan",
+        ),
+        "unknown parent": (
+            lambda: store.record_decision(decision(p, DecisionType.TOOL_INVOCATION, new_ulid())),
+            NotFound,
+            "parent decision",
+        ),
+        "superseded parent": (
+            lambda: store.record_decision(decision(p, DecisionType.TOOL_INVOCATION, replaced.decision_id)),
+            RuleViolation,
+            "parent_is_current",
+        ),
+        "superseded dependency": (
+            lambda: store.record_decision(decision(p, DecisionType.TOOL_INVOCATION, r, depends_on=(replaced.decision_id,))),
+            RuleViolation,
+            "dependency_is_current",
+        ),
+        "duplicate decision id": (
+            lambda: store.record_decision(decision(p, DecisionType.TOOL_INVOCATION, r, decision_id=strategy.decision_id)),
+            RuleViolation,
+            "unique_decision_id",
+        ),
+        "correction of unknown decision": (
+            lambda: store.record_decision(
+                decision(p, DecisionType.TOOL_INVOCATION, r, is_correction=True, corrects_decision_id=new_ulid())
+            ),
+            NotFound,
+            "corrected decision",
+        ),
+        "already superseded": (
+            lambda: store.supersede(replaced.decision_id, strategy.decision_id),
+            Conflict,
+            f"already superseded by {successor.decision_id}",
+        ),
+        "written downstream ids": (
+            lambda: store.record_decision(decision(p, DecisionType.TOOL_INVOCATION, r, downstream_decision_ids=(r,))),
+            RuleViolation,
+            "downstream_is_derived",
+        ),
+        "child plan spawned by a non-spawning decision": (
+            lambda: store.create_plan(Plan(description="x", parent_plan_id=p, spawned_by_decision_id=strategy.decision_id)),
+            RuleViolation,
+            "spawn_by_spawning_type",
+        ),
+        "child plan spawned from another plan": (
+            lambda: store.create_plan(Plan(description="x", parent_plan_id=other.plan_id, spawned_by_decision_id=strategy.decision_id)),
+            RuleViolation,
+            "spawn_from_parent_plan",
+        ),
+        "child plan of unknown parent": (
+            lambda: store.create_plan(Plan(description="x", parent_plan_id=new_ulid(), spawned_by_decision_id=strategy.decision_id)),
+            NotFound,
+            "parent plan",
+        ),
+        "duplicate plan id": (
+            lambda: store.create_plan(Plan(plan_id=plan.plan_id, description="again")),
+            RuleViolation,
+            "unique_plan_id",
+        ),
+    }
+
+
+REFUSALS = [
+    "parent in another plan",
+    "dependency that does not exist",
+    "second root",
+    "non-root without parent",
+    "unknown plan",
+    "unknown parent",
+    "superseded parent",
+    "superseded dependency",
+    "duplicate decision id",
+    "correction of unknown decision",
+    "already superseded",
+    "written downstream ids",
+    "child plan spawned by a non-spawning decision",
+    "child plan spawned from another plan",
+    "child plan of unknown parent",
+    "duplicate plan id",
+]
+
+
+@pytest.mark.parametrize("case", REFUSALS)
+def test_refused_writes_leave_the_database_unchanged(store: DecisionStore, graph: Graph, case: str) -> None:
+    write, error, detail = _refusals(store)[case]
+    before = count_graph(graph)
+
+    with pytest.raises(error) as raised:
+        write()  # type: ignore[operator]
+
+    if isinstance(raised.value, RuleViolation):
+        assert raised.value.rule == detail
+    else:
+        assert detail in str(raised.value)
+    assert count_graph(graph) == before
+
+
+def test_refused_write_does_not_use_up_a_sequence_number(store: DecisionStore) -> None:
+    plan, root = new_plan(store)
+    with pytest.raises(RuleViolation):
+        store.record_decision(decision(plan.plan_id, DecisionType.TOOL_INVOCATION, root.decision_id, depends_on=(new_ulid(),)))
+
+    after = store.record_decision(decision(plan.plan_id, DecisionType.TOOL_INVOCATION, root.decision_id))
+
+    assert after.sequence_number == 1
+
+
+def test_a_root_can_be_replaced_only_by_its_correction(store: DecisionStore) -> None:
+    plan, root = new_plan(store)
+    correction = store.record_decision(
+        decision(plan.plan_id, DecisionType.PROMPT_DEFINITION, is_correction=True, corrects_decision_id=root.decision_id)
+    )
+    store.supersede(root.decision_id, correction.decision_id)
+
+    # The corrected root is now the plan's one current root: a further plain root is refused.
+    with pytest.raises(RuleViolation, match="already has its prompt_definition " + correction.decision_id):
+        store.record_decision(decision(plan.plan_id, DecisionType.PROMPT_DEFINITION))
+    assert [d.decision_id for d in store.list_decisions(plan.plan_id, current_only=True)] == [correction.decision_id]
+
+
+def test_created_at_keeps_microseconds_and_utc(store: DecisionStore) -> None:
+    plan, root = new_plan(store)
+    moment = datetime(2026, 6, 1, 23, 59, 59, 999999, tzinfo=UTC) + timedelta(hours=0)
+    stored = store.record_decision(decision(plan.plan_id, DecisionType.TOOL_INVOCATION, root.decision_id, created_at=moment))
+
+    assert store.get_decision(stored.decision_id).created_at == moment
+
+
+def test_system_decision_without_checkpoint_round_trips(store: DecisionStore) -> None:
+    plan = store.create_plan(Plan(description="p"))
+    root = store.record_decision(decision(plan.plan_id, DecisionType.PROMPT_DEFINITION, context_snapshot=snapshot(checkpoint=False)))
+
+    assert store.get_decision(root.decision_id).context_snapshot.actor_state_ref is None
