@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -22,10 +23,15 @@ def test_help_lists_commands_and_environment(capsys: pytest.CaptureFixture[str])
 
 
 def test_demo_prints_the_tree_read_back_from_neo4j(
-    store: DecisionStore, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    store: DecisionStore,
+    graph: Graph,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
     monkeypatch.setenv("NEO4J_URI", graph.uri)
     monkeypatch.setenv("NEO4J_DATABASE", graph.database)
+    monkeypatch.setenv("DECISIONTRAIL_DATA_DIR", str(tmp_path))
 
     assert main(["demo"]) == 0
 
@@ -36,6 +42,7 @@ def test_demo_prints_the_tree_read_back_from_neo4j(
     for plan_id in plan_ids:
         for d in store.list_decisions(plan_id):
             assert describe(d) in out
+    assert (tmp_path / "checkpoints.sqlite").is_file()  # the actors' LangGraph checkpoints
 
 
 def test_tree_of_an_unknown_plan_is_a_clear_error(

@@ -1,34 +1,50 @@
-"""The demonstration hierarchy `make run` records, read back from Neo4j."""
+"""The demonstration `make run` records: scripted actors, a review, checkpoint groups, two plans."""
 
 from __future__ import annotations
 
+from collections import Counter
+
+from decisiontrail.actors.demonstration import record_demonstration, render_demonstration
+from decisiontrail.actors.graph import sqlite_checkpointer
 from decisiontrail.domain import DecisionType
+from decisiontrail.domain.recording import ReviewStatus
 from decisiontrail.graphdb import DecisionStore
-from decisiontrail.services.demonstration import record_demonstration, render_demonstration
 
 
-def test_demonstration_records_a_parent_and_a_child_plan(store: DecisionStore) -> None:
-    demo = record_demonstration(store)
+def test_demonstration_records_a_two_level_hierarchy_through_the_protocol(store: DecisionStore) -> None:
+    with sqlite_checkpointer(":memory:") as checkpointer:
+        demo = record_demonstration(store, checkpointer)
 
-    parent_tree = store.get_tree(demo.root_plan.plan_id)
-    child_tree = store.get_tree(demo.child_plan.plan_id)
-    spawn = next(d for d in parent_tree if d.decision_type is DecisionType.SUBPLAN_SPAWN)
+    parent = store.list_decisions(demo.root_plan.plan_id)
+    child = store.list_decisions(demo.child_plan.plan_id)
+    types = Counter(d.decision_type for d in parent)
+    spawn = next(d for d in parent if d.decision_type is DecisionType.SUBPLAN_SPAWN)
 
-    assert parent_tree.root.decision.decision_type is DecisionType.PROMPT_DEFINITION
-    assert len(parent_tree) + len(child_tree) == len(demo.decisions)
+    assert types[DecisionType.PROMPT_DEFINITION] == 1
+    assert types[DecisionType.INVARIANT_ENFORCED] == 2  # three declared, two after reconciliation
+    assert types[DecisionType.STRATEGY_CHOICE] >= 1
     assert spawn.downstream_plan_ids == (demo.child_plan.plan_id,)
-    assert store.get_plan(demo.child_plan.plan_id).spawned_by_decision_id == spawn.decision_id
-    # The child's strategy depends on a decision of the parent plan: influence crosses plans.
-    child_strategy = next(d for d in child_tree if d.decision_type is DecisionType.STRATEGY_CHOICE)
-    assert store.get_decisions(list(child_strategy.depends_on))[0].plan_id == demo.root_plan.plan_id  # type: ignore[union-attr]
+    assert demo.child_plan.spawned_by_decision_id == spawn.decision_id
+    # The spawn decision went to a reviewer, who chose the alternative.
+    (review,) = store.list_reviews(demo.root_plan.plan_id)
+    assert review.status is ReviewStatus.ALTERNATIVE_SELECTED and review.decision_id == spawn.decision_id
+    assert spawn.chosen_option == "Spawn a child plan for per-client quotas"
+    assert "Fold quotas into this plan" in spawn.alternatives_considered
+    # Execute decisions carry checkpoint groups, Strategize ones do not.
+    for d in parent + child:
+        has_group = store.get_checkpoint_group(d.decision_id) is not None
+        assert has_group == (d.phase.value == "execute"), d.decision_type
+    assert demo.checkpoint_groups == sum(1 for d in parent + child if d.phase.value == "execute") > 0
 
 
 def test_rendering_nests_the_child_plan_under_its_spawning_decision(store: DecisionStore) -> None:
-    demo = record_demonstration(store)
+    with sqlite_checkpointer(":memory:") as checkpointer:
+        demo = record_demonstration(store, checkpointer)
 
     lines = render_demonstration(store, demo).splitlines()
 
     spawn_line = next(i for i, line in enumerate(lines) if "subplan_spawn" in line)
     assert lines[0].startswith(f"plan {demo.root_plan.plan_id}")
     assert lines[spawn_line + 1].strip().startswith(f"plan {demo.child_plan.plan_id}")
-    assert len(lines) == len(demo.decisions) + 2  # one line per decision plus one per plan
+    decisions = len(store.list_decisions(demo.root_plan.plan_id)) + len(store.list_decisions(demo.child_plan.plan_id))
+    assert len(lines) == decisions + 2  # one line per decision plus one per plan

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from decisiontrail.domain import AutomationProfile, Phase, Plan, new_ulid
+from decisiontrail.domain import AutomationProfile, Invariant, Phase, Plan, new_ulid
 
 
 def test_plan_defaults() -> None:
@@ -105,9 +105,10 @@ def test_arguments_reject_non_json_values(value: object) -> None:
 
 
 def test_invariants_reject_blank_entry() -> None:
-    assert Plan(description="d", invariants=["keep tests green"]).invariants == ("keep tests green",)
-    with pytest.raises(ValidationError, match=r"invariants\.1\n.*must not be empty"):
-        Plan(description="d", invariants=["keep tests green", " "])
+    green = Invariant(name="tests", statement="keep tests green")
+    assert Plan(description="d", invariants=[green]).invariants == (green,)
+    with pytest.raises(ValidationError, match=r"invariants\.1\.statement\n.*must not be empty"):
+        Plan(description="d", invariants=[green, {"name": "x", "statement": " "}])
 
 
 def test_phase_accepts_name_and_rejects_unknown() -> None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from decisiontrail.domain import ArtifactRef, CheckpointRef, ContextSnapshot, Decision, DecisionType, Phase, Plan
+from decisiontrail.domain import ArtifactRef, CheckpointRef, ContextSnapshot, Decision, DecisionType, Invariant, Phase, Plan, Scope
 from decisiontrail.domain.decision import PHASES_BY_TYPE, ResourceRef
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation
@@ -22,7 +22,6 @@ def full_decision(plan_id: str, decision_type: DecisionType, parent: str | None,
         "plan_id": plan_id,
         "parent_decision_id": parent,
         "decision_type": decision_type,
-        "phase": PHASES_BY_TYPE[decision_type][-1],
         "question": f"Which way for {decision_type.value}? ünïcode ✓",
         "chosen_option": "MATCH (n) DETACH DELETE n // stored verbatim, never run",
         "alternatives_considered": ("option b", "option c"),
@@ -45,19 +44,19 @@ def full_decision(plan_id: str, decision_type: DecisionType, parent: str | None,
 @pytest.mark.parametrize("decision_type", list(DecisionType))
 def test_every_decision_type_round_trips_with_every_field(store: DecisionStore, decision_type: DecisionType) -> None:
     plan, root = new_plan(store)
-    parent = None if decision_type is DecisionType.PROMPT_DEFINITION else root.decision_id
     anchor = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    original_parent = None if parent is None else root.decision_id
-    original = (
-        root
-        if decision_type is DecisionType.PROMPT_DEFINITION
-        else store.record_decision(decision(plan.plan_id, decision_type, original_parent))
-    )
+    phase = PHASES_BY_TYPE[decision_type][0]
+    if phase is Phase.EXECUTE:
+        store.advance_phase(plan.plan_id, Phase.EXECUTE)
+    is_root = decision_type is DecisionType.PROMPT_DEFINITION
+    parent = None if is_root else root.decision_id
+    original = root if is_root else store.record_decision(decision(plan.plan_id, decision_type, parent))
     # The decision under test: a correction of `original`, depending on `anchor`.
     written = full_decision(
         plan.plan_id,
         decision_type,
         parent,
+        phase=phase,
         depends_on=(anchor.decision_id,),
         is_correction=True,
         corrects_decision_id=original.decision_id,
@@ -65,10 +64,9 @@ def test_every_decision_type_round_trips_with_every_field(store: DecisionStore, 
     )
     stored = store.record_decision(written)
     store.supersede(original.decision_id, stored.decision_id)
+    dependent_type = DecisionType.INVARIANT_ENFORCED if is_root else decision_type
     dependent = store.record_decision(
-        decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id if parent else None, depends_on=(stored.decision_id,))
-        if parent
-        else decision(plan.plan_id, DecisionType.INVARIANT_ENFORCED, stored.decision_id, depends_on=(stored.decision_id,))
+        decision(plan.plan_id, dependent_type, parent or stored.decision_id, depends_on=(stored.decision_id,))
     )
     child_plans: tuple[str, ...] = ()
     if decision_type in (DecisionType.SUBPLAN_SPAWN, DecisionType.SUBPLAN_PARALLEL_SPAWN):
@@ -81,6 +79,7 @@ def test_every_decision_type_round_trips_with_every_field(store: DecisionStore, 
             plan.plan_id,
             decision_type,
             parent,
+            phase=phase,
             is_correction=True,
             corrects_decision_id=stored.decision_id,
             correction_reason="and so was the second",
@@ -113,7 +112,7 @@ def test_sequence_numbers_are_unique_and_gap_free_under_concurrent_writers(store
         try:
             barrier.wait()
             for _ in range(per_writer):
-                store.record_decision(decision(plan.plan_id, DecisionType.TOOL_INVOCATION, root.decision_id))
+                store.record_decision(decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id))
         except BaseException as e:  # reported below; a thread's exception is otherwise lost
             errors.append(e)
 
@@ -133,7 +132,7 @@ def test_sequence_numbers_are_unique_and_gap_free_under_concurrent_writers(store
 def test_list_decisions_comes_in_sequence_order_and_tree_nests_them(store: DecisionStore) -> None:
     plan, root = new_plan(store)
     strategy = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    tool = store.record_decision(decision(plan.plan_id, DecisionType.TOOL_INVOCATION, strategy.decision_id))
+    tool = store.record_decision(decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, strategy.decision_id))
     invariant = store.record_decision(decision(plan.plan_id, DecisionType.INVARIANT_ENFORCED, root.decision_id))
 
     listed = store.list_decisions(plan.plan_id)
@@ -181,7 +180,7 @@ def test_plan_round_trips_with_every_field(store: DecisionStore) -> None:
         arguments={"n": 3, "nested": {"list": [1, "two", None, True]}, "text": "ü"},
         phase=Phase.EXECUTE,
         automation_profile=AutomationProfile(edit_code=0.8, execute_command=0.25),
-        invariants=("no downtime", "tests pass"),
+        invariants=(Invariant(name="uptime", statement="no downtime", scope=Scope.PROJECT), Invariant(name="tests", statement="tests pass")),
         created_at=datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC),
     )
     store.create_plan(plan)
@@ -225,12 +224,12 @@ def _refusals(store: DecisionStore) -> dict[str, tuple[object, type[Exception], 
     p, r = plan.plan_id, root.decision_id
     return {
         "parent in another plan": (
-            lambda: store.record_decision(decision(p, DecisionType.TOOL_INVOCATION, other_root.decision_id)),
+            lambda: store.record_decision(decision(p, DecisionType.RESOURCE_SELECTION, other_root.decision_id)),
             RuleViolation,
             "parent_in_same_plan",
         ),
         "dependency that does not exist": (
-            lambda: store.record_decision(decision(p, DecisionType.TOOL_INVOCATION, r, depends_on=(new_ulid(),))),
+            lambda: store.record_decision(decision(p, DecisionType.RESOURCE_SELECTION, r, depends_on=(new_ulid(),))),
             RuleViolation,
             "dependency_exists",
         ),
@@ -250,28 +249,28 @@ def _refusals(store: DecisionStore) -> dict[str, tuple[object, type[Exception], 
             "plan",
         ),
         "unknown parent": (
-            lambda: store.record_decision(decision(p, DecisionType.TOOL_INVOCATION, new_ulid())),
+            lambda: store.record_decision(decision(p, DecisionType.RESOURCE_SELECTION, new_ulid())),
             NotFound,
             "parent decision",
         ),
         "superseded parent": (
-            lambda: store.record_decision(decision(p, DecisionType.TOOL_INVOCATION, replaced.decision_id)),
+            lambda: store.record_decision(decision(p, DecisionType.RESOURCE_SELECTION, replaced.decision_id)),
             RuleViolation,
             "parent_is_current",
         ),
         "superseded dependency": (
-            lambda: store.record_decision(decision(p, DecisionType.TOOL_INVOCATION, r, depends_on=(replaced.decision_id,))),
+            lambda: store.record_decision(decision(p, DecisionType.RESOURCE_SELECTION, r, depends_on=(replaced.decision_id,))),
             RuleViolation,
             "dependency_is_current",
         ),
         "duplicate decision id": (
-            lambda: store.record_decision(decision(p, DecisionType.TOOL_INVOCATION, r, decision_id=strategy.decision_id)),
+            lambda: store.record_decision(decision(p, DecisionType.RESOURCE_SELECTION, r, decision_id=strategy.decision_id)),
             RuleViolation,
             "unique_decision_id",
         ),
         "correction of unknown decision": (
             lambda: store.record_decision(
-                decision(p, DecisionType.TOOL_INVOCATION, r, is_correction=True, corrects_decision_id=new_ulid())
+                decision(p, DecisionType.RESOURCE_SELECTION, r, is_correction=True, corrects_decision_id=new_ulid())
             ),
             NotFound,
             "corrected decision",
@@ -282,7 +281,7 @@ def _refusals(store: DecisionStore) -> dict[str, tuple[object, type[Exception], 
             f"already superseded by {successor.decision_id}",
         ),
         "written downstream ids": (
-            lambda: store.record_decision(decision(p, DecisionType.TOOL_INVOCATION, r, downstream_decision_ids=(r,))),
+            lambda: store.record_decision(decision(p, DecisionType.RESOURCE_SELECTION, r, downstream_decision_ids=(r,))),
             RuleViolation,
             "downstream_is_derived",
         ),
@@ -347,9 +346,9 @@ def test_refused_writes_leave_the_database_unchanged(store: DecisionStore, graph
 def test_refused_write_does_not_use_up_a_sequence_number(store: DecisionStore) -> None:
     plan, root = new_plan(store)
     with pytest.raises(RuleViolation):
-        store.record_decision(decision(plan.plan_id, DecisionType.TOOL_INVOCATION, root.decision_id, depends_on=(new_ulid(),)))
+        store.record_decision(decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id, depends_on=(new_ulid(),)))
 
-    after = store.record_decision(decision(plan.plan_id, DecisionType.TOOL_INVOCATION, root.decision_id))
+    after = store.record_decision(decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id))
 
     assert after.sequence_number == 1
 
@@ -370,7 +369,7 @@ def test_a_root_can_be_replaced_only_by_its_correction(store: DecisionStore) -> 
 def test_created_at_keeps_microseconds_and_utc(store: DecisionStore) -> None:
     plan, root = new_plan(store)
     moment = datetime(2026, 6, 1, 23, 59, 59, 999999, tzinfo=UTC) + timedelta(hours=0)
-    stored = store.record_decision(decision(plan.plan_id, DecisionType.TOOL_INVOCATION, root.decision_id, created_at=moment))
+    stored = store.record_decision(decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id, created_at=moment))
 
     assert store.get_decision(stored.decision_id).created_at == moment
 

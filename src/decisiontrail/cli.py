@@ -42,8 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser(
         "demo",
-        help="record a demonstration plan hierarchy and print its tree read back from Neo4j",
-        description="Record a parent plan that spawns a child plan, then print both trees from Neo4j.",
+        help="scripted actors record a two-level plan hierarchy; print it as read back from Neo4j",
+        description=(
+            "Scripted LangGraph actors (strategy, execution, invariant reconciliation) record a parent plan "
+            "and the child plan it spawns through record_decision, with one decision resolved by a scripted "
+            "reviewer and Execute checkpoint groups; the hierarchy is then printed from Neo4j. Actor "
+            "checkpoints go to DECISIONTRAIL_DATA_DIR/checkpoints.sqlite."
+        ),
     )
     tree = commands.add_parser("tree", help="print a plan's decision tree", description="Print a plan's decision tree.")
     tree.add_argument("plan_id", help="the plan's ULID")
@@ -79,14 +84,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
+    from decisiontrail.actors.demonstration import record_demonstration, render_demonstration
+    from decisiontrail.actors.graph import sqlite_checkpointer
     from decisiontrail.graphdb import DecisionStore, open_graph
-    from decisiontrail.services.demonstration import record_demonstration, render_demonstration
 
     with open_graph(settings, progress=log.info) as graph:
         store = DecisionStore(graph)
         if args.command == "demo":
-            demo = record_demonstration(store)
-            log.info("recorded %d decisions in 2 plans; reading them back from Neo4j", len(demo.decisions))
+            with sqlite_checkpointer(settings.checkpoints) as checkpointer:
+                demo = record_demonstration(store, checkpointer, log=log.info)
+            log.info(
+                "recorded by scripted actors: %d review(s) resolved, %d Execute checkpoint group(s); "
+                "reading the hierarchy back from Neo4j",
+                len(demo.reviews_resolved),
+                demo.checkpoint_groups,
+            )
             print(render_demonstration(store, demo))
         elif args.command == "tree":
             print(store.get_tree(args.plan_id).render())

@@ -12,6 +12,7 @@ from decisiontrail.domain.decision import (
     ResourceRef,
 )
 from decisiontrail.domain.ids import Ulid, new_ulid
+from decisiontrail.domain.invariants import Invariant, Scope
 from decisiontrail.domain.plan import AutomationProfile, Plan
 from decisiontrail.domain.tree import DecisionTree, TreeNode
 
@@ -23,9 +24,11 @@ __all__ = [
     "Decision",
     "DecisionTree",
     "DecisionType",
+    "Invariant",
     "Phase",
     "Plan",
     "ResourceRef",
+    "Scope",
     "TreeNode",
     "Ulid",
     "new_ulid",

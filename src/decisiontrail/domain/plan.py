@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from decisiontrail.domain.decision import NonBlank, Phase, UtcDatetime, utc_now
 from decisiontrail.domain.ids import Ulid, new_ulid
+from decisiontrail.domain.invariants import Invariant
 
 
 class AutomationProfile(BaseModel):
@@ -34,7 +35,7 @@ class Plan(BaseModel):
     spawned_by_decision_id: Ulid | None = None
     phase: Phase = Phase.STRATEGIZE
     automation_profile: AutomationProfile = Field(default_factory=AutomationProfile)
-    invariants: tuple[NonBlank, ...] = ()
+    invariants: tuple[Invariant, ...] = Field(default=(), description="declared at any scope; reconciled at Strategize entry")
     created_at: UtcDatetime = Field(default_factory=utc_now)
 
     @model_validator(mode="after")

@@ -8,6 +8,10 @@ from enum import StrEnum
 class Label(StrEnum):
     DECISION = "Decision"
     PLAN = "Plan"
+    REVIEW = "Review"
+    CONTEXT = "Context"
+    CHECKPOINT_GROUP = "CheckpointGroup"
+    PHASE_CHANGE = "PhaseChange"
     SCHEMA_MIGRATION = "SchemaMigration"
 
 
@@ -21,3 +25,8 @@ class Rel(StrEnum):
     SPAWNED = "SPAWNED"  # (spawning:Decision)-[:SPAWNED]->(child:Plan)
     CORRECTS = "CORRECTS"  # (correction:Decision)-[:CORRECTS]->(original:Decision)
     SUPERSEDED_BY = "SUPERSEDED_BY"  # (original:Decision)-[:SUPERSEDED_BY {at}]->(successor:Decision)
+    CAPTURED = "CAPTURED"  # (:Decision|:Review)-[:CAPTURED]->(:Context): the full context snapshot
+    CHECKPOINTED_IN = "CHECKPOINTED_IN"  # (:Decision)-[:CHECKPOINTED_IN]->(:CheckpointGroup), Execute only
+    FOR_PLAN = "FOR_PLAN"  # (:Review)-[:FOR_PLAN]->(:Plan)
+    RESOLVED_AS = "RESOLVED_AS"  # (:Review)-[:RESOLVED_AS]->(:Decision)
+    OF_PLAN = "OF_PLAN"  # (:PhaseChange)-[:OF_PLAN]->(:Plan)

@@ -14,18 +14,20 @@ from typing import Any
 
 from neo4j.time import DateTime
 
+from decisiontrail.domain.recording import Proposal, Review
 from decisiontrail.domain import (
     ArtifactRef,
     AutomationProfile,
     CheckpointRef,
     ContextSnapshot,
     Decision,
+    Invariant,
     Plan,
     ResourceRef,
 )
 
 
-def decision_properties(decision: Decision) -> dict[str, Any]:
+def decision_properties(decision: Decision, idempotency_key: str | None = None) -> dict[str, Any]:
     """The Decision node's own properties (None values are simply not stored)."""
     snapshot = decision.context_snapshot
     state = snapshot.actor_state_ref
@@ -51,6 +53,7 @@ def decision_properties(decision: Decision) -> dict[str, Any]:
         "created_at": decision.created_at,
         "is_correction": decision.is_correction,
         "correction_reason": decision.correction_reason,
+        "idempotency_key": idempotency_key,
     }
 
 
@@ -95,6 +98,40 @@ def decision_from_record(record: Mapping[str, Any]) -> Decision:
     )
 
 
+def review_properties(review: Review) -> dict[str, Any]:
+    """The Review node's properties; the proposal is kept whole, as JSON."""
+    return {
+        "review_id": review.review_id,
+        "plan_id": review.plan_id,
+        "proposal": review.proposal.model_dump_json(),
+        "parent_decision_id": review.parent_decision_id,
+        "phase": review.phase.value,
+        "threshold": review.threshold,
+        "status": review.status.value,
+        "created_at": review.created_at,
+        "idempotency_key": review.proposal.idempotency_key,
+    }
+
+
+def review_from_record(record: Mapping[str, Any]) -> Review:
+    """Rebuild a Review from a row of ``review/get_reviews`` and its kin."""
+    props = record["review"]
+    resolved_at = props.get("resolved_at")
+    return Review(
+        review_id=props["review_id"],
+        plan_id=props["plan_id"],
+        proposal=Proposal.model_validate_json(props["proposal"]),
+        parent_decision_id=props.get("parent_decision_id"),
+        phase=props["phase"],
+        threshold=props["threshold"],
+        status=props["status"],
+        created_at=_native(props["created_at"]),
+        resolved_at=_native(resolved_at) if resolved_at is not None else None,
+        resolved_option=props.get("resolved_option"),
+        decision_id=record["decision_id"],
+    )
+
+
 def plan_properties(plan: Plan) -> dict[str, Any]:
     """The Plan node's own properties; its parent and spawning decision are relationships."""
     return {
@@ -104,7 +141,7 @@ def plan_properties(plan: Plan) -> dict[str, Any]:
         "phase": plan.phase.value,
         "automation_edit_code": plan.automation_profile.edit_code,
         "automation_execute_command": plan.automation_profile.execute_command,
-        "invariants": list(plan.invariants),
+        "invariants": _json([i.model_dump(mode="json") for i in plan.invariants]),
         "created_at": plan.created_at,
     }
 
@@ -123,7 +160,7 @@ def plan_from_record(record: Mapping[str, Any]) -> Plan:
             edit_code=props["automation_edit_code"],
             execute_command=props["automation_execute_command"],
         ),
-        invariants=tuple(props.get("invariants") or ()),
+        invariants=tuple(Invariant(**i) for i in json.loads(props.get("invariants") or "[]")),
         created_at=_native(props["created_at"]),
     )
 

@@ -1,30 +1,64 @@
-"""The decision store: plans and decisions written and read as whole records, one transaction each."""
+"""The decision store: plans, decisions and reviews written and read as whole records, one transaction each."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import neo4j
 from neo4j.exceptions import ConstraintError, ServiceUnavailable, SessionExpired, TransientError
 
 from decisiontrail.cypher import query
-from decisiontrail.domain import Decision, DecisionTree, Plan
+from decisiontrail.domain import AutomationProfile, Decision, DecisionTree, Phase, Plan
 from decisiontrail.domain.decision import DecisionType, utc_now
+from decisiontrail.domain.recording import (
+    PARENT_TYPES,
+    CapturedContext,
+    CheckpointGroup,
+    Proposal,
+    Review,
+    ReviewAction,
+    ReviewStatus,
+    check_phase_transition,
+    check_type_in_phase,
+    checkpoint_group_for,
+    needs_review,
+    resolution,
+    review_threshold,
+)
 from decisiontrail.domain.rules import DecisionPlacement, SpawnLink, check_decision_placement, check_spawn_link
-from decisiontrail.exceptions import Conflict, NotFound, Unavailable
+from decisiontrail.exceptions import Conflict, NotFound, Unavailable, ValidationFailed
 from decisiontrail.graphdb.connection import Graph
-from decisiontrail.graphdb.records import decision_from_record, decision_properties, plan_from_record, plan_properties
+from decisiontrail.graphdb.records import (
+    decision_from_record,
+    decision_properties,
+    plan_from_record,
+    plan_properties,
+    review_from_record,
+    review_properties,
+)
+
+T = TypeVar("T")
+
+
+class _AlreadyRecorded(Exception):
+    """Raised inside a transaction to roll it back when the idempotency key was seen before."""
+
+    def __init__(self, decision_id: str | None, review_id: str | None) -> None:
+        self.decision_id = decision_id
+        self.review_id = review_id
 
 
 class DecisionStore:
-    """Plans and their decisions in Neo4j.
+    """Plans, their decisions and the reviews that hold decisions for a person, in Neo4j.
 
     Every write is one managed transaction (retried by the driver on transient errors), so a
-    refused or failed write leaves the database as it was. Rules are judged by
-    ``decisiontrail.domain.rules`` against facts read inside that same transaction.
+    refused or failed write leaves the database as it was. Rules are judged by the pure
+    functions of ``decisiontrail.domain`` against facts read inside that same transaction,
+    under the plan's write lock.
     """
 
     def __init__(self, graph: Graph) -> None:
@@ -35,33 +69,17 @@ class DecisionStore:
 
     def create_plan(self, plan: Plan) -> Plan:
         """Store a plan; a child plan is linked to its parent plan and its spawning decision."""
-
-        def work(tx: neo4j.ManagedTransaction) -> None:
-            row = tx.run(
-                query("plan/read_spawn_link"),
-                plan_id=plan.plan_id,
-                parent_plan_id=plan.parent_plan_id,
-                spawned_by_decision_id=plan.spawned_by_decision_id,
-            ).single(strict=True)
-            check_spawn_link(
-                plan,
-                SpawnLink(
-                    plan_exists=row["plan_exists"],
-                    parent_plan_exists=row["parent_plan_exists"],
-                    spawning_exists=row["spawning_exists"],
-                    spawning_plan_id=row["spawning_plan_id"],
-                    spawning_type=DecisionType(row["spawning_type"]) if row["spawning_type"] else None,
-                ),
-            )
-            tx.run(
-                query("plan/create_plan"),
-                props=plan_properties(plan),
-                parent_plan_id=plan.parent_plan_id,
-                spawned_by_decision_id=plan.spawned_by_decision_id,
-            ).consume()
-
-        self._write(work, conflict=f"plan {plan.plan_id} already exists")
+        self._write(lambda tx: self._create_plan_in(tx, plan), conflict=f"plan {plan.plan_id} already exists")
         return plan
+
+    def instantiate(self, plan: Plan, root: Decision, *, context: CapturedContext | None = None) -> tuple[Plan, Decision]:
+        """Create a plan and its root prompt_definition together, in one transaction."""
+
+        def work(tx: neo4j.ManagedTransaction) -> Decision:
+            self._create_plan_in(tx, plan)
+            return self._record_in(tx, root, idempotency_key=None, context=context)
+
+        return plan, self._write(work, conflict=f"plan {plan.plan_id} already exists")
 
     def get_plan(self, plan_id: str) -> Plan:
         records = self._read(query("plan/get_plan"), plan_id=plan_id)
@@ -69,53 +87,111 @@ class DecisionStore:
             raise NotFound("plan", plan_id)
         return plan_from_record(records[0])
 
+    def advance_phase(self, plan_id: str, target: Phase, reason: str = "") -> Plan:
+        """Move the plan to ``target`` (Strategize -> Execute -> Apply, or Execute -> Strategize),
+        recording the change; refused while reviews are pending."""
+
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            row = tx.run(query("plan/read_phase"), plan_id=plan_id).single()
+            if row is None:
+                raise NotFound("plan", plan_id)
+            current = Phase(row["phase"])
+            check_phase_transition(current, target, row["pending_reviews"])
+            tx.run(
+                query("plan/change_phase"),
+                plan_id=plan_id,
+                from_phase=current.value,
+                to_phase=target.value,
+                reason=reason,
+                at=utc_now(),
+            ).consume()
+
+        self._write(work)
+        return self.get_plan(plan_id)
+
+    def phase_changes(self, plan_id: str) -> list[dict[str, Any]]:
+        """The plan's phase changes, oldest first: from_phase, to_phase, reason, at."""
+        return [dict(r) for r in self._read(query("plan/list_phase_changes"), plan_id=plan_id)]
+
     # -- decisions -------------------------------------------------------------------------
 
-    def record_decision(self, decision: Decision) -> Decision:
+    def record_decision(
+        self,
+        decision: Decision,
+        *,
+        idempotency_key: str | None = None,
+        context: CapturedContext | None = None,
+    ) -> Decision:
         """Store a decision under the next sequence number of its plan; return it as stored.
 
-        The sequence number is allocated under the plan's write lock, so concurrent writers
-        into one plan get distinct, gap-free numbers in commit order.
+        The decision takes the plan's current phase, which must allow its type. With an
+        ``idempotency_key`` seen before, the decision recorded then is returned instead.
         """
 
-        def work(tx: neo4j.ManagedTransaction) -> int:
-            row = tx.run(
-                query("decision/read_placement"),
-                plan_id=decision.plan_id,
-                decision_id=decision.decision_id,
-                decision_type=decision.decision_type.value,
-                parent_decision_id=decision.parent_decision_id,
-                depends_on=list(decision.depends_on),
-                corrects_decision_id=decision.corrects_decision_id,
-            ).single(strict=True)
-            check_decision_placement(
-                decision,
-                DecisionPlacement(
-                    plan_exists=row["plan_exists"],
-                    decision_exists=row["decision_exists"],
-                    current_root_id=row["current_root_id"],
-                    parent_plan_id=row["parent_plan_id"],
-                    parent_exists=row["parent_exists"],
-                    parent_superseded=row["parent_superseded"],
-                    missing_dependencies=tuple(row["missing_dependencies"]),
-                    superseded_dependencies=tuple(row["superseded_dependencies"]),
-                    corrected_exists=row["corrected_exists"],
-                ),
-            )
-            sequence_number: int = row["sequence_number"]
-            stored = decision.model_copy(update={"sequence_number": sequence_number})
-            tx.run(
-                query("decision/create_decision"),
-                props=decision_properties(stored),
-                plan_id=decision.plan_id,
-                parent_decision_id=decision.parent_decision_id,
-                depends_on=list(decision.depends_on),
-                corrects_decision_id=decision.corrects_decision_id,
-            ).consume()
-            return sequence_number
+        def work(tx: neo4j.ManagedTransaction) -> Decision:
+            return self._record_in(tx, decision, idempotency_key=idempotency_key, context=context)
 
-        sequence_number = self._write(work, conflict=f"decision {decision.decision_id} is already recorded")
-        return decision.model_copy(update={"sequence_number": sequence_number})
+        try:
+            return self._write(work, conflict=f"decision {decision.decision_id} is already recorded")
+        except _AlreadyRecorded as seen:
+            return self._already_recorded(seen, idempotency_key)  # type: ignore[return-value]
+
+    def record_proposal(self, proposal: Proposal, *, context: CapturedContext | None = None) -> Decision | Review:
+        """An actor's decision: placed, phase-checked and either persisted or held for review.
+
+        With no parent given, the parent is inferred (see ``PARENT_TYPES``): the latest current
+        decision of a type the new one hangs under, the same actor run's first, else the root.
+        Below the plan's confidence threshold the proposal becomes a pending ``Review`` instead.
+        A proposal whose idempotency key was seen before returns what that one became.
+        """
+        if context is not None and context.context_hash != proposal.context_snapshot.hot_context_hash:
+            raise ValidationFailed(
+                "context_snapshot.hot_context_hash: does not match the SHA-256 of the captured context",
+                field="context_snapshot.hot_context_hash",
+            )
+        draft = proposal.decision(parent_decision_id=proposal.parent_decision_id, phase=_any_phase(proposal))
+        state = proposal.context_snapshot.actor_state_ref
+
+        def work(tx: neo4j.ManagedTransaction) -> Decision | Review:
+            row = self._placement(
+                tx,
+                proposal.plan_id,
+                draft,
+                proposal.idempotency_key,
+                infer_parent=proposal.parent_decision_id is None,
+                actor_thread=state.thread_id if state else None,
+            )
+            phase = Phase(row["plan_phase"]) if row["plan_exists"] else draft.phase
+            placed = draft.model_copy(
+                update={"parent_decision_id": row["parent_decision_id"], "sequence_number": row["sequence_number"], "phase": phase}
+            )
+            self._check_placed(placed, row)
+            check_type_in_phase(proposal.decision_type, phase)
+            profile = AutomationProfile(
+                edit_code=row["automation_edit_code"], execute_command=row["automation_execute_command"]
+            )
+            if needs_review(profile, phase, proposal.confidence_score):
+                review = Review(
+                    plan_id=proposal.plan_id,
+                    proposal=proposal,
+                    parent_decision_id=placed.parent_decision_id,
+                    phase=phase,
+                    threshold=review_threshold(profile, phase),
+                )
+                tx.run(
+                    query("review/create_review"),
+                    plan_id=proposal.plan_id,
+                    props=review_properties(review),
+                    context=_context_param(context),
+                ).consume()
+                return review
+            self._create(tx, placed, idempotency_key=proposal.idempotency_key, context=context)
+            return placed
+
+        try:
+            return self._write(work, conflict=f"a decision with idempotency key {proposal.idempotency_key!r} was recorded concurrently")
+        except _AlreadyRecorded as seen:
+            return self._already_recorded(seen, proposal.idempotency_key)
 
     def supersede(self, decision_id: str, superseded_by: str, at: datetime | None = None) -> None:
         """Mark ``decision_id`` as replaced by ``superseded_by``; refused if it already was."""
@@ -163,6 +239,175 @@ class DecisionStore:
             raise NotFound("root decision of plan", plan_id)
         return DecisionTree.build(plan_id, decisions)
 
+    def get_checkpoint_group(self, decision_id: str) -> CheckpointGroup | None:
+        """The checkpoint group an Execute-phase decision was recorded with, if any."""
+        records = self._read(query("decision/get_checkpoint_group"), decision_id=decision_id)
+        if not records:
+            return None
+        group = records[0]["checkpoint_group"]
+        return CheckpointGroup(
+            group["group_id"], group["thread_id"], group["checkpoint_ns"], group["checkpoint_id"], tuple(group["resources"])
+        )
+
+    def read_context(self, context_hash: str) -> str:
+        """The full context stored under ``context_hash``."""
+        records = self._read(query("context/get_context"), context_hash=context_hash)
+        if not records:
+            raise NotFound("context", context_hash)
+        return str(records[0]["content"])
+
+    # -- reviews ---------------------------------------------------------------------------
+
+    def get_review(self, review_id: str) -> Review:
+        records = self._read(query("review/get_reviews"), review_ids=[review_id])
+        if not records:
+            raise NotFound("review", review_id)
+        return review_from_record(records[0])
+
+    def list_reviews(self, plan_id: str, status: ReviewStatus | None = None) -> list[Review]:
+        """The plan's reviews, oldest first, optionally only those with ``status``."""
+        records = self._read(query("review/list_plan_reviews"), plan_id=plan_id, status=status.value if status else None)
+        return [review_from_record(r) for r in records]
+
+    def resolve_review(self, review_id: str, action: ReviewAction, option: str | None = None) -> tuple[Review, Decision]:
+        """Persist a pending review's decision with the reviewer's outcome, in one transaction."""
+
+        def work(tx: neo4j.ManagedTransaction) -> Decision:
+            locked = tx.run(query("review/lock_review"), review_id=review_id).single()
+            if locked is None:
+                raise NotFound("review", review_id)
+            review = review_from_record(locked)
+            decision, status = resolution(review, action, option)
+            row = self._placement(tx, review.plan_id, decision, review.proposal.idempotency_key, infer_parent=False, actor_thread=None, check_seen=False)
+            placed = decision.model_copy(update={"sequence_number": row["sequence_number"]})
+            self._check_placed(placed, row)
+            check_type_in_phase(placed.decision_type, Phase(row["plan_phase"]))
+            self._create(tx, placed, idempotency_key=review.proposal.idempotency_key, context=None, review_id=review_id)
+            tx.run(
+                query("review/mark_resolved"),
+                review_id=review_id,
+                status=status.value,
+                resolved_at=utc_now(),
+                resolved_option=placed.chosen_option if action is not ReviewAction.APPROVE else None,
+            ).consume()
+            return placed
+
+        decision = self._write(work, conflict=f"review {review_id} was resolved concurrently")
+        return self.get_review(review_id), decision
+
+    # -- transaction steps -----------------------------------------------------------------
+
+    @staticmethod
+    def _create_plan_in(tx: neo4j.ManagedTransaction, plan: Plan) -> None:
+        row = tx.run(
+            query("plan/read_spawn_link"),
+            plan_id=plan.plan_id,
+            parent_plan_id=plan.parent_plan_id,
+            spawned_by_decision_id=plan.spawned_by_decision_id,
+        ).single(strict=True)
+        check_spawn_link(
+            plan,
+            SpawnLink(
+                plan_exists=row["plan_exists"],
+                parent_plan_exists=row["parent_plan_exists"],
+                spawning_exists=row["spawning_exists"],
+                spawning_plan_id=row["spawning_plan_id"],
+                spawning_type=DecisionType(row["spawning_type"]) if row["spawning_type"] else None,
+            ),
+        )
+        tx.run(
+            query("plan/create_plan"),
+            props=plan_properties(plan),
+            parent_plan_id=plan.parent_plan_id,
+            spawned_by_decision_id=plan.spawned_by_decision_id,
+        ).consume()
+
+    def _record_in(
+        self, tx: neo4j.ManagedTransaction, decision: Decision, *, idempotency_key: str | None, context: CapturedContext | None
+    ) -> Decision:
+        row = self._placement(tx, decision.plan_id, decision, idempotency_key, infer_parent=False, actor_thread=None)
+        self._check_placed(decision, row)
+        phase = Phase(row["plan_phase"])
+        check_type_in_phase(decision.decision_type, phase)
+        stored = decision.model_copy(update={"sequence_number": row["sequence_number"], "phase": phase})
+        self._create(tx, stored, idempotency_key=idempotency_key, context=context)
+        return stored
+
+    @staticmethod
+    def _placement(
+        tx: neo4j.ManagedTransaction,
+        plan_id: str,
+        decision: Decision,
+        idempotency_key: str | None,
+        *,
+        infer_parent: bool,
+        actor_thread: str | None,
+        check_seen: bool = True,
+    ) -> neo4j.Record:
+        """Lock the plan and read the facts for placing ``decision``; stop if the key was seen."""
+        row = tx.run(
+            query("decision/read_placement"),
+            plan_id=plan_id,
+            decision_id=decision.decision_id,
+            parent_decision_id=decision.parent_decision_id,
+            infer_parent=infer_parent,
+            parent_types=[t.value for t in PARENT_TYPES[decision.decision_type]],
+            actor_thread=actor_thread,
+            depends_on=list(decision.depends_on),
+            corrects_decision_id=decision.corrects_decision_id,
+            idempotency_key=idempotency_key,
+        ).single(strict=True)
+        if check_seen and (row["existing_decision_id"] or row["existing_review_id"]):
+            raise _AlreadyRecorded(row["existing_decision_id"], row["existing_review_id"])
+        return row
+
+    @staticmethod
+    def _check_placed(decision: Decision, row: neo4j.Record) -> None:
+        check_decision_placement(
+            decision,
+            DecisionPlacement(
+                plan_exists=row["plan_exists"],
+                decision_exists=row["decision_exists"],
+                current_root_id=row["current_root_id"],
+                parent_plan_id=row["parent_plan_id"],
+                parent_exists=row["parent_exists"],
+                parent_superseded=row["parent_superseded"],
+                missing_dependencies=tuple(row["missing_dependencies"]),
+                superseded_dependencies=tuple(row["superseded_dependencies"]),
+                corrected_exists=row["corrected_exists"],
+            ),
+        )
+
+    @staticmethod
+    def _create(
+        tx: neo4j.ManagedTransaction,
+        decision: Decision,
+        *,
+        idempotency_key: str | None,
+        context: CapturedContext | None,
+        review_id: str | None = None,
+    ) -> None:
+        group = checkpoint_group_for(decision)
+        tx.run(
+            query("decision/create_decision"),
+            props=decision_properties(decision, idempotency_key),
+            plan_id=decision.plan_id,
+            sequence_number=decision.sequence_number,
+            parent_decision_id=decision.parent_decision_id,
+            depends_on=list(decision.depends_on),
+            corrects_decision_id=decision.corrects_decision_id,
+            context=_context_param(context),
+            checkpoint_group={**asdict(group), "resources": list(group.resources)} if group else None,
+            review_id=review_id,
+        ).consume()
+
+    def _already_recorded(self, seen: _AlreadyRecorded, key: str | None) -> Decision | Review:
+        if seen.decision_id is not None:
+            return self.get_decision(seen.decision_id)
+        if seen.review_id is not None:
+            return self.get_review(seen.review_id)
+        raise AssertionError(f"idempotency key {key!r} matched nothing")  # pragma: no cover
+
     # -- plumbing --------------------------------------------------------------------------
 
     def _read(self, text: Any, **params: Any) -> list[neo4j.Record]:
@@ -172,9 +417,20 @@ class DecisionStore:
             )
         return records
 
-    def _write(self, work: Any, *, conflict: str = "the write conflicts with another") -> Any:
+    def _write(self, work: Callable[[neo4j.ManagedTransaction], T], *, conflict: str = "the write conflicts with another") -> T:
         with _translated(conflict), self._driver.session(database=self._database) as session:
             return session.execute_write(work)
+
+
+def _any_phase(proposal: Proposal) -> Phase:
+    """A phase the proposal's type allows, for building the draft; the plan's phase replaces it."""
+    from decisiontrail.domain.decision import PHASES_BY_TYPE
+
+    return PHASES_BY_TYPE[proposal.decision_type][0]
+
+
+def _context_param(context: CapturedContext | None) -> dict[str, str] | None:
+    return None if context is None else {"context_hash": context.context_hash, "content": context.content}
 
 
 @contextmanager

@@ -1,24 +1,42 @@
-// Takes the plan's write lock by allocating the next sequence number, then reads the
-// facts check_decision_placement judges. Everything here runs under that lock, so two
-// writers into one plan never see the same state.
+// Takes the plan's write lock, then reads every fact the rules judge a new decision by.
+// `SET x = x + 0` is Cypher's documented way to lock before reading (a direct dependency):
+// everything below runs under that lock, so two writers into one plan never see the same
+// state. The sequence number is taken here and the counter advanced by create_decision.
 OPTIONAL MATCH (plan:Plan {plan_id: $plan_id})
-SET plan.next_sequence = plan.next_sequence + 1
+SET plan.next_sequence = plan.next_sequence + 0
 WITH plan
 CALL () {
-  // Only a new prompt_definition needs to know the current root.
   OPTIONAL MATCH (root:Decision {plan_id: $plan_id, decision_type: 'prompt_definition'})
-  WHERE $decision_type = 'prompt_definition' AND NOT EXISTS { (root)-[:SUPERSEDED_BY]->() }
+  WHERE NOT EXISTS { (root)-[:SUPERSEDED_BY]->() }
   RETURN collect(root.decision_id)[0] AS current_root_id
 }
-OPTIONAL MATCH (parent:Decision {decision_id: $parent_decision_id})
+CALL () {
+  // Parent inference: the latest current decision of a parent type, the same actor run's first.
+  OPTIONAL MATCH (candidate:Decision {plan_id: $plan_id})
+  WHERE $infer_parent AND candidate.decision_type IN $parent_types
+    AND NOT EXISTS { (candidate)-[:SUPERSEDED_BY]->() }
+  WITH candidate
+  ORDER BY CASE WHEN candidate.actor_state_thread_id = $actor_thread THEN 0 ELSE 1 END,
+           candidate.sequence_number DESC
+  RETURN collect(candidate.decision_id)[0] AS inferred_parent_id
+}
+WITH plan, current_root_id,
+  CASE WHEN $infer_parent THEN coalesce(inferred_parent_id, current_root_id) ELSE $parent_decision_id END AS parent_id
+OPTIONAL MATCH (parent:Decision {decision_id: parent_id})
 RETURN
   plan IS NOT NULL AS plan_exists,
-  plan.next_sequence - 1 AS sequence_number,
+  plan.next_sequence AS sequence_number,
+  plan.phase AS plan_phase,
+  plan.automation_edit_code AS automation_edit_code,
+  plan.automation_execute_command AS automation_execute_command,
   EXISTS { MATCH (:Decision {decision_id: $decision_id}) } AS decision_exists,
   current_root_id,
+  parent_id AS parent_decision_id,
   parent IS NOT NULL AS parent_exists,
   parent.plan_id AS parent_plan_id,
   parent IS NOT NULL AND EXISTS { (parent)-[:SUPERSEDED_BY]->() } AS parent_superseded,
   [id IN $depends_on WHERE NOT EXISTS { MATCH (:Decision {decision_id: id}) }] AS missing_dependencies,
   [id IN $depends_on WHERE EXISTS { MATCH (:Decision {decision_id: id})-[:SUPERSEDED_BY]->() }] AS superseded_dependencies,
-  EXISTS { MATCH (:Decision {decision_id: $corrects_decision_id}) } AS corrected_exists
+  EXISTS { MATCH (:Decision {decision_id: $corrects_decision_id}) } AS corrected_exists,
+  COLLECT { MATCH (known:Decision {idempotency_key: $idempotency_key}) RETURN known.decision_id }[0] AS existing_decision_id,
+  COLLECT { MATCH (held:Review {idempotency_key: $idempotency_key}) RETURN held.review_id }[0] AS existing_review_id

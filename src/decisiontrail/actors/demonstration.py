@@ -1,0 +1,235 @@
+"""The demonstration: scripted actors record a two-level plan hierarchy for real, then it is read back.
+
+A strategy actor and an execution actor (LangGraph graphs whose model is a deterministic
+script) work a parent plan and the child plan it spawns; invariants are reconciled at
+Strategize entry, one low-confidence decision waits for a (scripted) reviewer, and Execute
+decisions are recorded with checkpoint groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import Command
+
+from decisiontrail.actors.graph import build_actor
+from decisiontrail.actors.reconciliation import reconcile_invariants
+from decisiontrail.actors.scripted import ScriptedChatModel, decide, recorded_ids
+from decisiontrail.actors.tool import record_decision_tool
+from decisiontrail.domain import AutomationProfile, Invariant, Phase, Plan, Scope
+from decisiontrail.domain.recording import ReviewAction
+from decisiontrail.domain.tree import render_hierarchy
+from decisiontrail.graphdb import DecisionStore
+from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
+from decisiontrail.services.reviews import resolve_review
+
+Log = Callable[[str], None]
+
+
+@dataclass
+class Demonstration:
+    root_plan: Plan
+    child_plan: Plan
+    reviews_resolved: list[str] = field(default_factory=list)
+    checkpoint_groups: int = 0
+
+
+def run_actor(
+    store: DecisionStore,
+    checkpointer: BaseCheckpointSaver[Any],
+    plan: Plan,
+    thread_id: str,
+    script: Sequence[AIMessage | Callable[[Sequence[BaseMessage]], AIMessage]],
+    *,
+    brief: str,
+    resources: Sequence[Any] = (),
+    depends_on: Sequence[str] = (),
+    reviewer: Callable[[dict[str, Any]], tuple[ReviewAction, str | None]] | None = None,
+    log: Log = lambda _: None,
+) -> dict[str, Any]:
+    """Run one scripted actor to the end, answering any review it pauses for with ``reviewer``."""
+    actor = build_actor(ScriptedChatModel(script=list(script)), [record_decision_tool(store)], checkpointer)
+    config = {"configurable": {"thread_id": thread_id}}
+    state: dict[str, Any] = actor.invoke(
+        {"messages": [HumanMessage(brief)], "plan_id": plan.plan_id, "resources": list(resources), "depends_on": list(depends_on)},
+        config,
+    )
+    while state.get("__interrupt__"):
+        if reviewer is None:
+            raise RuntimeError("the actor is waiting for a review and no reviewer was given")
+        request = state["__interrupt__"][0].value
+        action, option = reviewer(request)
+        log(f"review {request['review_id']}: {request['reason']}; reviewer chose {action.value} {option or ''}".rstrip())
+        resolve_review(store, request["review_id"], action, option)
+        state = actor.invoke(Command(resume={"review_id": request["review_id"]}), config)
+    return state
+
+
+def record_demonstration(store: DecisionStore, checkpointer: BaseCheckpointSaver[Any], log: Log = lambda _: None) -> Demonstration:
+    """Record the whole hierarchy; every decision goes through record_decision or the lifecycle engine."""
+    plan, _ = instantiate_plan(
+        store,
+        "Add rate limiting to the public billing API",
+        {"service": "billing-api", "limit_per_minute": 600},
+        automation_profile=AutomationProfile(edit_code=0.8, execute_command=0.5),
+        invariants=[
+            Invariant(name="compatibility", statement="No breaking changes to public endpoints", scope=Scope.PROJECT),
+            Invariant(name="coverage", statement="Test coverage stays at or above 80%", scope=Scope.GLOBAL),
+            Invariant(name="coverage", statement="New code is covered at 95% or more", scope=Scope.PLAN),
+        ],
+    )
+    log(f"instantiated plan {plan.plan_id}; reconciling its invariants")
+    reconcile_invariants(store, plan, checkpointer)
+
+    strategy_thread = f"strategy-{plan.plan_id}"
+    run_actor(
+        store,
+        checkpointer,
+        plan,
+        strategy_thread,
+        [
+            decide(
+                decision_type="strategy_choice",
+                question="Where should requests be limited?",
+                chosen_option="Token bucket in the API gateway",
+                alternatives_considered=["Middleware in each service", "Limits at the load balancer"],
+                confidence_score=0.86,
+                rationale="One enforcement point; services stay unchanged.",
+            ),
+            decide(
+                decision_type="resource_selection",
+                question="Which files will change?",
+                chosen_option="gateway/config.yaml and gateway/limits.py",
+                confidence_score=0.9,
+                rationale="The gateway owns request admission.",
+            ),
+            decide(
+                decision_type="subplan_spawn",
+                question="How should per-client quotas be delivered?",
+                chosen_option="Fold quotas into this plan",
+                alternatives_considered=["Spawn a child plan for per-client quotas"],
+                confidence_score=0.55,
+                rationale="Quotas look small.",
+            ),
+        ],
+        brief="Plan how to add rate limiting to the billing API.",
+        resources=["gateway/config.yaml"],
+        reviewer=lambda request: (ReviewAction.SELECT_ALTERNATIVE, request["alternatives_considered"][0]),
+        log=log,
+    )
+    spawn = next(d for d in store.list_decisions(plan.plan_id) if d.decision_type.value == "subplan_spawn")
+    child, _ = instantiate_plan(
+        store,
+        "Add per-client quotas to the billing API gateway",
+        {"quota_store": "gateway"},
+        automation_profile=AutomationProfile(edit_code=0.5, execute_command=0.5),
+        spawned_by_decision_id=spawn.decision_id,
+    )
+    log(f"spawned child plan {child.plan_id} from decision {spawn.decision_id}")
+    run_actor(
+        store,
+        checkpointer,
+        child,
+        f"strategy-{child.plan_id}",
+        [
+            decide(
+                decision_type="strategy_choice",
+                question="Where are quotas kept?",
+                chosen_option="A quota table beside the gateway's bucket store",
+                alternatives_considered=["Quotas in the billing database"],
+                confidence_score=0.71,
+                rationale="Follows the parent plan's gateway-side enforcement.",
+            ),
+        ],
+        brief="Plan per-client quotas.",
+        depends_on=[spawn.decision_id],
+        log=log,
+    )
+
+    for current in (plan, child):
+        advance_phase(store, current.plan_id, Phase.EXECUTE, "strategy complete")
+    run_actor(
+        store,
+        checkpointer,
+        plan,
+        f"execution-{plan.plan_id}",
+        [
+            decide(
+                decision_type="implementation_choice",
+                question="How is the bucket stored?",
+                chosen_option="In-process buckets refilled by a monotonic clock",
+                alternatives_considered=["Redis counters"],
+                confidence_score=0.68,
+                rationale="A single gateway instance serves the API today.",
+            ),
+            decide(
+                decision_type="tool_invocation",
+                question="Which tool applies the change?",
+                chosen_option="edit_file(gateway/limits.py)",
+                confidence_score=0.95,
+                rationale="A local edit; no generator needed.",
+            ),
+            decide(
+                decision_type="error_recovery",
+                question="The limits test failed on clock skew; what now?",
+                chosen_option="Inject the clock and freeze it in tests",
+                alternatives_considered=["Widen the test's tolerance"],
+                confidence_score=0.83,
+                rationale="Deterministic tests beat looser ones.",
+            ),
+        ],
+        brief="Execute the rate limiting strategy.",
+        resources=[{"resource_id": "repo:billing", "path": "gateway/limits.py"}],
+        log=log,
+    )
+
+    def quota_tool_call(messages: Sequence[BaseMessage]) -> AIMessage:
+        # Hangs the tool invocation explicitly under the implementation choice just recorded.
+        return decide(
+            decision_type="tool_invocation",
+            question="Which tool creates the quota table?",
+            chosen_option="run_migration(0007_client_quotas)",
+            confidence_score=0.9,
+            rationale="Schema changes go through migrations.",
+            parent_decision_id=recorded_ids(messages)[-1],
+        )
+
+    run_actor(
+        store,
+        checkpointer,
+        child,
+        f"execution-{child.plan_id}",
+        [
+            decide(
+                decision_type="implementation_choice",
+                question="How is the quota table created?",
+                chosen_option="A migration adding client_quota",
+                confidence_score=0.8,
+                rationale="Reversible and reviewed like code.",
+            ),
+            quota_tool_call,
+        ],
+        brief="Execute the quota strategy.",
+        resources=[{"resource_id": "repo:billing", "path": "gateway/quotas.py"}],
+        log=log,
+    )
+    demo = Demonstration(root_plan=store.get_plan(plan.plan_id), child_plan=store.get_plan(child.plan_id))
+    demo.reviews_resolved = [r.review_id for r in store.list_reviews(plan.plan_id) if r.decision_id]
+    demo.checkpoint_groups = sum(
+        1
+        for p in (plan, child)
+        for d in store.list_decisions(p.plan_id)
+        if store.get_checkpoint_group(d.decision_id) is not None
+    )
+    return demo
+
+
+def render_demonstration(store: DecisionStore, demo: Demonstration) -> str:
+    """The hierarchy as text, every line read back from the store."""
+    plans = [store.get_plan(demo.root_plan.plan_id), store.get_plan(demo.child_plan.plan_id)]
+    trees = {p.plan_id: store.get_tree(p.plan_id) for p in plans}
+    return render_hierarchy(demo.root_plan.plan_id, trees, {p.plan_id: p.description for p in plans})

@@ -1,0 +1,115 @@
+"""The record_decision tool (ADR-033) for LangGraph actors.
+
+The model sees ADR-033's input schema; the tool adds what the runtime knows (the plan, the
+context snapshot, the checkpoint) and calls the same service the API calls. A decision held
+for review pauses the actor with a LangGraph ``interrupt`` until a person resolves it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import InjectedToolCallId, StructuredTool, ToolException
+from langgraph.prebuilt import InjectedState
+from langgraph.types import interrupt
+from pydantic import BaseModel, ConfigDict
+
+from decisiontrail.domain import Decision
+from decisiontrail.domain.recording import Review
+from decisiontrail.exceptions import DecisionTrailError
+from decisiontrail.graphdb import DecisionStore
+from decisiontrail.services.recording import (
+    RECORD_DECISION_INPUT_SCHEMA,
+    TOOL_DESCRIPTION,
+    TOOL_NAME,
+    record_decision,
+)
+from decisiontrail.actors.snapshot import capture
+
+
+class _ToolInput(BaseModel):
+    """Loose on purpose: the service validates against ADR-033's schema and names the field."""
+
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+
+    decision_type: Any = None
+    question: Any = None
+    chosen_option: Any = None
+    alternatives_considered: Any = None
+    confidence_score: Any = None
+    rationale: Any = None
+    parent_decision_id: Any = None
+    state: Annotated[dict[str, Any], InjectedState]
+    tool_call_id: Annotated[str, InjectedToolCallId]
+
+
+class RecordDecisionTool(StructuredTool):
+    """A StructuredTool whose model-facing schema is ADR-033's, verbatim."""
+
+    @property
+    def tool_call_schema(self) -> dict[str, Any]:  # type: ignore[override]
+        return {**RECORD_DECISION_INPUT_SCHEMA, "title": TOOL_NAME, "description": self.description}
+
+
+def review_request(review: Review) -> dict[str, Any]:
+    """What the interrupt shows the person asked to decide."""
+    proposal = review.proposal
+    return {
+        "review_id": review.review_id,
+        "plan_id": review.plan_id,
+        "decision_type": proposal.decision_type.value,
+        "question": proposal.question,
+        "chosen_option": proposal.chosen_option,
+        "alternatives_considered": list(proposal.alternatives_considered),
+        "confidence_score": proposal.confidence_score,
+        "rationale": proposal.rationale,
+        "reason": review.reason,
+    }
+
+
+def record_decision_tool(store: DecisionStore) -> StructuredTool:
+    """The tool, bound to a store. The actor's state must carry ``plan_id``; it may carry
+    ``resources`` (captured into the snapshot) and ``depends_on`` (decision ids the runtime put
+    into the actor's context as constraints)."""
+
+    def run(config: RunnableConfig, **kwargs: Any) -> str:
+        state: dict[str, Any] = kwargs.pop("state")
+        kwargs.pop("tool_call_id", None)
+        arguments = {k: v for k, v in kwargs.items() if v is not None}
+        try:
+            snapshot, context = capture(state, config)
+            outcome = _record(store, state, arguments, snapshot, context)
+            if isinstance(outcome, Review):
+                # Pause for a person. On resume LangGraph runs this tool again from the top;
+                # the same idempotency key then finds the decision the review became.
+                interrupt(review_request(outcome))
+                outcome = _record(store, state, arguments, snapshot, context)
+                if isinstance(outcome, Review):
+                    raise ToolException(f"decision is still waiting for review {outcome.review_id}")
+        except DecisionTrailError as e:
+            raise ToolException(f"{e.code}: {e.message}") from e
+        return json.dumps({"decision_id": outcome.decision_id})
+
+    return RecordDecisionTool.from_function(
+        func=run,
+        name=TOOL_NAME,
+        description=TOOL_DESCRIPTION,
+        args_schema=_ToolInput,
+        handle_tool_error=True,
+    )
+
+
+def _record(store: DecisionStore, state: dict[str, Any], arguments: dict[str, Any], snapshot: Any, context: Any) -> Decision | Review:
+    plan_id = state.get("plan_id")
+    if not plan_id:
+        raise ToolException("the actor's state has no plan_id; decisions are recorded into a plan")
+    return record_decision(
+        store,
+        arguments,
+        plan_id=str(plan_id),
+        snapshot=snapshot,
+        context=context,
+        depends_on=tuple(state.get("depends_on") or ()),
+    )

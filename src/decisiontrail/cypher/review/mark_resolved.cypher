@@ -1,0 +1,2 @@
+MATCH (review:Review {review_id: $review_id})
+SET review.status = $status, review.resolved_at = $resolved_at, review.resolved_option = $resolved_option

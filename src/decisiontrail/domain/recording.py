@@ -1,0 +1,317 @@
+"""The recording protocol's pure rules (ADR-033): who may record what, where it hangs, when a person decides."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from decisiontrail.domain.decision import (
+    PHASES_BY_TYPE,
+    ArtifactRef,
+    ContextSnapshot,
+    Decision,
+    DecisionType,
+    NonBlank,
+    Phase,
+    UtcDatetime,
+    utc_now,
+)
+from decisiontrail.domain.ids import Ulid, new_ulid
+from decisiontrail.domain.plan import AutomationProfile
+from decisiontrail.exceptions import RuleViolation, ValidationFailed
+
+SYSTEM_DECISION_TYPES = frozenset({DecisionType.PROMPT_DEFINITION, DecisionType.USER_INTERVENTION})
+"""Only the plan lifecycle engine creates these; actors may not record them."""
+
+ACTOR_DECISION_TYPES = (
+    DecisionType.INVARIANT_ENFORCED,
+    DecisionType.STRATEGY_CHOICE,
+    DecisionType.RESOURCE_SELECTION,
+    DecisionType.SUBPLAN_SPAWN,
+    DecisionType.SUBPLAN_PARALLEL_SPAWN,
+    DecisionType.IMPLEMENTATION_CHOICE,
+    DecisionType.TOOL_INVOCATION,
+    DecisionType.ERROR_RECOVERY,
+    DecisionType.VALIDATION_RESPONSE,
+)
+"""The nine types an actor records through record_decision, in ADR-033's order."""
+
+# Parent inference: which types a decision of each type naturally hangs under (ADR-007's tree).
+# The first match wins in this order; the plan's root is always the last resort.
+PARENT_TYPES: dict[DecisionType, tuple[DecisionType, ...]] = {
+    DecisionType.INVARIANT_ENFORCED: (),
+    DecisionType.STRATEGY_CHOICE: (),
+    DecisionType.SUBPLAN_SPAWN: (DecisionType.STRATEGY_CHOICE,),
+    DecisionType.SUBPLAN_PARALLEL_SPAWN: (DecisionType.STRATEGY_CHOICE,),
+    DecisionType.RESOURCE_SELECTION: (DecisionType.IMPLEMENTATION_CHOICE, DecisionType.STRATEGY_CHOICE),
+    DecisionType.IMPLEMENTATION_CHOICE: (DecisionType.STRATEGY_CHOICE,),
+    DecisionType.TOOL_INVOCATION: (DecisionType.IMPLEMENTATION_CHOICE, DecisionType.STRATEGY_CHOICE),
+    DecisionType.ERROR_RECOVERY: (
+        DecisionType.TOOL_INVOCATION,
+        DecisionType.IMPLEMENTATION_CHOICE,
+        DecisionType.STRATEGY_CHOICE,
+    ),
+    DecisionType.VALIDATION_RESPONSE: (
+        DecisionType.TOOL_INVOCATION,
+        DecisionType.IMPLEMENTATION_CHOICE,
+        DecisionType.STRATEGY_CHOICE,
+    ),
+    DecisionType.USER_INTERVENTION: (),
+    DecisionType.PROMPT_DEFINITION: (),
+}
+
+
+class Proposal(BaseModel):
+    """What an actor asks to record: ADR-033's tool input plus what the runtime captured."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    plan_id: Ulid
+    decision_type: DecisionType
+    question: NonBlank
+    chosen_option: NonBlank
+    alternatives_considered: tuple[str, ...] = ()
+    confidence_score: float | None = Field(default=None, ge=0.0, le=1.0)
+    rationale: NonBlank
+    parent_decision_id: Ulid | None = None
+    depends_on: tuple[Ulid, ...] = ()
+    context_snapshot: ContextSnapshot
+    actor_reasoning: str | None = None
+    artifacts_produced: tuple[ArtifactRef, ...] = ()
+    idempotency_key: NonBlank
+    created_at: UtcDatetime = Field(default_factory=utc_now)
+
+    def decision(self, *, parent_decision_id: str | None, phase: Phase, decision_id: str | None = None) -> Decision:
+        """The Decision this proposal becomes, placed under ``parent_decision_id`` in ``phase``."""
+        return Decision(
+            decision_id=decision_id or new_ulid(),
+            plan_id=self.plan_id,
+            parent_decision_id=parent_decision_id,
+            decision_type=self.decision_type,
+            phase=phase,
+            question=self.question,
+            chosen_option=self.chosen_option,
+            alternatives_considered=self.alternatives_considered,
+            confidence_score=self.confidence_score,
+            context_snapshot=self.context_snapshot,
+            rationale=self.rationale,
+            actor_reasoning=self.actor_reasoning,
+            depends_on=self.depends_on,
+            artifacts_produced=self.artifacts_produced,
+            created_at=self.created_at,
+        )
+
+
+def check_actor_may_record(decision_type: DecisionType) -> None:
+    """Actors record nine types; prompt_definition and user_intervention are the system's."""
+    if decision_type in SYSTEM_DECISION_TYPES:
+        raise RuleViolation(
+            f"decision_type: {decision_type.value} decisions are created only by the plan lifecycle "
+            "engine, never through record_decision",
+            rule="system_created_type",
+        )
+
+
+def check_snapshot_for_actor(snapshot: ContextSnapshot | None) -> ContextSnapshot:
+    """An actor's decision is persisted only with a whole snapshot, its checkpoint included."""
+    if snapshot is None:
+        raise ValidationFailed(
+            "context_snapshot: a decision without a context snapshot is invalid and is not persisted",
+            field="context_snapshot",
+        )
+    if snapshot.actor_state_ref is None:
+        raise ValidationFailed(
+            "context_snapshot.actor_state_ref: an actor's decision needs the LangGraph checkpoint it was made from",
+            field="context_snapshot.actor_state_ref",
+        )
+    return snapshot
+
+
+def check_type_in_phase(decision_type: DecisionType, phase: Phase) -> None:
+    """A plan accepts a decision type only in the phases ADR-007 gives it; Apply accepts none."""
+    if phase is Phase.APPLY:
+        raise RuleViolation(
+            "the plan is in its Apply phase, which accepts no new decisions", rule="apply_accepts_no_decisions"
+        )
+    allowed = PHASES_BY_TYPE[decision_type]
+    if phase not in allowed:
+        names = " or ".join(p.value for p in allowed)
+        raise RuleViolation(
+            f"decision_type: a {decision_type.value} decision is made in {names}; the plan is in {phase.value}",
+            rule="type_allowed_in_phase",
+        )
+
+
+def review_threshold(profile: AutomationProfile, phase: Phase) -> float:
+    """The confidence a decision needs to be persisted without a person: edit_code in
+    Strategize, execute_command in Execute."""
+    return profile.edit_code if phase is Phase.STRATEGIZE else profile.execute_command
+
+
+def needs_review(profile: AutomationProfile, phase: Phase, confidence: float | None) -> bool:
+    """True when a person must decide: always at threshold 1.0, never at 0.0, and in between
+    when the confidence is below the threshold (a missing score counts as below).
+
+    >>> needs_review(AutomationProfile(edit_code=0.8), Phase.STRATEGIZE, 0.8)
+    False
+    >>> needs_review(AutomationProfile(edit_code=0.8), Phase.STRATEGIZE, 0.72)
+    True
+    """
+    threshold = review_threshold(profile, phase)
+    if threshold <= 0.0:
+        return False
+    if threshold >= 1.0:
+        return True
+    return confidence is None or confidence < threshold
+
+
+class ReviewStatus(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    ALTERNATIVE_SELECTED = "alternative_selected"
+    CUSTOM = "custom"
+
+
+class ReviewAction(StrEnum):
+    APPROVE = "approve"
+    SELECT_ALTERNATIVE = "select_alternative"
+    CUSTOM = "custom"
+
+
+class Review(BaseModel):
+    """A decision held for a person because its confidence was below the plan's threshold.
+
+    Not part of the tree until resolved; then ``decision_id`` names the decision it became.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    review_id: Ulid = Field(default_factory=new_ulid)
+    plan_id: Ulid
+    proposal: Proposal
+    parent_decision_id: Ulid | None
+    phase: Phase
+    threshold: float
+    status: ReviewStatus = ReviewStatus.PENDING
+    created_at: UtcDatetime = Field(default_factory=utc_now)
+    resolved_at: UtcDatetime | None = None
+    resolved_option: str | None = None
+    decision_id: Ulid | None = None
+
+    @property
+    def reason(self) -> str:
+        score = "no confidence score" if self.proposal.confidence_score is None else f"confidence {self.proposal.confidence_score:g}"
+        return f"{score} is below the {self.phase.value} threshold {self.threshold:g}"
+
+
+def resolution(review: Review, action: ReviewAction, option: str | None) -> tuple[Decision, ReviewStatus]:
+    """The decision a reviewer's answer makes of a pending review.
+
+    An override puts the actor's original choice into alternatives_considered.
+    """
+    if review.status is not ReviewStatus.PENDING:
+        raise RuleViolation(
+            f"review {review.review_id} was already resolved ({review.status.value})", rule="review_is_pending"
+        )
+    proposal = review.proposal
+    decision = proposal.decision(parent_decision_id=review.parent_decision_id, phase=review.phase)
+    if action is ReviewAction.APPROVE:
+        return decision, ReviewStatus.APPROVED
+    if option is None or not option.strip():
+        raise ValidationFailed(f"option: {action.value} needs the option the reviewer chose", field="option")
+    if action is ReviewAction.SELECT_ALTERNATIVE and option not in proposal.alternatives_considered:
+        listed = ", ".join(repr(a) for a in proposal.alternatives_considered) or "none"
+        raise ValidationFailed(
+            f"option: {option!r} is not one of the alternatives considered ({listed})", field="option"
+        )
+    others = tuple(a for a in proposal.alternatives_considered if a != option)
+    overridden = decision.model_copy(
+        update={"chosen_option": option, "alternatives_considered": (proposal.chosen_option, *others)}
+    )
+    status = ReviewStatus.ALTERNATIVE_SELECTED if action is ReviewAction.SELECT_ALTERNATIVE else ReviewStatus.CUSTOM
+    return overridden, status
+
+
+@dataclass(frozen=True)
+class CheckpointGroup:
+    """What an Execute-phase recording checkpoints: the actor's checkpoint and the resources in play."""
+
+    group_id: str
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    resources: tuple[str, ...]
+
+
+def checkpoint_group_for(decision: Decision) -> CheckpointGroup | None:
+    """Execute-phase decisions recorded by an actor get a checkpoint group; Strategize ones
+    do not (Strategize is read-only)."""
+    state = decision.context_snapshot.actor_state_ref
+    if decision.phase is not Phase.EXECUTE or state is None:
+        return None
+    resources = tuple(
+        f"{r.resource_id}:{r.path}" if r.path else r.resource_id for r in decision.context_snapshot.relevant_resources
+    )
+    return CheckpointGroup(new_ulid(), state.thread_id, state.checkpoint_ns, state.checkpoint_id, resources)
+
+
+PHASE_TRANSITIONS = {
+    (Phase.STRATEGIZE, Phase.EXECUTE),
+    (Phase.EXECUTE, Phase.APPLY),
+    (Phase.EXECUTE, Phase.STRATEGIZE),  # phase reversion: Execute cannot proceed within the strategy
+}
+
+
+def check_phase_transition(current: Phase, target: Phase, pending_reviews: int) -> None:
+    """Strategize -> Execute -> Apply, and Execute -> Strategize as a reversion."""
+    if (current, target) not in PHASE_TRANSITIONS:
+        raise RuleViolation(
+            f"phase: a plan moves strategize -> execute -> apply (or reverts execute -> strategize), "
+            f"not {current.value} -> {target.value}",
+            rule="phase_transition",
+        )
+    if pending_reviews:
+        raise RuleViolation(
+            f"the plan has {pending_reviews} pending review(s); resolve them before leaving {current.value}",
+            rule="no_pending_reviews",
+        )
+
+
+CONTEXT_REF_PREFIX = "decisiontrail:context/"
+
+
+@dataclass(frozen=True)
+class CapturedContext:
+    """An actor's full context, canonically serialised; stored content-addressed by its hash."""
+
+    content: str
+
+    @property
+    def context_hash(self) -> str:
+        return hashlib.sha256(self.content.encode("utf-8")).hexdigest()
+
+    @property
+    def ref(self) -> str:
+        return context_ref(self.context_hash)
+
+
+def context_ref(context_hash: str) -> str:
+    """Where the service keeps the context with this hash: ``decisiontrail:context/<sha256>``."""
+    return CONTEXT_REF_PREFIX + context_hash
+
+
+def context_hash_of(ref: str) -> str:
+    """The hash a context reference names, or ValidationFailed for a reference of another store."""
+    if not ref.startswith(CONTEXT_REF_PREFIX):
+        raise ValidationFailed(f"hot_context_ref: {ref!r} is not a decisiontrail context reference", field="hot_context_ref")
+    return ref.removeprefix(CONTEXT_REF_PREFIX)
+
+
+def derive_idempotency_key(thread_id: str, checkpoint_ns: str, checkpoint_id: str, decision_type: str, question: str) -> str:
+    """The key of a recording an actor did not name one for: the same step of the same run,
+    asking the same question, is the same recording, however often it is retried or replayed."""
+    material = "\x1f".join((thread_id, checkpoint_ns, checkpoint_id, decision_type, question))
+    return "derived:" + hashlib.sha256(material.encode("utf-8")).hexdigest()

@@ -1,0 +1,95 @@
+"""The plan lifecycle engine: instantiating plans, moving phases, and the decisions only it creates."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import JsonValue, ValidationError
+
+from decisiontrail.domain import AutomationProfile, ContextSnapshot, Decision, DecisionType, Invariant, Phase, Plan
+from decisiontrail.domain.recording import CapturedContext
+from decisiontrail.exceptions import validation_failed
+from decisiontrail.graphdb import DecisionStore
+
+PROMPT_QUESTION = "What is this plan to accomplish?"
+
+
+def prompt_context(description: str, arguments: Mapping[str, Any]) -> CapturedContext:
+    """The prompt_definition's content: the action's description and the user's arguments."""
+    return CapturedContext(
+        json.dumps({"description": description, "arguments": arguments}, sort_keys=True, ensure_ascii=False)
+    )
+
+
+def instantiate_plan(
+    store: DecisionStore,
+    description: str,
+    arguments: Mapping[str, JsonValue] | None = None,
+    *,
+    automation_profile: AutomationProfile | None = None,
+    invariants: Sequence[Invariant] = (),
+    spawned_by_decision_id: str | None = None,
+) -> tuple[Plan, Decision]:
+    """Create a plan from an action and its root prompt_definition, in one transaction.
+
+    With ``spawned_by_decision_id`` (a subplan_spawn or subplan_parallel_spawn decision), the
+    plan becomes that decision's child plan, in the spawning decision's plan's hierarchy.
+    """
+    arguments = dict(arguments or {})
+    parent_plan_id = store.get_decision(spawned_by_decision_id).plan_id if spawned_by_decision_id else None
+    context = prompt_context(description, arguments)
+    try:
+        plan = Plan(
+            description=description,
+            arguments=arguments,
+            parent_plan_id=parent_plan_id,
+            spawned_by_decision_id=spawned_by_decision_id,
+            automation_profile=automation_profile or AutomationProfile(),
+            invariants=tuple(invariants),
+        )
+        root = Decision(
+            plan_id=plan.plan_id,
+            decision_type=DecisionType.PROMPT_DEFINITION,
+            question=PROMPT_QUESTION,
+            chosen_option=context.content,
+            rationale="Created by the plan lifecycle engine from the action's description and the user's arguments.",
+            context_snapshot=ContextSnapshot(hot_context_hash=context.context_hash, hot_context_ref=context.ref),
+        )
+    except ValidationError as e:
+        raise validation_failed(e) from e
+    return store.instantiate(plan, root, context=context)
+
+
+def record_user_intervention(
+    store: DecisionStore,
+    plan_id: str,
+    guidance: str,
+    *,
+    parent_decision_id: str,
+    question: str = "What did the user direct?",
+    reason: str = "",
+    depends_on: Sequence[str] = (),
+) -> Decision:
+    """A user's guidance as a user_intervention decision: the lifecycle engine's to create, never an actor's."""
+    context = CapturedContext(json.dumps({"guidance": guidance, "reason": reason}, sort_keys=True, ensure_ascii=False))
+    try:
+        decision = Decision(
+            plan_id=plan_id,
+            parent_decision_id=parent_decision_id,
+            decision_type=DecisionType.USER_INTERVENTION,
+            question=question,
+            chosen_option=guidance,
+            rationale=reason or "Guidance given by the user.",
+            depends_on=tuple(depends_on),
+            context_snapshot=ContextSnapshot(hot_context_hash=context.context_hash, hot_context_ref=context.ref),
+        )
+    except ValidationError as e:
+        raise validation_failed(e) from e
+    return store.record_decision(decision, context=context)
+
+
+def advance_phase(store: DecisionStore, plan_id: str, phase: Phase, reason: str = "") -> Plan:
+    """Strategize -> Execute -> Apply; Execute -> Strategize is a phase reversion, recorded with its reason."""
+    return store.advance_phase(plan_id, phase, reason)
