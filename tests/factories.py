@@ -39,3 +39,26 @@ def new_plan(store: DecisionStore, **fields: Any) -> tuple[Plan, Decision]:
     plan = store.create_plan(Plan(description=fields.pop("description", "a plan"), **fields))
     root = store.record_decision(decision(plan.plan_id, DecisionType.PROMPT_DEFINITION, chosen_option="do it"))
     return plan, root
+
+
+def actor_snapshot(thread_id: str = "actor-1", text: str = "context", **fields: Any) -> ContextSnapshot:
+    """A snapshot as record_decision captures it for an actor: with a checkpoint reference."""
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return ContextSnapshot(
+        hot_context_hash=digest,
+        hot_context_ref=f"decisiontrail:context/{digest}",
+        actor_state_ref=CheckpointRef(thread_id=thread_id, checkpoint_id=new_ulid()),
+        **fields,
+    )
+
+
+def tool_input(decision_type: str, **fields: Any) -> dict[str, Any]:
+    """record_decision's input with the required fields filled."""
+    values: dict[str, Any] = {
+        "decision_type": decision_type,
+        "question": f"which {decision_type}?",
+        "chosen_option": "this one",
+        "rationale": "because",
+    }
+    values.update(fields)
+    return values

@@ -16,8 +16,8 @@ from langgraph.prebuilt import InjectedState
 from langgraph.types import interrupt
 from pydantic import BaseModel, ConfigDict
 
-from decisiontrail.domain import Decision
-from decisiontrail.domain.recording import Review
+from decisiontrail.domain import ContextSnapshot, Decision
+from decisiontrail.domain.recording import CapturedContext, Review
 from decisiontrail.exceptions import DecisionTrailError
 from decisiontrail.graphdb import DecisionStore
 from decisiontrail.services.recording import (
@@ -76,16 +76,16 @@ def record_decision_tool(store: DecisionStore) -> StructuredTool:
 
     def run(config: RunnableConfig, **kwargs: Any) -> str:
         state: dict[str, Any] = kwargs.pop("state")
-        kwargs.pop("tool_call_id", None)
+        tool_call_id: str = kwargs.pop("tool_call_id")
         arguments = {k: v for k, v in kwargs.items() if v is not None}
         try:
             snapshot, context = capture(state, config)
-            outcome = _record(store, state, arguments, snapshot, context)
+            outcome = _record(store, state, arguments, snapshot, context, tool_call_id)
             if isinstance(outcome, Review):
                 # Pause for a person. On resume LangGraph runs this tool again from the top;
                 # the same idempotency key then finds the decision the review became.
                 interrupt(review_request(outcome))
-                outcome = _record(store, state, arguments, snapshot, context)
+                outcome = _record(store, state, arguments, snapshot, context, tool_call_id)
                 if isinstance(outcome, Review):
                     raise ToolException(f"decision is still waiting for review {outcome.review_id}")
         except DecisionTrailError as e:
@@ -101,7 +101,14 @@ def record_decision_tool(store: DecisionStore) -> StructuredTool:
     )
 
 
-def _record(store: DecisionStore, state: dict[str, Any], arguments: dict[str, Any], snapshot: Any, context: Any) -> Decision | Review:
+def _record(
+    store: DecisionStore,
+    state: dict[str, Any],
+    arguments: dict[str, Any],
+    snapshot: ContextSnapshot,
+    context: CapturedContext,
+    tool_call_id: str,
+) -> Decision | Review:
     plan_id = state.get("plan_id")
     if not plan_id:
         raise ToolException("the actor's state has no plan_id; decisions are recorded into a plan")
@@ -112,4 +119,7 @@ def _record(store: DecisionStore, state: dict[str, Any], arguments: dict[str, An
         snapshot=snapshot,
         context=context,
         depends_on=tuple(state.get("depends_on") or ()),
+        # The tool call's id, not the checkpoint's: replaying from a checkpoint forks its id,
+        # but the restored conversation holds the same tool call.
+        step_id=f"tool_call:{tool_call_id}",
     )

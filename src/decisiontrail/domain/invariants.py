@@ -81,7 +81,7 @@ def reconcile(declared: Iterable[Invariant]) -> list[Enforced]:
                 "statements; one scope cannot settle its own conflict",
                 field="invariants",
             )
-        overridden = tuple(i for i in ranked[1:] if i.statement != winner.statement)
+        overridden = tuple(dict.fromkeys(i for i in ranked[1:] if i.statement != winner.statement))
         same = tuple(dict.fromkeys(i.scope for i in ranked[1:] if i.statement == winner.statement and i.scope is not winner.scope))
         enforced.append(Enforced(winner, overridden, same))
     return enforced

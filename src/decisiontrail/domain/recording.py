@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -227,10 +228,10 @@ def resolution(review: Review, action: ReviewAction, option: str | None) -> tupl
         raise ValidationFailed(
             f"option: {option!r} is not one of the alternatives considered ({listed})", field="option"
         )
+    option = option.strip()
     others = tuple(a for a in proposal.alternatives_considered if a != option)
-    overridden = decision.model_copy(
-        update={"chosen_option": option, "alternatives_considered": (proposal.chosen_option, *others)}
-    )
+    original = () if option == proposal.chosen_option else (proposal.chosen_option,)
+    overridden = decision.model_copy(update={"chosen_option": option, "alternatives_considered": (*original, *others)})
     status = ReviewStatus.ALTERNATIVE_SELECTED if action is ReviewAction.SELECT_ALTERNATIVE else ReviewStatus.CUSTOM
     return overridden, status
 
@@ -310,8 +311,13 @@ def context_hash_of(ref: str) -> str:
     return ref.removeprefix(CONTEXT_REF_PREFIX)
 
 
-def derive_idempotency_key(thread_id: str, checkpoint_ns: str, checkpoint_id: str, decision_type: str, question: str) -> str:
-    """The key of a recording an actor did not name one for: the same step of the same run,
-    asking the same question, is the same recording, however often it is retried or replayed."""
-    material = "\x1f".join((thread_id, checkpoint_ns, checkpoint_id, decision_type, question))
+def derive_idempotency_key(thread_id: str, checkpoint_ns: str, step_id: str, decision_type: str, question: str) -> str:
+    """The key of a recording nobody named one for: the same step of the same actor run,
+    asking the same question, is the same recording, however often it is retried or replayed.
+
+    ``step_id`` identifies the step: the tool call's id inside a LangGraph run (stable when a
+    run is resumed or replayed from a checkpoint, which forks the checkpoint id), else the
+    checkpoint id.
+    """
+    material = json.dumps([thread_id, checkpoint_ns, step_id, decision_type, question])
     return "derived:" + hashlib.sha256(material.encode("utf-8")).hexdigest()

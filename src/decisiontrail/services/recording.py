@@ -101,13 +101,15 @@ def record_decision(
     idempotency_key: str | None = None,
     depends_on: Sequence[str] = (),
     actor_reasoning: str | None = None,
+    step_id: str | None = None,
 ) -> Decision | Review:
     """Record what an actor decided, as ADR-033's record_decision does.
 
     ``arguments`` is the tool input the actor gave; the rest the runtime captured. Returns
     the persisted Decision, or the pending Review when the plan's automation profile asks a
     person first. The same idempotency key (given, or derived from the actor's thread,
-    checkpoint and question) always returns what the first call produced.
+    step and question; ``step_id`` names the step, by default the checkpoint) always returns
+    what the first call produced.
     """
     validate_arguments(arguments)
     snapshot = check_snapshot_for_actor(snapshot)
@@ -116,7 +118,7 @@ def record_decision(
     state = snapshot.actor_state_ref
     assert state is not None  # check_snapshot_for_actor guarantees it
     key = idempotency_key or derive_idempotency_key(
-        state.thread_id, state.checkpoint_ns, state.checkpoint_id, decision_type.value, arguments["question"]
+        state.thread_id, state.checkpoint_ns, step_id or state.checkpoint_id, decision_type.value, arguments["question"]
     )
     try:
         proposal = Proposal(

@@ -1,0 +1,221 @@
+"""record_decision inside real LangGraph actors (scripted models, SQLite checkpoints, the real Neo4j)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
+
+from decisiontrail.actors.graph import build_actor, sqlite_checkpointer
+from decisiontrail.actors.reconciliation import QUESTION, reconcile_invariants
+from decisiontrail.actors.replay import restore, resume_from
+from decisiontrail.actors.scripted import ScriptedChatModel, decide, recorded_ids
+from decisiontrail.actors.snapshot import canonical_context
+from decisiontrail.actors.tool import record_decision_tool
+from decisiontrail.domain import AutomationProfile, DecisionType, Invariant, Phase, Plan, Scope
+from decisiontrail.domain.recording import ReviewAction
+from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb.admin import count_graph
+from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
+from decisiontrail.services.recording import RECORD_DECISION_INPUT_SCHEMA
+from decisiontrail.services.reviews import pending_reviews, resolve_review
+
+
+@pytest.fixture
+def checkpointer() -> Iterator[SqliteSaver]:
+    with sqlite_checkpointer(":memory:") as saver:
+        yield saver
+
+
+def _run(store: DecisionStore, saver: SqliteSaver, plan: Plan, script: list[Any], thread: str = "t-1", **state: Any) -> Any:
+    actor = build_actor(ScriptedChatModel(script=script), [record_decision_tool(store)], saver)
+    config = {"configurable": {"thread_id": thread}}
+    result = actor.invoke({"messages": [HumanMessage("go")], "plan_id": plan.plan_id, **state}, config)
+    return actor, config, result
+
+
+def _tool_results(result: dict[str, Any]) -> list[ToolMessage]:
+    return [m for m in result["messages"] if isinstance(m, ToolMessage)]
+
+
+def test_the_model_sees_adr_033s_input_schema(store: DecisionStore) -> None:
+    function = convert_to_openai_tool(record_decision_tool(store))["function"]
+
+    assert function["name"] == "record_decision"
+    assert function["description"].startswith("Record a decision made during plan reasoning.")
+    assert function["parameters"]["properties"] == RECORD_DECISION_INPUT_SCHEMA["properties"]
+    assert function["parameters"]["required"] == ["decision_type", "question", "chosen_option", "rationale"]
+
+
+def test_a_strategize_run_records_root_invariants_and_strategy(store: DecisionStore, checkpointer: SqliteSaver) -> None:
+    invariants = [
+        Invariant(name="coverage", statement=">= 80%", scope=Scope.GLOBAL),
+        Invariant(name="coverage", statement=">= 90%", scope=Scope.ACTION),
+        Invariant(name="api", statement="no breaking changes", scope=Scope.PROJECT),
+        Invariant(name="api", statement="no breaking changes", scope=Scope.PLAN),
+        Invariant(name="deps", statement="no new dependencies", scope=Scope.PLAN),
+    ]
+    plan, root = instantiate_plan(store, "p", invariants=invariants)
+    reconcile_invariants(store, plan, checkpointer)
+    _run(
+        store,
+        checkpointer,
+        plan,
+        [decide(decision_type="strategy_choice", question="how?", chosen_option="this way", confidence_score=0.9, rationale="r")],
+    )
+
+    decisions = store.list_decisions(plan.plan_id)
+    enforced = {d.chosen_option: d for d in decisions if d.decision_type is DecisionType.INVARIANT_ENFORCED}
+
+    assert decisions[0].decision_id == root.decision_id
+    assert set(enforced) == {">= 90%", "no breaking changes", "no new dependencies"}  # one per enforced invariant
+    assert enforced[">= 90%"].alternatives_considered == (">= 80%",)
+    assert "action scope" in enforced[">= 90%"].rationale and "global scope" in enforced[">= 90%"].rationale
+    assert "plan > action > project > global" in enforced[">= 90%"].rationale
+    assert enforced["no breaking changes"].alternatives_considered == ()  # identical, not a conflict
+    assert all(d.question == QUESTION and d.parent_decision_id == root.decision_id for d in enforced.values())
+    assert any(d.decision_type is DecisionType.STRATEGY_CHOICE for d in decisions)
+
+
+def test_snapshot_is_captured_and_restoring_it_resumes_the_actor(store: DecisionStore, checkpointer: SqliteSaver) -> None:
+    plan, _ = instantiate_plan(store, "p")
+    actor, _, result = _run(
+        store,
+        checkpointer,
+        plan,
+        [
+            decide(decision_type="strategy_choice", question="first?", chosen_option="a", rationale="r"),
+            decide(decision_type="resource_selection", question="files?", chosen_option="b", rationale="r"),
+        ],
+        resources=["repo:app", {"resource_id": "repo:app", "path": "src/x.py"}],
+    )
+    (first_id, second_id) = [json.loads(str(m.content))["decision_id"] for m in _tool_results(result)]
+    second = store.get_decision(second_id)
+    snapshot = second.context_snapshot
+    assert snapshot.actor_state_ref is not None
+
+    restored = restore(actor, snapshot.actor_state_ref)
+    stored_context = store.read_context(snapshot.hot_context_hash)
+
+    # The checkpoint is the one the tool step started from: the model had just asked for the call.
+    assert restored.next == ("tools",)
+    assert canonical_context(restored.values["messages"]).content == stored_context
+    assert canonical_context(restored.values["messages"]).context_hash == snapshot.hot_context_hash
+    assert isinstance(restored.values["messages"][-1], AIMessage)
+    assert restored.values["messages"][-1].tool_calls[0]["args"]["question"] == "files?"
+    assert [(r.resource_id, r.path) for r in snapshot.relevant_resources] == [("repo:app", None), ("repo:app", "src/x.py")]
+    assert store.get_decision(first_id).context_snapshot.actor_state_ref != snapshot.actor_state_ref
+
+    decisions_before = len(store.list_decisions(plan.plan_id))
+    resumed = resume_from(actor, snapshot.actor_state_ref)
+
+    # The actor ran on from there to its end; replaying the recording step recorded nothing new.
+    assert resumed["messages"][-1].content == "done"
+    assert json.loads(str(_tool_results(resumed)[-1].content))["decision_id"] == second_id
+    assert len(store.list_decisions(plan.plan_id)) == decisions_before
+
+
+def test_a_gated_decision_pauses_the_actor_until_a_reviewer_resolves_it(store: DecisionStore, checkpointer: SqliteSaver) -> None:
+    plan, _ = instantiate_plan(store, "p", automation_profile=AutomationProfile(edit_code=0.8))
+    actor, config, result = _run(
+        store,
+        checkpointer,
+        plan,
+        [
+            decide(
+                decision_type="strategy_choice",
+                question="which cache?",
+                chosen_option="redis",
+                alternatives_considered=["memcached"],
+                confidence_score=0.6,
+                rationale="familiar",
+            ),
+            lambda messages: AIMessage(content=f"recorded {recorded_ids(messages)}"),
+        ],
+    )
+
+    (paused,) = result["__interrupt__"]
+    request = paused.value
+    assert request["question"] == "which cache?" and "below the strategize threshold 0.8" in request["reason"]
+    assert [r.review_id for r in pending_reviews(store, plan.plan_id)] == [request["review_id"]]
+    assert all(d.decision_type is not DecisionType.STRATEGY_CHOICE for d in store.list_decisions(plan.plan_id))
+
+    _, decision = resolve_review(store, request["review_id"], ReviewAction.CUSTOM, "an in-process LRU")
+    final = actor.invoke(Command(resume={"review_id": request["review_id"]}), config)
+
+    stored = store.get_decision(decision.decision_id)
+    assert (stored.chosen_option, stored.alternatives_considered) == ("an in-process LRU", ("redis", "memcached"))
+    assert json.loads(str(_tool_results(final)[-1].content)) == {"decision_id": decision.decision_id}
+    assert final["messages"][-1].content == f"recorded ['{decision.decision_id}']"  # the actor resumed with it
+
+
+def test_refusals_reach_the_model_as_tool_errors_and_write_nothing(
+    store: DecisionStore, graph: Graph, checkpointer: SqliteSaver
+) -> None:
+    plan, _ = instantiate_plan(store, "p")
+    before = count_graph(graph)
+
+    _, _, result = _run(
+        store,
+        checkpointer,
+        plan,
+        [
+            decide(decision_type="prompt_definition", question="q", chosen_option="o", rationale="r"),
+            decide(decision_type="strategy_choice", question="q", chosen_option="o", rationale="r", confidence_score=2),
+            decide(decision_type="tool_invocation", question="q", chosen_option="o", rationale="r"),
+        ],
+    )
+
+    errors = _tool_results(result)
+    assert [m.status for m in errors] == ["error", "error", "error"]
+    assert "created only by the plan lifecycle engine" in str(errors[0].content)
+    assert "confidence_score" in str(errors[1].content)
+    assert "the plan is in strategize" in str(errors[2].content)
+    assert count_graph(graph) == before
+
+
+def test_recording_outside_a_checkpointed_run_is_refused(store: DecisionStore, graph: Graph) -> None:
+    plan, _ = instantiate_plan(store, "p")
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    actor = build_actor(
+        ScriptedChatModel(script=[decide(decision_type="strategy_choice", question="q", chosen_option="o", rationale="r")]),
+        [record_decision_tool(store)],
+        InMemorySaver(),
+    )
+    before = count_graph(graph)
+    # A thread with a checkpointer works; the same graph invoked without one has no checkpoint.
+    uncheckpointed = actor.copy(update={"checkpointer": False})  # type: ignore[attr-defined]
+    result = uncheckpointed.invoke({"messages": [HumanMessage("go")], "plan_id": plan.plan_id})
+
+    (error,) = _tool_results(result)
+    assert error.status == "error" and "actor_state_ref" in str(error.content)
+    assert count_graph(graph) == before
+
+
+def test_execute_decisions_recorded_by_an_actor_get_a_checkpoint_group(store: DecisionStore, checkpointer: SqliteSaver) -> None:
+    plan, _ = instantiate_plan(store, "p")
+    advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    actor, _, result = _run(
+        store,
+        checkpointer,
+        plan,
+        [decide(decision_type="tool_invocation", question="which tool?", chosen_option="pytest", rationale="r")],
+        resources=[{"resource_id": "repo:app", "path": "tests/"}],
+    )
+    decision_id = json.loads(str(_tool_results(result)[0].content))["decision_id"]
+    decision = store.get_decision(decision_id)
+
+    group = store.get_checkpoint_group(decision_id)
+
+    assert group is not None and decision.context_snapshot.actor_state_ref is not None
+    assert group.checkpoint_id == decision.context_snapshot.actor_state_ref.checkpoint_id
+    assert group.resources == ("repo:app:tests/",)
+    # The group's checkpoint is a real one in the actor's checkpointer.
+    assert restore(actor, decision.context_snapshot.actor_state_ref).values["plan_id"] == plan.plan_id

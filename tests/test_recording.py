@@ -1,0 +1,419 @@
+"""The recording protocol's service (ADR-033) against the real Neo4j: what is persisted, held, refused."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from decisiontrail.domain import AutomationProfile, Decision, DecisionType, Invariant, Phase, Plan
+from decisiontrail.domain.ids import new_ulid
+from decisiontrail.domain.recording import Review, ReviewAction, ReviewStatus
+from decisiontrail.exceptions import NotFound, RuleViolation, ValidationFailed
+from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb.admin import count_graph
+from decisiontrail.services.lifecycle import advance_phase, instantiate_plan, record_user_intervention
+from decisiontrail.services.recording import (
+    RECORD_DECISION_INPUT_SCHEMA,
+    RECORD_DECISION_OUTPUT_SCHEMA,
+    record_decision,
+)
+from decisiontrail.services.reviews import pending_reviews, resolve_review
+from factories import actor_snapshot, tool_input
+
+ADR_033 = Path(__file__).resolve().parents[2] / "shared" / "spec" / "ADR-033-decision-recording-protocol.txt"
+
+
+def _plan(store: DecisionStore, edit_code: float = 0.0, execute_command: float = 0.0) -> tuple[Plan, Decision]:
+    return instantiate_plan(
+        store,
+        "Ship the feature",
+        {"ticket": 42},
+        automation_profile=AutomationProfile(edit_code=edit_code, execute_command=execute_command),
+    )
+
+
+def _record(store: DecisionStore, plan: Plan, decision_type: str, *, thread: str = "actor-1", **fields: Any) -> Decision | Review:
+    return record_decision(store, tool_input(decision_type, **fields), plan_id=plan.plan_id, snapshot=actor_snapshot(thread))
+
+
+def _decision(outcome: Decision | Review) -> Decision:
+    assert isinstance(outcome, Decision), outcome
+    return outcome
+
+
+# -- the tool's schema ---------------------------------------------------------------------
+
+
+def _adr_tool_definition() -> dict[str, Any]:
+    text = ADR_033.read_text()
+    block = text[text.index("tool:\n  name: local/record-decision") : text.index("Context Snapshot Auto-Capture")]
+    return yaml.safe_load(block)["tool"]
+
+
+@pytest.mark.skipif(not ADR_033.exists(), reason="the specification (../shared/spec) is not beside the checkout")
+def test_input_and_output_schema_are_adr_033s_verbatim() -> None:
+    adr = _adr_tool_definition()
+
+    assert RECORD_DECISION_OUTPUT_SCHEMA == adr["output_schema"]
+    ours = RECORD_DECISION_INPUT_SCHEMA
+    assert ours["required"] == adr["input_schema"]["required"]
+    assert list(ours["properties"]) == list(adr["input_schema"]["properties"])
+    for name, spec in adr["input_schema"]["properties"].items():
+        for key, value in spec.items():
+            if key == "description":
+                assert " ".join(ours["properties"][name][key].split()) == " ".join(value.split())
+            else:
+                assert ours["properties"][name][key] == value, (name, key)
+
+
+# -- refused input -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "named"),
+    [
+        ({"question": "q", "chosen_option": "o", "rationale": "r"}, ValidationFailed, "decision_type"),
+        (tool_input("strategy_choice", question=None), ValidationFailed, "question"),
+        (tool_input("strategy_choice", confidence_score=1.5), ValidationFailed, "confidence_score"),
+        (tool_input("strategy_choice", confidence_score="high"), ValidationFailed, "confidence_score"),
+        (tool_input("strategy_choice", alternatives_considered="not a list"), ValidationFailed, "alternatives_considered"),
+        (tool_input("strategy_choice", alternatives_considered=["ok", 3]), ValidationFailed, "alternatives_considered.1"),
+        (tool_input("made_up_type"), ValidationFailed, "decision_type"),
+        (tool_input("strategy_choice", question="   "), ValidationFailed, "question"),
+        (tool_input("strategy_choice", parent_decision_id="not-a-ulid"), ValidationFailed, "parent_decision_id"),
+        (tool_input("prompt_definition"), RuleViolation, "system_created_type"),
+        (tool_input("user_intervention"), RuleViolation, "system_created_type"),
+    ],
+)
+def test_bad_input_is_refused_naming_the_field_and_nothing_is_written(
+    store: DecisionStore, graph: Graph, arguments: dict[str, Any], error: type[Exception], named: str
+) -> None:
+    plan, _ = _plan(store)
+    arguments = {k: v for k, v in arguments.items() if v is not None}
+    before = count_graph(graph)
+
+    with pytest.raises(error) as raised:
+        record_decision(store, arguments, plan_id=plan.plan_id, snapshot=actor_snapshot())
+
+    detail = raised.value.rule if isinstance(raised.value, RuleViolation) else raised.value.field  # type: ignore[attr-defined]
+    assert detail == named
+    assert count_graph(graph) == before
+
+
+def test_a_decision_without_a_whole_snapshot_is_not_persisted(store: DecisionStore, graph: Graph) -> None:
+    plan, _ = _plan(store)
+    before = count_graph(graph)
+    no_checkpoint = actor_snapshot().model_copy(update={"actor_state_ref": None})
+
+    with pytest.raises(ValidationFailed, match="context_snapshot: a decision without"):
+        record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=None)
+    with pytest.raises(ValidationFailed) as raised:
+        record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=no_checkpoint)
+
+    assert raised.value.field == "context_snapshot.actor_state_ref"
+    assert count_graph(graph) == before
+
+
+def test_an_unknown_plan_is_not_found(store: DecisionStore) -> None:
+    with pytest.raises(NotFound, match="plan"):
+        record_decision(store, tool_input("strategy_choice"), plan_id=new_ulid(), snapshot=actor_snapshot())
+
+
+# -- system-created decisions --------------------------------------------------------------
+
+
+def test_instantiating_a_plan_creates_its_root_from_description_and_arguments(store: DecisionStore) -> None:
+    plan, root = _plan(store)
+
+    stored = store.get_decision(root.decision_id)
+
+    assert stored.decision_type is DecisionType.PROMPT_DEFINITION and stored.parent_decision_id is None
+    assert '"description": "Ship the feature"' in stored.chosen_option and '"ticket": 42' in stored.chosen_option
+    assert store.read_context(stored.context_snapshot.hot_context_hash) == stored.chosen_option
+    assert [d.decision_id for d in store.list_decisions(plan.plan_id)] == [root.decision_id]
+
+
+def test_a_plan_spawned_by_a_subplan_decision_becomes_its_child(store: DecisionStore) -> None:
+    plan, root = _plan(store)
+    spawn = _decision(_record(store, plan, "subplan_parallel_spawn"))
+
+    child, child_root = instantiate_plan(store, "child work", {"part": 1}, spawned_by_decision_id=spawn.decision_id)
+
+    assert child.parent_plan_id == plan.plan_id and child.spawned_by_decision_id == spawn.decision_id
+    assert store.get_decision(spawn.decision_id).downstream_plan_ids == (child.plan_id,)
+    assert store.get_tree(child.plan_id).root.decision.decision_id == child_root.decision_id
+
+
+def test_a_plan_cannot_be_spawned_by_another_kind_of_decision_and_nothing_is_written(store: DecisionStore, graph: Graph) -> None:
+    plan, _ = _plan(store)
+    strategy = _decision(_record(store, plan, "strategy_choice"))
+    before = count_graph(graph)
+
+    with pytest.raises(RuleViolation) as raised:
+        instantiate_plan(store, "child", spawned_by_decision_id=strategy.decision_id)
+
+    assert raised.value.rule == "spawn_by_spawning_type"
+    assert count_graph(graph) == before  # neither the plan nor its root
+
+
+def test_user_interventions_come_from_the_lifecycle_engine(store: DecisionStore) -> None:
+    plan, root = _plan(store)
+
+    guidance = record_user_intervention(store, plan.plan_id, "Prefer Redis", parent_decision_id=root.decision_id, reason="ops asked")
+
+    assert store.get_decision(guidance.decision_id).decision_type is DecisionType.USER_INTERVENTION
+
+
+# -- parent inference ----------------------------------------------------------------------
+
+
+def test_parent_is_inferred_from_the_current_decision_context(store: DecisionStore) -> None:
+    plan, root = _plan(store)
+    strategy_a = _decision(_record(store, plan, "strategy_choice", thread="strategy"))
+    strategy_b = _decision(_record(store, plan, "strategy_choice", thread="strategy", question="second?"))
+    resources = _decision(_record(store, plan, "resource_selection", thread="strategy"))
+    advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    mine = _decision(_record(store, plan, "implementation_choice", thread="executor-1"))
+    _decision(_record(store, plan, "implementation_choice", thread="executor-2", question="theirs?"))
+    tool = _decision(_record(store, plan, "tool_invocation", thread="executor-1"))
+    recovery = _decision(_record(store, plan, "error_recovery", thread="executor-1"))
+
+    # Strategy decisions hang under the root; others under the latest decision of a parent type.
+    assert strategy_a.parent_decision_id == root.decision_id == strategy_b.parent_decision_id
+    assert resources.parent_decision_id == strategy_b.decision_id
+    assert mine.parent_decision_id == strategy_b.decision_id
+    # The same actor run's implementation choice wins over a later one by another run.
+    assert tool.parent_decision_id == mine.decision_id
+    assert recovery.parent_decision_id == tool.decision_id
+
+
+def test_inference_falls_back_to_the_root_and_an_explicit_parent_wins(store: DecisionStore) -> None:
+    plan, root = _plan(store)
+    spawn = _decision(_record(store, plan, "subplan_spawn"))  # no strategy_choice yet
+    strategy = _decision(_record(store, plan, "strategy_choice"))
+    explicit = _decision(_record(store, plan, "resource_selection", parent_decision_id=spawn.decision_id))
+
+    assert spawn.parent_decision_id == root.decision_id
+    assert strategy.parent_decision_id == root.decision_id
+    assert explicit.parent_decision_id == spawn.decision_id
+
+
+# -- automation profile gating -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("threshold", "confidence", "gated"),
+    [
+        (0.0, None, False),
+        (0.0, 0.0, False),
+        (1.0, 1.0, True),
+        (1.0, 0.99, True),
+        (0.8, 0.79, True),
+        (0.8, 0.8, False),
+        (0.8, 0.95, False),
+        (0.8, None, True),
+    ],
+)
+@pytest.mark.parametrize("phase", [Phase.STRATEGIZE, Phase.EXECUTE])
+def test_gating_below_at_and_above_each_threshold(
+    store: DecisionStore, threshold: float, confidence: float | None, gated: bool, phase: Phase
+) -> None:
+    # The other phase's threshold is set the opposite way, so the right one must be used.
+    other = 0.0 if gated else 1.0
+    edit, execute = (threshold, other) if phase is Phase.STRATEGIZE else (other, threshold)
+    plan, _ = _plan(store, edit_code=edit, execute_command=execute)
+    if phase is Phase.EXECUTE:
+        advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    decision_type = "strategy_choice" if phase is Phase.STRATEGIZE else "implementation_choice"
+    fields = {} if confidence is None else {"confidence_score": confidence}
+
+    outcome = _record(store, plan, decision_type, **fields)
+
+    in_tree = [d.decision_type.value for d in store.list_decisions(plan.plan_id)]
+    if gated:
+        assert isinstance(outcome, Review) and outcome.status is ReviewStatus.PENDING
+        assert decision_type not in in_tree
+        assert [r.review_id for r in pending_reviews(store, plan.plan_id)] == [outcome.review_id]
+    else:
+        assert isinstance(outcome, Decision)
+        assert decision_type in in_tree
+        assert pending_reviews(store, plan.plan_id) == []
+
+
+@pytest.mark.parametrize(
+    ("action", "option", "chosen", "alternatives"),
+    [
+        (ReviewAction.APPROVE, None, "gateway", ("middleware", "load balancer")),
+        (ReviewAction.SELECT_ALTERNATIVE, "load balancer", "load balancer", ("gateway", "middleware")),
+        (ReviewAction.CUSTOM, "a sidecar proxy", "a sidecar proxy", ("gateway", "middleware", "load balancer")),
+    ],
+)
+def test_a_reviewer_approves_selects_or_overrides(
+    store: DecisionStore, action: ReviewAction, option: str | None, chosen: str, alternatives: tuple[str, ...]
+) -> None:
+    plan, root = _plan(store, edit_code=0.9)
+    arguments = tool_input(
+        "strategy_choice", chosen_option="gateway", alternatives_considered=["middleware", "load balancer"], confidence_score=0.5
+    )
+    snapshot = actor_snapshot()
+    review = record_decision(store, arguments, plan_id=plan.plan_id, snapshot=snapshot)
+    assert isinstance(review, Review)
+
+    resolved, decision = resolve_review(store, review.review_id, action, option)
+
+    stored = store.get_decision(decision.decision_id)
+    assert (stored.chosen_option, stored.alternatives_considered) == (chosen, alternatives)
+    assert stored.parent_decision_id == root.decision_id and stored.sequence_number == 1
+    assert resolved.status.value != "pending" and resolved.decision_id == stored.decision_id
+    assert pending_reviews(store, plan.plan_id) == []
+    # The actor asking again with the same key gets the decision the review became.
+    again = record_decision(store, arguments, plan_id=plan.plan_id, snapshot=snapshot)
+    assert _decision(again).decision_id == stored.decision_id
+
+
+def test_bad_resolutions_are_refused_and_change_nothing(store: DecisionStore, graph: Graph) -> None:
+    plan, _ = _plan(store, edit_code=1.0)
+    review = _record(store, plan, "strategy_choice", alternatives_considered=["b"])
+    assert isinstance(review, Review)
+    before = count_graph(graph)
+
+    with pytest.raises(ValidationFailed, match="not one of the alternatives"):
+        resolve_review(store, review.review_id, ReviewAction.SELECT_ALTERNATIVE, "zzz")
+    with pytest.raises(ValidationFailed, match="option"):
+        resolve_review(store, review.review_id, ReviewAction.CUSTOM, " ")
+    with pytest.raises(NotFound):
+        resolve_review(store, new_ulid(), ReviewAction.APPROVE)
+    with pytest.raises(RuleViolation, match="pending review"):
+        advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    assert count_graph(graph) == before
+
+    resolve_review(store, review.review_id, ReviewAction.APPROVE)
+    with pytest.raises(RuleViolation, match="already resolved"):
+        resolve_review(store, review.review_id, ReviewAction.APPROVE)
+
+
+# -- phases --------------------------------------------------------------------------------
+
+
+def test_each_type_is_accepted_only_in_its_phases_and_apply_accepts_none(store: DecisionStore, graph: Graph) -> None:
+    plan, _ = _plan(store)
+    _decision(_record(store, plan, "strategy_choice"))
+    with pytest.raises(RuleViolation, match="made in execute; the plan is in strategize"):
+        _record(store, plan, "tool_invocation")
+
+    advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    execute = _decision(_record(store, plan, "tool_invocation"))
+    with pytest.raises(RuleViolation, match="made in strategize; the plan is in execute"):
+        _record(store, plan, "strategy_choice", question="late strategy?")
+
+    advance_phase(store, plan.plan_id, Phase.APPLY)
+    before = count_graph(graph)
+    with pytest.raises(RuleViolation) as raised:
+        _record(store, plan, "tool_invocation", question="one more?")
+    assert raised.value.rule == "apply_accepts_no_decisions"
+    assert count_graph(graph) == before
+    assert execute.phase is Phase.EXECUTE
+
+
+def test_phase_moves_forward_and_reverts_from_execute_only(store: DecisionStore) -> None:
+    plan, _ = _plan(store)
+
+    with pytest.raises(RuleViolation, match="strategize -> apply"):
+        advance_phase(store, plan.plan_id, Phase.APPLY)
+    advance_phase(store, plan.plan_id, Phase.EXECUTE, "strategy done")
+    advance_phase(store, plan.plan_id, Phase.STRATEGIZE, "cannot proceed within the chosen strategy")
+    advance_phase(store, plan.plan_id, Phase.EXECUTE, "revised")
+    final = advance_phase(store, plan.plan_id, Phase.APPLY, "executed")
+
+    assert final.phase is Phase.APPLY
+    changes = [(c["from_phase"], c["to_phase"], c["reason"]) for c in store.phase_changes(plan.plan_id)]
+    assert changes == [
+        ("strategize", "execute", "strategy done"),
+        ("execute", "strategize", "cannot proceed within the chosen strategy"),
+        ("strategize", "execute", "revised"),
+        ("execute", "apply", "executed"),
+    ]
+    with pytest.raises(RuleViolation, match="apply -> execute"):
+        advance_phase(store, plan.plan_id, Phase.EXECUTE)
+
+
+# -- checkpoint groups ---------------------------------------------------------------------
+
+
+def test_execute_recordings_carry_a_checkpoint_group_and_strategize_ones_do_not(store: DecisionStore) -> None:
+    plan, _ = _plan(store)
+    strategy = _decision(_record(store, plan, "strategy_choice"))
+    advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    snapshot = actor_snapshot(
+        "executor", relevant_resources=[{"resource_id": "repo:app", "path": "src/main.py"}, {"resource_id": "ticket:42"}]
+    )
+    tool = _decision(record_decision(store, tool_input("tool_invocation"), plan_id=plan.plan_id, snapshot=snapshot))
+
+    group = store.get_checkpoint_group(tool.decision_id)
+
+    assert store.get_checkpoint_group(strategy.decision_id) is None
+    assert group is not None
+    assert snapshot.actor_state_ref is not None
+    assert (group.thread_id, group.checkpoint_ns, group.checkpoint_id) == (
+        snapshot.actor_state_ref.thread_id,
+        snapshot.actor_state_ref.checkpoint_ns,
+        snapshot.actor_state_ref.checkpoint_id,
+    )
+    assert group.resources == ("repo:app:src/main.py", "ticket:42")
+
+
+# -- idempotency ---------------------------------------------------------------------------
+
+
+def test_the_same_call_twice_records_once(store: DecisionStore, graph: Graph) -> None:
+    plan, _ = _plan(store)
+    snapshot = actor_snapshot("actor-9")
+    first = record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=snapshot)
+    after_first = count_graph(graph)
+
+    second = record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=snapshot)
+    explicit = record_decision(store, tool_input("strategy_choice", question="other"), plan_id=plan.plan_id, snapshot=actor_snapshot(), idempotency_key="k-1")
+    again = record_decision(store, tool_input("strategy_choice", question="changed"), plan_id=plan.plan_id, snapshot=actor_snapshot(), idempotency_key="k-1")
+
+    assert _decision(second).decision_id == _decision(first).decision_id
+    assert _decision(again).decision_id == _decision(explicit).decision_id
+    assert count_graph(graph).nodes == after_first.nodes + 1  # only `explicit` was new
+
+
+def test_concurrent_retries_with_one_key_record_one_decision(store: DecisionStore) -> None:
+    plan, _ = _plan(store)
+    snapshot = actor_snapshot("actor-racing")
+    results: list[str] = []
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(6)
+
+    def retry() -> None:
+        try:
+            barrier.wait()
+            results.append(_decision(record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=snapshot)).decision_id)
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=retry) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert errors == []
+    assert len(set(results)) == 1
+    assert sum(d.decision_type is DecisionType.STRATEGY_CHOICE for d in store.list_decisions(plan.plan_id)) == 1
+
+
+# -- invariants (service level; the actor is in test_actors) --------------------------------
+
+
+def test_plan_invariants_round_trip(store: DecisionStore) -> None:
+    invariants = [Invariant(name="n", statement="s", scope="global"), Invariant(name="n", statement="t")]  # type: ignore[arg-type]
+    plan, _ = instantiate_plan(store, "p", invariants=invariants)
+
+    assert store.get_plan(plan.plan_id).invariants == tuple(invariants)
