@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: help install run test neo4j clean
+.PHONY: help install run test typecheck neo4j clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -24,6 +24,9 @@ run: install  ## set up, start the embedded Neo4j and run the main job
 
 test: install  ## set up and run the whole test suite against a real Neo4j
 	$(BIN)/python -m pytest
+
+typecheck: install  ## mypy --strict over the package
+	$(BIN)/mypy
 
 neo4j: install  ## run the embedded Neo4j in the foreground
 	$(BIN)/decisiontrail neo4j start

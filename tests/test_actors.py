@@ -182,17 +182,14 @@ def test_refusals_reach_the_model_as_tool_errors_and_write_nothing(
 
 def test_recording_outside_a_checkpointed_run_is_refused(store: DecisionStore, graph: Graph) -> None:
     plan, _ = instantiate_plan(store, "p")
-    from langgraph.checkpoint.memory import InMemorySaver
-
     actor = build_actor(
         ScriptedChatModel(script=[decide(decision_type="strategy_choice", question="q", chosen_option="o", rationale="r")]),
         [record_decision_tool(store)],
-        InMemorySaver(),
+        None,
     )
     before = count_graph(graph)
-    # A thread with a checkpointer works; the same graph invoked without one has no checkpoint.
-    uncheckpointed = actor.copy(update={"checkpointer": False})  # type: ignore[attr-defined]
-    result = uncheckpointed.invoke({"messages": [HumanMessage("go")], "plan_id": plan.plan_id})
+
+    result = actor.invoke({"messages": [HumanMessage("go")], "plan_id": plan.plan_id})
 
     (error,) = _tool_results(result)
     assert error.status == "error" and "actor_state_ref" in str(error.content)

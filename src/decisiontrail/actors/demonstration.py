@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
@@ -53,7 +54,7 @@ def run_actor(
 ) -> dict[str, Any]:
     """Run one scripted actor to the end, answering any review it pauses for with ``reviewer``."""
     actor = build_actor(ScriptedChatModel(script=list(script)), [record_decision_tool(store)], checkpointer)
-    config = {"configurable": {"thread_id": thread_id}}
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
     state: dict[str, Any] = actor.invoke(
         {"messages": [HumanMessage(brief)], "plan_id": plan.plan_id, "resources": list(resources), "depends_on": list(depends_on)},
         config,

@@ -24,8 +24,14 @@ class ActorState(MessagesState):
     depends_on: list[str]
 
 
-def build_actor(model: BaseChatModel, tools: Sequence[BaseTool], checkpointer: BaseCheckpointSaver[Any]) -> CompiledStateGraph[Any]:
-    """The agent loop: the model answers, its tool calls run, until it calls none."""
+def build_actor(
+    model: BaseChatModel, tools: Sequence[BaseTool], checkpointer: BaseCheckpointSaver[Any] | None
+) -> CompiledStateGraph[Any]:
+    """The agent loop: the model answers, its tool calls run, until it calls none.
+
+    Without a checkpointer the actor cannot record decisions: there is no checkpoint to
+    replay them from.
+    """
     bound = model.bind_tools(list(tools))
 
     def agent(state: ActorState) -> dict[str, Any]:

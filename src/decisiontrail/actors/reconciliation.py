@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from decisiontrail.actors.graph import build_actor
@@ -42,7 +43,7 @@ def reconcile_invariants(
     """Run the reconciliation actor over the plan's declared invariants; returns its final state."""
     actor = build_actor(ScriptedChatModel(script=reconciliation_script(plan.invariants)), [record_decision_tool(store)], checkpointer)
     declared = "\n".join(f"- [{i.scope.value}] {i.name}: {i.statement}" for i in plan.invariants) or "(none)"
-    config = {"configurable": {"thread_id": thread_id or f"reconcile-{plan.plan_id}"}}
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id or f"reconcile-{plan.plan_id}"}}
     result: dict[str, Any] = actor.invoke(
         {"messages": [HumanMessage(f"Reconcile the invariants of plan {plan.plan_id}:\n{declared}")], "plan_id": plan.plan_id},
         config,

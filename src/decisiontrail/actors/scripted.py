@@ -40,7 +40,7 @@ class ScriptedChatModel(BaseChatModel):
         message = step(messages) if callable(step) else step
         return ChatResult(generations=[ChatGeneration(message=message)])
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
         return self
 
 

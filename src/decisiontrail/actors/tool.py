@@ -49,7 +49,7 @@ class RecordDecisionTool(StructuredTool):
     """A StructuredTool whose model-facing schema is ADR-033's, verbatim."""
 
     @property
-    def tool_call_schema(self) -> dict[str, Any]:  # type: ignore[override]
+    def tool_call_schema(self) -> dict[str, Any]:
         return {**RECORD_DECISION_INPUT_SCHEMA, "title": TOOL_NAME, "description": self.description}
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from importlib.resources import files
 from importlib.resources.abc import Traversable
-from typing import LiteralString, cast
+from typing import LiteralString
 
 
 def _load() -> dict[str, LiteralString]:
@@ -22,7 +22,7 @@ def _load() -> dict[str, LiteralString]:
             elif entry.name.endswith(".cypher"):
                 text = entry.read_text(encoding="utf-8").strip()
                 # The files are part of the package, not input: they are literal query text.
-                queries[prefix + entry.name.removesuffix(".cypher")] = cast(LiteralString, text)
+                queries[prefix + entry.name.removesuffix(".cypher")] = text  # type: ignore[assignment,unused-ignore]
     return queries
 
 

@@ -139,7 +139,8 @@ class Decision(_Record):
 
     # Classification
     decision_type: DecisionType
-    phase: Phase = Field(description="defaults to the first phase ADR-007 gives the type")
+    # Filled in from the type by _default_phase when not given; the store sets the plan's phase.
+    phase: Phase = Field(default=Phase.STRATEGIZE, description="defaults to the first phase ADR-007 gives the type")
 
     # Content
     question: NonBlank

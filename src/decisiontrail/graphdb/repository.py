@@ -13,7 +13,7 @@ from neo4j.exceptions import ConstraintError, ServiceUnavailable, SessionExpired
 
 from decisiontrail.cypher import query
 from decisiontrail.domain import AutomationProfile, Decision, DecisionTree, Phase, Plan
-from decisiontrail.domain.decision import DecisionType, utc_now
+from decisiontrail.domain.decision import PHASES_BY_TYPE, DecisionType, utc_now
 from decisiontrail.domain.recording import (
     PARENT_TYPES,
     CapturedContext,
@@ -424,8 +424,6 @@ class DecisionStore:
 
 def _any_phase(proposal: Proposal) -> Phase:
     """A phase the proposal's type allows, for building the draft; the plan's phase replaces it."""
-    from decisiontrail.domain.decision import PHASES_BY_TYPE
-
     return PHASES_BY_TYPE[proposal.decision_type][0]
 
 
