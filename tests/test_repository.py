@@ -85,7 +85,8 @@ def test_every_decision_type_round_trips_with_every_field(store: DecisionStore, 
             correction_reason="and so was the second",
         )
     )
-    store.supersede(stored.decision_id, successor.decision_id)
+    superseded_at = datetime(2026, 12, 1, 9, 30, 0, 250000, tzinfo=UTC)
+    store.supersede(stored.decision_id, successor.decision_id, at=superseded_at)
 
     read = store.get_decision(written.decision_id)
 
@@ -95,6 +96,7 @@ def test_every_decision_type_round_trips_with_every_field(store: DecisionStore, 
             "downstream_decision_ids": (dependent.decision_id,),
             "downstream_plan_ids": child_plans,
             "superseded_by": successor.decision_id,
+            "superseded_at": superseded_at,
         }
     )
     for field in Decision.model_fields:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
 from decisiontrail.domain import CheckpointRef
+from decisiontrail.domain.correction import CorrectionMode, FrontierPoint
 
 
 def checkpoint_config(ref: CheckpointRef) -> RunnableConfig:
@@ -28,4 +30,26 @@ def resume_from(actor: CompiledStateGraph[Any], ref: CheckpointRef) -> dict[str,
     same idempotency key, so the decision is not recorded twice.
     """
     result: dict[str, Any] = actor.invoke(None, checkpoint_config(ref))
+    return result
+
+
+def replay_correction(
+    actor: CompiledStateGraph[Any], point: FrontierPoint, guidance: str, *, mode: CorrectionMode
+) -> dict[str, Any]:
+    """Re-run one actor after a correction, with the user's guidance in its context.
+
+    revert: back to just before the model made the corrected choice (the parent of the
+    checkpoint its recording step started from), the guidance added there, and on from it.
+    append: the guidance added to the thread's latest state, and on from there.
+    The actor's new record_decision calls land in the current tree.
+    """
+    if mode is CorrectionMode.REVERT:
+        if point.checkpoint is None:
+            raise ValueError("a revert replay needs the checkpoint to return to")
+        snapshot = actor.get_state(checkpoint_config(point.checkpoint))
+        base = snapshot.parent_config or checkpoint_config(point.checkpoint)
+    else:
+        base = {"configurable": {"thread_id": point.thread_id}}
+    forked = actor.update_state(base, {"messages": [HumanMessage(f"Correction: {guidance}")]}, as_node="tools")
+    result: dict[str, Any] = actor.invoke(None, forked)
     return result

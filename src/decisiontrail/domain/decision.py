@@ -169,6 +169,7 @@ class Decision(_Record):
     corrects_decision_id: Ulid | None = None
     correction_reason: str | None = None
     superseded_by: Ulid | None = None
+    superseded_at: UtcDatetime | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -37,6 +37,13 @@ class Plan(BaseModel):
     automation_profile: AutomationProfile = Field(default_factory=AutomationProfile)
     invariants: tuple[Invariant, ...] = Field(default=(), description="declared at any scope; reconciled at Strategize entry")
     created_at: UtcDatetime = Field(default_factory=utc_now)
+    invalidated_at: UtcDatetime | None = Field(
+        default=None, description="set when a correction superseded the decision that spawned this plan"
+    )
+
+    @property
+    def is_invalidated(self) -> bool:
+        return self.invalidated_at is not None
 
     @model_validator(mode="after")
     def _spawn_link_is_whole(self) -> Self:

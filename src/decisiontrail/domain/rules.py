@@ -42,7 +42,7 @@ def check_decision_placement(decision: Decision, facts: DecisionPlacement) -> No
             "decisions' depends_on and from child plans' spawning links; they cannot be written",
             rule="downstream_is_derived",
         )
-    if decision.superseded_by is not None:
+    if decision.superseded_by is not None or decision.superseded_at is not None:
         raise RuleViolation(
             "superseded_by: a new decision cannot already be superseded; corrections set it",
             rule="superseded_by_set_by_correction",

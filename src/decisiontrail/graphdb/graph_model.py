@@ -12,6 +12,7 @@ class Label(StrEnum):
     CONTEXT = "Context"
     CHECKPOINT_GROUP = "CheckpointGroup"
     PHASE_CHANGE = "PhaseChange"
+    CORRECTION_ATTEMPT = "CorrectionAttempt"
     SCHEMA_MIGRATION = "SchemaMigration"
 
 
@@ -22,7 +23,7 @@ class Rel(StrEnum):
     DEPENDS_ON = "DEPENDS_ON"  # (dependent:Decision)-[:DEPENDS_ON {ordinal}]->(dependency:Decision)
     IN_PLAN = "IN_PLAN"  # (:Decision)-[:IN_PLAN]->(:Plan)
     CHILD_OF = "CHILD_OF"  # (child:Plan)-[:CHILD_OF]->(parent:Plan)
-    SPAWNED = "SPAWNED"  # (spawning:Decision)-[:SPAWNED]->(child:Plan)
+    SPAWNED_BY = "SPAWNED_BY"  # (child:Plan)-[:SPAWNED_BY]->(spawning:Decision)
     CORRECTS = "CORRECTS"  # (correction:Decision)-[:CORRECTS]->(original:Decision)
     SUPERSEDED_BY = "SUPERSEDED_BY"  # (original:Decision)-[:SUPERSEDED_BY {at}]->(successor:Decision)
     CAPTURED = "CAPTURED"  # (:Decision|:Review)-[:CAPTURED]->(:Context): the full context snapshot
@@ -30,3 +31,6 @@ class Rel(StrEnum):
     FOR_PLAN = "FOR_PLAN"  # (:Review)-[:FOR_PLAN]->(:Plan)
     RESOLVED_AS = "RESOLVED_AS"  # (:Review)-[:RESOLVED_AS]->(:Decision)
     OF_PLAN = "OF_PLAN"  # (:PhaseChange)-[:OF_PLAN]->(:Plan)
+    ATTEMPT_ON = "ATTEMPT_ON"  # (:CorrectionAttempt)-[:ATTEMPT_ON]->(corrected:Decision)
+    PRODUCED = "PRODUCED"  # (:CorrectionAttempt)-[:PRODUCED]->(correction:Decision)
+    INVALIDATED_BY = "INVALIDATED_BY"  # (child:Plan)-[:INVALIDATED_BY]->(:CorrectionAttempt)

@@ -95,6 +95,7 @@ def decision_from_record(record: Mapping[str, Any]) -> Decision:
         corrects_decision_id=record["corrects_decision_id"],
         correction_reason=props.get("correction_reason"),
         superseded_by=record["superseded_by"],
+        superseded_at=_native(props["superseded_at"]) if props.get("superseded_at") is not None else None,
     )
 
 
@@ -162,6 +163,7 @@ def plan_from_record(record: Mapping[str, Any]) -> Plan:
         ),
         invariants=tuple(Invariant(**i) for i in json.loads(props.get("invariants") or "[]")),
         created_at=_native(props["created_at"]),
+        invalidated_at=_native(props["invalidated_at"]) if props.get("invalidated_at") is not None else None,
     )
 
 

@@ -13,6 +13,19 @@ from neo4j.exceptions import ConstraintError, ServiceUnavailable, SessionExpired
 
 from decisiontrail.cypher import query
 from decisiontrail.domain import AutomationProfile, Decision, DecisionTree, Phase, Plan
+from decisiontrail.domain.correction import (
+    CorrectionAttempt,
+    CorrectionMode,
+    CorrectionResult,
+    Impact,
+    ImpactedDecision,
+    ReplayOutcome,
+    check_correctable,
+    correction_decision,
+    phase_after_correction,
+    replay_frontier,
+    visible_at,
+)
 from decisiontrail.domain.decision import PHASES_BY_TYPE, DecisionType, utc_now
 from decisiontrail.domain.recording import (
     PARENT_TYPES,
@@ -224,17 +237,26 @@ class DecisionStore:
         found = {d.decision_id: d for d in map(decision_from_record, records)}
         return [found.get(decision_id) for decision_id in decision_ids]
 
-    def list_decisions(self, plan_id: str, *, current_only: bool = False) -> list[Decision]:
-        """A plan's decisions in sequence order; NotFound if the plan does not exist."""
+    def list_decisions(
+        self, plan_id: str, *, current_only: bool = False, as_of: datetime | None = None
+    ) -> list[Decision]:
+        """A plan's decisions in sequence order; NotFound if the plan does not exist.
+
+        ``current_only`` keeps those no correction has superseded; ``as_of`` those that were
+        current at that moment (the tree as it stood then).
+        """
         records = self._read(query("decision/list_plan_decisions"), plan_id=plan_id)
         if not records:
             self.get_plan(plan_id)  # raises NotFound for an unknown plan
         decisions = [decision_from_record(r) for r in records]
+        if as_of is not None:
+            return [d for d in decisions if visible_at(d.created_at, d.superseded_at, as_of)]
         return [d for d in decisions if d.is_current] if current_only else decisions
 
-    def get_tree(self, plan_id: str) -> DecisionTree:
-        """The plan's decision tree, everything ever recorded in it (superseded ones marked)."""
-        decisions = self.list_decisions(plan_id)
+    def get_tree(self, plan_id: str, *, as_of: datetime | None = None) -> DecisionTree:
+        """The plan's decision tree: everything ever recorded in it (superseded ones marked),
+        or with ``as_of`` the current tree as it stood at that moment."""
+        decisions = self.list_decisions(plan_id, as_of=as_of)
         if not decisions:
             raise NotFound("root decision of plan", plan_id)
         return DecisionTree.build(plan_id, decisions)
@@ -255,6 +277,118 @@ class DecisionStore:
         if not records:
             raise NotFound("context", context_hash)
         return str(records[0]["content"])
+
+    # -- correction ------------------------------------------------------------------------
+
+    def preview_correction(self, decision_id: str) -> Impact:
+        """What correcting ``decision_id`` would invalidate (the decision itself first); writes nothing."""
+        original = self.get_decision(decision_id)
+        check_correctable(decision_id, original.superseded_by)
+        records = self._read(query("correction/downstream"), decision_id=decision_id)
+        return _impact(records[0]).with_origin(ImpactedDecision.of(original))
+
+    def correct(
+        self, decision_id: str, mode: CorrectionMode, guidance: str, reason: str, requested_by: str
+    ) -> CorrectionResult:
+        """Supersede the decision and its whole downstream by a correction, in one transaction.
+
+        The decision and its plan are locked first, so of two concurrent corrections one
+        wins and the other finds the decision superseded. Every plan the downstream touches
+        is then locked and the downstream read again under those locks, so nothing recorded
+        meanwhile escapes the supersession.
+        """
+
+        def work(tx: neo4j.ManagedTransaction) -> CorrectionResult:
+            facts = tx.run(query("correction/read_correction_facts"), decision_id=decision_id).single()
+            if facts is None:
+                raise NotFound("decision", decision_id)
+            check_correctable(decision_id, facts["superseded_by"])
+            original = decision_from_record(
+                tx.run(query("decision/get_decisions"), decision_ids=[decision_id]).single(strict=True)
+            )
+            impact = self._impact_in(tx, decision_id)
+            for _ in range(5):
+                plans = sorted({original.plan_id, *(d.plan_id for d in impact.decisions), *impact.plan_ids})
+                tx.run(query("correction/lock_plans"), plan_ids=plans).consume()
+                settled = self._impact_in(tx, decision_id)
+                if settled == impact:
+                    break
+                impact = settled
+            else:
+                raise Conflict(f"the downstream of {decision_id} kept changing under concurrent writes; try again")
+
+            superseded = [decision_id, *impact.decision_ids]
+            anchor = None
+            if mode is CorrectionMode.APPEND:
+                row = tx.run(query("correction/latest_current"), plan_id=original.plan_id, excluded=superseded).single()
+                anchor = row["decision_id"] if row else None
+            at = utc_now()
+            phase = phase_after_correction(mode, original, Phase(facts["plan_phase"]))
+            tx.run(
+                query("plan/set_phase_in_correction"),
+                plan_id=original.plan_id,
+                to_phase=phase.value,
+                reason=f"correction of {decision_id} ({mode.value})",
+                at=at,
+            ).consume()
+            draft, context = correction_decision(original, mode, guidance, reason, anchor_id=anchor, at=at)
+            correction = self._record_in(tx, draft, idempotency_key=None, context=context)
+            first_id, hops = facts["chain"]
+            origin = ImpactedDecision.of(original)
+            attempt = CorrectionAttempt(
+                original_decision_id=first_id,
+                corrected_decision_id=decision_id,
+                correction_decision_id=correction.decision_id,
+                attempt_number=hops + 1,
+                mode=mode,
+                guidance=guidance,
+                reason=reason,
+                requested_by=requested_by,
+                at=at,
+                invalidated_decision_ids=tuple(superseded),
+                invalidated_plan_ids=impact.plan_ids,
+                counts_by_type=impact.with_origin(origin).counts_by_type,
+                replay_frontier=replay_frontier(mode, origin, impact),
+            )
+            tx.run(
+                query("correction/supersede_downstream"),
+                correction_id=correction.decision_id,
+                original_id=decision_id,
+                superseded_ids=superseded,
+                plan_ids=list(impact.plan_ids),
+                attempt=attempt.properties(),
+                at=at,
+            ).consume()
+            return CorrectionResult(
+                correction=correction, attempt=attempt, invalidated=tuple(superseded), invalidated_plans=impact.plan_ids
+            )
+
+        return self._write(work, conflict=f"decision {decision_id} was corrected concurrently")
+
+    def correction_attempts(self, decision_id: str) -> list[CorrectionAttempt]:
+        """Every attempt on the correction chain ``decision_id`` belongs to, oldest first."""
+        records = self._read(query("correction/list_attempts"), decision_id=decision_id)
+        return [CorrectionAttempt.from_properties(r["attempt"]) for r in records]
+
+    def set_replay_outcome(self, attempt_id: str, outcome: ReplayOutcome, detail: str | None = None) -> None:
+        """Record how replaying a correction's frontier went."""
+
+        def work(tx: neo4j.ManagedTransaction) -> bool:
+            row = tx.run(
+                query("correction/set_replay_outcome"),
+                attempt_id=attempt_id,
+                outcome=outcome.value,
+                detail=detail,
+                at=utc_now(),
+            ).single()
+            return row is not None
+
+        if not self._write(work):
+            raise NotFound("correction attempt", attempt_id)
+
+    @staticmethod
+    def _impact_in(tx: neo4j.ManagedTransaction, decision_id: str) -> Impact:
+        return _impact(tx.run(query("correction/downstream"), decision_id=decision_id).single(strict=True))
 
     # -- reviews ---------------------------------------------------------------------------
 
@@ -420,6 +554,13 @@ class DecisionStore:
     def _write(self, work: Callable[[neo4j.ManagedTransaction], T], *, conflict: str = "the write conflicts with another") -> T:
         with _translated(conflict), self._driver.session(database=self._database) as session:
             return session.execute_write(work)
+
+
+def _impact(record: neo4j.Record) -> Impact:
+    decisions = sorted(
+        (ImpactedDecision.from_row(row) for row in record["decisions"]), key=lambda d: (d.plan_id, d.sequence_number)
+    )
+    return Impact(decision_id=record["decision_id"], decisions=tuple(decisions), plan_ids=tuple(sorted(record["plan_ids"])))
 
 
 def _any_phase(proposal: Proposal) -> Phase:

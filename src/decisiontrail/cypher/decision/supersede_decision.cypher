@@ -7,4 +7,5 @@ WITH d
 MATCH (successor:Decision {decision_id: $superseded_by})
 WHERE NOT EXISTS { (d)-[:SUPERSEDED_BY]->() }
 CREATE (d)-[:SUPERSEDED_BY {at: $at}]->(successor)
+SET d.superseded_at = $at
 RETURN count(*) AS superseded

@@ -7,6 +7,6 @@ CALL (plan) {
 }
 CALL (plan) {
   MATCH (spawning:Decision {decision_id: $spawned_by_decision_id})
-  CREATE (spawning)-[:SPAWNED]->(plan)
+  CREATE (plan)-[:SPAWNED_BY]->(spawning)
 }
 RETURN plan.plan_id AS plan_id

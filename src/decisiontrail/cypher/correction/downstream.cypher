@@ -1,0 +1,15 @@
+// The downstream closure of a decision, in one traversal: its structural subtree (PARENT),
+// whatever depends on anything reached (DEPENDS_ON), and every decision of every plan spawned
+// by anything reached (SPAWNED_BY, then IN_PLAN), transitively and mixed. All four point from
+// the downstream end to what it hangs on, so the walk follows them backwards. Only current
+// decisions and plans not yet invalidated are reached: an earlier correction already took the rest.
+MATCH (origin:Decision {decision_id: $decision_id})
+OPTIONAL MATCH ANY (origin) (()<-[:PARENT|DEPENDS_ON|SPAWNED_BY|IN_PLAN]-(n) WHERE n.superseded_at IS NULL AND n.invalidated_at IS NULL)+ (reached)
+WITH origin, collect(DISTINCT reached) AS reached
+RETURN
+  origin.decision_id AS decision_id,
+  [x IN reached WHERE x:Decision | x {
+    .decision_id, .decision_type, .plan_id, .sequence_number, .phase,
+    .actor_state_thread_id, .actor_state_checkpoint_ns, .actor_state_checkpoint_id
+  }] AS decisions,
+  [x IN reached WHERE x:Plan | x.plan_id] AS plan_ids

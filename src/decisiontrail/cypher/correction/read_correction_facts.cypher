@@ -1,0 +1,11 @@
+// Locks the decision to correct and its plan (recordings into the plan wait), then reads
+// what the correction rules need. Of two concurrent corrections, the second reads the first's.
+MATCH (origin:Decision {decision_id: $decision_id})-[:IN_PLAN]->(plan:Plan)
+SET origin.lock__ = true, plan.next_sequence = plan.next_sequence + 0
+REMOVE origin.lock__
+RETURN
+  plan.plan_id AS plan_id,
+  plan.phase AS plan_phase,
+  [(origin)-[:SUPERSEDED_BY]->(successor:Decision) | successor.decision_id][0] AS superseded_by,
+  [path = (origin)-[:CORRECTS*0..]->(first:Decision) WHERE NOT EXISTS { (first)-[:CORRECTS]->() } |
+    [first.decision_id, length(path)]][0] AS chain

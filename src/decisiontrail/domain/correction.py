@@ -1,0 +1,284 @@
+"""Correction (ADR-007): what a correction creates, what it invalidates, and where work re-runs."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from decisiontrail.domain.decision import CheckpointRef, ContextSnapshot, Decision, DecisionType, Phase, UtcDatetime, utc_now
+from decisiontrail.domain.ids import Ulid, new_ulid
+from decisiontrail.domain.recording import CapturedContext
+from decisiontrail.exceptions import Conflict, ValidationFailed
+
+
+class CorrectionMode(StrEnum):
+    """revert: roll back to the original's checkpoint and re-run from there.
+    append: keep the state reached and add the fix after the plan's latest decision."""
+
+    REVERT = "revert"
+    APPEND = "append"
+
+
+class ReplayOutcome(StrEnum):
+    PENDING = "pending"
+    REPLAYED = "replayed"
+    FAILED = "failed"
+    NOT_NEEDED = "not_needed"
+
+
+def parse_mode(value: str) -> CorrectionMode:
+    try:
+        return CorrectionMode(value.lower())
+    except ValueError:
+        raise ValidationFailed(f"mode: {value!r} is not a correction mode; use revert or append", field="mode") from None
+
+
+def check_guidance(guidance: str) -> str:
+    if not guidance or not guidance.strip():
+        raise ValidationFailed("guidance: a correction needs guidance, the corrected decision in words", field="guidance")
+    return guidance.strip()
+
+
+def check_correctable(decision_id: str, superseded_by: str | None) -> None:
+    """A superseded decision is history: correct what superseded it instead."""
+    if superseded_by is not None:
+        raise Conflict(
+            f"decision {decision_id} is already superseded by {superseded_by}; correct {superseded_by} instead"
+        )
+
+
+class ImpactedDecision(BaseModel):
+    """A decision a correction would invalidate, with what replaying it needs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    decision_id: str
+    decision_type: DecisionType
+    plan_id: str
+    sequence_number: int
+    phase: Phase
+    actor_state_ref: CheckpointRef | None = None
+
+    @classmethod
+    def of(cls, decision: Decision) -> ImpactedDecision:
+        return cls(
+            decision_id=decision.decision_id,
+            decision_type=decision.decision_type,
+            plan_id=decision.plan_id,
+            sequence_number=decision.sequence_number or 0,
+            phase=decision.phase,
+            actor_state_ref=decision.context_snapshot.actor_state_ref,
+        )
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> ImpactedDecision:
+        state = None
+        if row.get("actor_state_checkpoint_id"):
+            state = CheckpointRef(
+                thread_id=row["actor_state_thread_id"],
+                checkpoint_ns=row.get("actor_state_checkpoint_ns") or "",
+                checkpoint_id=row["actor_state_checkpoint_id"],
+            )
+        return cls(
+            decision_id=row["decision_id"],
+            decision_type=row["decision_type"],
+            plan_id=row["plan_id"],
+            sequence_number=row["sequence_number"],
+            phase=row["phase"],
+            actor_state_ref=state,
+        )
+
+
+class Impact(BaseModel):
+    """What correcting a decision invalidates: the decision, its downstream and the plans spawned in it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    decision_id: str
+    decisions: tuple[ImpactedDecision, ...]
+    plan_ids: tuple[str, ...]
+
+    @property
+    def decision_ids(self) -> tuple[str, ...]:
+        return tuple(d.decision_id for d in self.decisions)
+
+    @property
+    def counts_by_type(self) -> dict[str, int]:
+        return dict(sorted(Counter(d.decision_type.value for d in self.decisions).items()))
+
+    def with_origin(self, origin: ImpactedDecision) -> Impact:
+        """The impact including the corrected decision itself, which is superseded too."""
+        return self.model_copy(update={"decisions": (origin, *self.decisions)})
+
+
+class FrontierPoint(BaseModel):
+    """Where invalidated work must re-run: one actor run, from one checkpoint."""
+
+    model_config = ConfigDict(frozen=True)
+
+    plan_id: str
+    thread_id: str
+    checkpoint: CheckpointRef | None = Field(description="None in append mode: resume from the thread's latest state")
+    first_invalidated_decision_id: str
+    decision_type: DecisionType
+
+
+def replay_frontier(mode: CorrectionMode, original: ImpactedDecision, impact: Impact) -> tuple[FrontierPoint, ...]:
+    """The earliest invalidated decision of each actor run, with its checkpoint (revert), or
+    the run's latest state (append); the original's own run first."""
+    earliest: dict[tuple[str, str], ImpactedDecision] = {}
+    for d in sorted((original, *impact.decisions), key=lambda d: (d.plan_id != original.plan_id, d.sequence_number)):
+        if d.actor_state_ref is not None:
+            earliest.setdefault((d.plan_id, d.actor_state_ref.thread_id), d)
+    return tuple(
+        FrontierPoint(
+            plan_id=plan_id,
+            thread_id=thread_id,
+            checkpoint=d.actor_state_ref if mode is CorrectionMode.REVERT else None,
+            first_invalidated_decision_id=d.decision_id,
+            decision_type=d.decision_type,
+        )
+        for (plan_id, thread_id), d in earliest.items()
+    )
+
+
+def correction_decision(
+    original: Decision, mode: CorrectionMode, guidance: str, reason: str, *, anchor_id: str | None, at: datetime
+) -> tuple[Decision, CapturedContext]:
+    """The new decision a correction records.
+
+    Correcting a prompt_definition gives the plan a new root with the corrected prompt.
+    Any other correction is the user's guidance as a user_intervention: in revert mode where
+    the original stood (under its parent), in append mode after the plan's latest decision
+    (``anchor_id``). Its replacement decisions come from the actor's replay.
+    """
+    context = CapturedContext(
+        json.dumps({"guidance": guidance, "reason": reason, "corrects": original.decision_id}, sort_keys=True)
+    )
+    root = original.decision_type is DecisionType.PROMPT_DEFINITION
+    if root:
+        parent = None
+    elif mode is CorrectionMode.REVERT:
+        parent = original.parent_decision_id
+    else:
+        parent = anchor_id or original.parent_decision_id
+    decision = Decision(
+        plan_id=original.plan_id,
+        parent_decision_id=parent,
+        decision_type=DecisionType.PROMPT_DEFINITION if root else DecisionType.USER_INTERVENTION,
+        question=original.question if root else f"Correction of a {original.decision_type.value}: {original.question}",
+        chosen_option=guidance,
+        alternatives_considered=(original.chosen_option,),
+        rationale=reason or "Corrected by the user.",
+        context_snapshot=ContextSnapshot(hot_context_hash=context.context_hash, hot_context_ref=context.ref),
+        is_correction=True,
+        corrects_decision_id=original.decision_id,
+        correction_reason=reason or None,
+        created_at=at,
+    )
+    return decision, context
+
+
+def phase_after_correction(mode: CorrectionMode, original: Decision, plan_phase: Phase) -> Phase:
+    """Revert re-runs from the original's phase (a Strategize decision reverts an executing
+    plan to Strategize); append keeps the phase, but an applied plan goes back to Execute."""
+    if original.decision_type is DecisionType.PROMPT_DEFINITION:
+        return Phase.STRATEGIZE
+    if mode is CorrectionMode.REVERT:
+        return original.phase if original.phase is not Phase.APPLY else Phase.EXECUTE
+    return Phase.EXECUTE if plan_phase is Phase.APPLY else plan_phase
+
+
+class CorrectionAttempt(BaseModel):
+    """One correction, kept whole: what was asked, what it invalidated, how replay went."""
+
+    model_config = ConfigDict(frozen=True)
+
+    attempt_id: Ulid = Field(default_factory=new_ulid)
+    original_decision_id: Ulid  # the first decision of the correction chain
+    corrected_decision_id: Ulid
+    correction_decision_id: Ulid
+    attempt_number: int = Field(ge=1)
+    mode: CorrectionMode
+    guidance: str
+    reason: str
+    requested_by: str
+    at: UtcDatetime = Field(default_factory=utc_now)
+    invalidated_decision_ids: tuple[str, ...]
+    invalidated_plan_ids: tuple[str, ...]
+    counts_by_type: dict[str, int]
+    replay_frontier: tuple[FrontierPoint, ...]
+    replay_outcome: ReplayOutcome = ReplayOutcome.PENDING
+    replay_detail: str | None = None
+
+    def properties(self) -> dict[str, Any]:
+        """As Neo4j node properties (nested parts as JSON)."""
+        return {
+            "attempt_id": self.attempt_id,
+            "original_decision_id": self.original_decision_id,
+            "corrected_decision_id": self.corrected_decision_id,
+            "correction_decision_id": self.correction_decision_id,
+            "attempt_number": self.attempt_number,
+            "mode": self.mode.value,
+            "guidance": self.guidance,
+            "reason": self.reason,
+            "requested_by": self.requested_by,
+            "at": self.at,
+            "invalidated_decision_ids": list(self.invalidated_decision_ids),
+            "invalidated_plan_ids": list(self.invalidated_plan_ids),
+            "counts_by_type": json.dumps(self.counts_by_type, sort_keys=True),
+            "replay_frontier": json.dumps([p.model_dump(mode="json") for p in self.replay_frontier]),
+            "replay_outcome": self.replay_outcome.value,
+        }
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, Any]) -> CorrectionAttempt:
+        at = props["at"]
+        return cls(
+            attempt_id=props["attempt_id"],
+            original_decision_id=props["original_decision_id"],
+            corrected_decision_id=props["corrected_decision_id"],
+            correction_decision_id=props["correction_decision_id"],
+            attempt_number=props["attempt_number"],
+            mode=props["mode"],
+            guidance=props["guidance"],
+            reason=props["reason"],
+            requested_by=props["requested_by"],
+            at=at.to_native() if hasattr(at, "to_native") else at,
+            invalidated_decision_ids=tuple(props["invalidated_decision_ids"]),
+            invalidated_plan_ids=tuple(props["invalidated_plan_ids"]),
+            counts_by_type=json.loads(props["counts_by_type"]),
+            replay_frontier=tuple(FrontierPoint(**p) for p in json.loads(props["replay_frontier"])),
+            replay_outcome=props["replay_outcome"],
+            replay_detail=props.get("replay_detail"),
+        )
+
+
+class CorrectionResult(BaseModel):
+    """What correct() did: the new decision, what it superseded, and where to re-run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    correction: Decision
+    attempt: CorrectionAttempt
+    invalidated: tuple[str, ...]
+    invalidated_plans: tuple[str, ...]
+
+    @property
+    def replay_frontier(self) -> tuple[FrontierPoint, ...]:
+        return self.attempt.replay_frontier
+
+
+def visible_at(created_at: datetime, superseded_at: datetime | None, moment: datetime) -> bool:
+    """Whether a decision was part of the current tree at ``moment`` (an as-of read)."""
+    return created_at <= moment and (superseded_at is None or superseded_at > moment)
+
+
+def ids_of(decisions: Iterable[ImpactedDecision]) -> tuple[str, ...]:
+    return tuple(d.decision_id for d in decisions)

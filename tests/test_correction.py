@@ -1,0 +1,313 @@
+"""Correction (ADR-007) against the real Neo4j: exactly the downstream, whole or not at all."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from decisiontrail.domain import Decision, DecisionType, Phase, Plan
+from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome
+from decisiontrail.domain.ids import new_ulid
+from decisiontrail.exceptions import Conflict, NotFound, ValidationFailed
+from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb.admin import count_graph
+from decisiontrail.services.correction import correct, history, preview, record_replay
+from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
+from factories import decision
+
+S = DecisionType.STRATEGY_CHOICE
+
+
+def _add(store: DecisionStore, plan: Plan, decision_type: DecisionType, parent: Decision | None, *deps: Decision) -> Decision:
+    return store.record_decision(
+        decision(plan.plan_id, decision_type, parent.decision_id if parent else None, depends_on=tuple(d.decision_id for d in deps))
+    )
+
+
+def _current(store: DecisionStore, plan: Plan) -> set[str]:
+    return {d.decision_id for d in store.list_decisions(plan.plan_id, current_only=True)}
+
+
+def _all(store: DecisionStore, plan: Plan) -> set[str]:
+    return {d.decision_id for d in store.list_decisions(plan.plan_id)}
+
+
+@pytest.fixture
+def hierarchy(store: DecisionStore) -> dict[str, Any]:
+    """A plan with two strategies, a spawn, a child plan with a grandchild, and cross-plan influence."""
+    plan, root = instantiate_plan(store, "parent")
+    invariant = _add(store, plan, DecisionType.INVARIANT_ENFORCED, root)
+    strategy = _add(store, plan, S, root)
+    other = _add(store, plan, S, root)
+    resources = _add(store, plan, DecisionType.RESOURCE_SELECTION, strategy)
+    spawn = _add(store, plan, DecisionType.SUBPLAN_SPAWN, strategy, invariant)
+    influenced = _add(store, plan, DecisionType.RESOURCE_SELECTION, other, resources)  # depends on strategy's subtree
+    bystander = _add(store, plan, DecisionType.RESOURCE_SELECTION, other)
+    child, child_root = instantiate_plan(store, "child", spawned_by_decision_id=spawn.decision_id)
+    child_strategy = _add(store, child, S, child_root)
+    child_spawn = _add(store, child, DecisionType.SUBPLAN_SPAWN, child_strategy)
+    grandchild, grand_root = instantiate_plan(store, "grandchild", spawned_by_decision_id=child_spawn.decision_id)
+    grand_strategy = _add(store, grandchild, S, grand_root)
+    return locals()
+
+
+def test_a_vague_prompt_corrects_the_root_and_invalidates_the_whole_hierarchy(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+    h = hierarchy
+    everything = _all(store, h["plan"]) | _all(store, h["child"]) | _all(store, h["grandchild"])
+
+    result = correct(store, h["root"].decision_id, "revert", "Rate-limit only the public endpoints", "too vague")
+
+    assert set(result.invalidated) == everything
+    assert set(result.invalidated_plans) == {h["child"].plan_id, h["grandchild"].plan_id}
+    new_root = store.get_decision(result.correction.decision_id)
+    assert new_root.decision_type is DecisionType.PROMPT_DEFINITION and new_root.parent_decision_id is None
+    assert new_root.chosen_option == "Rate-limit only the public endpoints"
+    assert _current(store, h["plan"]) == {new_root.decision_id}
+    assert _current(store, h["child"]) == set() and store.get_plan(h["child"].plan_id).is_invalidated
+    assert not store.get_plan(h["plan"].plan_id).is_invalidated
+
+
+def test_a_bad_strategy_choice_invalidates_exactly_its_downstream(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+    h = hierarchy
+    expected = {
+        h["strategy"].decision_id,
+        h["resources"].decision_id,
+        h["spawn"].decision_id,
+        h["influenced"].decision_id,  # depends on resources, in another branch
+        *_all(store, h["child"]),
+        *_all(store, h["grandchild"]),
+    }
+
+    result = correct(store, h["strategy"].decision_id, "revert", "Use per-service middleware", "gateway is shared")
+
+    assert set(result.invalidated) == expected
+    assert result.invalidated[0] == h["strategy"].decision_id
+    untouched = {h["root"], h["invariant"], h["other"], h["bystander"]}
+    assert _current(store, h["plan"]) == {d.decision_id for d in untouched} | {result.correction.decision_id}
+    for d in untouched:
+        assert store.get_decision(d.decision_id).superseded_by is None
+    for decision_id in expected:
+        assert store.get_decision(decision_id).superseded_by == result.correction.decision_id
+
+
+def test_a_parents_bad_prompt_to_a_child_corrects_only_the_child_plan(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+    h = hierarchy
+    parent_before = _current(store, h["plan"])
+
+    result = correct(store, h["child_root"].decision_id, "revert", "Quotas per API key, not per client", "wrong unit")
+
+    assert set(result.invalidated) == _all(store, h["child"]) - {result.correction.decision_id} | _all(store, h["grandchild"])
+    assert result.invalidated_plans == (h["grandchild"].plan_id,)
+    assert _current(store, h["plan"]) == parent_before
+    assert _current(store, h["child"]) == {result.correction.decision_id}
+    assert not store.get_plan(h["child"].plan_id).is_invalidated
+
+
+def test_an_invariant_that_should_not_apply_is_corrected_away(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+    h = hierarchy
+
+    result = correct(store, h["invariant"].decision_id, "revert", "Do not enforce this invariant for this plan", "not applicable")
+
+    # The spawn depended on the invariant, so the spawn and its child plans go with it.
+    assert set(result.invalidated) == {
+        h["invariant"].decision_id,
+        h["spawn"].decision_id,
+        *_all(store, h["child"]),
+        *_all(store, h["grandchild"]),
+    }
+    removal = store.get_decision(result.correction.decision_id)
+    assert removal.decision_type is DecisionType.USER_INTERVENTION
+    assert removal.parent_decision_id == h["root"].decision_id
+    assert removal.alternatives_considered == (h["invariant"].chosen_option,)
+
+
+def test_a_missing_constraint_is_added_as_a_new_decision_and_invalidates_nothing(
+    store: DecisionStore, graph: Graph, hierarchy: dict[str, Any]
+) -> None:
+    h = hierarchy
+    plan = h["plan"]
+    advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    current_before = _current(store, plan)
+
+    # invariant_enforced is a Strategize decision: the plan reverts to add it.
+    advance_phase(store, plan.plan_id, Phase.STRATEGIZE, "a missing constraint must be added")
+    added = _add(store, plan, DecisionType.INVARIANT_ENFORCED, h["root"])
+
+    # Adding a constraint supersedes nothing: decisions made without it stay current until a
+    # correction (of the ones that violate it) says otherwise.
+    assert _current(store, plan) == current_before | {added.decision_id}
+    assert all(d.superseded_by is None for d in store.list_decisions(plan.plan_id))
+
+
+def test_sequential_children_become_parallel(store: DecisionStore) -> None:
+    plan, root = instantiate_plan(store, "two parts")
+    strategy = _add(store, plan, S, root)
+    first = _add(store, plan, DecisionType.SUBPLAN_SPAWN, strategy)
+    second = _add(store, plan, DecisionType.SUBPLAN_SPAWN, strategy, first)  # runs after the first
+    child_a, _ = instantiate_plan(store, "part a", spawned_by_decision_id=first.decision_id)
+    child_b, _ = instantiate_plan(store, "part b", spawned_by_decision_id=second.decision_id)
+
+    result = correct(store, first.decision_id, "revert", "Spawn both parts in parallel", "they are independent")
+    parallel = _add(store, plan, DecisionType.SUBPLAN_PARALLEL_SPAWN, store.get_decision(result.correction.decision_id))
+    new_a, _ = instantiate_plan(store, "part a", spawned_by_decision_id=parallel.decision_id)
+    new_b, _ = instantiate_plan(store, "part b", spawned_by_decision_id=parallel.decision_id)
+
+    assert {first.decision_id, second.decision_id} <= set(result.invalidated)
+    assert set(result.invalidated_plans) == {child_a.plan_id, child_b.plan_id}
+    assert store.get_decision(parallel.decision_id).downstream_plan_ids == tuple(sorted([new_a.plan_id, new_b.plan_id]))
+
+
+# -- whole or not at all, and errors --------------------------------------------------------
+
+
+def test_corrections_never_change_what_a_decision_said(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+    h = hierarchy
+    before = {d.decision_id: d for d in store.list_decisions(h["plan"].plan_id)}
+
+    correct(store, h["strategy"].decision_id, "append", "fix", "r")
+
+    for d in store.list_decisions(h["plan"].plan_id):
+        if d.decision_id in before:
+            unchanged = before[d.decision_id].model_dump(exclude={"superseded_by", "superseded_at", "downstream_decision_ids"})
+            assert d.model_dump(exclude={"superseded_by", "superseded_at", "downstream_decision_ids"}) == unchanged
+
+
+@pytest.mark.parametrize(
+    ("decision_id", "mode", "guidance", "error", "named"),
+    [
+        ("unknown", "revert", "g", NotFound, "decision"),
+        ("strategy", "sideways", "g", ValidationFailed, "mode"),
+        ("strategy", "revert", "  ", ValidationFailed, "guidance"),
+    ],
+)
+def test_bad_requests_are_refused_and_nothing_is_written(
+    store: DecisionStore, graph: Graph, hierarchy: dict[str, Any], decision_id: str, mode: str, guidance: str, error: type[Exception], named: str
+) -> None:
+    target = new_ulid() if decision_id == "unknown" else hierarchy[decision_id].decision_id
+    before = count_graph(graph)
+
+    with pytest.raises(error) as raised:
+        correct(store, target, mode, guidance, "r")
+
+    assert named in (getattr(raised.value, "field", None) or str(raised.value))
+    assert count_graph(graph) == before
+
+
+def test_correcting_a_superseded_decision_names_what_superseded_it(store: DecisionStore, hierarchy: dict[str, Any], graph: Graph) -> None:
+    h = hierarchy
+    first = correct(store, h["strategy"].decision_id, "revert", "g", "r")
+    before = count_graph(graph)
+
+    for superseded in (h["strategy"], h["resources"]):
+        with pytest.raises(Conflict, match=f"already superseded by {first.correction.decision_id}"):
+            correct(store, superseded.decision_id, "revert", "again", "r")
+        with pytest.raises(Conflict, match=first.correction.decision_id):
+            preview(store, superseded.decision_id)
+    assert count_graph(graph) == before
+
+
+def test_two_concurrent_corrections_of_one_decision_one_wins(store: DecisionStore, graph: Graph, hierarchy: dict[str, Any]) -> None:
+    h = hierarchy
+    outcomes: list[Any] = []
+    barrier = threading.Barrier(2)
+
+    def attempt(guidance: str) -> None:
+        barrier.wait()
+        try:
+            outcomes.append(correct(store, h["strategy"].decision_id, "revert", guidance, "r"))
+        except Conflict as e:
+            outcomes.append(e)
+
+    threads = [threading.Thread(target=attempt, args=(g,)) for g in ("first", "second")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    winners = [o for o in outcomes if not isinstance(o, Exception)]
+    losers = [o for o in outcomes if isinstance(o, Conflict)]
+    assert len(winners) == 1 and len(losers) == 1
+    assert winners[0].correction.decision_id in str(losers[0])
+    corrections = [d for d in store.list_decisions(h["plan"].plan_id) if d.is_correction]
+    assert [d.decision_id for d in corrections] == [winners[0].correction.decision_id]
+    assert len(history(store, h["strategy"].decision_id)) == 1
+
+
+# -- preview, history, time travel ---------------------------------------------------------
+
+
+def test_preview_equals_what_the_correction_then_does_and_writes_nothing(
+    store: DecisionStore, graph: Graph, hierarchy: dict[str, Any]
+) -> None:
+    h = hierarchy
+    before = count_graph(graph)
+
+    impact = preview(store, h["strategy"].decision_id)
+
+    assert count_graph(graph) == before
+    result = correct(store, h["strategy"].decision_id, "revert", "g", "r")
+    assert set(impact.decision_ids) == set(result.invalidated)
+    assert impact.plan_ids == result.invalidated_plans
+    assert impact.counts_by_type == result.attempt.counts_by_type
+    assert impact.counts_by_type == {"resource_selection": 2, "strategy_choice": 3, "subplan_spawn": 2, "prompt_definition": 2}
+
+
+def test_every_correction_is_kept_as_an_attempt_on_its_chain(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+    h = hierarchy
+    first = correct(store, h["other"].decision_id, "revert", "try b", "a was wrong", requested_by="alice")
+    second = correct(store, first.correction.decision_id, "append", "try c", "b was wrong too", requested_by="bob")
+    record_replay(store, second.attempt.attempt_id, ReplayOutcome.REPLAYED, "actor re-ran 2 steps")
+
+    attempts = history(store, second.correction.decision_id)
+
+    assert [a.attempt_number for a in attempts] == [1, 2]
+    assert {a.original_decision_id for a in attempts} == {h["other"].decision_id}
+    assert [(a.mode, a.guidance, a.reason, a.requested_by) for a in attempts] == [
+        (CorrectionMode.REVERT, "try b", "a was wrong", "alice"),
+        (CorrectionMode.APPEND, "try c", "b was wrong too", "bob"),
+    ]
+    assert set(attempts[0].invalidated_decision_ids) == {h["other"].decision_id, h["influenced"].decision_id, h["bystander"].decision_id}
+    assert attempts[1].invalidated_decision_ids == (first.correction.decision_id,)
+    assert (attempts[0].replay_outcome, attempts[1].replay_outcome) == (ReplayOutcome.PENDING, ReplayOutcome.REPLAYED)
+    assert attempts[1].replay_detail == "actor re-ran 2 steps"
+    assert history(store, h["other"].decision_id) == attempts
+
+
+def test_as_of_reads_show_the_tree_before_and_after_a_correction(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+    h = hierarchy
+    plan_id = h["plan"].plan_id
+    before = _current(store, h["plan"])
+
+    result = correct(store, h["strategy"].decision_id, "revert", "g", "r")
+    at = result.attempt.at
+
+    as_of_before = {d.decision_id for d in store.list_decisions(plan_id, as_of=at - timedelta(microseconds=1))}
+    as_of_after = {d.decision_id for d in store.list_decisions(plan_id, as_of=at)}
+    assert as_of_before == before
+    assert as_of_after == _current(store, h["plan"])
+    assert as_of_after == before - set(result.invalidated) | {result.correction.decision_id}
+    assert len(store.get_tree(plan_id, as_of=at - timedelta(microseconds=1))) == len(before)
+
+
+def test_append_places_the_fix_after_the_latest_decision(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+    h = hierarchy
+
+    result = correct(store, h["strategy"].decision_id, "append", "g", "r")
+
+    # bystander is the plan's latest decision outside what the correction invalidated.
+    assert result.correction.parent_decision_id == h["bystander"].decision_id
+    assert all(p.checkpoint is None for p in result.replay_frontier)
+
+
+def test_revert_frontier_starts_at_the_originals_checkpoint(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+    h = hierarchy
+
+    result = correct(store, h["strategy"].decision_id, "revert", "g", "r")
+
+    first = result.replay_frontier[0]
+    assert first.first_invalidated_decision_id == h["strategy"].decision_id
+    assert first.checkpoint == h["strategy"].context_snapshot.actor_state_ref
+    assert {p.plan_id for p in result.replay_frontier} == {h["plan"].plan_id, h["child"].plan_id, h["grandchild"].plan_id}
