@@ -30,11 +30,18 @@ def test_demonstration_records_a_two_level_hierarchy_through_the_protocol(store:
     assert review.status is ReviewStatus.ALTERNATIVE_SELECTED and review.decision_id == spawn.decision_id
     assert spawn.chosen_option == "Spawn a child plan for per-client quotas"
     assert "Fold quotas into this plan" in spawn.alternatives_considered
-    # Execute decisions carry checkpoint groups, Strategize ones do not.
-    for d in parent + child:
+    # Execute decisions recorded by actors carry checkpoint groups, Strategize ones do not.
+    by_actors = [d for d in parent + child if d.context_snapshot.actor_state_ref is not None]
+    for d in by_actors:
         has_group = store.get_checkpoint_group(d.decision_id) is not None
         assert has_group == (d.phase.value == "execute"), d.decision_type
-    assert demo.checkpoint_groups == sum(1 for d in parent + child if d.phase.value == "execute") > 0
+    assert demo.checkpoint_groups == sum(1 for d in by_actors if d.phase.value == "execute") > 0
+    # The in-process implementation was corrected and the execution actor replayed from its checkpoint.
+    invalidated = {d.decision_type for d in parent if d.decision_id in demo.correction.invalidated}
+    assert invalidated == {DecisionType.IMPLEMENTATION_CHOICE, DecisionType.TOOL_INVOCATION, DecisionType.ERROR_RECOVERY}
+    current = {d.decision_id: d for d in store.list_decisions(demo.root_plan.plan_id, current_only=True)}
+    assert demo.replayed and set(demo.replayed) <= set(current)
+    assert current[demo.replayed[0]].chosen_option == "Redis counters shared by every gateway replica"
 
 
 def test_rendering_nests_the_child_plan_under_its_spawning_decision(store: DecisionStore) -> None:
@@ -48,3 +55,4 @@ def test_rendering_nests_the_child_plan_under_its_spawning_decision(store: Decis
     assert lines[spawn_line + 1].strip().startswith(f"plan {demo.child_plan.plan_id}")
     decisions = len(store.list_decisions(demo.root_plan.plan_id)) + len(store.list_decisions(demo.child_plan.plan_id))
     assert len(lines) == decisions + 2  # one line per decision plus one per plan
+    assert sum("[superseded by" in line for line in lines) == len(demo.correction.invalidated)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from decisiontrail import __version__
+from decisiontrail.domain.correction import CorrectionResult, Impact
 from decisiontrail.exceptions import DecisionTrailError
 from decisiontrail.settings import Neo4jSettings
 
@@ -55,6 +56,36 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "migrate", help="apply schema migrations (constraints, indexes) and exit", description="Apply migrations."
     )
+    impact = commands.add_parser(
+        "impact",
+        help="preview what correcting a decision would invalidate (writes nothing)",
+        description="Preview what correcting a decision would invalidate: decisions, plans, counts by type.",
+    )
+    impact.add_argument("decision_id", help="the decision's ULID")
+    correct = commands.add_parser(
+        "correct",
+        help="correct a decision: supersede it and exactly its downstream",
+        description=(
+            "Correct a decision (ADR-007): a correction decision is recorded, and the decision and its whole "
+            "downstream, across child plans, are superseded in one transaction. Prints what was invalidated "
+            "and the replay frontier (the actor checkpoints to re-run from)."
+        ),
+    )
+    correct.add_argument("decision_id", help="the decision's ULID")
+    correct.add_argument(
+        "--mode",
+        choices=["revert", "append"],
+        default="revert",
+        help="revert: re-run from the decision's checkpoint; append: add the fix after the plan's latest decision "
+        "(default: revert)",
+    )
+    correct.add_argument("--guidance", required=True, help="the corrected decision, in words")
+    correct.add_argument("--reason", default="", help="why the decision was wrong")
+    correct.add_argument("--by", default="cli", help="who asks for the correction (default: cli)")
+    corrections = commands.add_parser(
+        "history", help="list the correction attempts on a decision's chain", description="List correction attempts."
+    )
+    corrections.add_argument("decision_id", help="the decision's ULID")
 
     neo4j = commands.add_parser("neo4j", help="manage the embedded Neo4j", description="Manage the embedded Neo4j.")
     neo4j_commands = neo4j.add_subparsers(dest="neo4j_command", required=True, metavar="ACTION")
@@ -87,6 +118,7 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
     from decisiontrail.actors.demonstration import record_demonstration, render_demonstration
     from decisiontrail.actors.graph import sqlite_checkpointer
     from decisiontrail.graphdb import DecisionStore, open_graph
+    from decisiontrail.services.correction import correct, history, preview
 
     with open_graph(settings, progress=log.info) as graph:
         store = DecisionStore(graph)
@@ -100,11 +132,49 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
                 demo.checkpoint_groups,
             )
             print(render_demonstration(store, demo))
+            print()
+            print(describe_correction(demo.correction))
+            print(f"replay recorded {len(demo.replayed)} new decision(s): " + ", ".join(demo.replayed))
         elif args.command == "tree":
             print(store.get_tree(args.plan_id).render())
+        elif args.command == "impact":
+            print(describe_impact(preview(store, args.decision_id)))
+        elif args.command == "correct":
+            print(describe_correction(correct(store, args.decision_id, args.mode, args.guidance, args.reason, requested_by=args.by)))
+        elif args.command == "history":
+            for attempt in history(store, args.decision_id):
+                print(
+                    f"attempt {attempt.attempt_number} at {attempt.at:%Y-%m-%d %H:%M:%S} by {attempt.requested_by} "
+                    f"({attempt.mode.value}): {attempt.guidance!r}; invalidated {len(attempt.invalidated_decision_ids)} "
+                    f"decision(s), {len(attempt.invalidated_plan_ids)} plan(s); replay {attempt.replay_outcome.value}"
+                )
         elif args.command == "migrate":
             log.info("schema is up to date on %s", graph.uri)
     return 0
+
+
+def describe_impact(impact: Impact) -> str:
+    counts = ", ".join(f"{n} {t}" for t, n in impact.counts_by_type.items())
+    lines = [f"correcting {impact.decision_id} would invalidate {len(impact.decisions)} decision(s) ({counts})"]
+    lines += [f"  {d.decision_id} {d.decision_type.value} in plan {d.plan_id}" for d in impact.decisions]
+    lines.append(f"and {len(impact.plan_ids)} child plan(s)" + (": " + ", ".join(impact.plan_ids) if impact.plan_ids else ""))
+    return "\n".join(lines)
+
+
+def describe_correction(result: CorrectionResult) -> str:
+    attempt = result.attempt
+    lines = [
+        f"correction {result.correction.decision_id} ({result.correction.decision_type.value}) "
+        f"supersedes {attempt.corrected_decision_id}, attempt {attempt.attempt_number}",
+        f"invalidated {len(result.invalidated)} decision(s): "
+        + ", ".join(f"{n} {t}" for t, n in attempt.counts_by_type.items()),
+        f"invalidated {len(result.invalidated_plans)} child plan(s)"
+        + (": " + ", ".join(result.invalidated_plans) if result.invalidated_plans else ""),
+    ]
+    for point in result.replay_frontier:
+        where = f"checkpoint {point.checkpoint.checkpoint_id}" if point.checkpoint else "its latest state"
+        lines.append(f"replay: thread {point.thread_id} in plan {point.plan_id} from {where}")
+    return "\n".join(lines)
 
 
 def _neo4j(args: argparse.Namespace, settings: Neo4jSettings) -> int:

@@ -15,17 +15,21 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from decisiontrail.actors.graph import build_actor
 from decisiontrail.actors.reconciliation import reconcile_invariants
+from decisiontrail.actors.replay import replay_correction
 from decisiontrail.actors.scripted import ScriptedChatModel, decide, recorded_ids
 from decisiontrail.actors.tool import record_decision_tool
 from decisiontrail.domain import AutomationProfile, Invariant, Phase, Plan, Scope
+from decisiontrail.domain.correction import CorrectionMode, CorrectionResult, ReplayOutcome
 from decisiontrail.domain.recording import ReviewAction
 from decisiontrail.domain.tree import render_hierarchy
 from decisiontrail.graphdb import DecisionStore
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
+from decisiontrail.services.correction import correct, record_replay
 from decisiontrail.services.reviews import resolve_review
 
 Log = Callable[[str], None]
@@ -35,6 +39,8 @@ Log = Callable[[str], None]
 class Demonstration:
     root_plan: Plan
     child_plan: Plan
+    correction: CorrectionResult
+    replayed: list[str]
     reviews_resolved: list[str] = field(default_factory=list)
     checkpoint_groups: int = 0
 
@@ -51,7 +57,7 @@ def run_actor(
     depends_on: Sequence[str] = (),
     reviewer: Callable[[dict[str, Any]], tuple[ReviewAction, str | None]] | None = None,
     log: Log = lambda _: None,
-) -> dict[str, Any]:
+) -> tuple[CompiledStateGraph[Any], dict[str, Any]]:
     """Run one scripted actor to the end, answering any review it pauses for with ``reviewer``."""
     actor = build_actor(ScriptedChatModel(script=list(script)), [record_decision_tool(store)], checkpointer)
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
@@ -67,7 +73,17 @@ def run_actor(
         log(f"review {request['review_id']}: {request['reason']}; reviewer chose {action.value} {option or ''}".rstrip())
         resolve_review(store, request["review_id"], action, option)
         state = actor.invoke(Command(resume={"review_id": request["review_id"]}), config)
-    return state
+    return actor, state
+
+
+def _corrected(messages: Sequence[BaseMessage]) -> bool:
+    return any(isinstance(m, HumanMessage) and str(m.content).startswith("Correction:") for m in messages)
+
+
+def unless_corrected(original: AIMessage, replacement: AIMessage) -> Callable[[Sequence[BaseMessage]], AIMessage]:
+    """A script step that makes the original choice, or the replacement once the actor has
+    been given a correction (as a replay after ``correct`` does)."""
+    return lambda messages: replacement if _corrected(messages) else original
 
 
 def record_demonstration(store: DecisionStore, checkpointer: BaseCheckpointSaver[Any], log: Log = lambda _: None) -> Demonstration:
@@ -153,34 +169,56 @@ def record_demonstration(store: DecisionStore, checkpointer: BaseCheckpointSaver
 
     for current in (plan, child):
         advance_phase(store, current.plan_id, Phase.EXECUTE, "strategy complete")
-    run_actor(
+    execution, _ = run_actor(
         store,
         checkpointer,
         plan,
         f"execution-{plan.plan_id}",
         [
-            decide(
-                decision_type="implementation_choice",
-                question="How is the bucket stored?",
-                chosen_option="In-process buckets refilled by a monotonic clock",
-                alternatives_considered=["Redis counters"],
-                confidence_score=0.68,
-                rationale="A single gateway instance serves the API today.",
+            unless_corrected(
+                decide(
+                    decision_type="implementation_choice",
+                    question="How is the bucket stored?",
+                    chosen_option="In-process buckets refilled by a monotonic clock",
+                    alternatives_considered=["Redis counters"],
+                    confidence_score=0.68,
+                    rationale="A single gateway instance serves the API today.",
+                ),
+                decide(
+                    decision_type="implementation_choice",
+                    question="How is the bucket stored?",
+                    chosen_option="Redis counters shared by every gateway replica",
+                    alternatives_considered=["In-process buckets refilled by a monotonic clock"],
+                    confidence_score=0.9,
+                    rationale="The gateway runs several replicas; buckets must be shared.",
+                ),
             ),
-            decide(
-                decision_type="tool_invocation",
-                question="Which tool applies the change?",
-                chosen_option="edit_file(gateway/limits.py)",
-                confidence_score=0.95,
-                rationale="A local edit; no generator needed.",
+            unless_corrected(
+                decide(
+                    decision_type="tool_invocation",
+                    question="Which tool applies the change?",
+                    chosen_option="edit_file(gateway/limits.py)",
+                    confidence_score=0.95,
+                    rationale="A local edit; no generator needed.",
+                ),
+                decide(
+                    decision_type="tool_invocation",
+                    question="Which tool applies the change?",
+                    chosen_option="edit_file(gateway/limits.py) with a Redis client",
+                    confidence_score=0.9,
+                    rationale="The limiter now talks to Redis.",
+                ),
             ),
-            decide(
-                decision_type="error_recovery",
-                question="The limits test failed on clock skew; what now?",
-                chosen_option="Inject the clock and freeze it in tests",
-                alternatives_considered=["Widen the test's tolerance"],
-                confidence_score=0.83,
-                rationale="Deterministic tests beat looser ones.",
+            unless_corrected(
+                decide(
+                    decision_type="error_recovery",
+                    question="The limits test failed on clock skew; what now?",
+                    chosen_option="Inject the clock and freeze it in tests",
+                    alternatives_considered=["Widen the test's tolerance"],
+                    confidence_score=0.83,
+                    rationale="Deterministic tests beat looser ones.",
+                ),
+                AIMessage(content="done"),  # with Redis time there is no clock skew to recover from
             ),
         ],
         brief="Execute the rate limiting strategy.",
@@ -218,7 +256,25 @@ def record_demonstration(store: DecisionStore, checkpointer: BaseCheckpointSaver
         resources=[{"resource_id": "repo:billing", "path": "gateway/quotas.py"}],
         log=log,
     )
-    demo = Demonstration(root_plan=store.get_plan(plan.plan_id), child_plan=store.get_plan(child.plan_id))
+
+    # The in-process buckets were wrong: the gateway runs three replicas. Correct the choice,
+    # then replay the execution actor from the checkpoint it was made from.
+    implementation = next(
+        d for d in store.list_decisions(plan.plan_id, current_only=True) if d.decision_type.value == "implementation_choice"
+    )
+    guidance = "Use Redis counters shared by every gateway replica"
+    result = correct(store, implementation.decision_id, "revert", guidance, "the gateway runs three replicas", requested_by="demo")
+    log(f"corrected {implementation.decision_id}: invalidated {len(result.invalidated)} decision(s); replaying")
+    replayed: list[str] = []
+    for point in result.replay_frontier:
+        before = {d.decision_id for d in store.list_decisions(point.plan_id)}
+        replay_correction(execution, point, guidance, mode=CorrectionMode.REVERT)
+        replayed += [d.decision_id for d in store.list_decisions(point.plan_id) if d.decision_id not in before]
+    record_replay(store, result.attempt.attempt_id, ReplayOutcome.REPLAYED, f"{len(replayed)} decision(s) recorded anew")
+
+    demo = Demonstration(
+        root_plan=store.get_plan(plan.plan_id), child_plan=store.get_plan(child.plan_id), correction=result, replayed=replayed
+    )
     demo.reviews_resolved = [r.review_id for r in store.list_reviews(plan.plan_id) if r.decision_id]
     demo.checkpoint_groups = sum(
         1
