@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -74,24 +74,6 @@ class ImpactedDecision(BaseModel):
             sequence_number=decision.sequence_number or 0,
             phase=decision.phase,
             actor_state_ref=decision.context_snapshot.actor_state_ref,
-        )
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> ImpactedDecision:
-        state = None
-        if row.get("actor_state_checkpoint_id"):
-            state = CheckpointRef(
-                thread_id=row["actor_state_thread_id"],
-                checkpoint_ns=row.get("actor_state_checkpoint_ns") or "",
-                checkpoint_id=row["actor_state_checkpoint_id"],
-            )
-        return cls(
-            decision_id=row["decision_id"],
-            decision_type=row["decision_type"],
-            plan_id=row["plan_id"],
-            sequence_number=row["sequence_number"],
-            phase=row["phase"],
-            actor_state_ref=state,
         )
 
 
@@ -216,48 +198,6 @@ class CorrectionAttempt(BaseModel):
     replay_frontier: tuple[FrontierPoint, ...]
     replay_outcome: ReplayOutcome = ReplayOutcome.PENDING
     replay_detail: str | None = None
-
-    def properties(self) -> dict[str, Any]:
-        """As Neo4j node properties (nested parts as JSON)."""
-        return {
-            "attempt_id": self.attempt_id,
-            "original_decision_id": self.original_decision_id,
-            "corrected_decision_id": self.corrected_decision_id,
-            "correction_decision_id": self.correction_decision_id,
-            "attempt_number": self.attempt_number,
-            "mode": self.mode.value,
-            "guidance": self.guidance,
-            "reason": self.reason,
-            "requested_by": self.requested_by,
-            "at": self.at,
-            "invalidated_decision_ids": list(self.invalidated_decision_ids),
-            "invalidated_plan_ids": list(self.invalidated_plan_ids),
-            "counts_by_type": json.dumps(self.counts_by_type, sort_keys=True),
-            "replay_frontier": json.dumps([p.model_dump(mode="json") for p in self.replay_frontier]),
-            "replay_outcome": self.replay_outcome.value,
-        }
-
-    @classmethod
-    def from_properties(cls, props: Mapping[str, Any]) -> CorrectionAttempt:
-        at = props["at"]
-        return cls(
-            attempt_id=props["attempt_id"],
-            original_decision_id=props["original_decision_id"],
-            corrected_decision_id=props["corrected_decision_id"],
-            correction_decision_id=props["correction_decision_id"],
-            attempt_number=props["attempt_number"],
-            mode=props["mode"],
-            guidance=props["guidance"],
-            reason=props["reason"],
-            requested_by=props["requested_by"],
-            at=at.to_native() if hasattr(at, "to_native") else at,
-            invalidated_decision_ids=tuple(props["invalidated_decision_ids"]),
-            invalidated_plan_ids=tuple(props["invalidated_plan_ids"]),
-            counts_by_type=json.loads(props["counts_by_type"]),
-            replay_frontier=tuple(FrontierPoint(**p) for p in json.loads(props["replay_frontier"])),
-            replay_outcome=props["replay_outcome"],
-            replay_detail=props.get("replay_detail"),
-        )
 
 
 class CorrectionResult(BaseModel):

@@ -14,6 +14,7 @@ from typing import Any
 
 from neo4j.time import DateTime
 
+from decisiontrail.domain.correction import CorrectionAttempt, FrontierPoint, ImpactedDecision
 from decisiontrail.domain.recording import Proposal, Review
 from decisiontrail.domain import (
     ArtifactRef,
@@ -60,13 +61,7 @@ def decision_properties(decision: Decision, idempotency_key: str | None = None) 
 def decision_from_record(record: Mapping[str, Any]) -> Decision:
     """Rebuild a Decision from a row of ``decision/get_decisions`` or ``list_plan_decisions``."""
     props = record["decision"]
-    state = None
-    if props.get("actor_state_checkpoint_id") is not None:
-        state = CheckpointRef(
-            thread_id=props["actor_state_thread_id"],
-            checkpoint_ns=props.get("actor_state_checkpoint_ns") or "",
-            checkpoint_id=props["actor_state_checkpoint_id"],
-        )
+    state = _checkpoint(props)
     return Decision(
         decision_id=props["decision_id"],
         plan_id=props["plan_id"],
@@ -164,6 +159,53 @@ def plan_from_record(record: Mapping[str, Any]) -> Plan:
         invariants=tuple(Invariant(**i) for i in json.loads(props.get("invariants") or "[]")),
         created_at=_native(props["created_at"]),
         invalidated_at=_native(props["invalidated_at"]) if props.get("invalidated_at") is not None else None,
+    )
+
+
+def impacted_from_row(row: Mapping[str, Any]) -> ImpactedDecision:
+    """A decision as ``correction/downstream`` returns it: what invalidating and replaying it needs."""
+    return ImpactedDecision(
+        decision_id=row["decision_id"],
+        decision_type=row["decision_type"],
+        plan_id=row["plan_id"],
+        sequence_number=row["sequence_number"],
+        phase=row["phase"],
+        actor_state_ref=_checkpoint(row),
+    )
+
+
+def attempt_properties(attempt: CorrectionAttempt) -> dict[str, Any]:
+    """A correction attempt as node properties (nested parts as JSON)."""
+    return {
+        **attempt.model_dump(
+            mode="python", exclude={"counts_by_type", "replay_frontier", "replay_detail", "invalidated_decision_ids", "invalidated_plan_ids"}
+        ),
+        "mode": attempt.mode.value,
+        "replay_outcome": attempt.replay_outcome.value,
+        "invalidated_decision_ids": list(attempt.invalidated_decision_ids),
+        "invalidated_plan_ids": list(attempt.invalidated_plan_ids),
+        "counts_by_type": _json(attempt.counts_by_type),
+        "replay_frontier": _json([p.model_dump(mode="json") for p in attempt.replay_frontier]),
+    }
+
+
+def attempt_from_properties(props: Mapping[str, Any]) -> CorrectionAttempt:
+    """Rebuild a correction attempt from its node's properties."""
+    return CorrectionAttempt(
+        **{k: v for k, v in props.items() if k not in ("counts_by_type", "replay_frontier", "at", "replayed_at")},
+        at=_native(props["at"]),
+        counts_by_type=json.loads(props["counts_by_type"]),
+        replay_frontier=tuple(FrontierPoint(**p) for p in json.loads(props["replay_frontier"])),
+    )
+
+
+def _checkpoint(props: Mapping[str, Any]) -> CheckpointRef | None:
+    if props.get("actor_state_checkpoint_id") is None:
+        return None
+    return CheckpointRef(
+        thread_id=props["actor_state_thread_id"],
+        checkpoint_ns=props.get("actor_state_checkpoint_ns") or "",
+        checkpoint_id=props["actor_state_checkpoint_id"],
     )
 
 

@@ -46,8 +46,11 @@ from decisiontrail.domain.rules import DecisionPlacement, SpawnLink, check_decis
 from decisiontrail.exceptions import Conflict, NotFound, Unavailable, ValidationFailed
 from decisiontrail.graphdb.connection import Graph
 from decisiontrail.graphdb.records import (
+    attempt_from_properties,
+    attempt_properties,
     decision_from_record,
     decision_properties,
+    impacted_from_row,
     plan_from_record,
     plan_properties,
     review_from_record,
@@ -356,7 +359,7 @@ class DecisionStore:
                 original_id=decision_id,
                 superseded_ids=superseded,
                 plan_ids=list(impact.plan_ids),
-                attempt=attempt.properties(),
+                attempt=attempt_properties(attempt),
                 at=at,
             ).consume()
             return CorrectionResult(
@@ -368,7 +371,7 @@ class DecisionStore:
     def correction_attempts(self, decision_id: str) -> list[CorrectionAttempt]:
         """Every attempt on the correction chain ``decision_id`` belongs to, oldest first."""
         records = self._read(query("correction/list_attempts"), decision_id=decision_id)
-        return [CorrectionAttempt.from_properties(r["attempt"]) for r in records]
+        return [attempt_from_properties(r["attempt"]) for r in records]
 
     def set_replay_outcome(self, attempt_id: str, outcome: ReplayOutcome, detail: str | None = None) -> None:
         """Record how replaying a correction's frontier went."""
@@ -558,7 +561,7 @@ class DecisionStore:
 
 def _impact(record: neo4j.Record) -> Impact:
     decisions = sorted(
-        (ImpactedDecision.from_row(row) for row in record["decisions"]), key=lambda d: (d.plan_id, d.sequence_number)
+        (impacted_from_row(row) for row in record["decisions"]), key=lambda d: (d.plan_id, d.sequence_number)
     )
     return Impact(decision_id=record["decision_id"], decisions=tuple(decisions), plan_ids=tuple(sorted(record["plan_ids"])))
 
