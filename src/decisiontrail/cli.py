@@ -56,6 +56,17 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "migrate", help="apply schema migrations (constraints, indexes) and exit", description="Apply migrations."
     )
+    sdl = commands.add_parser(
+        "schema", help="print the GraphQL schema (SDL)", description="Print the GraphQL schema in SDL."
+    )
+    sdl.add_argument("--output", help="write to this file instead of standard output")
+    serve = commands.add_parser(
+        "serve",
+        help="serve the GraphQL API (GraphiQL at /graphql, /healthz, /readyz)",
+        description="Serve the GraphQL API with uvicorn. Neo4j is the embedded one unless NEO4J_URI is set.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port to bind (default: 8000)")
     impact = commands.add_parser(
         "impact",
         help="preview what correcting a decision would invalidate (writes nothing)",
@@ -106,6 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Neo4jSettings.from_env()
         if args.command == "neo4j":
             return _neo4j(args, settings)
+        if args.command == "serve":
+            return _serve(args, settings)
+        if args.command == "schema":
+            return _schema(args)
         return _with_graph(args, settings)
     except DecisionTrailError as e:
         print(f"decisiontrail: error: {e.message}", file=sys.stderr)
@@ -175,6 +190,28 @@ def describe_correction(result: CorrectionResult) -> str:
         where = f"checkpoint {point.checkpoint.checkpoint_id}" if point.checkpoint else "its latest state"
         lines.append(f"replay: thread {point.thread_id} in plan {point.plan_id} from {where}")
     return "\n".join(lines)
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from decisiontrail.schema import schema
+
+    text = schema.as_str() + "\n"
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        print(text, end="")
+    return 0
+
+
+def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
+    import uvicorn
+
+    from decisiontrail.app import create_app
+
+    log.info("serving GraphQL on http://%s:%d/graphql", args.host, args.port)
+    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    return 0
 
 
 def _neo4j(args: argparse.Namespace, settings: Neo4jSettings) -> int:

@@ -103,6 +103,12 @@ class DecisionStore:
             raise NotFound("plan", plan_id)
         return plan_from_record(records[0])
 
+    def get_plans(self, plan_ids: list[str]) -> list[Plan | None]:
+        """One result per id, in the order given; None where no such plan exists."""
+        records = self._read(query("plan/get_plans"), plan_ids=plan_ids)
+        found = {p.plan_id: p for p in map(plan_from_record, records)}
+        return [found.get(plan_id) for plan_id in plan_ids]
+
     def advance_phase(self, plan_id: str, target: Phase, reason: str = "") -> Plan:
         """Move the plan to ``target`` (Strategize -> Execute -> Apply, or Execute -> Strategize),
         recording the change; refused while reviews are pending."""
@@ -239,6 +245,12 @@ class DecisionStore:
         records = self._read(query("decision/get_decisions"), decision_ids=decision_ids)
         found = {d.decision_id: d for d in map(decision_from_record, records)}
         return [found.get(decision_id) for decision_id in decision_ids]
+
+    def children_of(self, decision_ids: list[str]) -> list[list[str]]:
+        """For each decision, in the order given, its children's ids in sequence order."""
+        records = self._read(query("decision/children_of"), decision_ids=decision_ids)
+        found = {r["parent_id"]: list(r["child_ids"]) for r in records}
+        return [found.get(decision_id, []) for decision_id in decision_ids]
 
     def list_decisions(
         self, plan_id: str, *, current_only: bool = False, as_of: datetime | None = None

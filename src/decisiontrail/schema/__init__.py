@@ -1,1 +1,47 @@
-"""GraphQL types (strawberry); filled by the GraphQL API issue."""
+"""The GraphQL schema: Query and Mutation assembled in one place from the resolvers."""
+
+from __future__ import annotations
+
+import strawberry
+from strawberry.extensions import MaskErrors, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+
+from decisiontrail.resolvers import mutations, queries
+from decisiontrail.resolvers.errors import should_mask
+from decisiontrail.schema.types import CorrectionPayload, Decision, Impact, Plan, RecordDecisionPayload, ResolveReviewPayload, Review
+
+MAX_DEPTH = 12
+MAX_ALIASES = 30
+MAX_TOKENS = 5000
+
+
+@strawberry.type
+class Query:
+    decision: Decision | None = strawberry.field(resolver=queries.decision, description="A decision by id.")
+    plan: Plan | None = strawberry.field(resolver=queries.plan, description="A plan by id.")
+    impact: Impact = strawberry.field(
+        resolver=queries.impact, description="What correcting a decision would invalidate (writes nothing)."
+    )
+    pending_reviews: list[Review] = strawberry.field(
+        resolver=queries.pending_reviews, description="Decisions of a plan waiting for a person."
+    )
+
+
+@strawberry.type
+class Mutation:
+    instantiate_plan: Plan = strawberry.mutation(resolver=mutations.instantiate_plan)
+    record_decision: RecordDecisionPayload = strawberry.mutation(resolver=mutations.record_decision)
+    resolve_review: ResolveReviewPayload = strawberry.mutation(resolver=mutations.resolve_review)
+    correct_decision: CorrectionPayload = strawberry.mutation(resolver=mutations.correct_decision)
+    advance_phase: Plan = strawberry.mutation(resolver=mutations.advance_phase)
+
+
+schema = strawberry.Schema(
+    query=Query,
+    mutation=Mutation,
+    extensions=[
+        lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
+        lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+        lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
+        lambda: MaskErrors(should_mask_error=should_mask),
+    ],
+)

@@ -1,0 +1,92 @@
+"""The HTTP service: GraphQL (with GraphiQL) at /graphql, health at /healthz and /readyz."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+from strawberry.asgi import GraphQL
+
+from decisiontrail.graphdb import DecisionStore, Graph, open_graph
+from decisiontrail.resolvers.context import Context
+from decisiontrail.schema import schema
+from decisiontrail.settings import Neo4jSettings
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 1024 * 1024
+
+
+class DecisionTrailGraphQL(GraphQL[Context, None]):
+    """strawberry's ASGI app with our per-request context (fresh DataLoaders each request)."""
+
+    def __init__(self, store: DecisionStore) -> None:
+        super().__init__(schema, graphql_ide="graphiql")
+        self.store = store
+
+    async def get_context(self, request: Any, response: Any = None) -> Context:
+        return Context(store=self.store)
+
+
+class BodySizeLimit:
+    """Refuses request bodies over ``limit`` bytes with 413 before they are read."""
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            length = dict(scope.get("headers") or []).get(b"content-length")
+            if length is not None and int(length) > self.limit:
+                response = JSONResponse(
+                    {"errors": [{"message": f"request body over {self.limit} bytes", "extensions": {"code": "PAYLOAD_TOO_LARGE"}}]},
+                    status_code=413,
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def create_app(settings: Neo4jSettings | None = None, *, graph: Graph | None = None) -> Starlette:
+    """The service. It opens Neo4j in its lifespan (embedded unless NEO4J_URI is set), or uses
+    ``graph`` when given one (which it then does not close)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        with contextlib.ExitStack() as stack:
+            connected = graph or stack.enter_context(open_graph(settings or Neo4jSettings.from_env(), progress=log.info))
+            app.state.graph = connected
+            graphql.store = DecisionStore(connected)
+            yield
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(request: Request) -> Response:
+        connected: Graph = request.app.state.graph
+        try:
+            await run_in_threadpool(connected.driver.verify_connectivity)
+        except Exception as e:  # any failure to reach Neo4j means not ready
+            return JSONResponse({"status": "unavailable", "neo4j": type(e).__name__}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    graphql = DecisionTrailGraphQL(store=None)  # type: ignore[arg-type]  # set in the lifespan
+    return Starlette(
+        routes=[
+            Route("/graphql", graphql, methods=["GET", "POST"]),
+            Route("/healthz", healthz),
+            Route("/readyz", readyz),
+        ],
+        middleware=[Middleware(BodySizeLimit)],
+        lifespan=lifespan,
+    )

@@ -1,0 +1,115 @@
+"""Mutation resolvers: the same service functions the actors and the CLI call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import strawberry
+from strawberry.types import Info
+
+from decisiontrail.domain import AutomationProfile, ContextSnapshot, Decision as DomainDecision, Invariant
+from decisiontrail.domain import Phase as DomainPhase
+from decisiontrail.domain.recording import ReviewAction as DomainReviewAction
+from decisiontrail.exceptions import ValidationFailed
+from decisiontrail.resolvers.context import Context
+from decisiontrail.resolvers.errors import call
+from decisiontrail.schema.types import (
+    CorrectDecisionInput,
+    CorrectionPayload,
+    Decision,
+    InstantiatePlanInput,
+    Phase,
+    Plan,
+    RecordDecisionInput,
+    RecordDecisionPayload,
+    ResolveReviewInput,
+    ResolveReviewPayload,
+    Review,
+)
+from decisiontrail.services import correction, lifecycle, recording, reviews
+
+
+async def instantiate_plan(info: Info[Context, None], input: InstantiatePlanInput) -> Plan:
+    """Create a plan (a child plan when ``parentDecisionId`` names a spawning decision) and its root."""
+
+    def run() -> Any:
+        profile = input.automation_profile
+        arguments: Any = input.arguments or {}
+        if not isinstance(arguments, dict):
+            raise ValidationFailed("arguments: must be a JSON object", field="arguments")
+        return lifecycle.instantiate_plan(
+            info.context.store,
+            input.description,
+            arguments,
+            automation_profile=AutomationProfile(edit_code=profile.edit_code, execute_command=profile.execute_command)
+            if profile
+            else None,
+            invariants=[Invariant(name=i.name, statement=i.statement, scope=i.scope) for i in input.invariants or []],  # type: ignore[arg-type]
+            spawned_by_decision_id=str(input.parent_decision_id) if input.parent_decision_id else None,
+        )
+
+    plan, _ = await call(run)
+    return Plan(model=plan)
+
+
+async def record_decision(info: Info[Context, None], input: RecordDecisionInput) -> RecordDecisionPayload:
+    """Record an actor's decision through ADR-033's protocol (validation, gating, idempotency)."""
+
+    def run() -> Any:
+        s = input.context_snapshot
+        snapshot = ContextSnapshot.model_validate(
+            {
+                "hot_context_hash": s.hot_context_hash,
+                "hot_context_ref": s.hot_context_ref,
+                "relevant_resources": [{"resource_id": r.resource_id, "path": r.path} for r in s.relevant_resources or []],
+                "actor_state_ref": {
+                    "thread_id": s.actor_state_ref.thread_id,
+                    "checkpoint_ns": s.actor_state_ref.checkpoint_ns,
+                    "checkpoint_id": s.actor_state_ref.checkpoint_id,
+                },
+            }
+        )
+        arguments: dict[str, Any] = {
+            "decision_type": input.decision_type.value,
+            "question": input.question,
+            "chosen_option": input.chosen_option,
+            "rationale": input.rationale,
+        }
+        if input.alternatives_considered is not None:
+            arguments["alternatives_considered"] = input.alternatives_considered
+        if input.confidence_score is not None:
+            arguments["confidence_score"] = input.confidence_score
+        if input.parent_decision_id is not None:
+            arguments["parent_decision_id"] = str(input.parent_decision_id)
+        return recording.record_decision(
+            info.context.store,
+            arguments,
+            plan_id=str(input.plan_id),
+            snapshot=snapshot,
+            idempotency_key=input.idempotency_key,
+            depends_on=[str(d) for d in input.depends_on or []],
+        )
+
+    outcome = await call(run)
+    if isinstance(outcome, DomainDecision):
+        return RecordDecisionPayload(decision=Decision(model=outcome), review=None)
+    return RecordDecisionPayload(decision=None, review=Review(model=outcome))
+
+
+async def resolve_review(info: Info[Context, None], input: ResolveReviewInput) -> ResolveReviewPayload:
+    review, decision = await call(
+        reviews.resolve_review, info.context.store, str(input.review_id), DomainReviewAction(input.action.value), input.option
+    )
+    return ResolveReviewPayload(review=Review(model=review), decision=Decision(model=decision))
+
+
+async def correct_decision(info: Info[Context, None], input: CorrectDecisionInput) -> CorrectionPayload:
+    result = await call(
+        correction.correct, info.context.store, str(input.decision_id), input.mode.value, input.guidance, input.reason
+    )
+    return CorrectionPayload(model=result)
+
+
+async def advance_phase(info: Info[Context, None], plan_id: strawberry.ID, phase: Phase) -> Plan:
+    plan = await call(lifecycle.advance_phase, info.context.store, str(plan_id), DomainPhase(phase.value))
+    return Plan(model=plan)

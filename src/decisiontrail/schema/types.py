@@ -1,0 +1,585 @@
+"""GraphQL types: the decision model as clients see it (camelCase fields, UPPER_CASE enums)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+import strawberry
+from strawberry.scalars import JSON
+from strawberry.types import Info
+
+from decisiontrail.domain import Decision as DomainDecision
+from decisiontrail.domain import Plan as DomainPlan
+from decisiontrail.domain.correction import CorrectionResult as DomainCorrectionResult
+from decisiontrail.domain.correction import FrontierPoint as DomainFrontierPoint
+from decisiontrail.domain.correction import Impact as DomainImpact
+from decisiontrail.domain.recording import Review as DomainReview
+from decisiontrail.resolvers.context import Context, in_thread
+
+
+
+@strawberry.enum
+class DecisionType(Enum):
+    PROMPT_DEFINITION = "prompt_definition"
+    INVARIANT_ENFORCED = "invariant_enforced"
+    STRATEGY_CHOICE = "strategy_choice"
+    IMPLEMENTATION_CHOICE = "implementation_choice"
+    RESOURCE_SELECTION = "resource_selection"
+    SUBPLAN_SPAWN = "subplan_spawn"
+    SUBPLAN_PARALLEL_SPAWN = "subplan_parallel_spawn"
+    TOOL_INVOCATION = "tool_invocation"
+    ERROR_RECOVERY = "error_recovery"
+    VALIDATION_RESPONSE = "validation_response"
+    USER_INTERVENTION = "user_intervention"
+
+
+@strawberry.enum
+class Phase(Enum):
+    STRATEGIZE = "strategize"
+    EXECUTE = "execute"
+    APPLY = "apply"
+
+
+@strawberry.enum
+class DecisionStatus(Enum):
+    CURRENT = "current"
+    SUPERSEDED = "superseded"
+
+
+@strawberry.enum
+class CorrectionMode(Enum):
+    REVERT = "revert"
+    APPEND = "append"
+
+
+@strawberry.enum
+class ReviewAction(Enum):
+    APPROVE = "approve"
+    SELECT_ALTERNATIVE = "select_alternative"
+    CUSTOM = "custom"
+
+
+@strawberry.enum
+class ReviewStatus(Enum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    ALTERNATIVE_SELECTED = "alternative_selected"
+    CUSTOM = "custom"
+
+
+@strawberry.type
+class ResourceRef:
+    resource_id: str
+    path: str | None
+
+
+@strawberry.type
+class ArtifactRef:
+    artifact_path: str
+    artifact_type: str
+
+
+@strawberry.type
+class CheckpointRef:
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+
+
+@strawberry.type
+class ContextSnapshot:
+    hot_context_hash: str
+    hot_context_ref: str
+    relevant_resources: list[ResourceRef]
+    actor_state_ref: CheckpointRef | None
+
+
+def _checkpoint(ref: Any) -> CheckpointRef | None:
+    return None if ref is None else CheckpointRef(thread_id=ref.thread_id, checkpoint_ns=ref.checkpoint_ns, checkpoint_id=ref.checkpoint_id)
+
+
+@strawberry.type
+class Decision:
+    """A typed choice point in a plan's decision tree."""
+
+    model: strawberry.Private[DomainDecision]
+
+    @strawberry.field
+    def id(self) -> strawberry.ID:
+        return strawberry.ID(self.model.decision_id)
+
+    @strawberry.field
+    def plan_id(self) -> strawberry.ID:
+        return strawberry.ID(self.model.plan_id)
+
+    @strawberry.field
+    def parent_decision_id(self) -> strawberry.ID | None:
+        return strawberry.ID(self.model.parent_decision_id) if self.model.parent_decision_id else None
+
+    @strawberry.field
+    def sequence_number(self) -> int:
+        return self.model.sequence_number or 0
+
+    @strawberry.field
+    def decision_type(self) -> DecisionType:
+        return DecisionType(self.model.decision_type.value)
+
+    @strawberry.field
+    def phase(self) -> Phase:
+        return Phase(self.model.phase.value)
+
+    @strawberry.field
+    def question(self) -> str:
+        return self.model.question
+
+    @strawberry.field
+    def chosen_option(self) -> str:
+        return self.model.chosen_option
+
+    @strawberry.field
+    def alternatives_considered(self) -> list[str]:
+        return list(self.model.alternatives_considered)
+
+    @strawberry.field
+    def confidence_score(self) -> float | None:
+        return self.model.confidence_score
+
+    @strawberry.field
+    def rationale(self) -> str:
+        return self.model.rationale
+
+    @strawberry.field
+    def actor_reasoning(self) -> str | None:
+        return self.model.actor_reasoning
+
+    @strawberry.field
+    def context_snapshot(self) -> ContextSnapshot:
+        s = self.model.context_snapshot
+        return ContextSnapshot(
+            hot_context_hash=s.hot_context_hash,
+            hot_context_ref=s.hot_context_ref,
+            relevant_resources=[ResourceRef(resource_id=r.resource_id, path=r.path) for r in s.relevant_resources],
+            actor_state_ref=_checkpoint(s.actor_state_ref),
+        )
+
+    @strawberry.field
+    def artifacts_produced(self) -> list[ArtifactRef]:
+        return [ArtifactRef(artifact_path=a.artifact_path, artifact_type=a.artifact_type) for a in self.model.artifacts_produced]
+
+    @strawberry.field
+    def downstream_decision_ids(self) -> list[strawberry.ID]:
+        return [strawberry.ID(i) for i in self.model.downstream_decision_ids]
+
+    @strawberry.field
+    def downstream_plan_ids(self) -> list[strawberry.ID]:
+        return [strawberry.ID(i) for i in self.model.downstream_plan_ids]
+
+    @strawberry.field
+    def created_at(self) -> datetime:
+        return self.model.created_at
+
+    @strawberry.field
+    def is_correction(self) -> bool:
+        return self.model.is_correction
+
+    @strawberry.field
+    def corrects_decision_id(self) -> strawberry.ID | None:
+        return strawberry.ID(self.model.corrects_decision_id) if self.model.corrects_decision_id else None
+
+    @strawberry.field
+    def correction_reason(self) -> str | None:
+        return self.model.correction_reason
+
+    @strawberry.field
+    def superseded_by_id(self) -> strawberry.ID | None:
+        return strawberry.ID(self.model.superseded_by) if self.model.superseded_by else None
+
+    @strawberry.field
+    def superseded_at(self) -> datetime | None:
+        return self.model.superseded_at
+
+    @strawberry.field
+    def status(self) -> DecisionStatus:
+        return DecisionStatus.CURRENT if self.model.is_current else DecisionStatus.SUPERSEDED
+
+    # -- relations, each through this request's DataLoaders --------------------------------
+
+    @strawberry.field
+    async def plan(self, info: Info[Context, None]) -> Plan:
+        plan = await info.context.plans.load(self.model.plan_id)
+        assert plan is not None  # a decision's plan always exists
+        return Plan(model=plan)
+
+    @strawberry.field
+    async def parent(self, info: Info[Context, None]) -> Decision | None:
+        return await _decision(info, self.model.parent_decision_id)
+
+    @strawberry.field
+    async def children(self, info: Info[Context, None]) -> list[Decision]:
+        return await _decisions(info, await info.context.children.load(self.model.decision_id))
+
+    @strawberry.field
+    async def depends_on(self, info: Info[Context, None]) -> list[Decision]:
+        return await _decisions(info, list(self.model.depends_on))
+
+    @strawberry.field
+    async def dependents(self, info: Info[Context, None]) -> list[Decision]:
+        return await _decisions(info, list(self.model.downstream_decision_ids))
+
+    @strawberry.field
+    async def downstream_plans(self, info: Info[Context, None]) -> list[Plan]:
+        plans = await info.context.plans.load_many(list(self.model.downstream_plan_ids))
+        return [Plan(model=p) for p in plans if p is not None]
+
+    @strawberry.field
+    async def corrects(self, info: Info[Context, None]) -> Decision | None:
+        return await _decision(info, self.model.corrects_decision_id)
+
+    @strawberry.field
+    async def superseded_by(self, info: Info[Context, None]) -> Decision | None:
+        return await _decision(info, self.model.superseded_by)
+
+
+async def _decision(info: Info[Context, None], decision_id: str | None) -> Decision | None:
+    if decision_id is None:
+        return None
+    found = await info.context.decisions.load(decision_id)
+    return Decision(model=found) if found else None
+
+
+async def _decisions(info: Info[Context, None], decision_ids: list[str]) -> list[Decision]:
+    found = await info.context.decisions.load_many(decision_ids)
+    return [Decision(model=d) for d in found if d is not None]
+
+
+@strawberry.type
+class AutomationProfile:
+    edit_code: float
+    execute_command: float
+
+
+@strawberry.type
+class Invariant:
+    name: str
+    statement: str
+    scope: str
+
+
+@strawberry.type
+class Plan:
+    """A unit of work whose decisions form one tree."""
+
+    model: strawberry.Private[DomainPlan]
+
+    @strawberry.field
+    def id(self) -> strawberry.ID:
+        return strawberry.ID(self.model.plan_id)
+
+    @strawberry.field
+    def description(self) -> str:
+        return self.model.description
+
+    @strawberry.field
+    def arguments(self) -> JSON:
+        return json.loads(json.dumps(self.model.arguments))  # type: ignore[no-any-return]
+
+    @strawberry.field
+    def phase(self) -> Phase:
+        return Phase(self.model.phase.value)
+
+    @strawberry.field
+    def automation_profile(self) -> AutomationProfile:
+        p = self.model.automation_profile
+        return AutomationProfile(edit_code=p.edit_code, execute_command=p.execute_command)
+
+    @strawberry.field
+    def invariants(self) -> list[Invariant]:
+        return [Invariant(name=i.name, statement=i.statement, scope=i.scope.value) for i in self.model.invariants]
+
+    @strawberry.field
+    def created_at(self) -> datetime:
+        return self.model.created_at
+
+    @strawberry.field
+    def invalidated_at(self) -> datetime | None:
+        return self.model.invalidated_at
+
+    @strawberry.field
+    async def parent_plan(self, info: Info[Context, None]) -> Plan | None:
+        if self.model.parent_plan_id is None:
+            return None
+        parent = await info.context.plans.load(self.model.parent_plan_id)
+        return Plan(model=parent) if parent else None
+
+    @strawberry.field
+    async def spawned_by(self, info: Info[Context, None]) -> Decision | None:
+        return await _decision(info, self.model.spawned_by_decision_id)
+
+    @strawberry.field
+    async def decisions(
+        self, info: Info[Context, None], status: DecisionStatus | None = None, as_of: datetime | None = None
+    ) -> list[Decision]:
+        """The plan's decisions in sequence order; ``asOf`` gives the current tree as it stood then."""
+        return await _plan_decisions(info, self.model.plan_id, status, as_of)
+
+    @strawberry.field
+    async def root_decision(self, info: Info[Context, None]) -> Decision | None:
+        current = await _plan_decisions(info, self.model.plan_id, DecisionStatus.CURRENT, None)
+        return next((d for d in current if d.model.parent_decision_id is None), None)
+
+
+async def _plan_decisions(
+    info: Info[Context, None], plan_id: str, status: DecisionStatus | None, as_of: datetime | None
+) -> list[Decision]:
+    found = await in_thread(
+        info.context.store.list_decisions, plan_id, current_only=status is DecisionStatus.CURRENT, as_of=as_of
+    )
+    if status is DecisionStatus.SUPERSEDED:
+        found = [d for d in found if not d.is_current]
+    for d in found:
+        info.context.decisions.prime(d.decision_id, d)
+    return [Decision(model=d) for d in found]
+
+
+@strawberry.type
+class Review:
+    """A decision held for a person because its confidence was below the plan's threshold."""
+
+    model: strawberry.Private[DomainReview]
+
+    @strawberry.field
+    def id(self) -> strawberry.ID:
+        return strawberry.ID(self.model.review_id)
+
+    @strawberry.field
+    def plan_id(self) -> strawberry.ID:
+        return strawberry.ID(self.model.plan_id)
+
+    @strawberry.field
+    def status(self) -> ReviewStatus:
+        return ReviewStatus(self.model.status.value)
+
+    @strawberry.field
+    def decision_type(self) -> DecisionType:
+        return DecisionType(self.model.proposal.decision_type.value)
+
+    @strawberry.field
+    def question(self) -> str:
+        return self.model.proposal.question
+
+    @strawberry.field
+    def chosen_option(self) -> str:
+        return self.model.proposal.chosen_option
+
+    @strawberry.field
+    def alternatives_considered(self) -> list[str]:
+        return list(self.model.proposal.alternatives_considered)
+
+    @strawberry.field
+    def confidence_score(self) -> float | None:
+        return self.model.proposal.confidence_score
+
+    @strawberry.field
+    def reason(self) -> str:
+        return self.model.reason
+
+    @strawberry.field
+    async def decision(self, info: Info[Context, None]) -> Decision | None:
+        return await _decision(info, self.model.decision_id)
+
+
+@strawberry.type
+class CountByType:
+    decision_type: DecisionType
+    count: int
+
+
+def counts(by_type: dict[str, int]) -> list[CountByType]:
+    return [CountByType(decision_type=DecisionType(t), count=n) for t, n in sorted(by_type.items())]
+
+
+@strawberry.type
+class Impact:
+    """What correcting a decision would invalidate."""
+
+    model: strawberry.Private[DomainImpact]
+
+    @strawberry.field
+    async def decisions(self, info: Info[Context, None]) -> list[Decision]:
+        return await _decisions(info, list(self.model.decision_ids))
+
+    @strawberry.field
+    async def plans(self, info: Info[Context, None]) -> list[Plan]:
+        found = await info.context.plans.load_many(list(self.model.plan_ids))
+        return [Plan(model=p) for p in found if p is not None]
+
+    @strawberry.field
+    def counts_by_type(self) -> list[CountByType]:
+        return counts(self.model.counts_by_type)
+
+
+@strawberry.type
+class ReplayPoint:
+    plan_id: strawberry.ID
+    thread_id: str
+    checkpoint: CheckpointRef | None
+    first_invalidated_decision_id: strawberry.ID
+    decision_type: DecisionType
+
+    @classmethod
+    def of(cls, point: DomainFrontierPoint) -> ReplayPoint:
+        return cls(
+            plan_id=strawberry.ID(point.plan_id),
+            thread_id=point.thread_id,
+            checkpoint=_checkpoint(point.checkpoint),
+            first_invalidated_decision_id=strawberry.ID(point.first_invalidated_decision_id),
+            decision_type=DecisionType(point.decision_type.value),
+        )
+
+
+@strawberry.type
+class CorrectionAttempt:
+    attempt_id: strawberry.ID
+    attempt_number: int
+    mode: CorrectionMode
+    guidance: str
+    reason: str
+    requested_by: str
+    at: datetime
+    invalidated_decision_count: int
+    invalidated_plan_count: int
+    counts_by_type: list[CountByType]
+    replay_outcome: str
+
+
+@strawberry.type
+class CorrectionPayload:
+    model: strawberry.Private[DomainCorrectionResult]
+
+    @strawberry.field
+    def correction(self) -> Decision:
+        return Decision(model=self.model.correction)
+
+    @strawberry.field
+    async def invalidated(self, info: Info[Context, None]) -> list[Decision]:
+        return await _decisions(info, list(self.model.invalidated))
+
+    @strawberry.field
+    async def invalidated_plans(self, info: Info[Context, None]) -> list[Plan]:
+        found = await info.context.plans.load_many(list(self.model.invalidated_plans))
+        return [Plan(model=p) for p in found if p is not None]
+
+    @strawberry.field
+    def attempt(self) -> CorrectionAttempt:
+        a = self.model.attempt
+        return CorrectionAttempt(
+            attempt_id=strawberry.ID(a.attempt_id),
+            attempt_number=a.attempt_number,
+            mode=CorrectionMode(a.mode.value),
+            guidance=a.guidance,
+            reason=a.reason,
+            requested_by=a.requested_by,
+            at=a.at,
+            invalidated_decision_count=len(a.invalidated_decision_ids),
+            invalidated_plan_count=len(a.invalidated_plan_ids),
+            counts_by_type=counts(a.counts_by_type),
+            replay_outcome=a.replay_outcome.value,
+        )
+
+    @strawberry.field
+    def replay_frontier(self) -> list[ReplayPoint]:
+        return [ReplayPoint.of(p) for p in self.model.replay_frontier]
+
+
+@strawberry.type
+class RecordDecisionPayload:
+    """``decision`` when it was persisted; ``review`` when the automation profile held it for a person."""
+
+    decision: Decision | None
+    review: Review | None
+
+
+@strawberry.type
+class ResolveReviewPayload:
+    review: Review
+    decision: Decision
+
+
+# -- inputs ----------------------------------------------------------------------------------
+
+
+@strawberry.input
+class AutomationProfileInput:
+    edit_code: float = 0.0
+    execute_command: float = 0.0
+
+
+@strawberry.input
+class InvariantInput:
+    name: str
+    statement: str
+    scope: str = "plan"
+
+
+@strawberry.input
+class InstantiatePlanInput:
+    description: str
+    arguments: JSON | None = None
+    parent_decision_id: strawberry.ID | None = None
+    automation_profile: AutomationProfileInput | None = None
+    invariants: list[InvariantInput] | None = None
+
+
+@strawberry.input
+class CheckpointRefInput:
+    thread_id: str
+    checkpoint_id: str
+    checkpoint_ns: str = ""
+
+
+@strawberry.input
+class ResourceRefInput:
+    resource_id: str
+    path: str | None = None
+
+
+@strawberry.input
+class ContextSnapshotInput:
+    hot_context_hash: str
+    hot_context_ref: str
+    actor_state_ref: CheckpointRefInput
+    relevant_resources: list[ResourceRefInput] | None = None
+
+
+@strawberry.input
+class RecordDecisionInput:
+    plan_id: strawberry.ID
+    decision_type: DecisionType
+    question: str
+    chosen_option: str
+    rationale: str
+    context_snapshot: ContextSnapshotInput
+    alternatives_considered: list[str] | None = None
+    confidence_score: float | None = None
+    parent_decision_id: strawberry.ID | None = None
+    depends_on: list[strawberry.ID] | None = None
+    idempotency_key: str | None = None
+
+
+@strawberry.input
+class ResolveReviewInput:
+    review_id: strawberry.ID
+    action: ReviewAction
+    option: str | None = None
+
+
+@strawberry.input
+class CorrectDecisionInput:
+    decision_id: strawberry.ID
+    mode: CorrectionMode
+    guidance: str
+    reason: str = ""
+

@@ -1,0 +1,219 @@
+"""The GraphQL API over real HTTP (uvicorn on loopback) against the session's Neo4j."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from decisiontrail.app import create_app
+from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb.admin import count_graph
+from decisiontrail.graphdb.embedded import free_port
+
+
+@pytest.fixture(scope="module")
+def base_url(graph: Graph) -> Iterator[str]:
+    """The service, served by uvicorn in a thread for the module's tests."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(graph=graph), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "the API did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture
+def api(base_url: str, store: DecisionStore) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=base_url, timeout=30) as client:
+        yield client
+
+
+def gql(client: httpx.Client, query: str, **variables: Any) -> dict[str, Any]:
+    response = client.post("/graphql", json={"query": query, "variables": variables})
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def ok(client: httpx.Client, query: str, **variables: Any) -> dict[str, Any]:
+    body = gql(client, query, **variables)
+    assert "errors" not in body, body["errors"]
+    data: dict[str, Any] = body["data"]
+    return data
+
+
+def error_code(client: httpx.Client, query: str, **variables: Any) -> dict[str, Any]:
+    body = gql(client, query, **variables)
+    assert body.get("errors"), body
+    extensions: dict[str, Any] = body["errors"][0].get("extensions") or {}
+    return {"message": body["errors"][0]["message"], **extensions}
+
+
+INSTANTIATE = """
+mutation($input: InstantiatePlanInput!) {
+  instantiatePlan(input: $input) { id phase automationProfile { editCode executeCommand } rootDecision { id decisionType } }
+}"""
+
+RECORD = """
+mutation($input: RecordDecisionInput!) {
+  recordDecision(input: $input) {
+    decision { id decisionType chosenOption parent { id } status sequenceNumber }
+    review { id status reason }
+  }
+}"""
+
+
+def snapshot(text: str = "ctx") -> dict[str, Any]:
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return {
+        "hotContextHash": digest,
+        "hotContextRef": f"decisiontrail:context/{digest}",
+        "actorStateRef": {"threadId": "agent-1", "checkpointId": f"cp-{text}"},
+        "relevantResources": [{"resourceId": "repo:app", "path": "src/app.py"}],
+    }
+
+
+def record(client: httpx.Client, plan_id: str, decision_type: str = "STRATEGY_CHOICE", **fields: Any) -> dict[str, Any]:
+    payload = {
+        "planId": plan_id,
+        "decisionType": decision_type,
+        "question": fields.pop("question", "Which way?"),
+        "chosenOption": fields.pop("chosenOption", "this way"),
+        "rationale": "because",
+        "contextSnapshot": snapshot(fields.pop("context", "ctx")),
+        **fields,
+    }
+    return ok(client, RECORD, input=payload)["recordDecision"]
+
+
+def test_health_and_readiness(api: httpx.Client) -> None:
+    assert api.get("/healthz").json() == {"status": "ok"}
+    assert api.get("/readyz").json() == {"status": "ready"}
+
+
+def test_graphiql_is_served(api: httpx.Client) -> None:
+    page = api.get("/graphql", headers={"Accept": "text/html"})
+    assert page.status_code == 200 and "graphiql" in page.text.lower()
+
+
+def test_record_correct_and_read_back_over_http(api: httpx.Client) -> None:
+    plan = ok(api, INSTANTIATE, input={"description": "Ship it", "arguments": {"ticket": 7}})["instantiatePlan"]
+    assert plan["phase"] == "STRATEGIZE" and plan["rootDecision"]["decisionType"] == "PROMPT_DEFINITION"
+    strategy = record(api, plan["id"], question="Where?", chosenOption="gateway", confidenceScore=0.9)["decision"]
+    resources = record(api, plan["id"], "RESOURCE_SELECTION", context="r", dependsOn=[strategy["id"]])["decision"]
+    assert strategy["parent"]["id"] == plan["rootDecision"]["id"]
+    assert resources["parent"]["id"] == strategy["id"]
+
+    preview = ok(api, "query($id: ID!) { impact(decisionId: $id) { decisions { id } countsByType { decisionType count } } }", id=strategy["id"])
+    corrected = ok(
+        api,
+        """mutation($input: CorrectDecisionInput!) {
+          correctDecision(input: $input) {
+            correction { id decisionType isCorrection corrects { id } }
+            invalidated { id status }
+            attempt { attemptNumber mode guidance }
+            replayFrontier { threadId checkpoint { checkpointId } }
+          }
+        }""",
+        input={"decisionId": strategy["id"], "mode": "REVERT", "guidance": "use middleware", "reason": "shared gateway"},
+    )["correctDecision"]
+
+    assert {d["id"] for d in preview["impact"]["decisions"]} == {d["id"] for d in corrected["invalidated"]}
+    assert all(d["status"] == "SUPERSEDED" for d in corrected["invalidated"])
+    assert corrected["correction"]["corrects"]["id"] == strategy["id"]
+    assert corrected["attempt"] == {"attemptNumber": 1, "mode": "REVERT", "guidance": "use middleware"}
+    assert corrected["replayFrontier"][0] == {"threadId": "agent-1", "checkpoint": {"checkpointId": "cp-ctx"}}
+
+    tree = ok(
+        api,
+        """query($id: ID!) { plan(id: $id) {
+             decisions(status: CURRENT) { decisionType children { id } dependsOn { id } plan { id } }
+           } }""",
+        id=plan["id"],
+    )["plan"]["decisions"]
+    assert [d["decisionType"] for d in tree] == ["PROMPT_DEFINITION", "USER_INTERVENTION"]
+
+
+def test_gated_decisions_become_reviews_resolved_over_http(api: httpx.Client) -> None:
+    plan = ok(api, INSTANTIATE, input={"description": "p", "automationProfile": {"editCode": 0.8}})["instantiatePlan"]
+
+    held = record(api, plan["id"], confidenceScore=0.5, alternativesConsidered=["other way"])
+    pending = ok(api, "query($id: ID!) { pendingReviews(planId: $id) { id question } }", id=plan["id"])["pendingReviews"]
+    resolved = ok(
+        api,
+        """mutation($input: ResolveReviewInput!) { resolveReview(input: $input) {
+             review { status } decision { chosenOption alternativesConsidered } } }""",
+        input={"reviewId": held["review"]["id"], "action": "SELECT_ALTERNATIVE", "option": "other way"},
+    )["resolveReview"]
+
+    assert held["decision"] is None and held["review"]["status"] == "PENDING"
+    assert [r["id"] for r in pending] == [held["review"]["id"]]
+    assert resolved == {
+        "review": {"status": "ALTERNATIVE_SELECTED"},
+        "decision": {"chosenOption": "other way", "alternativesConsidered": ["this way"]},
+    }
+
+
+@pytest.mark.parametrize(
+    ("operation", "variables", "code", "detail"),
+    [
+        ("query($id: ID!) { impact(decisionId: $id) { countsByType { count } } }", {"id": "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, "NOT_FOUND", "does not exist"),
+        (INSTANTIATE, {"input": {"description": "  "}}, "VALIDATION_FAILED", "description"),
+        ("mutation($id: ID!) { advancePhase(planId: $id, phase: APPLY) { id } }", {"id": "PLAN"}, "PHASE_VIOLATION", "strategize -> apply"),
+        (RECORD, {"input": "RECORD_IN_APPLY"}, "VALIDATION_FAILED", "confidence_score"),
+    ],
+)
+def test_expected_failures_carry_a_code_and_write_nothing(
+    api: httpx.Client, graph: Graph, operation: str, variables: dict[str, Any], code: str, detail: str
+) -> None:
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
+    variables = {k: plan["id"] if v == "PLAN" else v for k, v in variables.items()}
+    if variables.get("input") == "RECORD_IN_APPLY":
+        variables["input"] = {
+            "planId": plan["id"], "decisionType": "STRATEGY_CHOICE", "question": "q", "chosenOption": "o",
+            "rationale": "r", "contextSnapshot": snapshot(), "confidenceScore": 3.5,
+        }
+    before = count_graph(graph)
+
+    error = error_code(api, operation, **variables)
+
+    assert error["code"] == code
+    assert detail in error["message"]
+    assert count_graph(graph) == before
+
+
+def test_conflicts_name_the_superseding_decision(api: httpx.Client) -> None:
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
+    strategy = record(api, plan["id"])["decision"]
+    correct = "mutation($input: CorrectDecisionInput!) { correctDecision(input: $input) { correction { id } } }"
+    first = ok(api, correct, input={"decisionId": strategy["id"], "mode": "APPEND", "guidance": "g"})
+
+    error = error_code(api, correct, input={"decisionId": strategy["id"], "mode": "REVERT", "guidance": "again"})
+
+    assert error["code"] == "CONFLICT"
+    assert first["correctDecision"]["correction"]["id"] in error["message"]
+
+
+def test_unexpected_errors_are_masked_and_limits_enforced(api: httpx.Client) -> None:
+    deep = "query { plan(id: \"x\") { " + "parentPlan { " * 14 + "id" + " }" * 14 + " } }"
+    too_deep = error_code(api, deep)
+    assert "exceeds maximum operation depth" in too_deep["message"]
+
+    aliases = "query { " + " ".join(f"a{i}: plan(id: \"x\") {{ id }}" for i in range(40)) + " }"
+    assert "aliases found" in error_code(api, aliases)["message"]
+
+    huge = api.post("/graphql", content=b"{" + b" " * (2 * 1024 * 1024) + b"}", headers={"Content-Type": "application/json"})
+    assert huge.status_code == 413
+    assert huge.json()["errors"][0]["extensions"]["code"] == "PAYLOAD_TOO_LARGE"
