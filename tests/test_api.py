@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import threading
 import time
@@ -13,9 +14,14 @@ import pytest
 import uvicorn
 
 from decisiontrail.app import create_app
+from decisiontrail.domain import DecisionType
 from decisiontrail.graphdb import DecisionStore, Graph
-from decisiontrail.graphdb.admin import count_graph
+from decisiontrail.graphdb.admin import count_graph, delete_all_data
 from decisiontrail.graphdb.embedded import free_port
+from decisiontrail.resolvers.context import Context
+from decisiontrail.schema import schema
+from decisiontrail.services.lifecycle import instantiate_plan
+from factories import decision
 
 
 @pytest.fixture(scope="module")
@@ -217,3 +223,97 @@ def test_unexpected_errors_are_masked_and_limits_enforced(api: httpx.Client) -> 
     huge = api.post("/graphql", content=b"{" + b" " * (2 * 1024 * 1024) + b"}", headers={"Content-Type": "application/json"})
     assert huge.status_code == 413
     assert huge.json()["errors"][0]["extensions"]["code"] == "PAYLOAD_TOO_LARGE"
+
+
+NESTED = """
+query($id: ID!) { plan(id: $id) {
+  decisions { id children { id dependsOn { id plan { id } } } dependsOn { id plan { id description } } plan { id } }
+} }"""
+
+
+def _plan_with(store: DecisionStore, decisions: int) -> str:
+    plan, root = instantiate_plan(store, f"{decisions} decisions")
+    previous = root
+    for i in range(decisions):
+        parent = root if i % 3 == 0 else previous
+        previous = store.record_decision(
+            decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, parent.decision_id, depends_on=(previous.decision_id,))
+        )
+    return plan.plan_id
+
+
+def test_nested_queries_cost_round_trips_by_depth_not_by_size(graph: Graph) -> None:
+    delete_all_data(graph)
+    setup = DecisionStore(graph)
+    trips = []
+    for size in (3, 40):
+        plan_id = _plan_with(setup, size)
+        store = DecisionStore(graph)
+        result = asyncio.run(schema.execute(NESTED, variable_values={"id": plan_id}, context_value=Context(store=store)))
+        assert result.errors is None, result.errors
+        assert result.data is not None and len(result.data["plan"]["decisions"]) == size + 1
+        trips.append(store.round_trips)
+
+    # The plan, its decisions, and one batch for every decision's children; dependsOn and
+    # plan come from what those loaded (the loaders' caches). Not one query per decision.
+    assert trips[0] == trips[1] == 3
+
+
+LINEAGE = "query($id: ID!) { lineage(decisionId: $id) { decisions { id decisionType } plans { id } } }"
+
+
+def test_lineage_walks_up_through_parent_plans_and_dependencies(api: httpx.Client, store: DecisionStore) -> None:
+    plan = ok(api, INSTANTIATE, input={"description": "parent"})["instantiatePlan"]
+    strategy = record(api, plan["id"])["decision"]
+    other = record(api, plan["id"], question="Other?", context="o")["decision"]
+    spawn = record(api, plan["id"], "SUBPLAN_SPAWN", context="s", parentDecisionId=strategy["id"])["decision"]
+    child = ok(api, INSTANTIATE, input={"description": "child", "parentDecisionId": spawn["id"]})["instantiatePlan"]
+    child_strategy = record(api, child["id"], context="c", dependsOn=[other["id"]])["decision"]
+
+    lineage = ok(api, LINEAGE, id=child_strategy["id"])["lineage"]
+
+    assert {d["id"] for d in lineage["decisions"]} == {
+        child["rootDecision"]["id"],
+        spawn["id"],
+        strategy["id"],
+        plan["rootDecision"]["id"],
+        other["id"],
+    }
+    assert {p["id"] for p in lineage["plans"]} == {plan["id"], child["id"]}
+
+
+def test_add_dependency_records_influence_and_refuses_cycles(api: httpx.Client, graph: Graph) -> None:
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
+    first = record(api, plan["id"])["decision"]
+    second = record(api, plan["id"], question="Second?", context="2")["decision"]
+    under_first = record(api, plan["id"], "RESOURCE_SELECTION", context="3", parentDecisionId=first["id"])["decision"]
+    add = "mutation($d: ID!, $on: ID!) { addDependency(decisionId: $d, dependsOnId: $on) { id dependsOn { id } } }"
+
+    added = ok(api, add, d=second["id"], on=first["id"])["addDependency"]
+    before = count_graph(graph)
+    cycle = error_code(api, add, d=first["id"], on=under_first["id"])  # under_first is downstream of first
+    twice = error_code(api, add, d=second["id"], on=first["id"])
+
+    assert added["dependsOn"] == [{"id": first["id"]}]
+    assert (cycle["code"], cycle["rule"]) == ("VALIDATION_FAILED", "no_dependency_cycle")
+    assert twice["rule"] == "dependency_is_new"
+    assert count_graph(graph) == before
+
+
+def test_record_decisions_is_one_transaction(api: httpx.Client, graph: Graph) -> None:
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
+    batch = """mutation($inputs: [RecordDecisionInput!]!) { recordDecisions(inputs: $inputs) { decision { id sequenceNumber } } }"""
+
+    def item(i: int, **fields: Any) -> dict[str, Any]:
+        return {
+            "planId": plan["id"], "decisionType": "STRATEGY_CHOICE", "question": f"q{i}", "chosenOption": "o",
+            "rationale": "r", "contextSnapshot": snapshot(f"b{i}"), **fields,
+        }
+
+    recorded = ok(api, batch, inputs=[item(i) for i in range(5)])["recordDecisions"]
+    before = count_graph(graph)
+    refused = error_code(api, batch, inputs=[item(10), item(11), item(12, decisionType="TOOL_INVOCATION")])
+
+    assert [r["decision"]["sequenceNumber"] for r in recorded] == [1, 2, 3, 4, 5]
+    assert refused["code"] == "PHASE_VIOLATION"
+    assert count_graph(graph) == before  # the two valid ones were not written either

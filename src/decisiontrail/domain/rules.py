@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from decisiontrail.domain.decision import SPAWNING_TYPES, Decision, DecisionType
@@ -123,4 +124,28 @@ def check_spawn_link(plan: Plan, link: SpawnLink) -> None:
             f"spawned_by_decision_id: decision {plan.spawned_by_decision_id} is a {kind} decision; "
             "only subplan_spawn and subplan_parallel_spawn decisions spawn child plans",
             rule="spawn_by_spawning_type",
+        )
+
+
+def check_new_dependency(decision: Decision, dependency: Decision, downstream_of_decision: Iterable[str]) -> None:
+    """Raise unless ``decision`` may be recorded as depending on ``dependency``."""
+    if dependency.decision_id == decision.decision_id:
+        raise RuleViolation("depends_on: a decision cannot depend on itself", rule="no_self_dependency")
+    for d in (decision, dependency):
+        if d.superseded_by is not None:
+            raise RuleViolation(
+                f"decision {d.decision_id} has been superseded by {d.superseded_by}; influence is recorded "
+                "between current decisions",
+                rule="dependency_is_current",
+            )
+    if dependency.decision_id in set(downstream_of_decision):
+        raise RuleViolation(
+            f"depends_on: decision {dependency.decision_id} lies downstream of {decision.decision_id}; "
+            "depending on it would make a cycle",
+            rule="no_dependency_cycle",
+        )
+    if dependency.decision_id in decision.depends_on:
+        raise RuleViolation(
+            f"depends_on: decision {decision.decision_id} already depends on {dependency.decision_id}",
+            rule="dependency_is_new",
         )

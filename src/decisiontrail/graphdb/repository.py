@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -42,7 +42,13 @@ from decisiontrail.domain.recording import (
     resolution,
     review_threshold,
 )
-from decisiontrail.domain.rules import DecisionPlacement, SpawnLink, check_decision_placement, check_spawn_link
+from decisiontrail.domain.rules import (
+    DecisionPlacement,
+    SpawnLink,
+    check_decision_placement,
+    check_new_dependency,
+    check_spawn_link,
+)
 from decisiontrail.exceptions import Conflict, NotFound, Unavailable, ValidationFailed
 from decisiontrail.graphdb.connection import Graph
 from decisiontrail.graphdb.records import (
@@ -60,12 +66,19 @@ from decisiontrail.graphdb.records import (
 T = TypeVar("T")
 
 
-class _AlreadyRecorded(Exception):
-    """Raised inside a transaction to roll it back when the idempotency key was seen before."""
+@dataclass(frozen=True)
+class _Seen:
+    """The idempotency key was seen before: what it produced then."""
 
-    def __init__(self, decision_id: str | None, review_id: str | None) -> None:
-        self.decision_id = decision_id
-        self.review_id = review_id
+    decision_id: str | None
+    review_id: str | None
+
+
+class _AlreadyRecorded(Exception):
+    """Raised inside a transaction when the idempotency key was seen before (nothing to write)."""
+
+    def __init__(self, seen: _Seen) -> None:
+        self.seen = seen
 
 
 class DecisionStore:
@@ -80,6 +93,8 @@ class DecisionStore:
     def __init__(self, graph: Graph) -> None:
         self._driver = graph.driver
         self._database = graph.database
+        self.round_trips = 0
+        """Read queries and write transactions sent so far: what an N+1 would make grow."""
 
     # -- plans -----------------------------------------------------------------------------
 
@@ -155,8 +170,10 @@ class DecisionStore:
 
         try:
             return self._write(work, conflict=f"decision {decision.decision_id} is already recorded")
-        except _AlreadyRecorded as seen:
-            return self._already_recorded(seen, idempotency_key)  # type: ignore[return-value]
+        except _AlreadyRecorded as e:
+            found = self._already_recorded(e.seen)
+            assert isinstance(found, Decision)  # system decisions are never held for review
+            return found
 
     def record_proposal(self, proposal: Proposal, *, context: CapturedContext | None = None) -> Decision | Review:
         """An actor's decision: placed, phase-checked and either persisted or held for review.
@@ -166,54 +183,23 @@ class DecisionStore:
         Below the plan's confidence threshold the proposal becomes a pending ``Review`` instead.
         A proposal whose idempotency key was seen before returns what that one became.
         """
-        if context is not None and context.context_hash != proposal.context_snapshot.hot_context_hash:
-            raise ValidationFailed(
-                "context_snapshot.hot_context_hash: does not match the SHA-256 of the captured context",
-                field="context_snapshot.hot_context_hash",
-            )
-        draft = proposal.decision(parent_decision_id=proposal.parent_decision_id, phase=_any_phase(proposal))
-        state = proposal.context_snapshot.actor_state_ref
+        return self.record_proposals([(proposal, context)])[0]
 
-        def work(tx: neo4j.ManagedTransaction) -> Decision | Review:
-            row = self._placement(
-                tx,
-                proposal.plan_id,
-                draft,
-                proposal.idempotency_key,
-                infer_parent=proposal.parent_decision_id is None,
-                actor_thread=state.thread_id if state else None,
-            )
-            phase = Phase(row["plan_phase"]) if row["plan_exists"] else draft.phase
-            placed = draft.model_copy(
-                update={"parent_decision_id": row["parent_decision_id"], "sequence_number": row["sequence_number"], "phase": phase}
-            )
-            self._check_placed(placed, row)
-            check_type_in_phase(proposal.decision_type, phase)
-            profile = AutomationProfile(
-                edit_code=row["automation_edit_code"], execute_command=row["automation_execute_command"]
-            )
-            if needs_review(profile, phase, proposal.confidence_score):
-                review = Review(
-                    plan_id=proposal.plan_id,
-                    proposal=proposal,
-                    parent_decision_id=placed.parent_decision_id,
-                    phase=phase,
-                    threshold=review_threshold(profile, phase),
+    def record_proposals(self, items: list[tuple[Proposal, CapturedContext | None]]) -> list[Decision | Review]:
+        """Several proposals in one transaction, in order: all are recorded (or held, or found
+        already recorded), or, if one is refused, none."""
+        for proposal, context in items:
+            if context is not None and context.context_hash != proposal.context_snapshot.hot_context_hash:
+                raise ValidationFailed(
+                    "context_snapshot.hot_context_hash: does not match the SHA-256 of the captured context",
+                    field="context_snapshot.hot_context_hash",
                 )
-                tx.run(
-                    query("review/create_review"),
-                    plan_id=proposal.plan_id,
-                    props=review_properties(review),
-                    context=_context_param(context),
-                ).consume()
-                return review
-            self._create(tx, placed, idempotency_key=proposal.idempotency_key, context=context)
-            return placed
 
-        try:
-            return self._write(work, conflict=f"a decision with idempotency key {proposal.idempotency_key!r} was recorded concurrently")
-        except _AlreadyRecorded as seen:
-            return self._already_recorded(seen, proposal.idempotency_key)
+        def work(tx: neo4j.ManagedTransaction) -> list[Decision | Review | _Seen]:
+            return [self._propose_in(tx, proposal, context) for proposal, context in items]
+
+        outcomes = self._write(work, conflict="a decision with one of these idempotency keys was recorded concurrently")
+        return [self._already_recorded(o) if isinstance(o, _Seen) else o for o in outcomes]
 
     def supersede(self, decision_id: str, superseded_by: str, at: datetime | None = None) -> None:
         """Mark ``decision_id`` as replaced by ``superseded_by``; refused if it already was."""
@@ -275,6 +261,35 @@ class DecisionStore:
         if not decisions:
             raise NotFound("root decision of plan", plan_id)
         return DecisionTree.build(plan_id, decisions)
+
+    def lineage(self, decision_id: str) -> tuple[list[str], list[str]]:
+        """Where a decision comes from: its ancestors (through parent plans too) and what it
+        depends on, transitively; as (decision ids, plan ids)."""
+        self.get_decision(decision_id)  # NotFound for an unknown id
+        record = self._read(query("decision/lineage"), decision_id=decision_id)[0]
+        return list(record["decision_ids"]), list(record["plan_ids"])
+
+    def add_dependency(self, decision_id: str, depends_on_id: str) -> Decision:
+        """Record that ``decision_id`` was influenced by ``depends_on_id`` (a DEPENDS_ON edge).
+
+        Both must be current, and the dependency must not lie downstream of the decision: that
+        would make the decision depend on itself.
+        """
+
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            facts = tx.run(query("correction/read_correction_facts"), decision_id=decision_id).single()
+            if facts is None:
+                raise NotFound("decision", decision_id)
+            dependency = tx.run(query("decision/get_decisions"), decision_ids=[depends_on_id]).single()
+            if dependency is None:
+                raise NotFound("decision", depends_on_id)
+            decision = decision_from_record(tx.run(query("decision/get_decisions"), decision_ids=[decision_id]).single(strict=True))
+            downstream = self._impact_in(tx, decision_id).decision_ids
+            check_new_dependency(decision, decision_from_record(dependency), downstream)
+            tx.run(query("decision/add_dependency"), decision_id=decision_id, depends_on_id=depends_on_id).consume()
+
+        self._write(work)
+        return self.get_decision(decision_id)
 
     def get_checkpoint_group(self, decision_id: str) -> CheckpointGroup | None:
         """The checkpoint group an Execute-phase decision was recorded with, if any."""
@@ -507,7 +522,7 @@ class DecisionStore:
             idempotency_key=idempotency_key,
         ).single(strict=True)
         if check_seen and (row["existing_decision_id"] or row["existing_review_id"]):
-            raise _AlreadyRecorded(row["existing_decision_id"], row["existing_review_id"])
+            raise _AlreadyRecorded(_Seen(row["existing_decision_id"], row["existing_review_id"]))
         return row
 
     @staticmethod
@@ -550,16 +565,57 @@ class DecisionStore:
             review_id=review_id,
         ).consume()
 
-    def _already_recorded(self, seen: _AlreadyRecorded, key: str | None) -> Decision | Review:
+    def _already_recorded(self, seen: _Seen) -> Decision | Review:
         if seen.decision_id is not None:
             return self.get_decision(seen.decision_id)
-        if seen.review_id is not None:
-            return self.get_review(seen.review_id)
-        raise AssertionError(f"idempotency key {key!r} matched nothing")  # pragma: no cover
+        assert seen.review_id is not None
+        return self.get_review(seen.review_id)
+
+    def _propose_in(
+        self, tx: neo4j.ManagedTransaction, proposal: Proposal, context: CapturedContext | None
+    ) -> Decision | Review | _Seen:
+        draft = proposal.decision(parent_decision_id=proposal.parent_decision_id, phase=_any_phase(proposal))
+        state = proposal.context_snapshot.actor_state_ref
+        row = self._placement(
+            tx,
+            proposal.plan_id,
+            draft,
+            proposal.idempotency_key,
+            infer_parent=proposal.parent_decision_id is None,
+            actor_thread=state.thread_id if state else None,
+            check_seen=False,
+        )
+        if row["existing_decision_id"] or row["existing_review_id"]:
+            return _Seen(row["existing_decision_id"], row["existing_review_id"])
+        phase = Phase(row["plan_phase"]) if row["plan_exists"] else draft.phase
+        placed = draft.model_copy(
+            update={"parent_decision_id": row["parent_decision_id"], "sequence_number": row["sequence_number"], "phase": phase}
+        )
+        self._check_placed(placed, row)
+        check_type_in_phase(proposal.decision_type, phase)
+        profile = AutomationProfile(edit_code=row["automation_edit_code"], execute_command=row["automation_execute_command"])
+        if needs_review(profile, phase, proposal.confidence_score):
+            review = Review(
+                plan_id=proposal.plan_id,
+                proposal=proposal,
+                parent_decision_id=placed.parent_decision_id,
+                phase=phase,
+                threshold=review_threshold(profile, phase),
+            )
+            tx.run(
+                query("review/create_review"),
+                plan_id=proposal.plan_id,
+                props=review_properties(review),
+                context=_context_param(context),
+            ).consume()
+            return review
+        self._create(tx, placed, idempotency_key=proposal.idempotency_key, context=context)
+        return placed
 
     # -- plumbing --------------------------------------------------------------------------
 
     def _read(self, text: Any, **params: Any) -> list[neo4j.Record]:
+        self.round_trips += 1
         with _translated():
             records, _, _ = self._driver.execute_query(
                 text, params, database_=self._database, routing_=neo4j.RoutingControl.READ
@@ -567,6 +623,7 @@ class DecisionStore:
         return records
 
     def _write(self, work: Callable[[neo4j.ManagedTransaction], T], *, conflict: str = "the write conflicts with another") -> T:
+        self.round_trips += 1
         with _translated(conflict), self._driver.session(database=self._database) as session:
             return session.execute_write(work)
 

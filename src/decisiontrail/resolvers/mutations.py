@@ -52,48 +52,62 @@ async def instantiate_plan(info: Info[Context, None], input: InstantiatePlanInpu
     return Plan(model=plan)
 
 
-async def record_decision(info: Info[Context, None], input: RecordDecisionInput) -> RecordDecisionPayload:
-    """Record an actor's decision through ADR-033's protocol (validation, gating, idempotency)."""
-
-    def run() -> Any:
-        s = input.context_snapshot
-        snapshot = ContextSnapshot.model_validate(
-            {
-                "hot_context_hash": s.hot_context_hash,
-                "hot_context_ref": s.hot_context_ref,
-                "relevant_resources": [{"resource_id": r.resource_id, "path": r.path} for r in s.relevant_resources or []],
-                "actor_state_ref": {
-                    "thread_id": s.actor_state_ref.thread_id,
-                    "checkpoint_ns": s.actor_state_ref.checkpoint_ns,
-                    "checkpoint_id": s.actor_state_ref.checkpoint_id,
-                },
-            }
-        )
-        arguments: dict[str, Any] = {
-            "decision_type": input.decision_type.value,
-            "question": input.question,
-            "chosen_option": input.chosen_option,
-            "rationale": input.rationale,
+def _proposal(input: RecordDecisionInput) -> Any:
+    s = input.context_snapshot
+    snapshot = ContextSnapshot.model_validate(
+        {
+            "hot_context_hash": s.hot_context_hash,
+            "hot_context_ref": s.hot_context_ref,
+            "relevant_resources": [{"resource_id": r.resource_id, "path": r.path} for r in s.relevant_resources or []],
+            "actor_state_ref": {
+                "thread_id": s.actor_state_ref.thread_id,
+                "checkpoint_ns": s.actor_state_ref.checkpoint_ns,
+                "checkpoint_id": s.actor_state_ref.checkpoint_id,
+            },
         }
-        if input.alternatives_considered is not None:
-            arguments["alternatives_considered"] = input.alternatives_considered
-        if input.confidence_score is not None:
-            arguments["confidence_score"] = input.confidence_score
-        if input.parent_decision_id is not None:
-            arguments["parent_decision_id"] = str(input.parent_decision_id)
-        return recording.record_decision(
-            info.context.store,
-            arguments,
-            plan_id=str(input.plan_id),
-            snapshot=snapshot,
-            idempotency_key=input.idempotency_key,
-            depends_on=[str(d) for d in input.depends_on or []],
-        )
+    )
+    arguments: dict[str, Any] = {
+        "decision_type": input.decision_type.value,
+        "question": input.question,
+        "chosen_option": input.chosen_option,
+        "rationale": input.rationale,
+    }
+    if input.alternatives_considered is not None:
+        arguments["alternatives_considered"] = input.alternatives_considered
+    if input.confidence_score is not None:
+        arguments["confidence_score"] = input.confidence_score
+    if input.parent_decision_id is not None:
+        arguments["parent_decision_id"] = str(input.parent_decision_id)
+    return recording.propose(
+        arguments,
+        plan_id=str(input.plan_id),
+        snapshot=snapshot,
+        idempotency_key=input.idempotency_key,
+        depends_on=[str(d) for d in input.depends_on or []],
+    )
 
-    outcome = await call(run)
+
+def _payload(outcome: Any) -> RecordDecisionPayload:
     if isinstance(outcome, DomainDecision):
         return RecordDecisionPayload(decision=Decision(model=outcome), review=None)
     return RecordDecisionPayload(decision=None, review=Review(model=outcome))
+
+
+async def record_decision(info: Info[Context, None], input: RecordDecisionInput) -> RecordDecisionPayload:
+    """Record an actor's decision through ADR-033's protocol (validation, gating, idempotency)."""
+    outcome = await call(lambda: info.context.store.record_proposal(_proposal(input)))
+    return _payload(outcome)
+
+
+async def record_decisions(info: Info[Context, None], inputs: list[RecordDecisionInput]) -> list[RecordDecisionPayload]:
+    """A batch in one transaction: every decision is recorded (or held for review), or none."""
+    outcomes = await call(lambda: recording.record_decisions(info.context.store, [_proposal(i) for i in inputs]))
+    return [_payload(o) for o in outcomes]
+
+
+async def add_dependency(info: Info[Context, None], decision_id: strawberry.ID, depends_on_id: strawberry.ID) -> Decision:
+    """Record that a decision was influenced by another (DEPENDS_ON)."""
+    return Decision(model=await call(info.context.store.add_dependency, str(decision_id), str(depends_on_id)))
 
 
 async def resolve_review(info: Info[Context, None], input: ResolveReviewInput) -> ResolveReviewPayload:

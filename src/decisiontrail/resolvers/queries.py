@@ -7,7 +7,7 @@ from strawberry.types import Info
 
 from decisiontrail.resolvers.context import Context
 from decisiontrail.resolvers.errors import call
-from decisiontrail.schema.types import Decision, Impact, Plan, Review
+from decisiontrail.schema.types import Decision, Impact, Lineage, Plan, Review
 from decisiontrail.services import correction, reviews
 
 
@@ -28,3 +28,9 @@ async def impact(info: Info[Context, None], decision_id: strawberry.ID) -> Impac
 
 async def pending_reviews(info: Info[Context, None], plan_id: strawberry.ID) -> list[Review]:
     return [Review(model=r) for r in await call(reviews.pending_reviews, info.context.store, str(plan_id))]
+
+
+async def lineage(info: Info[Context, None], decision_id: strawberry.ID) -> Lineage:
+    """Ancestors to the root and upward through parent plans, plus DEPENDS_ON upstream."""
+    decision_ids, plan_ids = await call(info.context.store.lineage, str(decision_id))
+    return Lineage(decision_ids=decision_ids, plan_ids=plan_ids)

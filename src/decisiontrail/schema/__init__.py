@@ -7,7 +7,16 @@ from strawberry.extensions import MaskErrors, MaxAliasesLimiter, MaxTokensLimite
 
 from decisiontrail.resolvers import mutations, queries
 from decisiontrail.resolvers.errors import should_mask
-from decisiontrail.schema.types import CorrectionPayload, Decision, Impact, Plan, RecordDecisionPayload, ResolveReviewPayload, Review
+from decisiontrail.schema.types import (
+    CorrectionPayload,
+    Decision,
+    Impact,
+    Lineage,
+    Plan,
+    RecordDecisionPayload,
+    ResolveReviewPayload,
+    Review,
+)
 
 MAX_DEPTH = 12
 MAX_ALIASES = 30
@@ -24,12 +33,17 @@ class Query:
     pending_reviews: list[Review] = strawberry.field(
         resolver=queries.pending_reviews, description="Decisions of a plan waiting for a person."
     )
+    lineage: Lineage = strawberry.field(
+        resolver=queries.lineage, description="Where a decision comes from: ancestors through parent plans, and dependencies."
+    )
 
 
 @strawberry.type
 class Mutation:
     instantiate_plan: Plan = strawberry.mutation(resolver=mutations.instantiate_plan)
     record_decision: RecordDecisionPayload = strawberry.mutation(resolver=mutations.record_decision)
+    record_decisions: list[RecordDecisionPayload] = strawberry.mutation(resolver=mutations.record_decisions)
+    add_dependency: Decision = strawberry.mutation(resolver=mutations.add_dependency)
     resolve_review: ResolveReviewPayload = strawberry.mutation(resolver=mutations.resolve_review)
     correct_decision: CorrectionPayload = strawberry.mutation(resolver=mutations.correct_decision)
     advance_phase: Plan = strawberry.mutation(resolver=mutations.advance_phase)

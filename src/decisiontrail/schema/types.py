@@ -422,6 +422,23 @@ class Impact:
 
 
 @strawberry.type
+class Lineage:
+    """Where a decision comes from: ancestors (through parent plans) and what it depends on."""
+
+    decision_ids: strawberry.Private[list[str]]
+    plan_ids: strawberry.Private[list[str]]
+
+    @strawberry.field
+    async def decisions(self, info: Info[Context, None]) -> list[Decision]:
+        return await _decisions(info, self.decision_ids)
+
+    @strawberry.field
+    async def plans(self, info: Info[Context, None]) -> list[Plan]:
+        found = await info.context.plans.load_many(self.plan_ids)
+        return [Plan(model=p) for p in found if p is not None]
+
+
+@strawberry.type
 class ReplayPoint:
     plan_id: strawberry.ID
     thread_id: str

@@ -91,6 +91,45 @@ def _known_type(value: str) -> DecisionType:
         raise ValidationFailed(f"decision_type: {value!r} is not one of {allowed}", field="decision_type") from None
 
 
+def propose(
+    arguments: Mapping[str, Any],
+    *,
+    plan_id: str,
+    snapshot: ContextSnapshot | None,
+    idempotency_key: str | None = None,
+    depends_on: Sequence[str] = (),
+    actor_reasoning: str | None = None,
+    step_id: str | None = None,
+) -> Proposal:
+    """Validate an actor's record_decision call and make it a Proposal (nothing is written)."""
+    validate_arguments(arguments)
+    snapshot = check_snapshot_for_actor(snapshot)
+    decision_type = DecisionType(arguments["decision_type"])
+    check_actor_may_record(decision_type)
+    state = snapshot.actor_state_ref
+    assert state is not None  # check_snapshot_for_actor guarantees it
+    key = idempotency_key or derive_idempotency_key(
+        state.thread_id, state.checkpoint_ns, step_id or state.checkpoint_id, decision_type.value, arguments["question"]
+    )
+    try:
+        return Proposal(
+            plan_id=plan_id,
+            decision_type=decision_type,
+            question=arguments["question"],
+            chosen_option=arguments["chosen_option"],
+            alternatives_considered=tuple(arguments.get("alternatives_considered") or ()),
+            confidence_score=arguments.get("confidence_score"),
+            rationale=arguments["rationale"],
+            parent_decision_id=arguments.get("parent_decision_id"),
+            depends_on=tuple(depends_on),
+            context_snapshot=snapshot,
+            actor_reasoning=actor_reasoning,
+            idempotency_key=key,
+        )
+    except ValidationError as e:
+        raise validation_failed(e) from e
+
+
 def record_decision(
     store: DecisionStore,
     arguments: Mapping[str, Any],
@@ -111,30 +150,23 @@ def record_decision(
     step and question; ``step_id`` names the step, by default the checkpoint) always returns
     what the first call produced.
     """
-    validate_arguments(arguments)
-    snapshot = check_snapshot_for_actor(snapshot)
-    decision_type = DecisionType(arguments["decision_type"])
-    check_actor_may_record(decision_type)
-    state = snapshot.actor_state_ref
-    assert state is not None  # check_snapshot_for_actor guarantees it
-    key = idempotency_key or derive_idempotency_key(
-        state.thread_id, state.checkpoint_ns, step_id or state.checkpoint_id, decision_type.value, arguments["question"]
+    proposal = propose(
+        arguments,
+        plan_id=plan_id,
+        snapshot=snapshot,
+        idempotency_key=idempotency_key,
+        depends_on=depends_on,
+        actor_reasoning=actor_reasoning,
+        step_id=step_id,
     )
-    try:
-        proposal = Proposal(
-            plan_id=plan_id,
-            decision_type=decision_type,
-            question=arguments["question"],
-            chosen_option=arguments["chosen_option"],
-            alternatives_considered=tuple(arguments.get("alternatives_considered") or ()),
-            confidence_score=arguments.get("confidence_score"),
-            rationale=arguments["rationale"],
-            parent_decision_id=arguments.get("parent_decision_id"),
-            depends_on=tuple(depends_on),
-            context_snapshot=snapshot,
-            actor_reasoning=actor_reasoning,
-            idempotency_key=key,
-        )
-    except ValidationError as e:
-        raise validation_failed(e) from e
     return store.record_proposal(proposal, context=context)
+
+
+MAX_BATCH = 500
+
+
+def record_decisions(store: DecisionStore, proposals: Sequence[Proposal]) -> list[Decision | Review]:
+    """A batch of proposals (from ``propose``) in one transaction: all or none."""
+    if len(proposals) > MAX_BATCH:
+        raise ValidationFailed(f"inputs: at most {MAX_BATCH} decisions per batch, got {len(proposals)}", field="inputs")
+    return store.record_proposals([(p, None) for p in proposals])
