@@ -145,10 +145,10 @@ def test_record_correct_and_read_back_over_http(api: httpx.Client) -> None:
     tree = ok(
         api,
         """query($id: ID!) { plan(id: $id) {
-             decisions(status: CURRENT) { decisionType children { id } dependsOn { id } plan { id } }
+             decisions(filter: {status: CURRENT}) { nodes { decisionType children { id } dependsOn { id } plan { id } } }
            } }""",
         id=plan["id"],
-    )["plan"]["decisions"]
+    )["plan"]["decisions"]["nodes"]
     assert [d["decisionType"] for d in tree] == ["PROMPT_DEFINITION", "USER_INTERVENTION"]
 
 
@@ -227,7 +227,7 @@ def test_unexpected_errors_are_masked_and_limits_enforced(api: httpx.Client) -> 
 
 NESTED = """
 query($id: ID!) { plan(id: $id) {
-  decisions { id children { id dependsOn { id plan { id } } } dependsOn { id plan { id description } } plan { id } }
+  decisions(first: 100) { nodes { id children { id dependsOn { id plan { id } } } dependsOn { id plan { id description } } plan { id } } }
 } }"""
 
 
@@ -251,12 +251,13 @@ def test_nested_queries_cost_round_trips_by_depth_not_by_size(graph: Graph) -> N
         store = DecisionStore(graph)
         result = asyncio.run(schema.execute(NESTED, variable_values={"id": plan_id}, context_value=Context(store=store)))
         assert result.errors is None, result.errors
-        assert result.data is not None and len(result.data["plan"]["decisions"]) == size + 1
+        assert result.data is not None and len(result.data["plan"]["decisions"]["nodes"]) == size + 1
         trips.append(store.round_trips)
 
-    # The plan, its decisions, and one batch for every decision's children; dependsOn and
-    # plan come from what those loaded (the loaders' caches). Not one query per decision.
-    assert trips[0] == trips[1] == 3
+    # The plan, the page of its decisions, those decisions (one batch), and one batch for every
+    # decision's children; dependsOn and plan come from what those loaded (the loaders'
+    # caches). Not one query per decision.
+    assert trips[0] == trips[1] == 4
 
 
 LINEAGE = "query($id: ID!) { lineage(decisionId: $id) { decisions { id decisionType } plans { id } } }"
@@ -317,3 +318,77 @@ def test_record_decisions_is_one_transaction(api: httpx.Client, graph: Graph) ->
     assert [r["decision"]["sequenceNumber"] for r in recorded] == [1, 2, 3, 4, 5]
     assert refused["code"] == "PHASE_VIOLATION"
     assert count_graph(graph) == before  # the two valid ones were not written either
+
+
+PAGE = """query($id: ID!, $first: Int, $after: String, $filter: DecisionFilter) { plan(id: $id) {
+  decisions(first: $first, after: $after, filter: $filter) {
+    totalCount pageInfo { hasNextPage endCursor } edges { cursor node { sequenceNumber decisionType } }
+  } } }"""
+
+
+def test_decisions_page_by_cursor_with_filters(api: httpx.Client) -> None:
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
+    for i in range(7):
+        record(api, plan["id"], question=f"Question {i}?", chosenOption="Gateway" if i % 2 else "mesh", context=f"p{i}", confidenceScore=i / 10)
+
+    pages, after = [], None
+    while True:
+        page = ok(api, PAGE, id=plan["id"], first=3, after=after)["plan"]["decisions"]
+        pages.append([e["node"]["sequenceNumber"] for e in page["edges"]])
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
+    filtered = ok(
+        api, PAGE, id=plan["id"], filter={"types": ["STRATEGY_CHOICE"], "minConfidence": 0.2, "text": "gateway"}
+    )["plan"]["decisions"]
+
+    assert pages == [[0, 1, 2], [3, 4, 5], [6, 7]]
+    assert page["totalCount"] == 8
+    assert [e["node"]["sequenceNumber"] for e in filtered["edges"]] == [4, 6]  # i = 3, 5 (odd, >= 0.2)
+    assert filtered["totalCount"] == 2
+    assert error_code(api, PAGE, id=plan["id"], first=101)["field"] == "first"
+    assert error_code(api, PAGE, id=plan["id"], after="bm90LWEtY3Vyc29y")["field"] == "after"
+
+
+def test_plan_hierarchy_fields(api: httpx.Client) -> None:
+    top = ok(api, INSTANTIATE, input={"description": "top"})["instantiatePlan"]
+    spawn = record(api, top["id"], "SUBPLAN_SPAWN")["decision"]
+    child = ok(api, INSTANTIATE, input={"description": "child", "parentDecisionId": spawn["id"]})["instantiatePlan"]
+    child_spawn = record(api, child["id"], "SUBPLAN_SPAWN", context="c")["decision"]
+    grandchild = ok(api, INSTANTIATE, input={"description": "grandchild", "parentDecisionId": child_spawn["id"]})["instantiatePlan"]
+
+    read = ok(
+        api,
+        """query($top: ID!, $leaf: ID!) {
+          top: plan(id: $top) { childPlans { id } descendants { id } tree { depth decision { decisionType } } }
+          leaf: plan(id: $leaf) { ancestors { id } parentPlan { id } spawnedBy { id } }
+          plans(topLevel: true) { totalCount nodes { id } }
+        }""",
+        top=top["id"],
+        leaf=grandchild["id"],
+    )
+
+    assert read["top"]["childPlans"] == [{"id": child["id"]}]
+    assert read["top"]["descendants"] == [{"id": child["id"]}, {"id": grandchild["id"]}]
+    assert read["top"]["tree"] == [
+        {"depth": 0, "decision": {"decisionType": "PROMPT_DEFINITION"}},
+        {"depth": 1, "decision": {"decisionType": "SUBPLAN_SPAWN"}},
+    ]
+    assert read["leaf"]["ancestors"] == [{"id": child["id"]}, {"id": top["id"]}]
+    assert read["leaf"]["spawnedBy"] == {"id": child_spawn["id"]}
+    assert read["plans"] == {"totalCount": 1, "nodes": [{"id": top["id"]}]}
+
+
+def test_a_decision_lists_its_corrections(api: httpx.Client) -> None:
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
+    strategy = record(api, plan["id"])["decision"]
+    ok(api, "mutation($input: CorrectDecisionInput!) { correctDecision(input: $input) { correction { id } } }",
+       input={"decisionId": strategy["id"], "mode": "REVERT", "guidance": "better", "reason": "worse"})
+
+    read = ok(api, "query($id: ID!) { decision(id: $id) { status supersededBy { isCorrection } corrections { attemptNumber guidance } } }", id=strategy["id"])
+
+    assert read["decision"] == {
+        "status": "SUPERSEDED",
+        "supersededBy": {"isCorrection": True},
+        "corrections": [{"attemptNumber": 1, "guidance": "better"}],
+    }

@@ -42,6 +42,7 @@ from decisiontrail.domain.recording import (
     resolution,
     review_threshold,
 )
+from decisiontrail.domain.pages import DecisionPage, PlanPage
 from decisiontrail.domain.rules import (
     DecisionPlacement,
     SpawnLink,
@@ -123,6 +124,22 @@ class DecisionStore:
         records = self._read(query("plan/get_plans"), plan_ids=plan_ids)
         found = {p.plan_id: p for p in map(plan_from_record, records)}
         return [found.get(plan_id) for plan_id in plan_ids]
+
+    def child_plans_of(self, plan_ids: list[str]) -> list[list[str]]:
+        """For each plan, in the order given, its child plans' ids in creation order."""
+        records = self._read(query("plan/child_plans_of"), plan_ids=plan_ids)
+        found = {r["parent_id"]: list(r["child_ids"]) for r in records}
+        return [found.get(plan_id, []) for plan_id in plan_ids]
+
+    def page_plans(self, page: PlanPage) -> tuple[int, list[str]]:
+        """(how many plans match, the ids of one page of them after ``page.after``)."""
+        record = self._read(query("plan/page_plans"), **page.params())[0]
+        return int(record["total"]), list(record["plan_ids"])
+
+    def page_decisions(self, plan_id: str, page: DecisionPage) -> tuple[int, list[str]]:
+        """(how many of the plan's decisions match, the ids of one page of them after ``page.after``)."""
+        record = self._read(query("decision/page_plan_decisions"), plan_id=plan_id, **page.params())[0]
+        return int(record["total"]), list(record["decision_ids"])
 
     def advance_phase(self, plan_id: str, target: Phase, reason: str = "") -> Plan:
         """Move the plan to ``target`` (Strategize -> Execute -> Apply, or Execute -> Strategize),
@@ -614,11 +631,11 @@ class DecisionStore:
 
     # -- plumbing --------------------------------------------------------------------------
 
-    def _read(self, text: Any, **params: Any) -> list[neo4j.Record]:
+    def _read(self, statement: Any, /, **params: Any) -> list[neo4j.Record]:
         self.round_trips += 1
         with _translated():
             records, _, _ = self._driver.execute_query(
-                text, params, database_=self._database, routing_=neo4j.RoutingControl.READ
+                statement, params, database_=self._database, routing_=neo4j.RoutingControl.READ
             )
         return records
 

@@ -36,9 +36,11 @@ class Context:
     decisions: DataLoader[str, Decision | None] = field(init=False)
     plans: DataLoader[str, Plan | None] = field(init=False)
     children: DataLoader[str, list[str]] = field(init=False)
+    child_plans: DataLoader[str, list[str]] = field(init=False)
 
     def __post_init__(self) -> None:
         # Each batch function is one UNWIND query answering one slot per key, in key order.
         self.decisions = _loader(self.store.get_decisions)
         self.plans = _loader(self.store.get_plans)
         self.children = _loader(self.store.children_of)
+        self.child_plans = _loader(self.store.child_plans_of)

@@ -6,8 +6,23 @@ import strawberry
 from strawberry.types import Info
 
 from decisiontrail.resolvers.context import Context
-from decisiontrail.resolvers.errors import call
-from decisiontrail.schema.types import Decision, Impact, Lineage, Plan, Review
+from decisiontrail.domain import Phase as DomainPhase
+from decisiontrail.domain.pages import PlanPage, page_size
+from decisiontrail.exceptions import ValidationFailed
+from decisiontrail.resolvers.errors import call, client_error
+from decisiontrail.schema.types import (
+    Decision,
+    Impact,
+    Lineage,
+    PageInfo,
+    Phase,
+    Plan,
+    PlanConnection,
+    PlanEdge,
+    Review,
+    parse_cursor,
+    plan_cursor,
+)
 from decisiontrail.services import correction, reviews
 
 
@@ -34,3 +49,30 @@ async def lineage(info: Info[Context, None], decision_id: strawberry.ID) -> Line
     """Ancestors to the root and upward through parent plans, plus DEPENDS_ON upstream."""
     decision_ids, plan_ids = await call(info.context.store.lineage, str(decision_id))
     return Lineage(decision_ids=decision_ids, plan_ids=plan_ids)
+
+
+async def plans(
+    info: Info[Context, None],
+    first: int | None = None,
+    after: str | None = None,
+    phase: Phase | None = None,
+    top_level: bool | None = None,
+) -> PlanConnection:
+    """Plans in creation order, a page at a time (at most 100); ``topLevel`` keeps hierarchy roots."""
+    try:
+        size = page_size(first)
+    except ValidationFailed as e:
+        raise client_error(e) from e
+    page = PlanPage(
+        first=size + 1,
+        after=parse_cursor("plan", after),
+        phase=DomainPhase(phase.value) if phase else None,
+        top_level=top_level,
+    )
+    total, ids = await call(info.context.store.page_plans, page)
+    more = len(ids) > size
+    found = await info.context.plans.load_many(ids[:size])
+    edges = [PlanEdge(cursor=plan_cursor(p.plan_id), node=Plan(model=p)) for p in found if p is not None]
+    return PlanConnection(
+        edges=edges, page_info=PageInfo(has_next_page=more, end_cursor=edges[-1].cursor if edges else None), total_count=total
+    )

@@ -13,6 +13,7 @@ from decisiontrail.schema.types import (
     Impact,
     Lineage,
     Plan,
+    PlanConnection,
     RecordDecisionPayload,
     ResolveReviewPayload,
     Review,
@@ -27,6 +28,7 @@ MAX_TOKENS = 5000
 class Query:
     decision: Decision | None = strawberry.field(resolver=queries.decision, description="A decision by id.")
     plan: Plan | None = strawberry.field(resolver=queries.plan, description="A plan by id.")
+    plans: PlanConnection = strawberry.field(resolver=queries.plans, description="Plans, a page at a time.")
     impact: Impact = strawberry.field(
         resolver=queries.impact, description="What correcting a decision would invalidate (writes nothing)."
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from datetime import datetime
 from enum import Enum
@@ -13,11 +14,17 @@ from strawberry.types import Info
 
 from decisiontrail.domain import Decision as DomainDecision
 from decisiontrail.domain import Plan as DomainPlan
+from decisiontrail.domain.correction import CorrectionAttempt as DomainCorrectionAttempt
 from decisiontrail.domain.correction import CorrectionResult as DomainCorrectionResult
 from decisiontrail.domain.correction import FrontierPoint as DomainFrontierPoint
 from decisiontrail.domain.correction import Impact as DomainImpact
 from decisiontrail.domain.recording import Review as DomainReview
+from decisiontrail.domain import DecisionType as DomainDecisionType
+from decisiontrail.domain import Phase as DomainPhase
+from decisiontrail.domain.pages import DecisionPage, page_size
+from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.resolvers.context import Context, in_thread
+from decisiontrail.resolvers.errors import call, client_error
 
 
 
@@ -242,6 +249,12 @@ class Decision:
     async def superseded_by(self, info: Info[Context, None]) -> Decision | None:
         return await _decision(info, self.model.superseded_by)
 
+    @strawberry.field
+    async def corrections(self, info: Info[Context, None]) -> list[CorrectionAttempt]:
+        """The correction attempts on this decision's chain, oldest first."""
+        attempts = await call(info.context.store.correction_attempts, self.model.decision_id)
+        return [CorrectionAttempt.of(a) for a in attempts]
+
 
 async def _decision(info: Info[Context, None], decision_id: str | None) -> Decision | None:
     if decision_id is None:
@@ -320,15 +333,73 @@ class Plan:
 
     @strawberry.field
     async def decisions(
-        self, info: Info[Context, None], status: DecisionStatus | None = None, as_of: datetime | None = None
-    ) -> list[Decision]:
-        """The plan's decisions in sequence order; ``asOf`` gives the current tree as it stood then."""
-        return await _plan_decisions(info, self.model.plan_id, status, as_of)
+        self,
+        info: Info[Context, None],
+        first: int | None = None,
+        after: str | None = None,
+        filter: DecisionFilter | None = None,
+    ) -> DecisionConnection:
+        """The plan's decisions in sequence order, a page at a time (at most 100)."""
+        page = decision_page(first, after, filter)
+        total, ids = await call(info.context.store.page_decisions, self.model.plan_id, page)
+        more = len(ids) > page.first - 1
+        ids = ids[: page.first - 1]
+        nodes = await _decisions(info, ids)
+        edges = [DecisionEdge(cursor=_cursor("decision", n.model.sequence_number or 0), node=n) for n in nodes]
+        return DecisionConnection(
+            edges=edges,
+            page_info=PageInfo(has_next_page=more, end_cursor=edges[-1].cursor if edges else None),
+            total_count=total,
+        )
+
+    @strawberry.field
+    async def tree(self, info: Info[Context, None], as_of: datetime | None = None) -> list[TreeEntry]:
+        """The current tree in pre-order with depths; ``asOf`` gives the tree as it stood then."""
+        tree = await call(info.context.store.get_tree, self.model.plan_id, as_of=as_of)
+        entries = []
+        for depth, node in tree.root.walk():
+            info.context.decisions.prime(node.decision.decision_id, node.decision)
+            if as_of is None and not node.decision.is_current:
+                continue
+            entries.append(TreeEntry(depth=depth, decision=Decision(model=node.decision)))
+        return entries
 
     @strawberry.field
     async def root_decision(self, info: Info[Context, None]) -> Decision | None:
         current = await _plan_decisions(info, self.model.plan_id, DecisionStatus.CURRENT, None)
         return next((d for d in current if d.model.parent_decision_id is None), None)
+
+    @strawberry.field
+    async def child_plans(self, info: Info[Context, None]) -> list[Plan]:
+        ids = await info.context.child_plans.load(self.model.plan_id)
+        found = await info.context.plans.load_many(ids)
+        return [Plan(model=p) for p in found if p is not None]
+
+    @strawberry.field
+    async def ancestors(self, info: Info[Context, None]) -> list[Plan]:
+        """The plans above this one, its parent first."""
+        chain: list[Plan] = []
+        parent_id = self.model.parent_plan_id
+        while parent_id is not None:
+            parent = await info.context.plans.load(parent_id)
+            if parent is None:
+                break
+            chain.append(Plan(model=parent))
+            parent_id = parent.parent_plan_id
+        return chain
+
+    @strawberry.field
+    async def descendants(self, info: Info[Context, None], max_depth: int = 10) -> list[Plan]:
+        """The plans below this one, level by level (one batched query per level), to ``maxDepth``."""
+        found: list[Plan] = []
+        level = [self.model.plan_id]
+        for _ in range(max(0, min(max_depth, 50))):
+            children = [c for ids in await info.context.child_plans.load_many(level) for c in ids]
+            if not children:
+                break
+            found += [Plan(model=p) for p in await info.context.plans.load_many(children) if p is not None]
+            level = children
+        return found
 
 
 async def _plan_decisions(
@@ -342,6 +413,106 @@ async def _plan_decisions(
     for d in found:
         info.context.decisions.prime(d.decision_id, d)
     return [Decision(model=d) for d in found]
+
+
+@strawberry.type
+class PageInfo:
+    has_next_page: bool
+    end_cursor: str | None
+
+
+@strawberry.type
+class DecisionEdge:
+    cursor: str
+    node: Decision
+
+
+@strawberry.type
+class DecisionConnection:
+    edges: list[DecisionEdge]
+    page_info: PageInfo
+    total_count: int
+
+    @strawberry.field
+    def nodes(self) -> list[Decision]:
+        return [e.node for e in self.edges]
+
+
+@strawberry.type
+class PlanEdge:
+    cursor: str
+    node: Plan
+
+
+@strawberry.type
+class PlanConnection:
+    edges: list[PlanEdge]
+    page_info: PageInfo
+    total_count: int
+
+    @strawberry.field
+    def nodes(self) -> list[Plan]:
+        return [e.node for e in self.edges]
+
+
+@strawberry.type
+class TreeEntry:
+    depth: int
+    decision: Decision
+
+
+@strawberry.input
+class DecisionFilter:
+    types: list[DecisionType] | None = None
+    phases: list[Phase] | None = None
+    status: DecisionStatus | None = None
+    min_confidence: float | None = None
+    max_confidence: float | None = None
+    created_from: datetime | None = None
+    created_to: datetime | None = None
+    text: str | None = strawberry.field(default=None, description="in the question or the chosen option, any case")
+
+
+def _cursor(kind: str, value: object) -> str:
+    return base64.urlsafe_b64encode(f"{kind}:{value}".encode()).decode()
+
+
+def plan_cursor(plan_id: str) -> str:
+    return _cursor("plan", plan_id)
+
+
+def parse_cursor(kind: str, cursor: str | None) -> str | None:
+    """The value an opaque cursor of ``kind`` carries; VALIDATION_FAILED for a foreign one."""
+    if cursor is None:
+        return None
+    try:
+        found, value = base64.urlsafe_b64decode(cursor.encode()).decode().split(":", 1)
+    except (ValueError, UnicodeDecodeError):
+        found, value = "", ""
+    if found != kind or not value:
+        raise client_error(ValidationFailed(f"after: {cursor!r} is not a cursor of this list", field="after"))
+    return value
+
+
+def decision_page(first: int | None, after: str | None, filter: DecisionFilter | None) -> DecisionPage:
+    try:
+        size = page_size(first)
+    except ValidationFailed as e:
+        raise client_error(e) from e
+    cursor = parse_cursor("decision", after)
+    f = filter or DecisionFilter()
+    return DecisionPage(
+        first=size + 1,  # one more than asked: whether there is a next page
+        after=int(cursor) if cursor is not None and cursor.isdigit() else None,
+        types=tuple(DomainDecisionType(t.value) for t in f.types) if f.types else None,
+        phases=tuple(DomainPhase(p.value) for p in f.phases) if f.phases else None,
+        current=None if f.status is None else f.status is DecisionStatus.CURRENT,
+        min_confidence=f.min_confidence,
+        max_confidence=f.max_confidence,
+        created_from=f.created_from,
+        created_to=f.created_to,
+        text=f.text,
+    )
 
 
 @strawberry.type
@@ -471,6 +642,22 @@ class CorrectionAttempt:
     counts_by_type: list[CountByType]
     replay_outcome: str
 
+    @classmethod
+    def of(cls, a: DomainCorrectionAttempt) -> CorrectionAttempt:
+        return cls(
+            attempt_id=strawberry.ID(a.attempt_id),
+            attempt_number=a.attempt_number,
+            mode=CorrectionMode(a.mode.value),
+            guidance=a.guidance,
+            reason=a.reason,
+            requested_by=a.requested_by,
+            at=a.at,
+            invalidated_decision_count=len(a.invalidated_decision_ids),
+            invalidated_plan_count=len(a.invalidated_plan_ids),
+            counts_by_type=counts(a.counts_by_type),
+            replay_outcome=a.replay_outcome.value,
+        )
+
 
 @strawberry.type
 class CorrectionPayload:
@@ -491,20 +678,7 @@ class CorrectionPayload:
 
     @strawberry.field
     def attempt(self) -> CorrectionAttempt:
-        a = self.model.attempt
-        return CorrectionAttempt(
-            attempt_id=strawberry.ID(a.attempt_id),
-            attempt_number=a.attempt_number,
-            mode=CorrectionMode(a.mode.value),
-            guidance=a.guidance,
-            reason=a.reason,
-            requested_by=a.requested_by,
-            at=a.at,
-            invalidated_decision_count=len(a.invalidated_decision_ids),
-            invalidated_plan_count=len(a.invalidated_plan_ids),
-            counts_by_type=counts(a.counts_by_type),
-            replay_outcome=a.replay_outcome.value,
-        )
+        return CorrectionAttempt.of(self.model.attempt)
 
     @strawberry.field
     def replay_frontier(self) -> list[ReplayPoint]:

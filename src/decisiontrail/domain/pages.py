@@ -1,0 +1,65 @@
+"""Pages of lists: a cursor, a bounded size and filters, as the store's Cypher takes them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from decisiontrail.domain.decision import DecisionType, Phase
+from decisiontrail.exceptions import ValidationFailed
+
+DEFAULT_PAGE = 50
+MAX_PAGE = 100
+
+
+def page_size(first: int | None) -> int:
+    """``first`` checked against the bound: 1 to MAX_PAGE, DEFAULT_PAGE when absent."""
+    if first is None:
+        return DEFAULT_PAGE
+    if not 1 <= first <= MAX_PAGE:
+        raise ValidationFailed(f"first: a page holds 1 to {MAX_PAGE} items, not {first}", field="first")
+    return first
+
+
+@dataclass(frozen=True)
+class DecisionPage:
+    """A page of a plan's decisions: after a sequence number, filtered."""
+
+    first: int = DEFAULT_PAGE
+    after: int | None = None
+    types: tuple[DecisionType, ...] | None = None
+    phases: tuple[Phase, ...] | None = None
+    current: bool | None = None
+    min_confidence: float | None = None
+    max_confidence: float | None = None
+    created_from: datetime | None = None
+    created_to: datetime | None = None
+    text: str | None = None
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "limit": self.first,
+            "after": self.after,
+            "types": [t.value for t in self.types] if self.types else None,
+            "phases": [p.value for p in self.phases] if self.phases else None,
+            "current": self.current,
+            "min_confidence": self.min_confidence,
+            "max_confidence": self.max_confidence,
+            "created_from": self.created_from,
+            "created_to": self.created_to,
+            "text": self.text.lower() if self.text else None,
+        }
+
+
+@dataclass(frozen=True)
+class PlanPage:
+    """A page of plans: after a plan id, filtered by phase and by being top-level."""
+
+    first: int = DEFAULT_PAGE
+    after: str | None = None
+    phase: Phase | None = None
+    top_level: bool | None = None
+
+    def params(self) -> dict[str, Any]:
+        return {"limit": self.first, "after": self.after, "phase": self.phase.value if self.phase else None, "top_level": self.top_level}
