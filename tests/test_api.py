@@ -13,6 +13,7 @@ import httpx
 import pytest
 import uvicorn
 
+from decisiontrail.access import LOCAL
 from decisiontrail.app import create_app
 from decisiontrail.domain import DecisionType
 from decisiontrail.graphdb import DecisionStore, Graph
@@ -249,7 +250,7 @@ def test_nested_queries_cost_round_trips_by_depth_not_by_size(graph: Graph) -> N
     for size in (3, 40):
         plan_id = _plan_with(setup, size)
         store = DecisionStore(graph)
-        result = asyncio.run(schema.execute(NESTED, variable_values={"id": plan_id}, context_value=Context(store=store)))
+        result = asyncio.run(schema.execute(NESTED, variable_values={"id": plan_id}, context_value=Context(store=store, principal=LOCAL)))
         assert result.errors is None, result.errors
         assert result.data is not None and len(result.data["plan"]["decisions"]["nodes"]) == size + 1
         trips.append(store.round_trips)

@@ -16,6 +16,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 from strawberry.asgi import GraphQL
 
+from decisiontrail.access import LOCAL, Principal, TokenRegistry
 from decisiontrail.graphdb import DecisionStore, Graph, open_graph
 from decisiontrail.resolvers.context import Context
 from decisiontrail.schema import schema
@@ -29,12 +30,22 @@ MAX_BODY_BYTES = 1024 * 1024
 class DecisionTrailGraphQL(GraphQL[Context, None]):
     """strawberry's ASGI app with our per-request context (fresh DataLoaders each request)."""
 
-    def __init__(self, store: DecisionStore) -> None:
+    def __init__(self, store: DecisionStore, tokens: TokenRegistry) -> None:
         super().__init__(schema, graphql_ide="graphiql")
         self.store = store
+        self.tokens = tokens
 
     async def get_context(self, request: Any, response: Any = None) -> Context:
-        return Context(store=self.store)
+        return Context(store=self.store, principal=self.principal(request.headers.get("authorization")))
+
+    def principal(self, authorization: str | None) -> Principal | None:
+        """The caller: anyone local when no tokens are configured, else the bearer token's owner."""
+        if not self.tokens.enabled:
+            return LOCAL
+        scheme, _, token = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            return None
+        return self.tokens.authenticate(token.strip())
 
 
 class BodySizeLimit:
@@ -57,9 +68,13 @@ class BodySizeLimit:
         await self.app(scope, receive, send)
 
 
-def create_app(settings: Neo4jSettings | None = None, *, graph: Graph | None = None) -> Starlette:
+def create_app(
+    settings: Neo4jSettings | None = None, *, graph: Graph | None = None, tokens: TokenRegistry | None = None
+) -> Starlette:
     """The service. It opens Neo4j in its lifespan (embedded unless NEO4J_URI is set), or uses
-    ``graph`` when given one (which it then does not close)."""
+    ``graph`` when given one (which it then does not close). ``tokens`` default to
+    DECISIONTRAIL_TOKENS_FILE; with none, every caller is trusted (serve binds loopback only)."""
+    tokens = tokens if tokens is not None else TokenRegistry.from_env()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -80,7 +95,7 @@ def create_app(settings: Neo4jSettings | None = None, *, graph: Graph | None = N
             return JSONResponse({"status": "unavailable", "neo4j": type(e).__name__}, status_code=503)
         return JSONResponse({"status": "ready"})
 
-    graphql = DecisionTrailGraphQL(store=None)  # type: ignore[arg-type]  # set in the lifespan
+    graphql = DecisionTrailGraphQL(store=None, tokens=tokens)  # type: ignore[arg-type]  # store: set in the lifespan
     return Starlette(
         routes=[
             Route("/graphql", graphql, methods=["GET", "POST"]),

@@ -27,6 +27,7 @@ environment:
   DECISIONTRAIL_NEO4J_PORT  Bolt port of the embedded Neo4j (default 7687; 0 picks a free port)
   DECISIONTRAIL_NEO4J_HEAP_MB, DECISIONTRAIL_NEO4J_PAGECACHE_MB
                             memory of the embedded Neo4j (default 1024 and 256)
+  DECISIONTRAIL_TOKENS_FILE API tokens (JSON of name, role, sha256); without it the API is loopback-only
 """
 
 
@@ -67,6 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port to bind (default: 8000)")
+    token = commands.add_parser(
+        "token",
+        help="create an API token (stored hashed in the token file)",
+        description="Create a bearer token for the API and add its SHA-256 to the token file; the token is printed once.",
+    )
+    token.add_argument("--name", required=True, help="who the token is for")
+    token.add_argument("--role", required=True, choices=["actor", "reviewer", "analyst", "admin"], help="what it may do")
+    token.add_argument("--file", required=True, help="the token file (point DECISIONTRAIL_TOKENS_FILE at it)")
     impact = commands.add_parser(
         "impact",
         help="preview what correcting a decision would invalidate (writes nothing)",
@@ -121,6 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve(args, settings)
         if args.command == "schema":
             return _schema(args)
+        if args.command == "token":
+            return _token(args)
         return _with_graph(args, settings)
     except DecisionTrailError as e:
         print(f"decisiontrail: error: {e.message}", file=sys.stderr)
@@ -207,10 +218,32 @@ def _schema(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
     import uvicorn
 
+    from decisiontrail.access import TokenRegistry
     from decisiontrail.app import create_app
 
+    tokens = TokenRegistry.from_env()
+    if not tokens.enabled:
+        if args.host not in ("127.0.0.1", "localhost", "::1"):
+            print(
+                f"decisiontrail: error: no tokens configured (DECISIONTRAIL_TOKENS_FILE), so the API is served "
+                f"on loopback only, not on {args.host}; create tokens with `decisiontrail token`",
+                file=sys.stderr,
+            )
+            return 2
+        log.warning("no tokens configured: authentication is off and the API is served on loopback only")
     log.info("serving GraphQL on http://%s:%d/graphql", args.host, args.port)
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    uvicorn.run(create_app(settings, tokens=tokens), host=args.host, port=args.port, log_level="info")
+    return 0
+
+
+def _token(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from decisiontrail.access import Role, issue_token
+
+    token = issue_token(Path(args.file), args.name, Role(args.role))
+    print(token)
+    log.info("added %s (%s) to %s; the token is shown only this once", args.name, args.role, args.file)
     return 0
 
 

@@ -9,6 +9,7 @@ from typing import TypeVar
 from starlette.concurrency import run_in_threadpool
 from strawberry.dataloader import DataLoader
 
+from decisiontrail.access import Principal
 from decisiontrail.domain import Decision, Plan
 from decisiontrail.graphdb import DecisionStore
 
@@ -33,6 +34,7 @@ class Context:
     """Built once per request, so a loader's cache never outlives the request."""
 
     store: DecisionStore
+    principal: Principal | None = None
     decisions: DataLoader[str, Decision | None] = field(init=False)
     plans: DataLoader[str, Plan | None] = field(init=False)
     children: DataLoader[str, list[str]] = field(init=False)

@@ -7,6 +7,7 @@ from strawberry.extensions import MaskErrors, MaxAliasesLimiter, MaxTokensLimite
 
 from decisiontrail.resolvers import mutations, queries
 from decisiontrail.resolvers.errors import should_mask
+from decisiontrail.resolvers.permissions import CanCorrect, CanRead, CanRecord, CanReview
 from decisiontrail.schema.types import (
     CorrectionPayload,
     Decision,
@@ -26,29 +27,47 @@ MAX_TOKENS = 5000
 
 @strawberry.type
 class Query:
-    decision: Decision | None = strawberry.field(resolver=queries.decision, description="A decision by id.")
-    plan: Plan | None = strawberry.field(resolver=queries.plan, description="A plan by id.")
-    plans: PlanConnection = strawberry.field(resolver=queries.plans, description="Plans, a page at a time.")
+    decision: Decision | None = strawberry.field(
+        resolver=queries.decision, description="A decision by id.", permission_classes=[CanRead]
+    )
+    plan: Plan | None = strawberry.field(resolver=queries.plan, description="A plan by id.", permission_classes=[CanRead])
+    plans: PlanConnection = strawberry.field(
+        resolver=queries.plans, description="Plans, a page at a time.", permission_classes=[CanRead]
+    )
     impact: Impact = strawberry.field(
-        resolver=queries.impact, description="What correcting a decision would invalidate (writes nothing)."
+        resolver=queries.impact,
+        description="What correcting a decision would invalidate (writes nothing).",
+        permission_classes=[CanRead],
     )
     pending_reviews: list[Review] = strawberry.field(
-        resolver=queries.pending_reviews, description="Decisions of a plan waiting for a person."
+        resolver=queries.pending_reviews,
+        description="Decisions of a plan waiting for a person.",
+        permission_classes=[CanRead],
     )
     lineage: Lineage = strawberry.field(
-        resolver=queries.lineage, description="Where a decision comes from: ancestors through parent plans, and dependencies."
+        resolver=queries.lineage,
+        description="Where a decision comes from: ancestors through parent plans, and dependencies.",
+        permission_classes=[CanRead],
     )
 
 
 @strawberry.type
 class Mutation:
-    instantiate_plan: Plan = strawberry.mutation(resolver=mutations.instantiate_plan)
-    record_decision: RecordDecisionPayload = strawberry.mutation(resolver=mutations.record_decision)
-    record_decisions: list[RecordDecisionPayload] = strawberry.mutation(resolver=mutations.record_decisions)
-    add_dependency: Decision = strawberry.mutation(resolver=mutations.add_dependency)
-    resolve_review: ResolveReviewPayload = strawberry.mutation(resolver=mutations.resolve_review)
-    correct_decision: CorrectionPayload = strawberry.mutation(resolver=mutations.correct_decision)
-    advance_phase: Plan = strawberry.mutation(resolver=mutations.advance_phase)
+    instantiate_plan: Plan = strawberry.mutation(resolver=mutations.instantiate_plan, permission_classes=[CanRecord])
+    record_decision: RecordDecisionPayload = strawberry.mutation(
+        resolver=mutations.record_decision, permission_classes=[CanRecord]
+    )
+    record_decisions: list[RecordDecisionPayload] = strawberry.mutation(
+        resolver=mutations.record_decisions, permission_classes=[CanRecord]
+    )
+    add_dependency: Decision = strawberry.mutation(resolver=mutations.add_dependency, permission_classes=[CanRecord])
+    resolve_review: ResolveReviewPayload = strawberry.mutation(
+        resolver=mutations.resolve_review, permission_classes=[CanReview]
+    )
+    correct_decision: CorrectionPayload = strawberry.mutation(
+        resolver=mutations.correct_decision, permission_classes=[CanCorrect]
+    )
+    advance_phase: Plan = strawberry.mutation(resolver=mutations.advance_phase, permission_classes=[CanRecord])
 
 
 schema = strawberry.Schema(

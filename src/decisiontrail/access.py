@@ -1,0 +1,107 @@
+"""Who may do what: bearer tokens, stored hashed, each with a role."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from decisiontrail.exceptions import ValidationFailed
+
+
+class Role(StrEnum):
+    ACTOR = "actor"  # records decisions and plans, reads
+    REVIEWER = "reviewer"  # resolves reviews and corrects decisions, reads
+    ANALYST = "analyst"  # reads
+    ADMIN = "admin"  # everything
+
+
+class Action(StrEnum):
+    READ = "read"
+    RECORD = "record"
+    REVIEW = "review"
+    CORRECT = "correct"
+
+
+ALLOWED: dict[Role, frozenset[Action]] = {
+    Role.ACTOR: frozenset({Action.READ, Action.RECORD}),
+    Role.REVIEWER: frozenset({Action.READ, Action.REVIEW, Action.CORRECT}),
+    Role.ANALYST: frozenset({Action.READ}),
+    Role.ADMIN: frozenset(Action),
+}
+
+
+@dataclass(frozen=True)
+class Principal:
+    name: str
+    role: Role
+
+    def may(self, action: Action) -> bool:
+        return action in ALLOWED[self.role]
+
+
+LOCAL = Principal(name="local", role=Role.ADMIN)
+"""Who a request is when no tokens are configured (the server then binds to loopback only)."""
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class TokenEntry:
+    name: str
+    role: Role
+    sha256: str
+
+
+class TokenRegistry:
+    """The configured tokens, by hash; a presented token is compared in constant time."""
+
+    def __init__(self, entries: Iterable[TokenEntry] = ()) -> None:
+        self._entries = tuple(entries)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self._entries)
+
+    def authenticate(self, token: str) -> Principal | None:
+        presented = token_hash(token)
+        found = None
+        for entry in self._entries:  # no early exit: every check costs the same
+            if hmac.compare_digest(presented, entry.sha256):
+                found = Principal(entry.name, entry.role)
+        return found
+
+    @classmethod
+    def load(cls, path: Path) -> TokenRegistry:
+        """Read a token file: a JSON list of ``{"name", "role", "sha256"}`` (no plain tokens)."""
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            return cls(TokenEntry(e["name"], Role(e["role"]), e["sha256"]) for e in raw)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ValidationFailed(f"DECISIONTRAIL_TOKENS_FILE: cannot read tokens from {path}: {e}", field="DECISIONTRAIL_TOKENS_FILE") from e
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> TokenRegistry:
+        """``DECISIONTRAIL_TOKENS_FILE`` names the token file; without it there are no tokens."""
+        env = os.environ if env is None else env
+        path = env.get("DECISIONTRAIL_TOKENS_FILE")
+        return cls.load(Path(path)) if path else cls()
+
+
+def issue_token(path: Path, name: str, role: Role) -> str:
+    """Create a token for ``name`` with ``role``, add its hash to the file, return the token (shown once)."""
+    token = "dt_" + secrets.token_urlsafe(32)
+    entries = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    entries.append({"name": name, "role": role.value, "sha256": token_hash(token)})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(entries, indent=2) + "\n", encoding="utf-8")
+    os.chmod(path, 0o600)
+    return token

@@ -1,0 +1,43 @@
+"""Field permissions: each operation names the action it needs; the request's principal must hold it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphql import GraphQLError
+from strawberry.permission import BasePermission
+from strawberry.types import Info
+
+from decisiontrail.access import Action
+
+
+class _Needs(BasePermission):
+    action: Action
+
+    def has_permission(self, source: Any, info: Info, **kwargs: Any) -> bool:
+        principal = info.context.principal
+        if principal is None:
+            raise GraphQLError(
+                "a bearer token is required (Authorization: Bearer <token>)", extensions={"code": "UNAUTHENTICATED"}
+            )
+        if not principal.may(self.action):
+            raise GraphQLError(
+                f"the {principal.role.value} role may not {self.action.value}", extensions={"code": "FORBIDDEN"}
+            )
+        return True
+
+
+class CanRead(_Needs):
+    action = Action.READ
+
+
+class CanRecord(_Needs):
+    action = Action.RECORD
+
+
+class CanReview(_Needs):
+    action = Action.REVIEW
+
+
+class CanCorrect(_Needs):
+    action = Action.CORRECT

@@ -1,0 +1,126 @@
+"""Bearer tokens and roles over real HTTP: each role against every operation, allowed and refused."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from decisiontrail.access import Role, TokenRegistry, issue_token, token_hash
+from decisiontrail.app import create_app
+from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb.admin import count_graph
+from decisiontrail.graphdb.embedded import free_port
+from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.domain import AutomationProfile, DecisionType
+from decisiontrail.services.recording import record_decision
+from factories import actor_snapshot, decision, tool_input
+
+
+@pytest.fixture(scope="module")
+def tokens(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    path = tmp_path_factory.mktemp("tokens") / "tokens.json"
+    return {role.value: issue_token(path, f"{role.value}-1", role) for role in Role} | {"_file": str(path)}
+
+
+@pytest.fixture(scope="module")
+def base_url(graph: Graph, tokens: dict[str, str]) -> Iterator[str]:
+    port = free_port()
+    app = create_app(graph=graph, tokens=TokenRegistry.load(Path(tokens["_file"])))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+OPERATIONS: dict[str, tuple[str, set[str]]] = {
+    # operation: (document, roles allowed)
+    "plan": ("query($plan: ID!) { plan(id: $plan) { id } }", {"actor", "reviewer", "analyst", "admin"}),
+    "impact": ("query($d: ID!) { impact(decisionId: $d) { countsByType { count } } }", {"actor", "reviewer", "analyst", "admin"}),
+    "lineage": ("query($d: ID!) { lineage(decisionId: $d) { plans { id } } }", {"actor", "reviewer", "analyst", "admin"}),
+    "instantiatePlan": ('mutation { instantiatePlan(input: {description: "x"}) { id } }', {"actor", "admin"}),
+    "advancePhase": ("mutation($plan: ID!) { advancePhase(planId: $plan, phase: EXECUTE) { id } }", {"actor", "admin"}),
+    "addDependency": ("mutation($d: ID!, $other: ID!) { addDependency(decisionId: $other, dependsOnId: $d) { id } }", {"actor", "admin"}),
+    "resolveReview": (
+        "mutation($review: ID!) { resolveReview(input: {reviewId: $review, action: APPROVE}) { decision { id } } }",
+        {"reviewer", "admin"},
+    ),
+    "correctDecision": (
+        'mutation($d: ID!) { correctDecision(input: {decisionId: $d, mode: REVERT, guidance: "g"}) { correction { id } } }',
+        {"reviewer", "admin"},
+    ),
+}
+
+
+def _fixture_ids(store: DecisionStore) -> dict[str, str]:
+    plan, root = instantiate_plan(store, "p")
+    d = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    other = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    gated, _ = instantiate_plan(store, "gated", automation_profile=AutomationProfile(edit_code=1.0))
+    review = record_decision(store, tool_input("strategy_choice"), plan_id=gated.plan_id, snapshot=actor_snapshot())
+    return {"plan": plan.plan_id, "d": d.decision_id, "other": other.decision_id, "review": review.review_id}  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("role", [r.value for r in Role])
+@pytest.mark.parametrize("operation", list(OPERATIONS))
+def test_each_role_against_each_operation(
+    base_url: str, store: DecisionStore, graph: Graph, tokens: dict[str, str], role: str, operation: str
+) -> None:
+    ids = _fixture_ids(store)
+    document, allowed = OPERATIONS[operation]
+    variables = {k: v for k, v in ids.items() if f"${k}" in document}
+    before = count_graph(graph)
+
+    body = httpx.post(
+        f"{base_url}/graphql",
+        json={"query": document, "variables": variables},
+        headers={"Authorization": f"Bearer {tokens[role]}"},
+        timeout=30,
+    ).json()
+
+    if role in allowed:
+        assert not body.get("errors"), body
+    else:
+        assert body["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+        assert f"the {role} role may not" in body["errors"][0]["message"]
+        assert count_graph(graph) == before  # refused writes nothing
+
+
+@pytest.mark.parametrize("authorization", [None, "Bearer not-a-real-token", "Basic dXNlcjpwYXNz", "Bearer"])
+def test_missing_or_unknown_tokens_are_unauthenticated(base_url: str, store: DecisionStore, authorization: str | None) -> None:
+    headers = {"Authorization": authorization} if authorization else {}
+
+    body = httpx.post(f"{base_url}/graphql", json={"query": "{ plans { totalCount } }"}, headers=headers, timeout=30).json()
+
+    assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+    assert body["data"] is None
+
+
+def test_tokens_are_stored_hashed(tokens: dict[str, str]) -> None:
+    stored = Path(tokens["_file"]).read_text()
+
+    for role in Role:
+        assert tokens[role.value] not in stored
+        assert token_hash(tokens[role.value]) in stored
+    assert oct(Path(tokens["_file"]).stat().st_mode & 0o777) == "0o600"
+
+
+def test_serve_refuses_a_public_bind_without_tokens(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from decisiontrail.cli import main
+
+    monkeypatch.delenv("DECISIONTRAIL_TOKENS_FILE", raising=False)
+
+    assert main(["serve", "--host", "0.0.0.0"]) == 2
+    assert "loopback only" in capsys.readouterr().err
