@@ -393,3 +393,43 @@ def test_a_decision_lists_its_corrections(api: httpx.Client) -> None:
         "supersededBy": {"isCorrection": True},
         "corrections": [{"attemptNumber": 1, "guidance": "better"}],
     }
+
+
+def test_decision_events_stream_over_a_real_websocket(api: httpx.Client, base_url: str) -> None:
+    import json as _json
+
+    from websockets.sync.client import connect
+
+    plan = ok(api, INSTANTIATE, input={"description": "p", "automationProfile": {"editCode": 0.8}})["instantiatePlan"]
+    url = base_url.replace("http://", "ws://") + "/graphql"
+    with connect(url, subprotocols=["graphql-transport-ws"], open_timeout=10) as ws:  # type: ignore[list-item]
+        ws.send(_json.dumps({"type": "connection_init"}))
+        assert _json.loads(ws.recv(timeout=10))["type"] == "connection_ack"
+        ws.send(
+            _json.dumps(
+                {
+                    "id": "1",
+                    "type": "subscribe",
+                    "payload": {
+                        "query": "subscription($id: ID!) { decisionEvents(planId: $id) { kind decisionId reviewId decision { chosenOption } } }",
+                        "variables": {"id": plan["id"]},
+                    },
+                }
+            )
+        )
+        time.sleep(1.0)  # let the server register the subscription before the writes below
+        strategy = record(api, plan["id"], confidenceScore=0.9)["decision"]
+        held = record(api, plan["id"], question="Held?", context="h", confidenceScore=0.1)["review"]
+        ok(api, "mutation($d: ID!) { correctDecision(input: {decisionId: $d, mode: APPEND, guidance: \"g\"}) { correction { id } } }", d=strategy["id"])
+
+        events = []
+        while len(events) < 4:
+            message = _json.loads(ws.recv(timeout=10))
+            assert message["type"] == "next", message
+            events.append(message["payload"]["data"]["decisionEvents"])
+        ws.send(_json.dumps({"id": "1", "type": "complete"}))
+
+    assert events[0] == {"kind": "RECORDED", "decisionId": strategy["id"], "reviewId": None, "decision": {"chosenOption": "this way"}}
+    assert (events[1]["kind"], events[1]["reviewId"]) == ("REVIEW_PENDING", held["id"])
+    assert events[2]["kind"] == "RECORDED"  # the correction
+    assert (events[3]["kind"], events[3]["decisionId"]) == ("SUPERSEDED", strategy["id"])

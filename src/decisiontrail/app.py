@@ -12,11 +12,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 from strawberry.asgi import GraphQL
 
 from decisiontrail.access import LOCAL, Principal, TokenRegistry
+from decisiontrail.events import EventBus
 from decisiontrail.graphdb import DecisionStore, Graph, open_graph
 from decisiontrail.resolvers.context import Context
 from decisiontrail.schema import schema
@@ -30,13 +31,14 @@ MAX_BODY_BYTES = 1024 * 1024
 class DecisionTrailGraphQL(GraphQL[Context, None]):
     """strawberry's ASGI app with our per-request context (fresh DataLoaders each request)."""
 
-    def __init__(self, store: DecisionStore, tokens: TokenRegistry) -> None:
-        super().__init__(schema, graphql_ide="graphiql")
+    def __init__(self, store: DecisionStore, tokens: TokenRegistry, events: EventBus) -> None:
+        super().__init__(schema, graphql_ide="graphiql", subscription_protocols=("graphql-transport-ws",))
         self.store = store
         self.tokens = tokens
+        self.events = events
 
     async def get_context(self, request: Any, response: Any = None) -> Context:
-        return Context(store=self.store, principal=self.principal(request.headers.get("authorization")))
+        return Context(store=self.store, principal=self.principal(request.headers.get("authorization")), events=self.events)
 
     def principal(self, authorization: str | None) -> Principal | None:
         """The caller: anyone local when no tokens are configured, else the bearer token's owner."""
@@ -81,7 +83,7 @@ def create_app(
         with contextlib.ExitStack() as stack:
             connected = graph or stack.enter_context(open_graph(settings or Neo4jSettings.from_env(), progress=log.info))
             app.state.graph = connected
-            graphql.store = DecisionStore(connected)
+            graphql.store = DecisionStore(connected, events=graphql.events)
             yield
 
     async def healthz(request: Request) -> Response:
@@ -95,10 +97,11 @@ def create_app(
             return JSONResponse({"status": "unavailable", "neo4j": type(e).__name__}, status_code=503)
         return JSONResponse({"status": "ready"})
 
-    graphql = DecisionTrailGraphQL(store=None, tokens=tokens)  # type: ignore[arg-type]  # store: set in the lifespan
+    graphql = DecisionTrailGraphQL(store=None, tokens=tokens, events=EventBus())  # type: ignore[arg-type]  # store: set in the lifespan
     return Starlette(
         routes=[
             Route("/graphql", graphql, methods=["GET", "POST"]),
+            WebSocketRoute("/graphql", graphql),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
         ],

@@ -50,6 +50,7 @@ from decisiontrail.domain.rules import (
     check_new_dependency,
     check_spawn_link,
 )
+from decisiontrail.events import DecisionEvent, EventBus, EventKind
 from decisiontrail.exceptions import Conflict, NotFound, Unavailable, ValidationFailed
 from decisiontrail.graphdb.connection import Graph
 from decisiontrail.graphdb.records import (
@@ -91,9 +92,10 @@ class DecisionStore:
     under the plan's write lock.
     """
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, *, events: EventBus | None = None) -> None:
         self._driver = graph.driver
         self._database = graph.database
+        self._events = events
         self.round_trips = 0
         """Read queries and write transactions sent so far: what an N+1 would make grow."""
 
@@ -111,7 +113,9 @@ class DecisionStore:
             self._create_plan_in(tx, plan)
             return self._record_in(tx, root, idempotency_key=None, context=context)
 
-        return plan, self._write(work, conflict=f"plan {plan.plan_id} already exists")
+        stored = self._write(work, conflict=f"plan {plan.plan_id} already exists")
+        self._publish(EventKind.RECORDED, plan.plan_id, decision_id=stored.decision_id)
+        return plan, stored
 
     def get_plan(self, plan_id: str) -> Plan:
         records = self._read(query("plan/get_plan"), plan_id=plan_id)
@@ -186,7 +190,9 @@ class DecisionStore:
             return self._record_in(tx, decision, idempotency_key=idempotency_key, context=context)
 
         try:
-            return self._write(work, conflict=f"decision {decision.decision_id} is already recorded")
+            stored = self._write(work, conflict=f"decision {decision.decision_id} is already recorded")
+            self._publish(EventKind.RECORDED, stored.plan_id, decision_id=stored.decision_id)
+            return stored
         except _AlreadyRecorded as e:
             found = self._already_recorded(e.seen)
             assert isinstance(found, Decision)  # system decisions are never held for review
@@ -216,6 +222,11 @@ class DecisionStore:
             return [self._propose_in(tx, proposal, context) for proposal, context in items]
 
         outcomes = self._write(work, conflict="a decision with one of these idempotency keys was recorded concurrently")
+        for outcome in outcomes:
+            if isinstance(outcome, Decision):
+                self._publish(EventKind.RECORDED, outcome.plan_id, decision_id=outcome.decision_id)
+            elif isinstance(outcome, Review):
+                self._publish(EventKind.REVIEW_PENDING, outcome.plan_id, review_id=outcome.review_id)
         return [self._already_recorded(o) if isinstance(o, _Seen) else o for o in outcomes]
 
     def supersede(self, decision_id: str, superseded_by: str, at: datetime | None = None) -> None:
@@ -410,7 +421,11 @@ class DecisionStore:
                 correction=correction, attempt=attempt, invalidated=tuple(superseded), invalidated_plans=impact.plan_ids
             )
 
-        return self._write(work, conflict=f"decision {decision_id} was corrected concurrently")
+        result = self._write(work, conflict=f"decision {decision_id} was corrected concurrently")
+        self._publish(EventKind.RECORDED, result.correction.plan_id, decision_id=result.correction.decision_id)
+        for superseded in self._impact_plans(result):
+            self._publish(EventKind.SUPERSEDED, superseded[0], decision_id=superseded[1])
+        return result
 
     def correction_attempts(self, decision_id: str) -> list[CorrectionAttempt]:
         """Every attempt on the correction chain ``decision_id`` belongs to, oldest first."""
@@ -432,6 +447,15 @@ class DecisionStore:
 
         if not self._write(work):
             raise NotFound("correction attempt", attempt_id)
+
+    def _impact_plans(self, result: CorrectionResult) -> list[tuple[str, str]]:
+        """(plan id, decision id) of every decision a correction superseded."""
+        found = self.get_decisions(list(result.invalidated))
+        return [(d.plan_id, d.decision_id) for d in found if d is not None]
+
+    def _publish(self, kind: EventKind, plan_id: str, *, decision_id: str | None = None, review_id: str | None = None) -> None:
+        if self._events is not None:
+            self._events.publish(DecisionEvent(kind, plan_id, decision_id=decision_id, review_id=review_id))
 
     @staticmethod
     def _impact_in(tx: neo4j.ManagedTransaction, decision_id: str) -> Impact:
@@ -474,6 +498,8 @@ class DecisionStore:
             return placed
 
         decision = self._write(work, conflict=f"review {review_id} was resolved concurrently")
+        self._publish(EventKind.REVIEW_RESOLVED, decision.plan_id, decision_id=decision.decision_id, review_id=review_id)
+        self._publish(EventKind.RECORDED, decision.plan_id, decision_id=decision.decision_id)
         return self.get_review(review_id), decision
 
     # -- transaction steps -----------------------------------------------------------------

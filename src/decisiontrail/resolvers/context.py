@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from strawberry.dataloader import DataLoader
 
 from decisiontrail.access import Principal
+from decisiontrail.events import EventBus
 from decisiontrail.domain import Decision, Plan
 from decisiontrail.graphdb import DecisionStore
 
@@ -35,6 +36,7 @@ class Context:
 
     store: DecisionStore
     principal: Principal | None = None
+    events: EventBus | None = None
     decisions: DataLoader[str, Decision | None] = field(init=False)
     plans: DataLoader[str, Plan | None] = field(init=False)
     children: DataLoader[str, list[str]] = field(init=False)

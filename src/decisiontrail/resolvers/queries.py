@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
+
 import strawberry
 from strawberry.types import Info
 
 from decisiontrail.resolvers.context import Context
 from decisiontrail.domain import Phase as DomainPhase
 from decisiontrail.domain.pages import PlanPage, page_size
-from decisiontrail.exceptions import ValidationFailed
+from decisiontrail.exceptions import Unavailable, ValidationFailed
 from decisiontrail.resolvers.errors import call, client_error
 from decisiontrail.schema.types import (
     Decision,
+    DecisionEvent,
+    DecisionEventKind,
     Impact,
     Lineage,
     PageInfo,
@@ -76,3 +80,18 @@ async def plans(
     return PlanConnection(
         edges=edges, page_info=PageInfo(has_next_page=more, end_cursor=edges[-1].cursor if edges else None), total_count=total
     )
+
+
+async def decision_events(info: Info[Context, None], plan_id: strawberry.ID) -> AsyncGenerator[DecisionEvent, None]:
+    """Recorded, superseded and review events of a plan, as they happen."""
+    if info.context.events is None:
+        raise client_error(Unavailable("this server publishes no events"))
+    async for event in info.context.events.subscribe(str(plan_id)):
+        assert event.at is not None
+        yield DecisionEvent(
+            kind=DecisionEventKind(event.kind.value),
+            plan_id=strawberry.ID(event.plan_id),
+            decision_id=strawberry.ID(event.decision_id) if event.decision_id else None,
+            review_id=strawberry.ID(event.review_id) if event.review_id else None,
+            at=event.at,
+        )

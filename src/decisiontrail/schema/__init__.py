@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
+
 import strawberry
+from strawberry.types import Info
 from strawberry.extensions import MaskErrors, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
 
 from decisiontrail.resolvers import mutations, queries
+from decisiontrail.resolvers.context import Context
 from decisiontrail.resolvers.errors import should_mask
 from decisiontrail.resolvers.permissions import CanCorrect, CanRead, CanRecord, CanReview
 from decisiontrail.schema.types import (
     CorrectionPayload,
     Decision,
+    DecisionEvent,
     Impact,
     Lineage,
     Plan,
@@ -70,9 +75,23 @@ class Mutation:
     advance_phase: Plan = strawberry.mutation(resolver=mutations.advance_phase, permission_classes=[CanRecord])
 
 
+@strawberry.type
+class Subscription:
+    @strawberry.subscription(  # type: ignore[untyped-decorator]
+        description="A plan's recorded, superseded and review events over graphql-transport-ws.",
+        permission_classes=[CanRead],
+    )
+    async def decision_events(
+        self, info: Info[Context, None], plan_id: strawberry.ID
+    ) -> AsyncGenerator[DecisionEvent, None]:
+        async for event in queries.decision_events(info, plan_id):
+            yield event
+
+
 schema = strawberry.Schema(
     query=Query,
     mutation=Mutation,
+    subscription=Subscription,
     extensions=[
         lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
         lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),

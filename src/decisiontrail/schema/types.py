@@ -774,3 +774,24 @@ class CorrectDecisionInput:
     guidance: str
     reason: str = ""
 
+
+
+@strawberry.enum
+class DecisionEventKind(Enum):
+    RECORDED = "recorded"
+    SUPERSEDED = "superseded"
+    REVIEW_PENDING = "review_pending"
+    REVIEW_RESOLVED = "review_resolved"
+
+
+@strawberry.type
+class DecisionEvent:
+    kind: DecisionEventKind
+    plan_id: strawberry.ID
+    decision_id: strawberry.ID | None
+    review_id: strawberry.ID | None
+    at: datetime
+
+    @strawberry.field
+    async def decision(self, info: Info[Context, None]) -> Decision | None:
+        return await _decision(info, str(self.decision_id) if self.decision_id else None)
