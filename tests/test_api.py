@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import hashlib
 import threading
 import time
@@ -433,3 +434,63 @@ def test_decision_events_stream_over_a_real_websocket(api: httpx.Client, base_ur
     assert (events[1]["kind"], events[1]["reviewId"]) == ("REVIEW_PENDING", held["id"])
     assert events[2]["kind"] == "RECORDED"  # the correction
     assert (events[3]["kind"], events[3]["decisionId"]) == ("SUPERSEDED", strategy["id"])
+
+
+def test_a_langgraph_actor_records_through_the_client(api: httpx.Client, base_url: str, store: DecisionStore) -> None:
+    from langchain_core.messages import HumanMessage
+    from langgraph.types import Command
+
+    from decisiontrail.actors.graph import build_actor, sqlite_checkpointer
+    from decisiontrail.actors.scripted import ScriptedChatModel, decide
+    from decisiontrail.actors.tool import record_decision_tool
+    from decisiontrail.client import DecisionTrailClient
+
+    with DecisionTrailClient(base_url) as client, sqlite_checkpointer(":memory:") as saver:
+        plan = client.instantiate_plan("remote actor", {"n": 1}, edit_code=0.8)
+        actor = build_actor(
+            ScriptedChatModel(
+                script=[
+                    decide(decision_type="strategy_choice", question="How?", chosen_option="carefully", confidence_score=0.9, rationale="r"),
+                    decide(decision_type="resource_selection", question="What?", chosen_option="a.py", confidence_score=0.4,
+                           alternatives_considered=["b.py"], rationale="r"),
+                ]
+            ),
+            [record_decision_tool(client)],
+            saver,
+        )
+        config = {"configurable": {"thread_id": "remote-1"}}
+        paused = actor.invoke({"messages": [HumanMessage("go")], "plan_id": plan["id"], "resources": ["repo:x"]}, config)
+        request = paused["__interrupt__"][0].value
+        client.resolve_review(request["review_id"], "select_alternative", "b.py")
+        final = actor.invoke(Command(resume=True), config)
+
+    ids = [json.loads(str(m.content))["decision_id"] for m in final["messages"] if m.type == "tool"]
+    stored = [store.get_decision(i) for i in ids]
+    assert [d.chosen_option for d in stored] == ["carefully", "b.py"]
+    assert stored[1].parent_decision_id == stored[0].decision_id
+    # The same snapshot capture as in-process: the context is stored and hashes back.
+    snapshot = stored[0].context_snapshot
+    assert snapshot.actor_state_ref is not None and snapshot.actor_state_ref.thread_id == "remote-1"
+    assert hashlib.sha256(store.read_context(snapshot.hot_context_hash).encode()).hexdigest() == snapshot.hot_context_hash
+    assert [r.resource_id for r in snapshot.relevant_resources] == ["repo:x"]
+    assert len(store.list_decisions(plan["id"])) == 3  # root + two, the reviewed one once
+
+
+def test_the_client_raises_the_services_exceptions(base_url: str, store: DecisionStore) -> None:
+    from decisiontrail.client import DecisionTrailClient
+    from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, ValidationFailed
+
+    with DecisionTrailClient(base_url) as client:
+        plan = client.instantiate_plan("p")
+        root = plan["rootDecision"]["id"]
+        with pytest.raises(NotFound, match="does not exist"):
+            client.impact("01ARZ3NDEKTSV4RRFFQ69G5FAV")
+        with pytest.raises(ValidationFailed) as invalid:
+            client.correct(root, "revert", "   ")
+        client.correct(root, "revert", "a better prompt")
+        with pytest.raises(Conflict, match="already superseded"):
+            client.correct(root, "revert", "again")
+        with pytest.raises(RuleViolation):
+            client.execute("mutation($p: ID!) { advancePhase(planId: $p, phase: APPLY) { id } }", p=plan["id"])
+
+    assert invalid.value.field == "guidance"

@@ -16,7 +16,8 @@ from langgraph.prebuilt import InjectedState
 from langgraph.types import interrupt
 from pydantic import BaseModel, ConfigDict
 
-from decisiontrail.domain import ContextSnapshot, Decision
+from decisiontrail.client import DecisionTrailClient, Recorded
+from decisiontrail.domain import ContextSnapshot
 from decisiontrail.domain.recording import CapturedContext, Review
 from decisiontrail.exceptions import DecisionTrailError
 from decisiontrail.graphdb import DecisionStore
@@ -69,10 +70,17 @@ def review_request(review: Review) -> dict[str, Any]:
     }
 
 
-def record_decision_tool(store: DecisionStore) -> StructuredTool:
-    """The tool, bound to a store. The actor's state must carry ``plan_id``; it may carry
-    ``resources`` (captured into the snapshot) and ``depends_on`` (decision ids the runtime put
-    into the actor's context as constraints)."""
+Recorder = DecisionStore | DecisionTrailClient
+"""Where the tool records: the store in this process, or the API through the client."""
+
+
+def record_decision_tool(recorder: Recorder) -> StructuredTool:
+    """The tool, bound to a store (in-process) or a client (an actor in another process).
+
+    The actor's state must carry ``plan_id``; it may carry ``resources`` (captured into the
+    snapshot) and ``depends_on`` (decision ids the runtime put into the actor's context as
+    constraints). Snapshot capture and idempotency are the same either way.
+    """
 
     def run(config: RunnableConfig, **kwargs: Any) -> str:
         state: dict[str, Any] = kwargs.pop("state")
@@ -80,14 +88,14 @@ def record_decision_tool(store: DecisionStore) -> StructuredTool:
         arguments = {k: v for k, v in kwargs.items() if v is not None}
         try:
             snapshot, context = capture(state, config)
-            outcome = _record(store, state, arguments, snapshot, context, tool_call_id)
-            if isinstance(outcome, Review):
+            outcome = _record(recorder, state, arguments, snapshot, context, tool_call_id)
+            if outcome.review is not None:
                 # Pause for a person. On resume LangGraph runs this tool again from the top;
                 # the same idempotency key then finds the decision the review became.
-                interrupt(review_request(outcome))
-                outcome = _record(store, state, arguments, snapshot, context, tool_call_id)
-                if isinstance(outcome, Review):
-                    raise ToolException(f"decision is still waiting for review {outcome.review_id}")
+                interrupt(outcome.review)
+                outcome = _record(recorder, state, arguments, snapshot, context, tool_call_id)
+                if outcome.review is not None:
+                    raise ToolException(f"decision is still waiting for review {outcome.review['review_id']}")
         except DecisionTrailError as e:
             raise ToolException(f"{e.code}: {e.message}") from e
         return json.dumps({"decision_id": outcome.decision_id})
@@ -102,24 +110,27 @@ def record_decision_tool(store: DecisionStore) -> StructuredTool:
 
 
 def _record(
-    store: DecisionStore,
+    recorder: Recorder,
     state: dict[str, Any],
     arguments: dict[str, Any],
     snapshot: ContextSnapshot,
     context: CapturedContext,
     tool_call_id: str,
-) -> Decision | Review:
+) -> Recorded:
     plan_id = state.get("plan_id")
     if not plan_id:
         raise ToolException("the actor's state has no plan_id; decisions are recorded into a plan")
-    return record_decision(
-        store,
-        arguments,
-        plan_id=str(plan_id),
-        snapshot=snapshot,
-        context=context,
-        depends_on=tuple(state.get("depends_on") or ()),
-        # The tool call's id, not the checkpoint's: replaying from a checkpoint forks its id,
-        # but the restored conversation holds the same tool call.
-        step_id=f"tool_call:{tool_call_id}",
+    depends_on = tuple(state.get("depends_on") or ())
+    # The tool call's id, not the checkpoint's: replaying from a checkpoint forks its id,
+    # but the restored conversation holds the same tool call.
+    step_id = f"tool_call:{tool_call_id}"
+    if isinstance(recorder, DecisionTrailClient):
+        return recorder.record(
+            arguments, plan_id=str(plan_id), snapshot=snapshot, context=context, depends_on=depends_on, step_id=step_id
+        )
+    outcome = record_decision(
+        recorder, arguments, plan_id=str(plan_id), snapshot=snapshot, context=context, depends_on=depends_on, step_id=step_id
     )
+    if isinstance(outcome, Review):
+        return Recorded(decision_id=None, review=review_request(outcome))
+    return Recorded(decision_id=outcome.decision_id)

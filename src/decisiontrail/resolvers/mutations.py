@@ -9,6 +9,7 @@ from strawberry.types import Info
 
 from decisiontrail.domain import AutomationProfile, ContextSnapshot, Decision as DomainDecision, Invariant
 from decisiontrail.domain import Phase as DomainPhase
+from decisiontrail.domain.recording import CapturedContext
 from decisiontrail.domain.recording import ReviewAction as DomainReviewAction
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.resolvers.context import Context
@@ -93,15 +94,22 @@ def _payload(outcome: Any) -> RecordDecisionPayload:
     return RecordDecisionPayload(decision=None, review=Review(model=outcome))
 
 
+def _context(input: RecordDecisionInput) -> CapturedContext | None:
+    content = input.context_snapshot.hot_context
+    return None if content is None else CapturedContext(content)
+
+
 async def record_decision(info: Info[Context, None], input: RecordDecisionInput) -> RecordDecisionPayload:
     """Record an actor's decision through ADR-033's protocol (validation, gating, idempotency)."""
-    outcome = await call(lambda: info.context.store.record_proposal(_proposal(input)))
+    outcome = await call(lambda: info.context.store.record_proposal(_proposal(input), context=_context(input)))
     return _payload(outcome)
 
 
 async def record_decisions(info: Info[Context, None], inputs: list[RecordDecisionInput]) -> list[RecordDecisionPayload]:
     """A batch in one transaction: every decision is recorded (or held for review), or none."""
-    outcomes = await call(lambda: recording.record_decisions(info.context.store, [_proposal(i) for i in inputs]))
+    outcomes = await call(
+        lambda: recording.record_decisions(info.context.store, [(_proposal(i), _context(i)) for i in inputs])
+    )
     return [_payload(o) for o in outcomes]
 
 

@@ -743,6 +743,9 @@ class ContextSnapshotInput:
     hot_context_ref: str
     actor_state_ref: CheckpointRefInput
     relevant_resources: list[ResourceRefInput] | None = None
+    hot_context: str | None = strawberry.field(
+        default=None, description="the full context; stored content-addressed when its SHA-256 is hotContextHash"
+    )
 
 
 @strawberry.input

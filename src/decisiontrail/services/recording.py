@@ -165,8 +165,11 @@ def record_decision(
 MAX_BATCH = 500
 
 
-def record_decisions(store: DecisionStore, proposals: Sequence[Proposal]) -> list[Decision | Review]:
-    """A batch of proposals (from ``propose``) in one transaction: all or none."""
-    if len(proposals) > MAX_BATCH:
-        raise ValidationFailed(f"inputs: at most {MAX_BATCH} decisions per batch, got {len(proposals)}", field="inputs")
-    return store.record_proposals([(p, None) for p in proposals])
+def record_decisions(
+    store: DecisionStore, items: Sequence[tuple[Proposal, CapturedContext | None]]
+) -> list[Decision | Review]:
+    """A batch of proposals (from ``propose``), each with its captured context if any, in one
+    transaction: all or none."""
+    if len(items) > MAX_BATCH:
+        raise ValidationFailed(f"inputs: at most {MAX_BATCH} decisions per batch, got {len(items)}", field="inputs")
+    return store.record_proposals(list(items))
