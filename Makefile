@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: help install run test typecheck neo4j clean
+.PHONY: help install run demo test typecheck neo4j clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -19,7 +19,10 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed  ## create .venv and install the project with its test tools
 
-run: install  ## set up, start the embedded Neo4j and run the main job
+run: install  ## set up, start the embedded Neo4j and serve the API (demonstration data when empty)
+	$(BIN)/decisiontrail serve --demo-if-empty
+
+demo: install  ## scripted actors record, review and correct a plan hierarchy; print it
 	$(BIN)/decisiontrail demo
 
 test: install  ## set up and run the whole test suite against a real Neo4j

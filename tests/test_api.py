@@ -494,3 +494,27 @@ def test_the_client_raises_the_services_exceptions(base_url: str, store: Decisio
             client.execute("mutation($p: ID!) { advancePhase(planId: $p, phase: APPLY) { id } }", p=plan["id"])
 
     assert invalid.value.field == "guidance"
+
+
+def test_neo4j_down_is_unavailable_at_once_and_retryable() -> None:
+    from decisiontrail.graphdb.connection import create_driver
+
+    dead = Graph(driver=create_driver("bolt://127.0.0.1:9", None, None), database="neo4j", uri="bolt://127.0.0.1:9")
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(graph=dead), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(0.05)
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            error = error_code(client, "query { plans { totalCount } }")
+            ready = client.get("/readyz")
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        dead.driver.close()
+
+    assert (error["code"], error["retryable"]) == ("UNAVAILABLE", True)
+    assert error["message"] == "Neo4j is unavailable; the request wrote nothing and can be retried"
+    assert ready.status_code == 503 and ready.json()["status"] == "unavailable"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -71,7 +71,11 @@ class BodySizeLimit:
 
 
 def create_app(
-    settings: Neo4jSettings | None = None, *, graph: Graph | None = None, tokens: TokenRegistry | None = None
+    settings: Neo4jSettings | None = None,
+    *,
+    graph: Graph | None = None,
+    tokens: TokenRegistry | None = None,
+    on_start: Callable[[DecisionStore], None] | None = None,
 ) -> Starlette:
     """The service. It opens Neo4j in its lifespan (embedded unless NEO4J_URI is set), or uses
     ``graph`` when given one (which it then does not close). ``tokens`` default to
@@ -84,6 +88,8 @@ def create_app(
             connected = graph or stack.enter_context(open_graph(settings or Neo4jSettings.from_env(), progress=log.info))
             app.state.graph = connected
             graphql.store = DecisionStore(connected, events=graphql.events)
+            if on_start is not None:
+                await run_in_threadpool(on_start, graphql.store)
             yield
 
     async def healthz(request: Request) -> Response:

@@ -68,6 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port to bind (default: 8000)")
+    serve.add_argument(
+        "--demo-if-empty",
+        action="store_true",
+        help="when the database holds no plan, record the demonstration hierarchy first (make run does)",
+    )
     token = commands.add_parser(
         "token",
         help="create an API token (stored hashed in the token file)",
@@ -219,7 +224,10 @@ def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
     import uvicorn
 
     from decisiontrail.access import TokenRegistry
+    from decisiontrail.actors.demonstration import record_demonstration, render_demonstration
+    from decisiontrail.actors.graph import sqlite_checkpointer
     from decisiontrail.app import create_app
+    from decisiontrail.graphdb import DecisionStore
 
     tokens = TokenRegistry.from_env()
     if not tokens.enabled:
@@ -231,8 +239,17 @@ def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
             )
             return 2
         log.warning("no tokens configured: authentication is off and the API is served on loopback only")
-    log.info("serving GraphQL on http://%s:%d/graphql", args.host, args.port)
-    uvicorn.run(create_app(settings, tokens=tokens), host=args.host, port=args.port, log_level="info")
+    def load_demo(store: DecisionStore) -> None:
+        if store.count_plans():
+            return
+        log.info("the database is empty: recording the demonstration hierarchy")
+        with sqlite_checkpointer(settings.checkpoints) as checkpointer:
+            demo = record_demonstration(store, checkpointer, log=log.info)
+        print(render_demonstration(store, demo), flush=True)
+
+    log.info("serving GraphQL on http://%s:%d/graphql (GraphiQL in a browser)", args.host, args.port)
+    app = create_app(settings, tokens=tokens, on_start=load_demo if args.demo_if_empty else None)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -66,6 +67,7 @@ from decisiontrail.graphdb.records import (
 )
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,9 @@ class DecisionStore:
         records = self._read(query("plan/get_plans"), plan_ids=plan_ids)
         found = {p.plan_id: p for p in map(plan_from_record, records)}
         return [found.get(plan_id) for plan_id in plan_ids]
+
+    def count_plans(self) -> int:
+        return int(self._read(query("plan/count_plans"))[0]["plans"])
 
     def child_plans_of(self, plan_ids: list[str]) -> list[list[str]]:
         """For each plan, in the order given, its child plans' ids in creation order."""
@@ -697,4 +702,6 @@ def _translated(conflict: str = "the write conflicts with another") -> Iterator[
     except TransientError as e:
         raise Conflict(f"the write kept conflicting with concurrent writes and was given up: {e.message}") from e
     except (ServiceUnavailable, SessionExpired) as e:
-        raise Unavailable(f"Neo4j is unavailable: {e}") from e
+        # The driver's message names hosts and ports: it goes to the log, not to clients.
+        log.warning("Neo4j is unavailable: %s", e)
+        raise Unavailable("Neo4j is unavailable; the request wrote nothing and can be retried") from e

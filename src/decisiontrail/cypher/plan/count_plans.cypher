@@ -1,0 +1,2 @@
+MATCH (p:Plan)
+RETURN count(p) AS plans
