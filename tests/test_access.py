@@ -124,3 +124,26 @@ def test_serve_refuses_a_public_bind_without_tokens(monkeypatch: pytest.MonkeyPa
 
     assert main(["serve", "--host", "0.0.0.0"]) == 2
     assert "loopback only" in capsys.readouterr().err
+
+
+def test_tokens_can_come_from_the_environment(tokens: dict[str, str]) -> None:
+    text = Path(tokens["_file"]).read_text()
+
+    from_env = TokenRegistry.from_env({"DECISIONTRAIL_TOKENS": text})
+    principal = from_env.authenticate(tokens["reviewer"])
+
+    assert principal is not None and principal.role is Role.REVIEWER
+    assert from_env.authenticate("dt_guess") is None
+    assert not TokenRegistry.from_env({}).enabled
+    with pytest.raises(Exception, match="DECISIONTRAIL_TOKENS"):
+        TokenRegistry.from_env({"DECISIONTRAIL_TOKENS": "[{\"name\": 1}]"})
+
+
+def test_unexpected_errors_are_masked() -> None:
+    from graphql import GraphQLError
+
+    from decisiontrail.resolvers.errors import should_mask
+
+    assert should_mask(GraphQLError("boom", original_error=RuntimeError("password=secret in MATCH (n)")))
+    assert not should_mask(GraphQLError("plan X does not exist", extensions={"code": "NOT_FOUND"}))
+    assert not should_mask(GraphQLError("Syntax Error: Expected Name"))

@@ -83,15 +83,29 @@ class TokenRegistry:
     def load(cls, path: Path) -> TokenRegistry:
         """Read a token file: a JSON list of ``{"name", "role", "sha256"}`` (no plain tokens)."""
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise ValidationFailed(
+                f"DECISIONTRAIL_TOKENS_FILE: cannot read {path}: {e}", field="DECISIONTRAIL_TOKENS_FILE"
+            ) from e
+        return cls.parse(text, "DECISIONTRAIL_TOKENS_FILE")
+
+    @classmethod
+    def parse(cls, text: str, source: str) -> TokenRegistry:
+        """Tokens from JSON: a list of ``{"name", "role", "sha256"}`` (no plain tokens)."""
+        try:
+            raw = json.loads(text)
             return cls(TokenEntry(e["name"], Role(e["role"]), e["sha256"]) for e in raw)
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise ValidationFailed(f"DECISIONTRAIL_TOKENS_FILE: cannot read tokens from {path}: {e}", field="DECISIONTRAIL_TOKENS_FILE") from e
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValidationFailed(f"{source}: cannot read tokens: {e}", field=source) from e
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> TokenRegistry:
-        """``DECISIONTRAIL_TOKENS_FILE`` names the token file; without it there are no tokens."""
+        """``DECISIONTRAIL_TOKENS_FILE`` names a token file, or ``DECISIONTRAIL_TOKENS`` holds the
+        same JSON; with neither there are no tokens."""
         env = os.environ if env is None else env
+        if env.get("DECISIONTRAIL_TOKENS"):
+            return cls.parse(env["DECISIONTRAIL_TOKENS"], "DECISIONTRAIL_TOKENS")
         path = env.get("DECISIONTRAIL_TOKENS_FILE")
         return cls.load(Path(path)) if path else cls()
 

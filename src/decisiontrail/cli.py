@@ -27,7 +27,8 @@ environment:
   DECISIONTRAIL_NEO4J_PORT  Bolt port of the embedded Neo4j (default 7687; 0 picks a free port)
   DECISIONTRAIL_NEO4J_HEAP_MB, DECISIONTRAIL_NEO4J_PAGECACHE_MB
                             memory of the embedded Neo4j (default 1024 and 256)
-  DECISIONTRAIL_TOKENS_FILE API tokens (JSON of name, role, sha256); without it the API is loopback-only
+  DECISIONTRAIL_TOKENS_FILE API tokens (JSON of name, role, sha256), or DECISIONTRAIL_TOKENS with that JSON;
+                            without tokens the API serves loopback only
 """
 
 
