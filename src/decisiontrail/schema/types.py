@@ -13,14 +13,18 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from decisiontrail.domain import Decision as DomainDecision
+from decisiontrail.domain.correction import CorrectionMode
+from decisiontrail.domain.decision import DecisionType, Phase
+from decisiontrail.domain.recording import ReviewAction, ReviewStatus
+from decisiontrail.events import EventKind as DecisionEventKind
+
+__all__ = ["CorrectionMode", "DecisionEventKind", "DecisionType", "Phase", "ReviewAction", "ReviewStatus"]
 from decisiontrail.domain import Plan as DomainPlan
 from decisiontrail.domain.correction import CorrectionAttempt as DomainCorrectionAttempt
 from decisiontrail.domain.correction import CorrectionResult as DomainCorrectionResult
 from decisiontrail.domain.correction import FrontierPoint as DomainFrontierPoint
 from decisiontrail.domain.correction import Impact as DomainImpact
 from decisiontrail.domain.recording import Review as DomainReview
-from decisiontrail.domain import DecisionType as DomainDecisionType
-from decisiontrail.domain import Phase as DomainPhase
 from decisiontrail.domain.pages import DecisionPage, page_size
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.resolvers.context import Context, in_thread
@@ -28,53 +32,19 @@ from decisiontrail.resolvers.errors import call, client_error
 
 
 
-@strawberry.enum
-class DecisionType(Enum):
-    PROMPT_DEFINITION = "prompt_definition"
-    INVARIANT_ENFORCED = "invariant_enforced"
-    STRATEGY_CHOICE = "strategy_choice"
-    IMPLEMENTATION_CHOICE = "implementation_choice"
-    RESOURCE_SELECTION = "resource_selection"
-    SUBPLAN_SPAWN = "subplan_spawn"
-    SUBPLAN_PARALLEL_SPAWN = "subplan_parallel_spawn"
-    TOOL_INVOCATION = "tool_invocation"
-    ERROR_RECOVERY = "error_recovery"
-    VALIDATION_RESPONSE = "validation_response"
-    USER_INTERVENTION = "user_intervention"
-
-
-@strawberry.enum
-class Phase(Enum):
-    STRATEGIZE = "strategize"
-    EXECUTE = "execute"
-    APPLY = "apply"
+# The domain's enums, served as they are (GraphQL shows their member names: STRATEGY_CHOICE).
+strawberry.enum(DecisionType)
+strawberry.enum(Phase)
+strawberry.enum(CorrectionMode)
+strawberry.enum(ReviewAction)
+strawberry.enum(ReviewStatus)
+strawberry.enum(DecisionEventKind, name="DecisionEventKind")
 
 
 @strawberry.enum
 class DecisionStatus(Enum):
     CURRENT = "current"
     SUPERSEDED = "superseded"
-
-
-@strawberry.enum
-class CorrectionMode(Enum):
-    REVERT = "revert"
-    APPEND = "append"
-
-
-@strawberry.enum
-class ReviewAction(Enum):
-    APPROVE = "approve"
-    SELECT_ALTERNATIVE = "select_alternative"
-    CUSTOM = "custom"
-
-
-@strawberry.enum
-class ReviewStatus(Enum):
-    PENDING = "pending"
-    APPROVED = "approved"
-    ALTERNATIVE_SELECTED = "alternative_selected"
-    CUSTOM = "custom"
 
 
 @strawberry.type
@@ -504,8 +474,8 @@ def decision_page(first: int | None, after: str | None, filter: DecisionFilter |
     return DecisionPage(
         first=size + 1,  # one more than asked: whether there is a next page
         after=int(cursor) if cursor is not None and cursor.isdigit() else None,
-        types=tuple(DomainDecisionType(t.value) for t in f.types) if f.types else None,
-        phases=tuple(DomainPhase(p.value) for p in f.phases) if f.phases else None,
+        types=tuple(f.types) if f.types else None,
+        phases=tuple(f.phases) if f.phases else None,
         current=None if f.status is None else f.status is DecisionStatus.CURRENT,
         min_confidence=f.min_confidence,
         max_confidence=f.max_confidence,
@@ -777,14 +747,6 @@ class CorrectDecisionInput:
     guidance: str
     reason: str = ""
 
-
-
-@strawberry.enum
-class DecisionEventKind(Enum):
-    RECORDED = "recorded"
-    SUPERSEDED = "superseded"
-    REVIEW_PENDING = "review_pending"
-    REVIEW_RESOLVED = "review_resolved"
 
 
 @strawberry.type
