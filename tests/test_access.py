@@ -26,7 +26,8 @@ from factories import actor_snapshot, decision, tool_input
 @pytest.fixture(scope="module")
 def tokens(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     path = tmp_path_factory.mktemp("tokens") / "tokens.json"
-    return {role.value: issue_token(path, f"{role.value}-1", role) for role in Role} | {"_file": str(path)}
+    issued = {role.value: issue_token(path, f"{role.value}-1", role) for role in Role}
+    return issued | {"other-actor": issue_token(path, "actor-2", Role.ACTOR), "_file": str(path)}
 
 
 @pytest.fixture(scope="module")
@@ -65,10 +66,10 @@ OPERATIONS: dict[str, tuple[str, set[str]]] = {
 
 
 def _fixture_ids(store: DecisionStore) -> dict[str, str]:
-    plan, root = instantiate_plan(store, "p")
+    plan, root = instantiate_plan(store, "p", owner="actor-1")  # the actor token's own plan
     d = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     other = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    gated, _ = instantiate_plan(store, "gated", automation_profile=AutomationProfile(edit_code=1.0))
+    gated, _ = instantiate_plan(store, "gated", automation_profile=AutomationProfile(edit_code=1.0), owner="actor-1")
     review = record_decision(store, tool_input("strategy_choice"), plan_id=gated.plan_id, snapshot=actor_snapshot())
     return {"plan": plan.plan_id, "d": d.decision_id, "other": other.decision_id, "review": review.review_id}  # type: ignore[union-attr]
 
@@ -147,3 +148,50 @@ def test_unexpected_errors_are_masked() -> None:
     assert should_mask(GraphQLError("boom", original_error=RuntimeError("password=secret in MATCH (n)")))
     assert not should_mask(GraphQLError("plan X does not exist", extensions={"code": "NOT_FOUND"}))
     assert not should_mask(GraphQLError("Syntax Error: Expected Name"))
+
+
+def _as(base_url: str, token: str, document: str, **variables: Any) -> dict[str, Any]:
+    body: dict[str, Any] = httpx.post(
+        f"{base_url}/graphql",
+        json={"query": document, "variables": variables},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    ).json()
+    return body
+
+
+def test_an_actor_sees_and_writes_only_its_own_plans(
+    base_url: str, store: DecisionStore, graph: Graph, tokens: dict[str, str]
+) -> None:
+    mine, theirs = tokens["actor"], tokens["other-actor"]
+    plan = _as(base_url, mine, 'mutation { instantiatePlan(input: {description: "mine"}) { id rootDecision { id } } }')["data"][
+        "instantiatePlan"
+    ]
+    root = plan["rootDecision"]["id"]
+    before = count_graph(graph)
+    record = """mutation($p: ID!, $deps: [ID!]) { recordDecision(input: {planId: $p, decisionType: STRATEGY_CHOICE,
+        question: "q", chosenOption: "o", rationale: "r", dependsOn: $deps,
+        contextSnapshot: {hotContextHash: "%s", hotContextRef: "x", actorStateRef: {threadId: "t", checkpointId: "c"}}})
+        { decision { id } } }""" % ("a" * 64)
+    other_plan = _as(base_url, theirs, 'mutation { instantiatePlan(input: {description: "theirs"}) { id } }')["data"]["instantiatePlan"]
+    after_other = count_graph(graph)
+
+    seen_by_other = _as(base_url, theirs, "query($p: ID!, $d: ID!) { plan(id: $p) { id } decision(id: $d) { id } plans { totalCount nodes { id } } }", p=plan["id"], d=root)
+    refused = {
+        "record": _as(base_url, theirs, record, p=plan["id"]),
+        "depend": _as(base_url, theirs, record, p=other_plan["id"], deps=[root]),
+        "impact": _as(base_url, theirs, "query($d: ID!) { impact(decisionId: $d) { plans { id } } }", d=root),
+        "lineage": _as(base_url, theirs, "query($d: ID!) { lineage(decisionId: $d) { plans { id } } }", d=root),
+        "phase": _as(base_url, theirs, "mutation($p: ID!) { advancePhase(planId: $p, phase: EXECUTE) { id } }", p=plan["id"]),
+    }
+    seen_by_owner = _as(base_url, mine, "query($p: ID!) { plan(id: $p) { id } plans { nodes { id } } }", p=plan["id"])
+    seen_by_reviewer = _as(base_url, tokens["reviewer"], "query { plans { totalCount } }")
+
+    assert seen_by_other["data"] == {"plan": None, "decision": None, "plans": {"totalCount": 1, "nodes": [{"id": other_plan["id"]}]}}
+    for name, body in refused.items():
+        assert body["errors"][0]["extensions"]["code"] == "NOT_FOUND", name
+        assert "does not exist" in body["errors"][0]["message"], name
+    assert count_graph(graph) == after_other  # nothing written by the refused requests
+    assert after_other.nodes > before.nodes
+    assert seen_by_owner["data"] == {"plan": {"id": plan["id"]}, "plans": {"nodes": [{"id": plan["id"]}]}}
+    assert seen_by_reviewer["data"]["plans"]["totalCount"] == 2

@@ -222,6 +222,9 @@ def test_unexpected_errors_are_masked_and_limits_enforced(api: httpx.Client) -> 
     aliases = "query { " + " ".join(f"a{i}: plan(id: \"x\") {{ id }}" for i in range(40)) + " }"
     assert "aliases found" in error_code(api, aliases)["message"]
 
+    many_tokens = "query { " + " ".join(["__typename"] * 6000) + " }"
+    assert "tokens" in error_code(api, many_tokens)["message"]
+
     huge = api.post("/graphql", content=b"{" + b" " * (2 * 1024 * 1024) + b"}", headers={"Content-Type": "application/json"})
     assert huge.status_code == 413
     assert huge.json()["errors"][0]["extensions"]["code"] == "PAYLOAD_TOO_LARGE"

@@ -127,8 +127,8 @@ def test_created_at_converted_to_utc_and_naive_rejected() -> None:
 
 
 def test_unknown_field_rejected() -> None:
-    with pytest.raises(ValidationError, match=r"owner\n.*Extra inputs are not permitted"):
-        Plan(description="d", owner="me")
+    with pytest.raises(ValidationError, match=r"created_by\n.*Extra inputs are not permitted"):
+        Plan(description="d", created_by="me")
     with pytest.raises(ValidationError, match=r"review\n.*Extra inputs are not permitted"):
         AutomationProfile(review=0.5)
 

@@ -45,6 +45,10 @@ class Principal:
     def may(self, action: Action) -> bool:
         return action in ALLOWED[self.role]
 
+    def sees(self, owner: str | None) -> bool:
+        """Actors see the plans they instantiated; every other role sees every plan."""
+        return self.role is not Role.ACTOR or owner == self.name
+
 
 LOCAL = Principal(name="local", role=Role.ADMIN)
 """Who a request is when no tokens are configured (the server then binds to loopback only)."""

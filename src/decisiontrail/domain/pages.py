@@ -60,6 +60,13 @@ class PlanPage:
     after: str | None = None
     phase: Phase | None = None
     top_level: bool | None = None
+    owner: str | None = None
 
     def params(self) -> dict[str, Any]:
-        return {"limit": self.first, "after": self.after, "phase": self.phase.value if self.phase else None, "top_level": self.top_level}
+        return {
+            "limit": self.first,
+            "after": self.after,
+            "phase": self.phase.value if self.phase else None,
+            "top_level": self.top_level,
+            "owner": self.owner,
+        }

@@ -37,6 +37,7 @@ class Plan(BaseModel):
     automation_profile: AutomationProfile = Field(default_factory=AutomationProfile)
     invariants: tuple[Invariant, ...] = Field(default=(), description="declared at any scope; reconciled at Strategize entry")
     created_at: UtcDatetime = Field(default_factory=utc_now)
+    owner: str | None = Field(default=None, description="who instantiated it through the API; actors see only their own")
     invalidated_at: UtcDatetime | None = Field(
         default=None, description="set when a correction superseded the decision that spawned this plan"
     )

@@ -139,6 +139,7 @@ def plan_properties(plan: Plan) -> dict[str, Any]:
         "automation_execute_command": plan.automation_profile.execute_command,
         "invariants": _json([i.model_dump(mode="json") for i in plan.invariants]),
         "created_at": plan.created_at,
+        "owner": plan.owner,
     }
 
 
@@ -159,6 +160,7 @@ def plan_from_record(record: Mapping[str, Any]) -> Plan:
         invariants=tuple(Invariant(**i) for i in json.loads(props.get("invariants") or "[]")),
         created_at=_native(props["created_at"]),
         invalidated_at=_native(props["invalidated_at"]) if props.get("invalidated_at") is not None else None,
+        owner=props.get("owner"),
     )
 
 

@@ -9,7 +9,7 @@ from typing import TypeVar
 from starlette.concurrency import run_in_threadpool
 from strawberry.dataloader import DataLoader
 
-from decisiontrail.access import Principal
+from decisiontrail.access import Principal, Role
 from decisiontrail.events import EventBus
 from decisiontrail.domain import Decision, Plan
 from decisiontrail.graphdb import DecisionStore
@@ -44,7 +44,28 @@ class Context:
 
     def __post_init__(self) -> None:
         # Each batch function is one UNWIND query answering one slot per key, in key order.
-        self.decisions = _loader(self.store.get_decisions)
-        self.plans = _loader(self.store.get_plans)
+        # What the principal may not see is answered as missing, so no relation leads to it.
+        self.decisions = _loader(self._visible_decisions)
+        self.plans = _loader(self._visible_plans)
         self.children = _loader(self.store.children_of)
         self.child_plans = _loader(self.store.child_plans_of)
+
+    @property
+    def owner_filter(self) -> str | None:
+        """The owner an actor is limited to; None for roles that see every plan."""
+        p = self.principal
+        return p.name if p is not None and p.role is Role.ACTOR else None
+
+    def _visible_plans(self, plan_ids: list[str]) -> list[Plan | None]:
+        plans = self.store.get_plans(plan_ids)
+        if self.owner_filter is None:
+            return plans
+        return [p if p is not None and p.owner == self.owner_filter else None for p in plans]
+
+    def _visible_decisions(self, decision_ids: list[str]) -> list[Decision | None]:
+        decisions = self.store.get_decisions(decision_ids)
+        if self.owner_filter is None:
+            return decisions
+        plan_ids = sorted({d.plan_id for d in decisions if d is not None})
+        visible = {p.plan_id for p in self._visible_plans(plan_ids) if p is not None}
+        return [d if d is not None and d.plan_id in visible else None for d in decisions]

@@ -13,7 +13,7 @@ from decisiontrail.domain.recording import CapturedContext
 from decisiontrail.domain.recording import ReviewAction as DomainReviewAction
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.resolvers.context import Context
-from decisiontrail.resolvers.errors import call
+from decisiontrail.resolvers.errors import call, require_decision, require_plan
 from decisiontrail.schema.types import (
     CorrectDecisionInput,
     CorrectionPayload,
@@ -32,6 +32,9 @@ from decisiontrail.services import correction, lifecycle, recording, reviews
 
 async def instantiate_plan(info: Info[Context, None], input: InstantiatePlanInput) -> Plan:
     """Create a plan (a child plan when ``parentDecisionId`` names a spawning decision) and its root."""
+    if input.parent_decision_id is not None:
+        await require_decision(info.context, str(input.parent_decision_id))
+    owner = info.context.principal.name if info.context.principal else None
 
     def run() -> Any:
         profile = input.automation_profile
@@ -47,6 +50,7 @@ async def instantiate_plan(info: Info[Context, None], input: InstantiatePlanInpu
             else None,
             invariants=[Invariant(name=i.name, statement=i.statement, scope=i.scope) for i in input.invariants or []],  # type: ignore[arg-type]
             spawned_by_decision_id=str(input.parent_decision_id) if input.parent_decision_id else None,
+            owner=owner,
         )
 
     plan, _ = await call(run)
@@ -99,14 +103,25 @@ def _context(input: RecordDecisionInput) -> CapturedContext | None:
     return None if content is None else CapturedContext(content)
 
 
+async def _require_targets(context: Context, input: RecordDecisionInput) -> None:
+    """Everything a recording names must be the caller's to see, or it is NOT_FOUND."""
+    await require_plan(context, str(input.plan_id))
+    for decision_id in [input.parent_decision_id, *(input.depends_on or [])]:
+        if decision_id is not None:
+            await require_decision(context, str(decision_id))
+
+
 async def record_decision(info: Info[Context, None], input: RecordDecisionInput) -> RecordDecisionPayload:
     """Record an actor's decision through ADR-033's protocol (validation, gating, idempotency)."""
+    await _require_targets(info.context, input)
     outcome = await call(lambda: info.context.store.record_proposal(_proposal(input), context=_context(input)))
     return _payload(outcome)
 
 
 async def record_decisions(info: Info[Context, None], inputs: list[RecordDecisionInput]) -> list[RecordDecisionPayload]:
     """A batch in one transaction: every decision is recorded (or held for review), or none."""
+    for item in inputs:
+        await _require_targets(info.context, item)
     outcomes = await call(
         lambda: recording.record_decisions(info.context.store, [(_proposal(i), _context(i)) for i in inputs])
     )
@@ -115,6 +130,8 @@ async def record_decisions(info: Info[Context, None], inputs: list[RecordDecisio
 
 async def add_dependency(info: Info[Context, None], decision_id: strawberry.ID, depends_on_id: strawberry.ID) -> Decision:
     """Record that a decision was influenced by another (DEPENDS_ON)."""
+    await require_decision(info.context, str(decision_id))
+    await require_decision(info.context, str(depends_on_id))
     return Decision(model=await call(info.context.store.add_dependency, str(decision_id), str(depends_on_id)))
 
 
@@ -133,5 +150,6 @@ async def correct_decision(info: Info[Context, None], input: CorrectDecisionInpu
 
 
 async def advance_phase(info: Info[Context, None], plan_id: strawberry.ID, phase: Phase) -> Plan:
+    await require_plan(info.context, str(plan_id))
     plan = await call(lifecycle.advance_phase, info.context.store, str(plan_id), DomainPhase(phase.value))
     return Plan(model=plan)

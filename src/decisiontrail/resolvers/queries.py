@@ -11,7 +11,7 @@ from decisiontrail.resolvers.context import Context
 from decisiontrail.domain import Phase as DomainPhase
 from decisiontrail.domain.pages import PlanPage, page_size
 from decisiontrail.exceptions import Unavailable, ValidationFailed
-from decisiontrail.resolvers.errors import call, client_error
+from decisiontrail.resolvers.errors import call, client_error, require_decision, require_plan
 from decisiontrail.schema.types import (
     Decision,
     DecisionEvent,
@@ -42,15 +42,18 @@ async def plan(info: Info[Context, None], id: strawberry.ID) -> Plan | None:
 
 async def impact(info: Info[Context, None], decision_id: strawberry.ID) -> Impact:
     """What correcting the decision would invalidate; writes nothing."""
+    await require_decision(info.context, str(decision_id))
     return Impact(model=await call(correction.preview, info.context.store, str(decision_id)))
 
 
 async def pending_reviews(info: Info[Context, None], plan_id: strawberry.ID) -> list[Review]:
+    await require_plan(info.context, str(plan_id))
     return [Review(model=r) for r in await call(reviews.pending_reviews, info.context.store, str(plan_id))]
 
 
 async def lineage(info: Info[Context, None], decision_id: strawberry.ID) -> Lineage:
     """Ancestors to the root and upward through parent plans, plus DEPENDS_ON upstream."""
+    await require_decision(info.context, str(decision_id))
     decision_ids, plan_ids = await call(info.context.store.lineage, str(decision_id))
     return Lineage(decision_ids=decision_ids, plan_ids=plan_ids)
 
@@ -72,6 +75,7 @@ async def plans(
         after=parse_cursor("plan", after),
         phase=DomainPhase(phase.value) if phase else None,
         top_level=top_level,
+        owner=info.context.owner_filter,
     )
     total, ids = await call(info.context.store.page_plans, page)
     more = len(ids) > size
@@ -86,6 +90,7 @@ async def decision_events(info: Info[Context, None], plan_id: strawberry.ID) -> 
     """Recorded, superseded and review events of a plan, as they happen."""
     if info.context.events is None:
         raise client_error(Unavailable("this server publishes no events"))
+    await require_plan(info.context, str(plan_id))
     async for event in info.context.events.subscribe(str(plan_id)):
         assert event.at is not None
         yield DecisionEvent(

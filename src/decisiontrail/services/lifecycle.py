@@ -31,6 +31,7 @@ def instantiate_plan(
     automation_profile: AutomationProfile | None = None,
     invariants: Sequence[Invariant] = (),
     spawned_by_decision_id: str | None = None,
+    owner: str | None = None,
 ) -> tuple[Plan, Decision]:
     """Create a plan from an action and its root prompt_definition, in one transaction.
 
@@ -48,6 +49,7 @@ def instantiate_plan(
             spawned_by_decision_id=spawned_by_decision_id,
             automation_profile=automation_profile or AutomationProfile(),
             invariants=tuple(invariants),
+            owner=owner,
         )
         root = Decision(
             plan_id=plan.plan_id,
