@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -218,7 +217,3 @@ class CorrectionResult(BaseModel):
 def visible_at(created_at: datetime, superseded_at: datetime | None, moment: datetime) -> bool:
     """Whether a decision was part of the current tree at ``moment`` (an as-of read)."""
     return created_at <= moment and (superseded_at is None or superseded_at > moment)
-
-
-def ids_of(decisions: Iterable[ImpactedDecision]) -> tuple[str, ...]:
-    return tuple(d.decision_id for d in decisions)
