@@ -361,6 +361,8 @@ class DecisionStore:
         meanwhile escapes the supersession.
         """
 
+        superseded_in: list[tuple[str, str]] = []  # (plan id, decision id), for the events
+
         def work(tx: neo4j.ManagedTransaction) -> CorrectionResult:
             facts = tx.run(query("correction/read_correction_facts"), decision_id=decision_id).single()
             if facts is None:
@@ -422,14 +424,15 @@ class DecisionStore:
                 attempt=attempt_properties(attempt),
                 at=at,
             ).consume()
+            superseded_in[:] = [(d.plan_id, d.decision_id) for d in (origin, *impact.decisions)]
             return CorrectionResult(
                 correction=correction, attempt=attempt, invalidated=tuple(superseded), invalidated_plans=impact.plan_ids
             )
 
         result = self._write(work, conflict=f"decision {decision_id} was corrected concurrently")
         self._publish(EventKind.RECORDED, result.correction.plan_id, decision_id=result.correction.decision_id)
-        for superseded in self._impact_plans(result):
-            self._publish(EventKind.SUPERSEDED, superseded[0], decision_id=superseded[1])
+        for plan_id, superseded_id in superseded_in:
+            self._publish(EventKind.SUPERSEDED, plan_id, decision_id=superseded_id)
         return result
 
     def correction_attempts(self, decision_id: str) -> list[CorrectionAttempt]:
@@ -452,11 +455,6 @@ class DecisionStore:
 
         if not self._write(work):
             raise NotFound("correction attempt", attempt_id)
-
-    def _impact_plans(self, result: CorrectionResult) -> list[tuple[str, str]]:
-        """(plan id, decision id) of every decision a correction superseded."""
-        found = self.get_decisions(list(result.invalidated))
-        return [(d.plan_id, d.decision_id) for d in found if d is not None]
 
     def _publish(self, kind: EventKind, plan_id: str, *, decision_id: str | None = None, review_id: str | None = None) -> None:
         if self._events is not None:
