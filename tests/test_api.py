@@ -510,7 +510,8 @@ def test_neo4j_down_is_unavailable_at_once_and_retryable() -> None:
     try:
         while not server.started:
             time.sleep(0.05)
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+        # The driver stops retrying after about 10 s (connection.MAX_TRANSACTION_RETRY_TIME plus one delay).
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=20) as client:
             error = error_code(client, "query { plans { totalCount } }")
             ready = client.get("/readyz")
     finally:

@@ -27,6 +27,12 @@ class Graph:
     uri: str
 
 
+# The driver retries a failed transaction with backoff delays of about 1, 2, 4 s (±20 % jitter)
+# until this much time has passed, and then once more after the next delay: a request to a stopped
+# server is answered UNAVAILABLE within about 10 s, a leader switch or a brief restart is ridden out.
+MAX_TRANSACTION_RETRY_TIME = 5.0
+
+
 def create_driver(uri: str, user: str | None, password: str | None) -> neo4j.Driver:
     """A driver with bounded waits, so an unreachable server fails fast instead of hanging."""
     auth = neo4j.basic_auth(user or "neo4j", password) if password is not None else None
@@ -35,7 +41,7 @@ def create_driver(uri: str, user: str | None, password: str | None) -> neo4j.Dri
         auth=auth,
         connection_timeout=10.0,
         connection_acquisition_timeout=30.0,
-        max_transaction_retry_time=15.0,
+        max_transaction_retry_time=MAX_TRANSACTION_RETRY_TIME,
         # "label does not exist" and the like are expected on a new, empty database.
         notifications_disabled_classifications=[neo4j.NotificationDisabledClassification.UNRECOGNIZED],
     )
