@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from decisiontrail.access import Role, TokenRegistry, issue_token, token_hash
 from decisiontrail.app import create_app
 from decisiontrail.graphdb import DecisionStore, Graph
 from decisiontrail.graphdb.admin import count_graph
-from decisiontrail.graphdb.embedded import free_port
 from decisiontrail.services.lifecycle import instantiate_plan
 from decisiontrail.domain import AutomationProfile, DecisionType
 from decisiontrail.services.recording import record_decision
+from serving import served
 from factories import actor_snapshot, decision, tool_input
 
 
@@ -32,18 +29,8 @@ def tokens(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def base_url(graph: Graph, tokens: dict[str, str]) -> Iterator[str]:
-    port = free_port()
-    app = create_app(graph=graph, tokens=TokenRegistry.load(Path(tokens["_file"])))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    with served(create_app(graph=graph, tokens=TokenRegistry.load(Path(tokens["_file"])))) as url:
+        yield url
 
 
 OPERATIONS: dict[str, tuple[str, set[str]]] = {

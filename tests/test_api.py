@@ -23,23 +23,15 @@ from decisiontrail.graphdb.embedded import free_port
 from decisiontrail.resolvers.context import Context
 from decisiontrail.schema import schema
 from decisiontrail.services.lifecycle import instantiate_plan
+from serving import served
 from factories import decision
 
 
 @pytest.fixture(scope="module")
 def base_url(graph: Graph) -> Iterator[str]:
     """The service, served by uvicorn in a thread for the module's tests."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(graph=graph), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "the API did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    with served(create_app(graph=graph)) as url:
+        yield url
 
 
 @pytest.fixture

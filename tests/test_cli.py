@@ -50,7 +50,7 @@ def test_tree_of_an_unknown_plan_is_a_clear_error(
 ) -> None:
     monkeypatch.setenv("NEO4J_URI", graph.uri)
 
-    assert main(["-q", "tree", "01ARZ3NDEKTSV4RRFFQ69G5FAV"]) == 1
+    assert main(["-q", "tree", "01ARZ3NDEKTSV4RRFFQ69G5FAV"]) == 2
 
     assert "error: plan 01ARZ3NDEKTSV4RRFFQ69G5FAV does not exist" in capsys.readouterr().err
 
@@ -60,6 +60,6 @@ def test_an_unreachable_server_is_reported_not_raised(
 ) -> None:
     monkeypatch.setenv("NEO4J_URI", "bolt://127.0.0.1:9")  # the discard port: nothing listens
 
-    assert main(["-q", "migrate"]) == 1
+    assert main(["-q", "migrate"]) == 2
 
     assert "cannot reach Neo4j at bolt://127.0.0.1:9" in capsys.readouterr().err

@@ -11,7 +11,7 @@ import pytest
 from decisiontrail.domain import Decision, DecisionType, Phase, Plan
 from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome
 from decisiontrail.domain.ids import new_ulid
-from decisiontrail.exceptions import Conflict, NotFound, ValidationFailed
+from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, ValidationFailed
 from decisiontrail.graphdb import DecisionStore, Graph
 from decisiontrail.graphdb.admin import count_graph
 from decisiontrail.services.correction import correct, history, preview, record_replay
@@ -104,6 +104,18 @@ def test_a_parents_bad_prompt_to_a_child_corrects_only_the_child_plan(store: Dec
     assert _current(store, h["plan"]) == parent_before
     assert _current(store, h["child"]) == {result.correction.decision_id}
     assert not store.get_plan(h["child"].plan_id).is_invalidated
+
+
+def test_a_superseded_spawn_spawns_no_more_plans(store: DecisionStore, graph: Graph, hierarchy: dict[str, Any]) -> None:
+    h = hierarchy
+    correct(store, h["spawn"].decision_id, "revert", "No child plan after all", "scope creep")
+    before = count_graph(graph)
+
+    with pytest.raises(RuleViolation) as refused:
+        instantiate_plan(store, "spawned late", spawned_by_decision_id=h["spawn"].decision_id)
+
+    assert refused.value.rule == "spawn_by_current_decision"
+    assert count_graph(graph) == before
 
 
 def test_an_invariant_that_should_not_apply_is_corrected_away(store: DecisionStore, hierarchy: dict[str, Any]) -> None:

@@ -189,6 +189,12 @@ def test_child_plan_spawned_by_spawning_decision_accepted(spawning_type: Decisio
     check_spawn_link(child_plan(), link(spawning_type=spawning_type))
 
 
+def test_superseded_spawning_decision_rejected() -> None:
+    with pytest.raises(RuleViolation, match=f"decision {SPAWNER} has been superseded") as caught:
+        check_spawn_link(child_plan(), link(spawning_superseded=True))
+    assert caught.value.rule == "spawn_by_current_decision"
+
+
 @pytest.mark.parametrize("plan", [Plan(description="top"), child_plan()])
 def test_existing_plan_id_rejected(plan: Plan) -> None:
     with pytest.raises(RuleViolation, match=f"plan {plan.plan_id} already exists") as caught:

@@ -1,4 +1,4 @@
-"""The HTTP service: GraphQL (with GraphiQL) at /graphql, health at /healthz and /readyz."""
+"""The HTTP service: GraphQL (with GraphiQL) at /graphql, graph exports at /export, health at /healthz and /readyz."""
 
 from __future__ import annotations
 
@@ -11,16 +11,20 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 from strawberry.asgi import GraphQL
 
-from decisiontrail.access import LOCAL, Principal, TokenRegistry
+from decisiontrail.access import LOCAL, Action, Principal, TokenRegistry
+from decisiontrail.checks.export import ExportFormat, export as export_graph
+from decisiontrail.exceptions import DecisionTrailError
 from decisiontrail.events import EventBus
 from decisiontrail.graphdb import DecisionStore, Graph, open_graph
 from decisiontrail.resolvers.context import Context
 from decisiontrail.schema import schema
+from decisiontrail.services import analysis
+from decisiontrail.services.analysis import View
 from decisiontrail.settings import Neo4jSettings
 
 log = logging.getLogger(__name__)
@@ -48,6 +52,13 @@ class DecisionTrailGraphQL(GraphQL[Context, None]):
         if scheme.lower() != "bearer" or not token:
             return None
         return self.tokens.authenticate(token.strip())
+
+
+_STATUS = {"NOT_FOUND": 404, "VALIDATION_FAILED": 400, "UNAVAILABLE": 503, "CONFLICT": 409}
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"errors": [{"message": message, "extensions": {"code": code}}]}, status_code=status)
 
 
 class BodySizeLimit:
@@ -103,11 +114,43 @@ def create_app(
             return JSONResponse({"status": "unavailable", "neo4j": type(e).__name__}, status_code=503)
         return JSONResponse({"status": "ready"})
 
+    async def export(request: Request) -> Response:
+        """``/export/plans/{id}.{format}`` (``?scope=hierarchy`` for the plans below too) and
+        ``/export/decisions/{id}/{lineage|impact}.{format}``, streamed as they are written."""
+        principal = graphql.principal(request.headers.get("authorization"))
+        if principal is None:
+            return _error(401, "UNAUTHENTICATED", "a bearer token is required")
+        if not principal.may(Action.READ):
+            return _error(403, "FORBIDDEN", f"the {principal.role.value} role may not read")
+        target, _, suffix = request.path_params["name"].rpartition(".")
+        if "decision_id" in request.path_params:
+            view_name, target = target, request.path_params["decision_id"]
+        else:
+            view_name = request.query_params.get("scope", "plan")
+        try:
+            fmt = ExportFormat(suffix)
+            view = View(view_name)
+        except ValueError:
+            return _error(404, "NOT_FOUND", f"no export {request.url.path}: formats are {', '.join(f.value for f in ExportFormat)}")
+        owner = None if principal.sees(None) else principal.name
+        try:
+            G = await run_in_threadpool(analysis.view_graph, request.app.state.graph, view, target, owner=owner, progress=False)
+        except DecisionTrailError as e:
+            return _error(_STATUS.get(e.code, 400), e.code, e.message)
+        filename = f"{target}-{view.value}.{fmt.value}"
+        return StreamingResponse(
+            export_graph(G, fmt),
+            media_type=fmt.media_type,
+            headers={"content-disposition": f'attachment; filename="{filename}"'},
+        )
+
     graphql = DecisionTrailGraphQL(store=None, tokens=tokens, events=EventBus())  # type: ignore[arg-type]  # store: set in the lifespan
     return Starlette(
         routes=[
             Route("/graphql", graphql, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
+            Route("/export/plans/{name:str}", export),
+            Route("/export/decisions/{decision_id:str}/{name:str}", export),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
         ],

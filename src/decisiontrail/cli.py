@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import signal
 import sys
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from dataclasses import replace
 
 from decisiontrail import __version__
 from decisiontrail.domain.correction import CorrectionResult, Impact
 from decisiontrail.exceptions import DecisionTrailError
 from decisiontrail.settings import Neo4jSettings
+
+if TYPE_CHECKING:
+    from decisiontrail.graphdb import Graph
+    from decisiontrail.graphdb.loading import LoadScope
 
 log = logging.getLogger("decisiontrail")
 
@@ -113,12 +119,93 @@ def build_parser() -> argparse.ArgumentParser:
     )
     corrections.add_argument("decision_id", help="the decision's ULID")
 
+    _offline_commands(commands)
+
     neo4j = commands.add_parser("neo4j", help="manage the embedded Neo4j", description="Manage the embedded Neo4j.")
     neo4j_commands = neo4j.add_subparsers(dest="neo4j_command", required=True, metavar="ACTION")
     neo4j_commands.add_parser("build", help="build the launcher with Maven (done on first start anyway)")
     start = neo4j_commands.add_parser("start", help="run the embedded Neo4j in the foreground until interrupted")
     start.add_argument("--port", type=int, help="Bolt port (default: DECISIONTRAIL_NEO4J_PORT or 7687)")
     return parser
+
+
+def _scope_arguments(parser: argparse.ArgumentParser, *, everything: bool = True) -> None:
+    scope = parser.add_mutually_exclusive_group(required=True)
+    scope.add_argument("--plan", metavar="ID", help="one plan's decisions")
+    scope.add_argument("--hierarchy", metavar="ID", help="a plan and every plan below it")
+    if everything:
+        scope.add_argument("--all", action="store_true", help="the whole database")
+
+
+def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    check = commands.add_parser(
+        "check",
+        help="validate stored decisions against every rule (exit 1 on violations)",
+        description=(
+            "Load a plan, a hierarchy or the whole database into networkx and run every validation rule "
+            "(one rooted tree per plan, no dependency cycles, no partial invalidation, consistent corrections, "
+            "sequence order, types in their phases, context snapshots, spawn links) and the post-phase coverage "
+            "rules (ADR-033). docs/checks.md explains each rule and how to read its violations. "
+            "Exit status: 0 clean, 1 violations found, 2 the check could not run."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _scope_arguments(check)
+    check.add_argument("--format", choices=["text", "json"], default="text", help="report format (default: text)")
+    check.add_argument(
+        "--coverage", metavar="FILE",
+        help='expected coverage as JSON, e.g. {"strategize_minimums": {"strategy_choice": 2}, '
+        '"invariants_enforced": true, "spawns_have_children": true, "execute_under_strategize": true}',
+    )
+    analyze = commands.add_parser(
+        "analyze",
+        help="lineage analytics of a plan or hierarchy",
+        description=(
+            "Counts by type and phase, confidence distribution, correction rate and the decisions corrected most, "
+            "depth and fan-out, blast radius (how many decisions correcting each one would invalidate) and the "
+            "most critical decisions by it, review rate and how reviews were resolved."
+        ),
+    )
+    _scope_arguments(analyze, everything=False)
+    analyze.add_argument("--top", type=int, default=10, help="how many decisions to list as most corrected and most critical (default: 10)")
+    analyze.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
+    export = commands.add_parser(
+        "export",
+        help="export a graph for Gephi, yEd, Graphviz or Cytoscape.js",
+        description=(
+            "Write a plan, a hierarchy, the whole database, or a decision's lineage or impact as GraphML (Gephi, yEd), "
+            "DOT (Graphviz), Cytoscape.js JSON or node-link JSON. Nodes carry label, status, plan_id and decision_type "
+            "to style by. The document is streamed to the output as it is written."
+        ),
+    )
+    what = export.add_mutually_exclusive_group(required=True)
+    what.add_argument("--plan", metavar="ID", help="one plan")
+    what.add_argument("--hierarchy", metavar="ID", help="a plan and every plan below it")
+    what.add_argument("--all", action="store_true", help="the whole database")
+    what.add_argument("--lineage", metavar="DECISION", help="a decision and where it comes from")
+    what.add_argument("--impact", metavar="DECISION", help="a decision and what correcting it would invalidate")
+    export.add_argument(
+        "--format", choices=["graphml", "dot", "cyjs", "json"], default="graphml",
+        help="graphml (Gephi, yEd), dot (Graphviz), cyjs (Cytoscape.js), json (networkx node-link); default graphml",
+    )
+    export.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    prune = commands.add_parser(
+        "prune",
+        help="delete superseded history older than a retention period (use --dry-run first)",
+        description=(
+            "Apply the retention policy: decisions superseded longer ago than --older-than in plans that reached "
+            "Apply, and child plans invalidated that long ago under such plans, are deleted with the contexts, "
+            "checkpoint groups, reviews and phase changes only they used. Whatever a kept record still refers to "
+            "stays (a correction's original, say). Correction attempts are kept. "
+            "--dry-run lists what would go and deletes nothing."
+        ),
+    )
+    prune.add_argument(
+        "--older-than", required=True, metavar="AGE",
+        help="retention period: 30d, 2w, 12h, 90m, or a number of days",
+    )
+    prune.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
+    prune.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -141,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _with_graph(args, settings)
     except DecisionTrailError as e:
         print(f"decisiontrail: error: {e.message}", file=sys.stderr)
-        return 1
+        return 2
     except KeyboardInterrupt:
         return 130
 
@@ -182,7 +269,60 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
                 )
         elif args.command == "migrate":
             log.info("schema is up to date on %s", graph.uri)
+        elif args.command in ("check", "analyze", "export", "prune"):
+            return _offline(args, graph)
     return 0
+
+
+def _offline(args: argparse.Namespace, graph: Graph) -> int:
+    """check, analyze, export and prune: networkx over a loaded graph, and retention."""
+    import json
+    from pathlib import Path
+
+    from decisiontrail.checks.analytics import render_text
+    from decisiontrail.checks.coverage import load_spec
+    from decisiontrail.checks.export import ExportFormat
+    from decisiontrail.domain.retention import RetentionPolicy
+    from decisiontrail.graphdb.loading import LoadScope
+    from decisiontrail.graphdb.retention import prune
+    from decisiontrail.services import analysis
+
+    progress = None if not args.quiet else False
+    if args.command == "check":
+        spec = load_spec(Path(args.coverage).read_text(encoding="utf-8")) if args.coverage else None
+        scope, plan_id = _scope(args)
+        report = analysis.check(graph, scope, plan_id, spec=spec, progress=progress)
+        print(json.dumps(report.as_json(), indent=2) if args.format == "json" else report.render())
+        return 0 if report.ok else 1
+    if args.command == "analyze":
+        scope, plan_id = _scope(args)
+        assert plan_id is not None
+        result = analysis.analyze(graph, scope, plan_id, top=args.top, progress=progress)
+        print(json.dumps(result.model_dump(mode="json"), indent=2) if args.format == "json" else render_text(result))
+        return 0
+    if args.command == "export":
+        view, target = next((v, getattr(args, v.value)) for v in analysis.View if getattr(args, v.value))
+        chunks = analysis.export(graph, view, None if view is analysis.View.ALL else target, ExportFormat(args.format))
+        with open(args.output, "w", encoding="utf-8") if args.output else contextlib.nullcontext(sys.stdout) as out:
+            for chunk in chunks:
+                out.write(chunk)
+        if args.output:
+            log.info("wrote %s", args.output)
+        return 0
+    policy = RetentionPolicy.parse(args.older_than)
+    pruned = prune(graph, policy, dry_run=args.dry_run, progress=log.info)
+    print(json.dumps(pruned.model_dump(mode="json"), indent=2) if args.format == "json" else pruned.render())
+    return 0
+
+
+def _scope(args: argparse.Namespace) -> tuple[LoadScope, str | None]:
+    from decisiontrail.graphdb.loading import LoadScope
+
+    if getattr(args, "all", False):
+        return LoadScope.ALL, None
+    if args.hierarchy:
+        return LoadScope.HIERARCHY, args.hierarchy
+    return LoadScope.PLAN, args.plan
 
 
 def describe_impact(impact: Impact) -> str:

@@ -100,6 +100,7 @@ class SpawnLink:
     spawning_exists: bool
     spawning_plan_id: str | None
     spawning_type: DecisionType | None
+    spawning_superseded: bool = False
 
 
 def check_spawn_link(plan: Plan, link: SpawnLink) -> None:
@@ -124,6 +125,12 @@ def check_spawn_link(plan: Plan, link: SpawnLink) -> None:
             f"spawned_by_decision_id: decision {plan.spawned_by_decision_id} is a {kind} decision; "
             "only subplan_spawn and subplan_parallel_spawn decisions spawn child plans",
             rule="spawn_by_spawning_type",
+        )
+    if link.spawning_superseded:
+        raise RuleViolation(
+            f"spawned_by_decision_id: decision {plan.spawned_by_decision_id} has been superseded; "
+            "child plans are spawned by current decisions",
+            rule="spawn_by_current_decision",
         )
 
 

@@ -13,8 +13,8 @@ if TYPE_CHECKING:
 def apply_migrations(graph: Graph) -> list[str]:
     """Apply every migration not yet recorded in the ledger; return the names applied.
 
-    Each migration is one schema statement written with ``IF NOT EXISTS``, so running one
-    twice (say, two processes starting together) is harmless. Schema statements cannot
+    Each migration is one statement: a schema statement written with ``IF NOT EXISTS``, or a
+    data fix written to find nothing left to do on a second run; so running one twice (say, two processes starting together) is harmless. Schema statements cannot
     share a transaction with writes, so each runs in its own.
     """
     records, _, _ = graph.driver.execute_query(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -69,6 +70,9 @@ from decisiontrail.graphdb.records import (
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
+CONTENTION_RETRY_TIME = 30.0
+"""How long a write keeps retrying while it conflicts with concurrent writes."""
+
 
 @dataclass(frozen=True)
 class _Seen:
@@ -95,6 +99,7 @@ class DecisionStore:
     """
 
     def __init__(self, graph: Graph, *, events: EventBus | None = None) -> None:
+        self.graph = graph
         self._driver = graph.driver
         self._database = graph.database
         self._events = events
@@ -523,6 +528,7 @@ class DecisionStore:
                 spawning_exists=row["spawning_exists"],
                 spawning_plan_id=row["spawning_plan_id"],
                 spawning_type=DecisionType(row["spawning_type"]) if row["spawning_type"] else None,
+                spawning_superseded=row["spawning_superseded"],
             ),
         )
         tx.run(
@@ -670,8 +676,19 @@ class DecisionStore:
 
     def _write(self, work: Callable[[neo4j.ManagedTransaction], T], *, conflict: str = "the write conflicts with another") -> T:
         self.round_trips += 1
-        with _translated(conflict), self._driver.session(database=self._database) as session:
-            return session.execute_write(work)
+        # The driver gives a transaction a few seconds of retries, short so that an unreachable
+        # server is reported at once; contention (deadlocks between writers into one plan) is
+        # worth waiting longer for, so those transactions get more rounds, up to a deadline.
+        deadline = time.monotonic() + CONTENTION_RETRY_TIME
+        with _translated(conflict):
+            while True:
+                try:
+                    with self._driver.session(database=self._database) as session:
+                        return session.execute_write(work)
+                except TransientError:
+                    if time.monotonic() >= deadline:
+                        raise
+                    log.info("a write kept meeting concurrent writes; trying again")
 
 
 def _impact(record: neo4j.Record) -> Impact:

@@ -29,6 +29,11 @@ from decisiontrail.domain.pages import DecisionPage, page_size
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.resolvers.context import Context, in_thread
 from decisiontrail.resolvers.errors import call, client_error
+from decisiontrail.graphdb.loading import LoadScope
+from decisiontrail.schema.analytics import AnalyticsScope, PlanAnalytics
+from decisiontrail.services import analysis
+
+MAX_TOP = 100
 
 
 
@@ -333,6 +338,20 @@ class Plan:
                 continue
             entries.append(TreeEntry(depth=depth, decision=Decision(model=node.decision)))
         return entries
+
+    @strawberry.field
+    async def analytics(
+        self, info: Info[Context, None], scope: AnalyticsScope = AnalyticsScope.PLAN, top: int = 10
+    ) -> PlanAnalytics:
+        """Counts by type and phase, confidence, corrections, depth and fan-out, blast radius and
+        reviews, of this plan or of its whole hierarchy (the plans below it that you may see)."""
+        if not 0 <= top <= MAX_TOP:
+            raise client_error(ValidationFailed(f"top: between 0 and {MAX_TOP}", field="top"))
+        result = await call(
+            analysis.analyze, info.context.store.graph, LoadScope(scope.value), self.model.plan_id,
+            top=top, owner=info.context.owner_filter, progress=False,
+        )
+        return PlanAnalytics.of(result)
 
     @strawberry.field
     async def root_decision(self, info: Info[Context, None]) -> Decision | None:

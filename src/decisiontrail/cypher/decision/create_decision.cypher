@@ -31,5 +31,10 @@ CALL (d) {
 CALL (d) {
   MATCH (review:Review {review_id: $review_id})
   CREATE (review)-[:RESOLVED_AS]->(d)
+  // The decision a review resolves as keeps the context the review captured for it.
+  WITH review, d
+  MATCH (review)-[:CAPTURED]->(c:Context {context_hash: d.hot_context_hash})
+  WHERE NOT EXISTS { (d)-[:CAPTURED]->(c) }
+  CREATE (d)-[:CAPTURED]->(c)
 }
 RETURN d.decision_id AS decision_id

@@ -8,4 +8,5 @@ RETURN
   EXISTS { MATCH (:Plan {plan_id: $parent_plan_id}) } AS parent_plan_exists,
   spawning IS NOT NULL AS spawning_exists,
   spawning.plan_id AS spawning_plan_id,
-  spawning.decision_type AS spawning_type
+  spawning.decision_type AS spawning_type,
+  spawning IS NOT NULL AND EXISTS { (spawning)-[:SUPERSEDED_BY]->() } AS spawning_superseded

@@ -1,0 +1,181 @@
+"""The shape of a decision graph in networkx: what the loader builds and every check reads.
+
+A ``networkx.MultiDiGraph`` whose nodes are keyed by their ids (decisions, plans, reviews and
+correction attempts all have ULIDs) and carry the stored properties as attributes, plus:
+
+- ``label``: the Neo4j label (``Decision``, ``Plan``, ``Review``, ``CorrectionAttempt``);
+- ``status``: ``current`` or ``superseded`` for a decision, ``active`` or ``invalidated`` for a
+  plan, the review's own status for a review, the replay outcome for a correction attempt;
+- ``boundary``: True on a node that lies outside the loaded scope but is the far end of an edge
+  from a node inside it (the parent plan's spawning decision of a child plan loaded alone, say).
+  Boundary nodes carry their properties so rules can read them, but no rule judges them.
+
+Edges point as in Neo4j, from the dependent end to what it hangs on (``child -PARENT-> parent``),
+keyed by their type, with the type also in the ``type`` attribute. Properties that Neo4j does
+not hold (None) are not set. The builders below are how tests and docstrings write literal
+graphs, and how the loader adds what it reads, so both have the same shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import networkx as nx
+
+from decisiontrail.domain.decision import PHASES_BY_TYPE, DecisionType, Phase
+from decisiontrail.domain.recording import context_ref
+from decisiontrail.graphdb.graph_model import Label, Rel
+
+__all__ = [
+    "Label",
+    "Rel",
+    "add_attempt",
+    "add_decision",
+    "add_edge",
+    "add_plan",
+    "add_review",
+    "decision_graph",
+    "decisions",
+    "edges_of",
+    "plans",
+    "sources",
+    "targets",
+]
+
+_EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+_DEFAULT_HASH = "0" * 64
+
+
+def decision_graph() -> nx.MultiDiGraph[str]:
+    """An empty decision graph."""
+    return nx.MultiDiGraph()
+
+
+def add_plan(G: nx.MultiDiGraph[str], plan_id: str, **props: Any) -> str:
+    """Add (or update) a plan node.
+
+    >>> G = decision_graph()
+    >>> add_plan(G, "P1", phase="execute")
+    'P1'
+    >>> G.nodes["P1"]["status"], G.nodes["P1"]["label"]
+    ('active', 'Plan')
+    """
+    attrs = {"phase": Phase.STRATEGIZE.value, "invariants": "[]", "created_at": _EPOCH, **props}
+    attrs = {k: v for k, v in attrs.items() if v is not None}
+    attrs["status"] = "invalidated" if attrs.get("invalidated_at") is not None else "active"
+    G.add_node(plan_id, label=Label.PLAN.value, plan_id=plan_id, **attrs)
+    return plan_id
+
+
+def add_decision(
+    G: nx.MultiDiGraph[str],
+    decision_id: str,
+    *,
+    plan_id: str,
+    decision_type: DecisionType | str,
+    sequence_number: int,
+    parent: str | None = None,
+    **props: Any,
+) -> str:
+    """Add a decision node with its IN_PLAN edge, and its PARENT edge when ``parent`` is given.
+
+    Defaults make a small literal graph short to write: the first phase of the type, a creation
+    time ``sequence_number`` seconds after an epoch, and a placeholder context hash.
+
+    >>> G = decision_graph()
+    >>> add_decision(G, "D0", plan_id="P1", decision_type="prompt_definition", sequence_number=0)
+    'D0'
+    >>> G.nodes["D0"]["status"], G.nodes["D0"]["phase"], list(G.edges("D0", keys=True))
+    ('current', 'strategize', [('D0', 'P1', 'IN_PLAN')])
+    """
+    kind = DecisionType(decision_type)
+    attrs: dict[str, Any] = {
+        "phase": _first_phase(kind),
+        "question": f"{kind.value} {sequence_number}?",
+        "chosen_option": f"option {sequence_number}",
+        "rationale": "",
+        "created_at": _EPOCH.replace(second=sequence_number % 60, minute=sequence_number // 60 % 60),
+        "is_correction": False,
+        "hot_context_hash": _DEFAULT_HASH,
+        "hot_context_ref": context_ref(_DEFAULT_HASH),
+        "actor_state_thread_id": "thread",
+        "actor_state_checkpoint_id": f"checkpoint-{sequence_number}",
+        "has_context": True,
+        **props,
+    }
+    attrs = {k: v for k, v in attrs.items() if v is not None}
+    attrs["status"] = "superseded" if attrs.get("superseded_at") is not None else "current"
+    G.add_node(
+        decision_id,
+        label=Label.DECISION.value,
+        decision_id=decision_id,
+        plan_id=plan_id,
+        decision_type=kind.value,
+        sequence_number=sequence_number,
+        **attrs,
+    )
+    if plan_id not in G:
+        add_plan(G, plan_id, boundary=attrs.get("boundary"))
+    add_edge(G, decision_id, plan_id, Rel.IN_PLAN)
+    if parent is not None:
+        add_edge(G, decision_id, parent, Rel.PARENT)
+    return decision_id
+
+
+def add_review(G: nx.MultiDiGraph[str], review_id: str, *, plan_id: str, status: str, **props: Any) -> str:
+    """Add a review node (a decision held for a person) with its FOR_PLAN edge."""
+    attrs = {k: v for k, v in props.items() if v is not None}
+    G.add_node(review_id, label=Label.REVIEW.value, review_id=review_id, plan_id=plan_id, status=status, **attrs)
+    add_edge(G, review_id, plan_id, Rel.FOR_PLAN)
+    return review_id
+
+
+def add_attempt(G: nx.MultiDiGraph[str], attempt_id: str, **props: Any) -> str:
+    """Add a correction attempt node; its status is its replay outcome."""
+    attrs = {k: v for k, v in props.items() if v is not None}
+    attrs.setdefault("replay_outcome", "pending")
+    G.add_node(attempt_id, label=Label.CORRECTION_ATTEMPT.value, attempt_id=attempt_id, status=attrs["replay_outcome"], **attrs)
+    return attempt_id
+
+
+def add_edge(G: nx.MultiDiGraph[str], source: str, target: str, rel: Rel | str, **props: Any) -> None:
+    """Add one typed edge; a second edge of the same type between the same nodes replaces it."""
+    kind = Rel(rel).value
+    G.add_edge(source, target, key=kind, type=kind, **{k: v for k, v in props.items() if v is not None})
+
+
+def decisions(G: nx.MultiDiGraph[str], *, include_boundary: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The decision nodes and their attributes (in scope only, unless asked)."""
+    for node, data in G.nodes(data=True):
+        if data.get("label") == Label.DECISION.value and (include_boundary or not data.get("boundary")):
+            yield node, data
+
+
+def plans(G: nx.MultiDiGraph[str], *, include_boundary: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The plan nodes and their attributes (in scope only, unless asked)."""
+    for node, data in G.nodes(data=True):
+        if data.get("label") == Label.PLAN.value and (include_boundary or not data.get("boundary")):
+            yield node, data
+
+
+def edges_of(G: nx.MultiDiGraph[str], rel: Rel) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """Every edge of one type, as (source, target, attributes)."""
+    for source, target, key, data in G.edges(keys=True, data=True):
+        if key == rel.value:
+            yield source, target, data
+
+
+def targets(G: nx.MultiDiGraph[str], node: str, rel: Rel) -> list[str]:
+    """Where ``node``'s edges of type ``rel`` point."""
+    return [target for _, target, key in G.out_edges(node, keys=True) if key == rel.value]
+
+
+def sources(G: nx.MultiDiGraph[str], node: str, rel: Rel) -> list[str]:
+    """Which nodes point at ``node`` with an edge of type ``rel``."""
+    return [source for source, _, key in G.in_edges(node, keys=True) if key == rel.value]
+
+
+def _first_phase(kind: DecisionType) -> str:
+    return PHASES_BY_TYPE[kind][0].value

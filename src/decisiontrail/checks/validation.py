@@ -1,0 +1,421 @@
+"""Validation checks: the structural rules of ADR-007 and the model reference, over a decision graph.
+
+Each check takes a graph built as ``decisiontrail.checks.model`` describes and returns the
+violations it finds, in a stable order. Only nodes inside the loaded scope are judged; boundary
+nodes are read where a rule needs the far end of an edge.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+import networkx as nx
+
+from decisiontrail.checks.model import Label, Rel, decisions, edges_of, plans, targets
+from decisiontrail.checks.report import Violation, sorted_ids
+from decisiontrail.domain.decision import PHASES_BY_TYPE, SPAWNING_TYPES, DecisionType
+from decisiontrail.domain.recording import CONTEXT_REF_PREFIX, SYSTEM_DECISION_TYPES
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_PROMPT = DecisionType.PROMPT_DEFINITION.value
+
+
+def check_single_root(G: nx.MultiDiGraph[str]) -> list[Violation]:
+    """Every active plan has exactly one current root, and it is its prompt_definition.
+
+    >>> from decisiontrail.checks.model import add_decision, decision_graph
+    >>> G = decision_graph()
+    >>> _ = add_decision(G, "R", plan_id="P", decision_type="prompt_definition", sequence_number=0)
+    >>> _ = add_decision(G, "S", plan_id="P", decision_type="strategy_choice", sequence_number=1)
+    >>> [v.message for v in check_single_root(G)]
+    ['plan P has 2 current roots (R, S); exactly one, its prompt_definition, is allowed']
+    """
+    roots: dict[str, list[str]] = defaultdict(list)
+    for d, data in decisions(G):
+        if data["status"] == "current" and not targets(G, d, Rel.PARENT):
+            roots[data["plan_id"]].append(d)
+    found = []
+    for plan_id, plan in plans(G):
+        if plan["status"] != "active":
+            continue
+        current_roots = sorted(roots.get(plan_id, []), key=lambda d: G.nodes[d]["sequence_number"])
+        hint = "a plan's tree starts at its one current prompt_definition; other decisions hang under a parent"
+        if not current_roots:
+            found.append(Violation("single_root", f"plan {plan_id} has no current root", plan_ids=(plan_id,), hint=hint))
+        elif len(current_roots) > 1:
+            found.append(Violation(
+                "single_root",
+                f"plan {plan_id} has {len(current_roots)} current roots ({', '.join(current_roots)}); "
+                "exactly one, its prompt_definition, is allowed",
+                decision_ids=tuple(current_roots), plan_ids=(plan_id,), hint=hint,
+            ))
+        elif G.nodes[current_roots[0]]["decision_type"] != _PROMPT:
+            root = current_roots[0]
+            found.append(Violation(
+                "single_root",
+                f"plan {plan_id}'s root {root} is a {G.nodes[root]['decision_type']}, not a prompt_definition",
+                decision_ids=(root,), plan_ids=(plan_id,), hint=hint,
+            ))
+    return found
+
+
+def check_tree_per_plan(G: nx.MultiDiGraph[str]) -> list[Violation]:
+    """PARENT edges make one tree per plan: a prompt_definition has no parent, every other
+    decision exactly one, and there are no cycles.
+
+    >>> from decisiontrail.checks.model import add_decision, add_edge, decision_graph
+    >>> G = decision_graph()
+    >>> _ = add_decision(G, "R", plan_id="P", decision_type="prompt_definition", sequence_number=0)
+    >>> _ = add_decision(G, "S", plan_id="P", decision_type="strategy_choice", sequence_number=1, parent="R")
+    >>> add_edge(G, "R", "S", "PARENT")
+    >>> for v in check_tree_per_plan(G): print(v.message)
+    prompt_definition R has a parent (S); the prompt_definition is always its plan's root
+    PARENT edges form a cycle: R -> S -> R
+    """
+    found = []
+    hint = "each decision hangs under exactly one decision of its plan; following parents always ends at the root"
+    for d, data in decisions(G):
+        parents = targets(G, d, Rel.PARENT)
+        if data["decision_type"] == _PROMPT and parents:
+            found.append(Violation(
+                "tree_per_plan",
+                f"prompt_definition {d} has a parent ({', '.join(parents)}); the prompt_definition is always its plan's root",
+                decision_ids=(d, *parents), plan_ids=(data["plan_id"],), hint=hint,
+            ))
+        elif data["decision_type"] != _PROMPT and len(parents) != 1:
+            found.append(Violation(
+                "tree_per_plan",
+                f"{data['decision_type']} {d} has {len(parents)} parents; every decision but the root has exactly one",
+                decision_ids=(d, *parents), plan_ids=(data["plan_id"],), hint=hint,
+            ))
+    parent_graph: nx.DiGraph[str] = nx.DiGraph([(s, t) for s, t, _ in edges_of(G, Rel.PARENT)])
+    for cycle in _cycles(parent_graph):
+        found.append(Violation(
+            "tree_per_plan", "PARENT edges form a cycle: " + " -> ".join([*cycle, cycle[0]]),
+            decision_ids=tuple(cycle), hint=hint,
+        ))
+    return found
+
+
+def check_parent_in_same_plan(G: nx.MultiDiGraph[str]) -> list[Violation]:
+    """A PARENT edge never crosses plans: plans link through spawning decisions instead.
+
+    >>> from decisiontrail.checks.model import add_decision, decision_graph
+    >>> G = decision_graph()
+    >>> _ = add_decision(G, "R", plan_id="P", decision_type="prompt_definition", sequence_number=0)
+    >>> _ = add_decision(G, "S", plan_id="Q", decision_type="strategy_choice", sequence_number=1, parent="R")
+    >>> [v.message for v in check_parent_in_same_plan(G)]
+    ['decision S of plan Q hangs under decision R of plan P']
+    """
+    found = []
+    for child, parent, _ in edges_of(G, Rel.PARENT):
+        child_data, parent_data = G.nodes[child], G.nodes[parent]
+        if child_data.get("boundary") or child_data.get("label") != Label.DECISION.value:
+            continue
+        if parent_data.get("plan_id") != child_data["plan_id"]:
+            found.append(Violation(
+                "parent_in_same_plan",
+                f"decision {child} of plan {child_data['plan_id']} hangs under decision {parent} of plan "
+                f"{parent_data.get('plan_id', '(unknown)')}",
+                decision_ids=(child, parent), plan_ids=sorted_ids(p for p in (child_data["plan_id"], parent_data.get("plan_id")) if p),
+                hint="a child plan hangs under its spawning decision through SPAWNED_BY, never through PARENT",
+            ))
+    return found
+
+
+def check_no_dependency_cycle(G: nx.MultiDiGraph[str]) -> list[Violation]:
+    """DEPENDS_ON has no cycles: no decision is, however indirectly, its own influence.
+
+    >>> from decisiontrail.checks.model import add_decision, add_edge, decision_graph
+    >>> G = decision_graph()
+    >>> for i, d in enumerate("ABC"):
+    ...     _ = add_decision(G, d, plan_id="P", decision_type="strategy_choice", sequence_number=i)
+    >>> add_edge(G, "A", "B", "DEPENDS_ON"); add_edge(G, "B", "A", "DEPENDS_ON")
+    >>> [v.message for v in check_no_dependency_cycle(G)]
+    ['DEPENDS_ON edges form a cycle: A -> B -> A']
+    """
+    depends: nx.DiGraph[str] = nx.DiGraph([(s, t) for s, t, _ in edges_of(G, Rel.DEPENDS_ON)])
+    return [
+        Violation(
+            "no_dependency_cycle", "DEPENDS_ON edges form a cycle: " + " -> ".join([*cycle, cycle[0]]),
+            decision_ids=tuple(cycle),
+            hint="a dependency points at an influence; following them must never come back",
+        )
+        for cycle in _cycles(depends)
+        if any(not G.nodes[d].get("boundary") for d in cycle)
+    ]
+
+
+def check_dependency_is_current(G: nx.MultiDiGraph[str]) -> list[Violation]:
+    """The current tree depends on no superseded decision.
+
+    >>> from decisiontrail.checks.model import add_decision, add_edge, decision_graph
+    >>> G = decision_graph()
+    >>> _ = add_decision(G, "A", plan_id="P", decision_type="strategy_choice", sequence_number=1)
+    >>> _ = add_decision(G, "B", plan_id="P", decision_type="strategy_choice", sequence_number=2, superseded_at="t")
+    >>> add_edge(G, "A", "B", "DEPENDS_ON")
+    >>> [v.message for v in check_dependency_is_current(G)]
+    ['current decision A depends on superseded decision B']
+    """
+    found = []
+    for dependent, dependency, _ in edges_of(G, Rel.DEPENDS_ON):
+        data = G.nodes[dependent]
+        if data.get("boundary") or data.get("status") != "current":
+            continue
+        if G.nodes[dependency].get("status") == "superseded":
+            found.append(Violation(
+                "dependency_is_current",
+                f"current decision {dependent} depends on superseded decision {dependency}",
+                decision_ids=(dependent, dependency), plan_ids=sorted_ids([data["plan_id"]]),
+                hint="a correction supersedes everything that depends on what it supersedes; this dependent was missed",
+            ))
+    return found
+
+
+def check_no_partial_invalidation(G: nx.MultiDiGraph[str]) -> list[Violation]:
+    """Everything downstream of a superseded decision is superseded: its children, the plans it
+    spawned and all their decisions (its current dependents are ``dependency_is_current``'s).
+
+    Judged edge by edge, which by induction covers the whole downstream closure.
+
+    >>> from decisiontrail.checks.model import add_decision, decision_graph
+    >>> G = decision_graph()
+    >>> _ = add_decision(G, "S", plan_id="P", decision_type="strategy_choice", sequence_number=1, superseded_at="t")
+    >>> _ = add_decision(G, "I", plan_id="P", decision_type="implementation_choice", sequence_number=2, parent="S")
+    >>> [v.message for v in check_no_partial_invalidation(G)]
+    ['decision S is superseded but its child I is current']
+    """
+    found = []
+    hint = "a correction supersedes the original's whole downstream at once; partial invalidation is not permitted (ADR-007)"
+    relation = {Rel.PARENT.value: "child"}
+    for source, target, key in G.edges(keys=True):
+        source_data, target_data = G.nodes[source], G.nodes[target]
+        if source_data.get("boundary") or target_data.get("status") not in ("superseded", "invalidated"):
+            continue
+        if key in relation and source_data.get("status") == "current":
+            found.append(Violation(
+                "no_partial_invalidation",
+                f"decision {target} is superseded but its {relation[key]} {source} is current",
+                decision_ids=(target, source), plan_ids=sorted_ids([source_data["plan_id"]]), hint=hint,
+            ))
+        elif key == Rel.SPAWNED_BY.value and source_data.get("status") == "active":
+            found.append(Violation(
+                "no_partial_invalidation",
+                f"decision {target} is superseded but plan {source}, which it spawned, is not invalidated",
+                decision_ids=(target,), plan_ids=(source,), hint=hint,
+            ))
+        elif key == Rel.IN_PLAN.value and source_data.get("status") == "current":
+            found.append(Violation(
+                "no_partial_invalidation",
+                f"plan {target} is invalidated but its decision {source} is current",
+                decision_ids=(source,), plan_ids=(target,), hint=hint,
+            ))
+    return found
+
+
+def check_correction_consistency(G: nx.MultiDiGraph[str]) -> list[Violation]:
+    """Correction metadata agrees both ways: a correction corrects exactly one decision, which is
+    superseded by it; a superseded decision names exactly one superseding correction; an
+    attempt's ids match the decisions it links to.
+
+    >>> from decisiontrail.checks.model import add_decision, add_edge, decision_graph
+    >>> G = decision_graph()
+    >>> _ = add_decision(G, "S", plan_id="P", decision_type="strategy_choice", sequence_number=1)
+    >>> _ = add_decision(G, "C", plan_id="P", decision_type="user_intervention", sequence_number=2, is_correction=True)
+    >>> add_edge(G, "C", "S", "CORRECTS")
+    >>> [v.message for v in check_correction_consistency(G)]
+    ['correction C corrects S, but S is not superseded by C']
+    """
+    found = []
+    hint = "a correction records is_correction and CORRECTS its original; the original and its downstream point to it with SUPERSEDED_BY"
+    produced_by: dict[str, list[str]] = defaultdict(list)
+    for attempt, correction, _ in edges_of(G, Rel.PRODUCED):
+        produced_by[correction].append(attempt)
+    for d, data in decisions(G):
+        plan_ids = (data["plan_id"],)
+        corrects = targets(G, d, Rel.CORRECTS)
+        successors = targets(G, d, Rel.SUPERSEDED_BY)
+        if data.get("is_correction"):
+            if len(corrects) > 1:
+                found.append(Violation("correction_consistency", f"correction {d} corrects {len(corrects)} decisions; exactly one",
+                                       decision_ids=(d, *corrects), plan_ids=plan_ids, hint=hint))
+            elif not corrects and not _original_pruned(G, produced_by.get(d, [])):
+                found.append(Violation("correction_consistency", f"decision {d} is a correction but corrects no decision",
+                                       decision_ids=(d,), plan_ids=plan_ids, hint=hint))
+            for original in corrects:
+                if d not in targets(G, original, Rel.SUPERSEDED_BY):
+                    found.append(Violation("correction_consistency", f"correction {d} corrects {original}, but {original} is not superseded by {d}",
+                                           decision_ids=(d, original), plan_ids=plan_ids, hint=hint))
+        elif corrects:
+            found.append(Violation("correction_consistency", f"decision {d} CORRECTS {', '.join(corrects)} but is not marked is_correction",
+                                   decision_ids=(d, *corrects), plan_ids=plan_ids, hint=hint))
+        superseded = data.get("superseded_at") is not None
+        if superseded and len(successors) != 1:
+            found.append(Violation("correction_consistency", f"decision {d} is superseded but has {len(successors)} SUPERSEDED_BY edges; exactly one",
+                                   decision_ids=(d, *successors), plan_ids=plan_ids, hint=hint))
+        elif not superseded and successors:
+            found.append(Violation("correction_consistency", f"decision {d} has SUPERSEDED_BY {successors[0]} but no superseded_at",
+                                   decision_ids=(d, *successors), plan_ids=plan_ids, hint=hint))
+        for successor in successors:
+            if not G.nodes[successor].get("is_correction", False):
+                found.append(Violation("correction_consistency", f"decision {d} is superseded by {successor}, which is not a correction",
+                                       decision_ids=(d, successor), plan_ids=plan_ids, hint=hint))
+    for attempt, data in _attempts(G):
+        for rel, prop in ((Rel.ATTEMPT_ON, "corrected_decision_id"), (Rel.PRODUCED, "correction_decision_id")):
+            linked = targets(G, attempt, rel)
+            if linked and linked != [data.get(prop)]:
+                found.append(Violation("correction_consistency",
+                                       f"correction attempt {attempt} records {prop} {data.get(prop)} but links {rel.value} to {', '.join(linked)}",
+                                       decision_ids=tuple(linked), hint=hint))
+    return found
+
+
+def check_sequence_order(G: nx.MultiDiGraph[str]) -> list[Violation]:
+    """Within a plan, sequence numbers are unique and follow creation order.
+
+    >>> from datetime import datetime, UTC
+    >>> from decisiontrail.checks.model import add_decision, decision_graph
+    >>> G = decision_graph()
+    >>> _ = add_decision(G, "A", plan_id="P", decision_type="strategy_choice", sequence_number=1, created_at=datetime(2026, 1, 2, tzinfo=UTC))
+    >>> _ = add_decision(G, "B", plan_id="P", decision_type="strategy_choice", sequence_number=2, created_at=datetime(2026, 1, 1, tzinfo=UTC))
+    >>> [v.message for v in check_sequence_order(G)]
+    ['plan P: decision B (#2) was created before A (#1)']
+    """
+    by_plan: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for d, data in decisions(G):
+        by_plan[data["plan_id"]].append((data["sequence_number"], d))
+    found = []
+    for plan_id, numbered in sorted(by_plan.items()):
+        numbered.sort()
+        seen: dict[int, list[str]] = defaultdict(list)
+        for number, d in numbered:
+            seen[number].append(d)
+        for number, ids in seen.items():
+            if len(ids) > 1:
+                found.append(Violation("sequence_order", f"plan {plan_id}: sequence number {number} is held by {', '.join(ids)}",
+                                       decision_ids=tuple(ids), plan_ids=(plan_id,),
+                                       hint="each decision of a plan gets the next number, under the plan's write lock"))
+        for (n1, d1), (n2, d2) in zip(numbered, numbered[1:]):
+            if n1 != n2 and G.nodes[d2]["created_at"] < G.nodes[d1]["created_at"]:
+                found.append(Violation("sequence_order", f"plan {plan_id}: decision {d2} (#{n2}) was created before {d1} (#{n1})",
+                                       decision_ids=(d1, d2), plan_ids=(plan_id,),
+                                       hint="sequence numbers are given in the order decisions are recorded"))
+    return found
+
+
+def check_type_in_phase(G: nx.MultiDiGraph[str]) -> list[Violation]:
+    """Each decision was made in a phase its type allows (ADR-007's phase column).
+
+    >>> from decisiontrail.checks.model import add_decision, decision_graph
+    >>> G = decision_graph()
+    >>> _ = add_decision(G, "T", plan_id="P", decision_type="tool_invocation", sequence_number=1, phase="strategize")
+    >>> [v.message for v in check_type_in_phase(G)]
+    ['tool_invocation T was recorded in strategize; tool_invocation belongs to execute']
+    """
+    found = []
+    for d, data in decisions(G):
+        allowed = [p.value for p in PHASES_BY_TYPE.get(DecisionType(data["decision_type"]), ())]
+        if data.get("phase") not in allowed:
+            kind = data["decision_type"]
+            found.append(Violation("type_in_phase", f"{kind} {d} was recorded in {data.get('phase')}; {kind} belongs to {' or '.join(allowed)}",
+                                   decision_ids=(d,), plan_ids=(data["plan_id"],),
+                                   hint="Strategize decides what to do, Execute how; each type has its phases"))
+    return found
+
+
+def check_context_snapshot(G: nx.MultiDiGraph[str]) -> list[Violation]:
+    """Every decision has a context snapshot that could replay it: a SHA-256 hash, a reference
+    the service can read back when it is its own, and an actor's checkpoint for actor decisions.
+
+    >>> from decisiontrail.checks.model import add_decision, decision_graph
+    >>> G = decision_graph()
+    >>> _ = add_decision(G, "S", plan_id="P", decision_type="strategy_choice", sequence_number=1,
+    ...                  hot_context_hash="x", hot_context_ref="s3://contexts/x", actor_state_checkpoint_id=None)
+    >>> for v in check_context_snapshot(G): print(v.message)
+    strategy_choice S: hot_context_hash is not a SHA-256 hex digest
+    strategy_choice S: no actor checkpoint (actor_state_ref) to replay from
+    """
+    found: list[Violation] = []
+    for d, data in decisions(G):
+        problems = []
+        digest, ref = data.get("hot_context_hash", ""), data.get("hot_context_ref", "")
+        if not _SHA256.match(digest):
+            problems.append("hot_context_hash is not a SHA-256 hex digest")
+        if not ref.strip():
+            problems.append("hot_context_ref is empty")
+        elif ref.startswith(CONTEXT_REF_PREFIX):
+            if ref.removeprefix(CONTEXT_REF_PREFIX) != digest:
+                problems.append(f"hot_context_ref {ref} names another hash than hot_context_hash")
+            elif not data.get("has_context", False):
+                problems.append(f"hot_context_ref {ref} points at a context that is not stored")
+        if DecisionType(data["decision_type"]) not in SYSTEM_DECISION_TYPES and not (
+            data.get("actor_state_thread_id") and data.get("actor_state_checkpoint_id")
+        ):
+            problems.append("no actor checkpoint (actor_state_ref) to replay from")
+        found.extend(
+            Violation("context_snapshot", f"{data['decision_type']} {d}: {problem}", decision_ids=(d,), plan_ids=(data["plan_id"],),
+                      hint="ADR-007: the snapshot must be enough to replay the decision alone (hash, full context, checkpoint)")
+            for problem in problems
+        )
+    return found
+
+
+def check_spawn_link(G: nx.MultiDiGraph[str]) -> list[Violation]:
+    """A child plan links to the subplan_spawn or subplan_parallel_spawn decision of its parent
+    plan that spawned it, and a plan with a spawning decision is that decision's plan's child.
+
+    >>> from decisiontrail.checks.model import add_decision, add_edge, add_plan, decision_graph
+    >>> G = decision_graph()
+    >>> _ = add_plan(G, "P"); _ = add_plan(G, "C")
+    >>> _ = add_decision(G, "S", plan_id="P", decision_type="strategy_choice", sequence_number=1)
+    >>> add_edge(G, "C", "P", "CHILD_OF"); add_edge(G, "C", "S", "SPAWNED_BY")
+    >>> [v.message for v in check_spawn_link(G)]
+    ['plan C was spawned by S, a strategy_choice; only subplan_spawn and subplan_parallel_spawn spawn plans']
+    """
+    found = []
+    hint = "a child plan is instantiated from a spawning decision of its parent plan and links to both"
+    spawning_types = {t.value for t in SPAWNING_TYPES}
+    for plan_id, _ in plans(G):
+        parents = targets(G, plan_id, Rel.CHILD_OF)
+        spawners = targets(G, plan_id, Rel.SPAWNED_BY)
+        if not parents and not spawners:
+            continue
+        if len(parents) != 1 or len(spawners) != 1:
+            found.append(Violation("spawn_link", f"plan {plan_id} has {len(parents)} parent plan(s) and {len(spawners)} spawning decision(s); a child plan has one of each",
+                                   decision_ids=tuple(spawners), plan_ids=(plan_id, *parents), hint=hint))
+            continue
+        spawner = G.nodes[spawners[0]]
+        if spawner.get("decision_type") not in spawning_types:
+            found.append(Violation("spawn_link", f"plan {plan_id} was spawned by {spawners[0]}, a {spawner.get('decision_type')}; only subplan_spawn and subplan_parallel_spawn spawn plans",
+                                   decision_ids=(spawners[0],), plan_ids=(plan_id,), hint=hint))
+        elif spawner.get("plan_id") != parents[0]:
+            found.append(Violation("spawn_link", f"plan {plan_id} is a child of {parents[0]} but was spawned by {spawners[0]} of plan {spawner.get('plan_id')}",
+                                   decision_ids=(spawners[0],), plan_ids=(plan_id, parents[0]), hint=hint))
+    return found
+
+
+def _attempts(G: nx.MultiDiGraph[str]) -> list[tuple[str, dict[str, Any]]]:
+    return [(n, d) for n, d in G.nodes(data=True) if d.get("label") == Label.CORRECTION_ATTEMPT.value and not d.get("boundary")]
+
+
+def _original_pruned(G: nx.MultiDiGraph[str], attempts: list[str]) -> bool:
+    """A correction whose original was pruned keeps its attempt, which still names the original."""
+    return any(G.nodes[a].get("corrected_decision_id") and G.nodes[a]["corrected_decision_id"] not in G for a in attempts)
+
+
+def _cycles(G: nx.DiGraph[str]) -> list[list[str]]:
+    """One cycle per strongly connected knot (and each self-loop), each starting at its smallest id."""
+    cycles = []
+    for component in nx.strongly_connected_components(G):
+        if len(component) == 1:
+            (node,) = component
+            if not G.has_edge(node, node):
+                continue
+        edges = nx.find_cycle(G.subgraph(component), source=min(component))
+        cycle = [u for u, _ in edges]
+        rotate = cycle.index(min(cycle))
+        cycles.append(cycle[rotate:] + cycle[:rotate])
+    return sorted(cycles)
+

@@ -1,0 +1,32 @@
+// Deletes one batch of pruned plans (their decisions went in earlier batches) with their reviews
+// and phase changes, then the context snapshots nothing captures any more.
+UNWIND $plan_ids AS plan_id
+MATCH (plan:Plan {plan_id: plan_id})
+WITH collect(plan) AS plans, collect(plan.plan_id) AS deleted_ids
+CALL (plans) {
+  UNWIND plans AS plan
+  MATCH (review:Review)-[:FOR_PLAN]->(plan)
+  RETURN collect(review) AS reviews
+}
+CALL (reviews) {
+  UNWIND reviews AS review
+  MATCH (review)-[:CAPTURED]->(context:Context)
+  RETURN collect(DISTINCT context) AS contexts
+}
+CALL (plans) {
+  UNWIND plans AS plan
+  MATCH (change:PhaseChange)-[:OF_PLAN]->(plan)
+  DETACH DELETE change
+  RETURN count(*) AS deleted_phase_changes
+}
+CALL (reviews, plans) {
+  UNWIND reviews + plans AS gone
+  DETACH DELETE gone
+}
+CALL (contexts) {
+  UNWIND contexts AS context
+  WITH context WHERE NOT EXISTS { ()-[:CAPTURED]->(context) }
+  DETACH DELETE context
+  RETURN count(*) AS deleted_contexts
+}
+RETURN deleted_ids, size(reviews) AS deleted_reviews, deleted_phase_changes, deleted_contexts

@@ -1,0 +1,225 @@
+"""The one adapter from Neo4j to networkx: a plan, a hierarchy or the whole database as a MultiDiGraph.
+
+Rows are streamed plan batch by plan batch and added to the graph as they arrive, so memory
+holds the graph being built and one fetch of rows, never a second copy of the result. The
+shape of what comes out is ``decisiontrail.checks.model``'s.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, LiteralString
+
+import networkx as nx
+import neo4j
+from neo4j.time import DateTime
+from tqdm import tqdm
+
+from decisiontrail.checks.model import (
+    Label,
+    Rel,
+    add_attempt,
+    add_decision,
+    add_edge,
+    add_plan,
+    add_review,
+    decision_graph,
+)
+from decisiontrail.cypher import query
+from decisiontrail.exceptions import NotFound, ValidationFailed
+from decisiontrail.graphdb.connection import Graph
+from decisiontrail.graphdb.repository import _translated
+
+PLANS_PER_QUERY = 200
+FETCH_SIZE = 2000
+
+
+class LoadScope(StrEnum):
+    """How much of the database a load takes."""
+
+    PLAN = "plan"  # one plan's decisions, reviews and correction attempts
+    HIERARCHY = "hierarchy"  # a plan and every plan below it
+    ALL = "all"  # the whole database
+
+
+def load_graph(
+    graph: Graph, scope: LoadScope, plan_id: str | None = None, *, progress: bool | None = None
+) -> nx.MultiDiGraph[str]:
+    """Read ``scope`` from Neo4j into a decision graph.
+
+    Nodes outside the scope that nodes inside it point at (a child plan's spawning decision when
+    the plan is loaded alone, a dependency in another hierarchy) come too, marked ``boundary``.
+    ``progress`` shows a bar on stderr; by default only when stderr is a terminal.
+    """
+    scope = LoadScope(scope)
+    if (scope is LoadScope.ALL) != (plan_id is None):
+        raise ValidationFailed(
+            "plan_id: give a plan for the plan and hierarchy scopes, and none for the whole database", field="plan_id"
+        )
+    with _session(graph) as session:
+        plan_ids = _plan_ids(session, scope, plan_id)
+        return _load(session, plan_ids, every_attempt=scope is LoadScope.ALL, progress=progress)
+
+
+def load_plans(graph: Graph, plan_ids: Iterable[str], *, progress: bool | None = None) -> nx.MultiDiGraph[str]:
+    """Read the given plans (each as the plan scope would) into one decision graph."""
+    with _session(graph) as session:
+        return _load(session, list(dict.fromkeys(plan_ids)), every_attempt=False, progress=progress)
+
+
+@contextmanager
+def _session(graph: Graph) -> Iterator[neo4j.Session]:
+    with _translated(), graph.driver.session(
+        database=graph.database, default_access_mode=neo4j.READ_ACCESS, fetch_size=FETCH_SIZE
+    ) as session:
+        yield session
+
+
+def _load(session: neo4j.Session, plan_ids: list[str], *, every_attempt: bool, progress: bool | None) -> nx.MultiDiGraph[str]:
+    show = sys.stderr.isatty() if progress is None else progress
+    total = _single(session, query("graph/count_decisions"), plan_ids=plan_ids)["decisions"] if show else None
+    G = decision_graph()
+    with tqdm(total=total, unit="decision", desc="loading", disable=not show, file=sys.stderr) as bar:
+        for batch in _batches(plan_ids, PLANS_PER_QUERY):
+            for row in session.run(query("graph/plan_rows"), plan_ids=batch):
+                _add_plan_row(G, row)
+            for row in session.run(query("graph/decision_rows"), plan_ids=batch):
+                _add_decision_row(G, row)
+                bar.update()
+            for row in session.run(query("graph/review_rows"), plan_ids=batch):
+                _add_review_row(G, row)
+            if not every_attempt:
+                for row in session.run(query("graph/attempt_rows"), plan_ids=batch):
+                    _add_attempt_row(G, row)
+        if every_attempt:
+            for row in session.run(query("graph/all_attempt_rows")):
+                _add_attempt_row(G, row)
+    _add_boundary(session, G)
+    return G
+
+
+def _plan_ids(session: neo4j.Session, scope: LoadScope, plan_id: str | None) -> list[str]:
+    if scope is LoadScope.ALL:
+        return [r["plan_id"] for r in session.run(query("graph/all_plan_ids"))]
+    ids = [r["plan_id"] for r in session.run(query("graph/hierarchy_plan_ids"), plan_id=plan_id)]
+    if not ids:
+        raise NotFound("plan", plan_id or "")
+    return ids if scope is LoadScope.HIERARCHY else ids[:1]
+
+
+def _add_plan_row(G: nx.MultiDiGraph[str], row: neo4j.Record) -> None:
+    props = _properties(row["plan"])
+    add_plan(G, props.pop("plan_id"), **props)
+    plan_id = row["plan"]["plan_id"]
+    for parent in row["parent_plan_ids"]:
+        add_edge(G, plan_id, parent, Rel.CHILD_OF)
+    for spawning in row["spawned_by_ids"]:
+        add_edge(G, plan_id, spawning, Rel.SPAWNED_BY)
+    for attempt in row["invalidated_by_ids"]:
+        add_edge(G, plan_id, attempt, Rel.INVALIDATED_BY)
+
+
+def _add_decision_row(G: nx.MultiDiGraph[str], row: neo4j.Record) -> None:
+    props = _properties(row["decision"])
+    decision_id = props.pop("decision_id")
+    add_decision(
+        G,
+        decision_id,
+        plan_id=props.pop("plan_id"),
+        decision_type=props.pop("decision_type"),
+        sequence_number=props.pop("sequence_number"),
+        has_context=row["has_context"],
+        **props,
+    )
+    # The IN_PLAN edge the builder added follows the property; these follow the stored edges,
+    # so a broken database shows as it is.
+    for plan_id in row["plan_ids"]:
+        add_edge(G, decision_id, plan_id, Rel.IN_PLAN)
+    for parent in row["parent_ids"]:
+        add_edge(G, decision_id, parent, Rel.PARENT)
+    for dependency, ordinal in row["depends_on"]:
+        add_edge(G, decision_id, dependency, Rel.DEPENDS_ON, ordinal=ordinal)
+    for original in row["corrects_ids"]:
+        add_edge(G, decision_id, original, Rel.CORRECTS)
+    for successor, at in row["superseded_by"]:
+        add_edge(G, decision_id, successor, Rel.SUPERSEDED_BY, at=_value(at))
+
+
+def _add_review_row(G: nx.MultiDiGraph[str], row: neo4j.Record) -> None:
+    props = _properties(row["review"])
+    review_id = props.pop("review_id")
+    props.pop("plan_id", None)
+    add_review(G, review_id, plan_id=row["plan_id"], status=props.pop("status"), **props)
+    for decision_id in row["resolved_as_ids"]:
+        add_edge(G, review_id, decision_id, Rel.RESOLVED_AS)
+
+
+def _add_attempt_row(G: nx.MultiDiGraph[str], row: neo4j.Record) -> None:
+    props = _properties(row["attempt"])
+    attempt_id = props.pop("attempt_id")
+    add_attempt(G, attempt_id, **props)
+    for decision_id in row["attempt_on_ids"]:
+        add_edge(G, attempt_id, decision_id, Rel.ATTEMPT_ON)
+    for decision_id in row["produced_ids"]:
+        add_edge(G, attempt_id, decision_id, Rel.PRODUCED)
+
+
+def _add_boundary(session: neo4j.Session, G: nx.MultiDiGraph[str]) -> None:
+    """Fill in the far ends of edges that leave the scope, with their properties."""
+    unknown = [n for n, data in G.nodes(data=True) if "label" not in data]
+    kinds = {n: {key for _, _, key in G.in_edges(n, keys=True)} for n in unknown}
+    decision_ids = [n for n, k in kinds.items() if k & _POINTS_AT_DECISION]
+    for row in session.run(query("graph/boundary_decisions"), decision_ids=decision_ids):
+        props = _properties(row["decision"])
+        decision_id = props.pop("decision_id")
+        plan_id = props.pop("plan_id")
+        if plan_id not in G:
+            kinds[plan_id] = {Rel.IN_PLAN.value}
+        add_decision(
+            G,
+            decision_id,
+            plan_id=plan_id,
+            decision_type=props.pop("decision_type"),
+            sequence_number=props.pop("sequence_number"),
+            boundary=True,
+            **props,
+        )
+    plan_ids = [n for n, k in kinds.items() if k & _POINTS_AT_PLAN]
+    for row in session.run(query("graph/boundary_plans"), plan_ids=plan_ids):
+        props = _properties(row["plan"])
+        add_plan(G, props.pop("plan_id"), boundary=True, **props)
+    for attempt_id in (n for n, k in kinds.items() if Rel.INVALIDATED_BY.value in k):
+        add_attempt(G, attempt_id, boundary=True)
+
+
+_POINTS_AT_DECISION = {
+    r.value for r in (Rel.PARENT, Rel.DEPENDS_ON, Rel.CORRECTS, Rel.SUPERSEDED_BY, Rel.SPAWNED_BY, Rel.RESOLVED_AS,
+                      Rel.ATTEMPT_ON, Rel.PRODUCED)
+}
+_POINTS_AT_PLAN = {r.value for r in (Rel.IN_PLAN, Rel.CHILD_OF, Rel.FOR_PLAN)}
+
+
+def _properties(props: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _value(v) for k, v in props.items() if v is not None}
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, DateTime):
+        native: datetime = value.to_native()
+        return native
+    if isinstance(value, list):
+        return [_value(v) for v in value]
+    return value
+
+
+def _single(session: neo4j.Session, statement: LiteralString, **params: Any) -> neo4j.Record:
+    return session.run(statement, params).single(strict=True)
+
+
+def _batches(items: list[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

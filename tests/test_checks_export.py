@@ -1,0 +1,397 @@
+"""Exports for viewers: every format parses back to the same nodes, typed edges and values."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import jsonschema
+import networkx as nx
+import pydot
+import pytest
+
+from decisiontrail.checks.export import ExportFormat, caption, cytoscape_json, dot, export, graphml, node_link_json
+from decisiontrail.checks.model import add_attempt, add_decision, add_edge, add_plan, add_review, decision_graph
+
+QUOTED = 'Say "yes" \\ or \'no\'\n<b>&amp;</b> — naïve 日本語 🚀'
+CONTROL = "tab\there\x07bell"  # BEL is not allowed in XML 1.0
+RETURNS = "first\r\nsecond\rthird"
+AT = datetime(2026, 3, 4, 5, 6, 7, 123456, tzinfo=UTC)
+
+# pydot 4 calls pyparsing's camelCase names, which pyparsing 3.3 deprecates; not ours to fix.
+pytestmark = pytest.mark.filterwarnings("ignore::pyparsing.warnings.PyparsingDeprecationWarning")
+
+
+@pytest.fixture
+def lineage() -> nx.MultiDiGraph[str]:
+    """Two plans, parent and child, a superseded decision with its correction, a review, an attempt."""
+    G = decision_graph()
+    add_decision(G, "X0", plan_id="P0", decision_type="subplan_spawn", sequence_number=4, boundary=True)
+    add_plan(G, "P1", description=QUOTED, owner="alice")
+    add_edge(G, "P1", "P0", "CHILD_OF")
+    add_edge(G, "P1", "X0", "SPAWNED_BY")
+    add_decision(G, "D0", plan_id="P1", decision_type="prompt_definition", sequence_number=0, question=RETURNS)
+    add_decision(
+        G, "D1", plan_id="P1", decision_type="strategy_choice", sequence_number=1, parent="D0",
+        chosen_option=QUOTED, rationale=CONTROL, confidence_score=0.85,
+        alternatives_considered=["queue", 'say "hi"', "a\\b", "ünïcode ✓"],
+    )  # fmt: skip
+    add_edge(G, "D1", "D0", "DEPENDS_ON", ordinal=0)  # parallel to D1 -PARENT-> D0
+    add_decision(G, "D2", plan_id="P1", decision_type="subplan_spawn", sequence_number=2, parent="D1")
+    add_plan(G, "P2", description="child plan", phase="execute")
+    add_edge(G, "P2", "P1", "CHILD_OF")
+    add_edge(G, "P2", "D2", "SPAWNED_BY")
+    add_decision(G, "D3", plan_id="P2", decision_type="prompt_definition", sequence_number=0)
+    add_decision(
+        G, "D4", plan_id="P2", decision_type="implementation_choice", sequence_number=1, parent="D3",
+        superseded_at=AT,
+    )  # fmt: skip
+    add_decision(
+        G, "D5", plan_id="P2", decision_type="implementation_choice", sequence_number=2, parent="D3",
+        is_correction=True, corrects_decision_id="D4", correction_reason=QUOTED,
+    )  # fmt: skip
+    add_edge(G, "D5", "D4", "CORRECTS")
+    add_edge(G, "D4", "D5", "SUPERSEDED_BY", at=AT)
+    add_review(G, "R1", plan_id="P2", status="pending", threshold=0.5, phase="execute", created_at=AT)
+    add_attempt(
+        G, "A1", original_decision_id="D4", corrected_decision_id="D4", correction_decision_id="D5",
+        attempt_number=1, guidance=QUOTED, replay_outcome="succeeded", at=AT, invalidated_plan_ids=[],
+    )  # fmt: skip
+    add_edge(G, "A1", "D4", "ATTEMPT_ON")
+    add_edge(G, "A1", "D5", "PRODUCED")
+    return G
+
+
+def typed_edges(G: nx.MultiDiGraph[Any]) -> set[tuple[str, str, str, str]]:
+    return {(str(u), str(v), str(k), str(d.get("type"))) for u, v, k, d in G.edges(keys=True, data=True)}
+
+
+def text_of(fmt: ExportFormat, G: nx.MultiDiGraph[str]) -> str:
+    chunks = list(export(G, fmt))
+    assert all(chunk.endswith("\n") for chunk in chunks)
+    return "".join(chunks)
+
+
+def test_the_fixture_has_parallel_edges_of_different_types(lineage: nx.MultiDiGraph[str]) -> None:
+    assert set(lineage["D1"]["D0"]) == {"PARENT", "DEPENDS_ON"}
+
+
+# GraphML
+
+
+# Written as text, or changed on the way (an XML-illegal control character); checked one by one below.
+TEXT_IN_GRAPHML = {"created_at", "superseded_at", "at", "alternatives_considered", "invalidated_plan_ids", "rationale"}
+
+
+def read_graphml(text: str) -> nx.MultiDiGraph[Any]:
+    G = nx.read_graphml(io.BytesIO(text.encode()), force_multigraph=True)
+    assert isinstance(G, nx.MultiDiGraph)
+    return G
+
+
+def test_graphml_reads_back_with_the_same_nodes_edges_and_typed_values(lineage: nx.MultiDiGraph[str]) -> None:
+    back = read_graphml(text_of(ExportFormat.GRAPHML, lineage))
+
+    assert set(back.nodes) == set(lineage.nodes)
+    assert typed_edges(back) == typed_edges(lineage)
+    for node, attrs in lineage.nodes(data=True):
+        read = back.nodes[node]
+        assert set(read) == set(attrs) | {"caption"}
+        assert read["caption"] == caption(node, attrs).replace("\x07", "\ufffd")
+        for name in set(attrs) - TEXT_IN_GRAPHML:
+            assert read[name] == attrs[name] and type(read[name]) is type(attrs[name]), (node, name)
+    d1, d4 = back.nodes["D1"], back.nodes["D4"]
+    assert d1["chosen_option"] == QUOTED
+    assert d1["rationale"] == CONTROL.replace("\x07", "\ufffd")
+    assert back.nodes["D0"]["question"] == RETURNS
+    assert json.loads(d1["alternatives_considered"]) == lineage.nodes["D1"]["alternatives_considered"]
+    assert json.loads(back.nodes["A1"]["invalidated_plan_ids"]) == []
+    assert d1["confidence_score"] == 0.85 and d1["sequence_number"] == 1 and d1["is_correction"] is False
+    assert datetime.fromisoformat(d4["superseded_at"]) == AT
+    assert datetime.fromisoformat(d1["created_at"]) == lineage.nodes["D1"]["created_at"]
+    assert back.nodes["X0"]["boundary"] is True and "boundary" not in back.nodes["D1"]
+    assert back.edges["D1", "D0", "DEPENDS_ON"]["ordinal"] == 0
+    assert datetime.fromisoformat(back.edges["D4", "D5", "SUPERSEDED_BY"]["at"]) == AT
+
+
+def test_graphml_types_a_name_by_all_its_values() -> None:
+    G = decision_graph()
+    G.add_node("a", n=1, mixed=1, flag=True)
+    G.add_node("b", n=2.5, mixed="x", flag=False)
+    G.graph["title"] = "Release <1>"
+
+    back = read_graphml("".join(graphml(G)))
+
+    assert back.nodes["a"] == {"n": 1.0, "mixed": "1", "flag": True, "caption": "node a"}
+    assert back.nodes["b"] == {"n": 2.5, "mixed": "x", "flag": False, "caption": "node b"}
+    assert back.graph["title"] == "Release <1>"
+
+
+def test_graphml_leaves_edge_ids_out_so_viewers_need_not_make_types_unique(lineage: nx.MultiDiGraph[str]) -> None:
+    assert "<edge " in (text := "".join(graphml(lineage)))
+    assert not re.search(r"<edge [^>]*\bid=", text)
+
+
+# DOT
+
+
+def unquote(text: str) -> str:
+    """A DOT string as pydot hands it over, quotes and escapes still in, decoded."""
+    inner = text[1:-1] if len(text) >= 2 and text[0] == text[-1] == '"' else text
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "r": "\r"}.get(m[1], m[1]), inner, flags=re.S)
+
+
+def dot_nodes(graph: pydot.Dot | pydot.Subgraph) -> Iterator[tuple[str, dict[str, str], str]]:
+    """Every node statement with its decoded attributes and the subgraph it is in."""
+    for node in graph.get_nodes():
+        attrs = {unquote(k): unquote(str(v)) for k, v in node.get_attributes().items()}
+        yield unquote(node.get_name()), attrs, unquote(str(graph.get_name()))
+    for sub in graph.get_subgraphs():
+        yield from dot_nodes(sub)
+
+
+def read_dot(text: str) -> tuple[dict[str, dict[str, str]], dict[str, str], set[tuple[str, str, str, str]]]:
+    parsed = pydot.graph_from_dot_data(text)
+    assert parsed is not None and len(parsed) == 1
+    graph = parsed[0]
+    assert graph.get_type() == "digraph"
+    statements = list(dot_nodes(graph))
+    nodes = {name: attrs for name, attrs, _ in statements}
+    assert len(nodes) == len(statements), "each node is declared once"
+    edges = set()
+    for edge in graph.get_edges():
+        attrs = {k: unquote(str(v)) for k, v in edge.get_attributes().items()}
+        assert attrs["label"] == attrs["type"]
+        edges.add((unquote(str(edge.get_source())), unquote(str(edge.get_destination())), attrs["key"], attrs["type"]))
+    return nodes, {name: where for name, _, where in statements}, edges
+
+
+def test_dot_parses_back_with_the_same_nodes_edges_and_values(lineage: nx.MultiDiGraph[str]) -> None:
+    nodes, _, edges = read_dot(text_of(ExportFormat.DOT, lineage))
+
+    assert set(nodes) == set(lineage.nodes)
+    assert edges == typed_edges(lineage)
+    for node, attrs in lineage.nodes(data=True):
+        read = nodes[node]
+        assert read["kind"] == attrs["label"]
+        assert read["label"] == caption(node, attrs).replace("\x07", "")
+        for name in ("status", "plan_id", "decision_type"):
+            assert read.get(name) == attrs.get(name), (node, name)
+    d1 = nodes["D1"]
+    assert d1["chosen_option"] == QUOTED
+    assert d1["rationale"] == CONTROL.replace("\x07", "")
+    assert nodes["D0"]["question"] == RETURNS
+    assert json.loads(d1["alternatives_considered"]) == lineage.nodes["D1"]["alternatives_considered"]
+    assert (d1["sequence_number"], d1["is_correction"], float(d1["confidence_score"])) == ("1", "false", 0.85)
+    assert datetime.fromisoformat(nodes["D4"]["superseded_at"]) == AT
+    assert nodes["X0"]["boundary"] == "true"
+
+
+def test_dot_draws_plans_as_clusters_and_superseded_decisions_faded(lineage: nx.MultiDiGraph[str]) -> None:
+    nodes, where, _ = read_dot("".join(dot(lineage)))
+
+    assert {n: where[n] for n in ("P1", "D0", "D1", "D2", "P2", "D3", "D4", "D5", "R1", "X0", "P0")} == {
+        **dict.fromkeys(("P1", "D0", "D1", "D2"), "cluster_P1"),
+        **dict.fromkeys(("P2", "D3", "D4", "D5", "R1"), "cluster_P2"),
+        **dict.fromkeys(("X0", "P0"), "cluster_P0"),
+    }
+    assert where["A1"] == "decisions"
+    assert (nodes["P1"]["shape"], nodes["D1"]["shape"], nodes["R1"]["shape"]) == ("box", "ellipse", "note")
+    assert (nodes["D4"]["style"], nodes["D4"]["color"]) == ("dashed", "gray")
+    assert "style" not in nodes["D5"]
+    assert nodes["X0"]["style"] == "dotted"
+
+
+def test_dot_quotes_ids_that_are_keywords_or_numbers() -> None:
+    G = decision_graph()
+    add_decision(G, "node", plan_id="graph", decision_type="prompt_definition", sequence_number=0)
+    G.add_edge("node", "01", key="PARENT", type="PARENT")
+
+    nodes, where, edges = read_dot("".join(dot(G)))
+
+    assert set(nodes) == {"node", "graph", "01"} and where["node"] == "cluster_graph"
+    assert edges == {("node", "graph", "IN_PLAN", "IN_PLAN"), ("node", "01", "PARENT", "PARENT")}
+
+
+# Cytoscape.js
+
+CYTOSCAPE_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["data", "directed", "multigraph", "elements"],
+    "properties": {
+        "data": {"type": "object"},
+        "directed": {"const": True},
+        "multigraph": {"const": True},
+        "elements": {
+            "type": "object",
+            "required": ["nodes", "edges"],
+            "additionalProperties": False,
+            "properties": {
+                "nodes": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+                "edges": {"type": "array", "items": {"$ref": "#/$defs/edge"}},
+            },
+        },
+    },
+    "$defs": {
+        "node": {
+            "type": "object",
+            "required": ["data"],
+            "properties": {
+                "data": {
+                    "type": "object",
+                    "required": ["id", "value", "name", "label", "status"],
+                    "properties": {
+                        "id": {"type": "string", "minLength": 1},
+                        "value": {"type": "string"},
+                        "name": {"type": "string"},
+                        "label": {"enum": ["Decision", "Plan", "Review", "CorrectionAttempt"]},
+                        "status": {"type": "string"},
+                        "boundary": {"type": "boolean"},
+                        "sequence_number": {"type": "integer"},
+                        "alternatives_considered": {"type": "array", "items": {"type": "string"}},
+                    },
+                }
+            },
+        },
+        "edge": {
+            "type": "object",
+            "required": ["data"],
+            "properties": {
+                "data": {
+                    "type": "object",
+                    "required": ["id", "source", "target", "key", "type"],
+                    "properties": {
+                        "id": {"type": "string", "minLength": 1},
+                        "source": {"type": "string"},
+                        "target": {"type": "string"},
+                        "key": {"type": "string"},
+                        "type": {"type": "string"},
+                    },
+                }
+            },
+        },
+    },
+}
+
+
+def read_cytoscape(text: str) -> tuple[dict[str, Any], nx.MultiDiGraph[Any]]:
+    document = json.loads(text)
+    jsonschema.Draft202012Validator.check_schema(CYTOSCAPE_SCHEMA)
+    jsonschema.Draft202012Validator(CYTOSCAPE_SCHEMA).validate(document)
+    ids = [element["data"]["id"] for group in ("nodes", "edges") for element in document["elements"][group]]
+    assert len(ids) == len(set(ids)), "Cytoscape.js needs every element id unique"
+    G = nx.cytoscape_graph(document)
+    assert isinstance(G, nx.MultiDiGraph)
+    return document, G
+
+
+def test_cytoscape_json_is_valid_and_reads_back_with_the_same_nodes_edges_and_values(
+    lineage: nx.MultiDiGraph[str],
+) -> None:
+    document, back = read_cytoscape(text_of(ExportFormat.CYTOSCAPE, lineage))
+
+    assert set(back.nodes) == set(lineage.nodes)
+    assert typed_edges(back) == typed_edges(lineage)
+    for node, attrs in lineage.nodes(data=True):
+        read = back.nodes[node]
+        assert read["name"] == caption(node, attrs)
+        assert {k: v for k, v in read.items() if k not in ("id", "value", "name")} == as_json(attrs)
+    assert back.nodes["D1"]["chosen_option"] == QUOTED and back.nodes["D1"]["rationale"] == CONTROL
+    assert back.edges["D1", "D0", "DEPENDS_ON"]["ordinal"] == 0
+    edge_ids = {e["data"]["id"] for e in document["elements"]["edges"]}
+    assert {"D1-PARENT-D0", "D1-DEPENDS_ON-D0"} <= edge_ids
+
+
+def as_json(attrs: dict[str, Any]) -> dict[str, Any]:
+    """What a JSON export should hold for these attributes: datetimes as ISO 8601, the rest as is."""
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in attrs.items()}
+
+
+# node-link
+
+
+def read_node_link(text: str) -> nx.MultiDiGraph[Any]:
+    G = nx.node_link_graph(json.loads(text), edges="edges")
+    assert isinstance(G, nx.MultiDiGraph)
+    return G
+
+
+def test_node_link_json_reads_back_with_the_same_nodes_edges_and_values(lineage: nx.MultiDiGraph[str]) -> None:
+    back = read_node_link(text_of(ExportFormat.NODE_LINK, lineage))
+
+    assert set(back.nodes) == set(lineage.nodes)
+    assert typed_edges(back) == typed_edges(lineage)
+    for node, attrs in lineage.nodes(data=True):
+        assert back.nodes[node] == {**as_json(attrs), "caption": caption(node, attrs)}
+    for u, v, k, attrs in lineage.edges(keys=True, data=True):
+        assert back.edges[u, v, k] == as_json(attrs)
+
+
+def test_json_exports_write_infinite_and_missing_numbers_as_valid_json() -> None:
+    G = decision_graph()
+    G.add_node("a", score=float("inf"), gap=None, when=AT, tags=("x", "y"))
+
+    for writer in (node_link_json, cytoscape_json):
+        text = "".join(writer(G))
+        assert "Infinity" not in text and "null" not in text
+    assert read_node_link("".join(node_link_json(G))).nodes["a"] == {
+        "score": "INF", "when": AT.isoformat(), "tags": ["x", "y"], "caption": "node a",
+    }  # fmt: skip
+
+
+# every format
+
+
+def read_back(fmt: ExportFormat, text: str) -> tuple[set[str], set[tuple[str, str, str, str]]]:
+    """The node ids and typed edges a reader of ``fmt`` sees in ``text``."""
+    if fmt is ExportFormat.DOT:
+        nodes, _, edges = read_dot(text)
+        return set(nodes), edges
+    reader = {ExportFormat.GRAPHML: read_graphml, ExportFormat.NODE_LINK: read_node_link}.get(fmt)
+    G = reader(text) if reader else read_cytoscape(text)[1]
+    return set(G.nodes), typed_edges(G)
+
+
+@pytest.mark.parametrize("fmt", list(ExportFormat))
+def test_an_empty_graph_exports_a_valid_empty_document(fmt: ExportFormat) -> None:
+    assert read_back(fmt, "".join(export(decision_graph(), fmt))) == (set(), set())
+
+
+WRITERS = {"graphml": graphml, "dot": dot, "cyjs": cytoscape_json, "json": node_link_json}
+
+
+@pytest.mark.parametrize("fmt", list(ExportFormat))
+def test_a_large_graph_streams_in_whole_line_chunks(fmt: ExportFormat) -> None:
+    G = decision_graph()
+    add_plan(G, "P", description="a long plan")
+    for n in range(1999):
+        parent = f"D{n - 1}" if n else None
+        add_decision(G, f"D{n}", plan_id="P", decision_type="strategy_choice", sequence_number=n, parent=parent)
+
+    chunks = list(export(G, fmt))
+
+    assert len(chunks) > 1 and all(chunk.endswith("\n") for chunk in chunks)
+    assert "".join(chunks) == "".join(WRITERS[fmt](G))
+    if fmt is not ExportFormat.DOT:  # pydot needs minutes for a graph this size; the small graphs above parse it
+        assert read_back(fmt, "".join(chunks)) == ({str(n) for n in G}, typed_edges(G))
+
+
+def test_export_takes_a_format_by_name_and_refuses_an_unknown_one(lineage: nx.MultiDiGraph[str]) -> None:
+    assert "".join(export(lineage, "graphml")) == "".join(export(lineage, ExportFormat.GRAPHML))
+    with pytest.raises(ValueError, match="svg"):
+        list(export(lineage, "svg"))
+
+
+def test_formats_name_their_media_type_and_say_what_reads_them() -> None:
+    assert {fmt.value: fmt.media_type for fmt in ExportFormat} == {
+        "graphml": "application/graphml+xml",
+        "dot": "text/vnd.graphviz",
+        "cyjs": "application/json",
+        "json": "application/json",
+    }
+    assert all(fmt.description for fmt in ExportFormat)
