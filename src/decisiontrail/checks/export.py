@@ -15,7 +15,8 @@ with a few names that each format reserves for itself:
   moves to ``kind``. Plans are boxes, decisions ellipses, reviews notes, correction attempts
   hexagons; superseded decisions and invalidated plans are dashed and gray, boundary nodes
   dotted. Each plan in the graph is a ``cluster_<plan_id>`` subgraph holding its decisions and
-  reviews. Edges carry ``key``, ``type`` and ``label``, all the relationship type.
+  reviews. Edges carry ``key``, ``type`` and ``label``, all the relationship type; IN_PLAN and
+  FOR_PLAN edges into a drawn plan are ``invis`` (its cluster already shows them).
 - Cytoscape.js JSON (``.cyjs``, ``nx.cytoscape_graph``): node ``data`` has ``id`` and ``value``
   (the node id) and ``name`` (the caption) beside the attributes; edge ``data`` has
   ``id`` (``<source>-<type>-<target>``), ``source``, ``target`` and ``key``.
@@ -41,7 +42,7 @@ from xml.sax.saxutils import escape
 
 import networkx as nx
 
-from decisiontrail.checks.model import Label
+from decisiontrail.checks.model import Label, Rel
 
 __all__ = ["ExportFormat", "caption", "cytoscape_json", "dot", "export", "graphml", "node_link_json"]
 
@@ -161,7 +162,7 @@ def dot(G: nx.MultiDiGraph[str]) -> Iterator[str]:
     >>> G = decision_graph()
     >>> _ = add_decision(G, "D0", plan_id="P1", decision_type="prompt_definition", sequence_number=0)
     >>> [line.strip() for line in dot(G) if "->" in line]
-    ['"D0" -> "P1" [key="IN_PLAN", type="IN_PLAN", label="IN_PLAN"];']
+    ['"D0" -> "P1" [key="IN_PLAN", type="IN_PLAN", label="IN_PLAN", style="invis"];']
     """
     plans = {str(n): n for n, attrs in G.nodes(data=True) if attrs.get("label") == Label.PLAN}
     members: dict[str, list[Any]] = {plan_id: [] for plan_id in plans}
@@ -189,9 +190,15 @@ def dot(G: nx.MultiDiGraph[str]) -> Iterator[str]:
         yield f"  {_dot_node(node, G.nodes[node])}\n"
     for source, target, key, attrs in _edges(G):
         look = {"key": key, "type": attrs["type"], "label": key}
+        if key in _DRAWN_AS_CLUSTERS and str(target) in plans:
+            # The plan's cluster already shows membership; drawn, these edges would bury the tree.
+            look |= {"style": "invis"}
         rest = {name: value for name, value in attrs.items() if name not in look}
         yield f"  {_dot_id(source)} -> {_dot_id(target)} {_dot_attrs(look | rest)};\n"
     yield "}\n"
+
+
+_DRAWN_AS_CLUSTERS: Final = {Rel.IN_PLAN.value, Rel.FOR_PLAN.value}
 
 
 def cytoscape_json(G: nx.MultiDiGraph[str]) -> Iterator[str]:
