@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: help install run demo test typecheck neo4j clean
+.PHONY: help install run demo test typecheck bench bench-full neo4j clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -30,6 +30,12 @@ test: install  ## set up and run the whole test suite against a real Neo4j
 
 typecheck: install  ## mypy --strict over the package
 	$(BIN)/mypy
+
+bench: install  ## quick benchmarks side by side with their baselines (a few minutes); writes docs/benchmarks.md
+	$(BIN)/python -m bench
+
+bench-full: install  ## the whole range of benchmark sizes, up to 1M decisions (an hour or more)
+	$(BIN)/python -m bench --full
 
 neo4j: install  ## run the embedded Neo4j in the foreground
 	$(BIN)/decisiontrail neo4j start

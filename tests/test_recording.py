@@ -19,7 +19,9 @@ from decisiontrail.services.lifecycle import advance_phase, instantiate_plan, re
 from decisiontrail.services.recording import (
     RECORD_DECISION_INPUT_SCHEMA,
     RECORD_DECISION_OUTPUT_SCHEMA,
+    propose,
     record_decision,
+    record_decisions,
 )
 from decisiontrail.services.reviews import pending_reviews, resolve_review
 from factories import actor_snapshot, tool_input
@@ -417,3 +419,63 @@ def test_plan_invariants_round_trip(store: DecisionStore) -> None:
     plan, _ = instantiate_plan(store, "p", invariants=invariants)
 
     assert store.get_plan(plan.plan_id).invariants == tuple(invariants)
+
+
+# -- batches -------------------------------------------------------------------------------
+
+
+def _executing_plan(store: DecisionStore) -> tuple[Plan, Decision]:
+    plan, _ = _plan(store)
+    strategy = _decision(_record(store, plan, "strategy_choice", thread="strategy"))
+    advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    return plan, strategy
+
+
+BATCH = [  # (decision type, actor run, question)
+    ("implementation_choice", "executor-1", "how, 1?"),
+    ("implementation_choice", "executor-2", "how, 2?"),
+    ("tool_invocation", "executor-1", "run, 1?"),
+    ("error_recovery", "executor-1", "recover, 1?"),
+    ("tool_invocation", "executor-2", "run, 2?"),
+]
+
+
+def test_a_batch_places_each_decision_as_if_the_earlier_ones_were_recorded(store: DecisionStore) -> None:
+    one_by_one, strategy_a = _executing_plan(store)
+    sequential = [_decision(_record(store, one_by_one, t, thread=run, question=q)) for t, run, q in BATCH]
+    batched_plan, strategy_b = _executing_plan(store)
+    proposals = [
+        (propose(tool_input(t, question=q), plan_id=batched_plan.plan_id, snapshot=actor_snapshot(run)), None) for t, run, q in BATCH
+    ]
+
+    batched = [_decision(o) for o in record_decisions(store, proposals)]
+
+    def shape(decisions: list[Decision], strategy: Decision) -> list[tuple[str, int | None, int | None]]:
+        by_id = {d.decision_id: d for d in decisions} | {strategy.decision_id: strategy}
+        return [(d.decision_type.value, d.sequence_number, by_id[d.parent_decision_id].sequence_number) for d in decisions]  # type: ignore[index]
+
+    assert shape(batched, strategy_b) == shape(sequential, strategy_a)
+    assert [d.sequence_number for d in batched] == [2, 3, 4, 5, 6]
+    assert store.list_decisions(batched_plan.plan_id)[2:] == batched
+
+
+def test_a_key_twice_in_one_batch_records_once(store: DecisionStore) -> None:
+    plan, _ = _executing_plan(store)
+    item = propose(tool_input("implementation_choice"), plan_id=plan.plan_id, snapshot=actor_snapshot("executor-1"))
+
+    first, second = record_decisions(store, [(item, None), (item, None)])
+
+    assert first == second
+    assert len(store.list_decisions(plan.plan_id)) == 3
+
+
+def test_one_refused_proposal_refuses_the_batch_and_nothing_is_written(store: DecisionStore, graph: Graph) -> None:
+    plan, _ = _executing_plan(store)
+    good = propose(tool_input("implementation_choice"), plan_id=plan.plan_id, snapshot=actor_snapshot("executor-1"))
+    bad = propose(tool_input("tool_invocation", parent_decision_id=new_ulid()), plan_id=plan.plan_id, snapshot=actor_snapshot("x"))
+    before = count_graph(graph)
+
+    with pytest.raises(NotFound):
+        record_decisions(store, [(good, None), (bad, None)])
+
+    assert count_graph(graph) == before

@@ -22,7 +22,9 @@ from decisiontrail.domain import (
     CheckpointRef,
     ContextSnapshot,
     Decision,
+    DecisionType,
     Invariant,
+    Phase,
     Plan,
     ResourceRef,
 )
@@ -165,14 +167,25 @@ def plan_from_record(record: Mapping[str, Any]) -> Plan:
 
 
 def impacted_from_row(row: Mapping[str, Any]) -> ImpactedDecision:
-    """A decision as ``correction/downstream`` returns it: what invalidating and replaying it needs."""
-    return ImpactedDecision(
+    """A decision as ``correction/downstream`` returns it: what invalidating and replaying it needs.
+
+    Built without validation: the values are ones the store validated when it wrote them, and
+    a correction may read a hundred thousand of them.
+    """
+    state = None
+    if row.get("actor_state_checkpoint_id") is not None:
+        state = CheckpointRef.model_construct(
+            thread_id=row["actor_state_thread_id"],
+            checkpoint_ns=row.get("actor_state_checkpoint_ns") or "",
+            checkpoint_id=row["actor_state_checkpoint_id"],
+        )
+    return ImpactedDecision.model_construct(
         decision_id=row["decision_id"],
-        decision_type=row["decision_type"],
+        decision_type=DecisionType(row["decision_type"]),
         plan_id=row["plan_id"],
         sequence_number=row["sequence_number"],
-        phase=row["phase"],
-        actor_state_ref=_checkpoint(row),
+        phase=Phase(row["phase"]),
+        actor_state_ref=state,
     )
 
 

@@ -229,7 +229,7 @@ class DecisionStore:
                 )
 
         def work(tx: neo4j.ManagedTransaction) -> list[Decision | Review | _Seen]:
-            return [self._propose_in(tx, proposal, context) for proposal, context in items]
+            return self._propose_all_in(tx, items)
 
         outcomes = self._write(work, conflict="a decision with one of these idempotency keys was recorded concurrently")
         for outcome in outcomes:
@@ -362,8 +362,8 @@ class DecisionStore:
 
         The decision and its plan are locked first, so of two concurrent corrections one
         wins and the other finds the decision superseded. Every plan the downstream touches
-        is then locked and the downstream read again under those locks, so nothing recorded
-        meanwhile escapes the supersession.
+        is then locked before the downstream is read whole, so nothing recorded meanwhile
+        escapes the supersession.
         """
 
         superseded_in: list[tuple[str, str]] = []  # (plan id, decision id), for the events
@@ -376,14 +376,18 @@ class DecisionStore:
             original = decision_from_record(
                 tx.run(query("decision/get_decisions"), decision_ids=[decision_id]).single(strict=True)
             )
-            impact = self._impact_in(tx, decision_id)
+            # Lock every plan the downstream touches, then read the downstream whole: with those
+            # plans locked nothing can be recorded into it. A plan reached only after the locks
+            # (recorded meanwhile) is locked in another round.
+            locked: set[str] = set()
+            wanted = {original.plan_id, *self._touched_plans_in(tx, decision_id)}
             for _ in range(5):
-                plans = sorted({original.plan_id, *(d.plan_id for d in impact.decisions), *impact.plan_ids})
-                tx.run(query("correction/lock_plans"), plan_ids=plans).consume()
-                settled = self._impact_in(tx, decision_id)
-                if settled == impact:
+                tx.run(query("correction/lock_plans"), plan_ids=sorted(wanted - locked)).consume()
+                locked |= wanted
+                impact = self._impact_in(tx, decision_id)
+                wanted = {*(d.plan_id for d in impact.decisions), *impact.plan_ids}
+                if wanted <= locked:
                     break
-                impact = settled
             else:
                 raise Conflict(f"the downstream of {decision_id} kept changing under concurrent writes; try again")
 
@@ -464,6 +468,10 @@ class DecisionStore:
     def _publish(self, kind: EventKind, plan_id: str, *, decision_id: str | None = None, review_id: str | None = None) -> None:
         if self._events is not None:
             self._events.publish(DecisionEvent(kind, plan_id, decision_id=decision_id, review_id=review_id))
+
+    @staticmethod
+    def _touched_plans_in(tx: neo4j.ManagedTransaction, decision_id: str) -> list[str]:
+        return list(tx.run(query("correction/downstream_plans"), decision_id=decision_id).single(strict=True)["plan_ids"])
 
     @staticmethod
     def _impact_in(tx: neo4j.ManagedTransaction, decision_id: str) -> Impact:
@@ -623,46 +631,112 @@ class DecisionStore:
         assert seen.review_id is not None
         return self.get_review(seen.review_id)
 
-    def _propose_in(
-        self, tx: neo4j.ManagedTransaction, proposal: Proposal, context: CapturedContext | None
-    ) -> Decision | Review | _Seen:
-        draft = proposal.decision(parent_decision_id=proposal.parent_decision_id, phase=_any_phase(proposal))
-        state = proposal.context_snapshot.actor_state_ref
-        row = self._placement(
-            tx,
-            proposal.plan_id,
-            draft,
-            proposal.idempotency_key,
-            infer_parent=proposal.parent_decision_id is None,
-            actor_thread=state.thread_id if state else None,
-            check_seen=False,
-        )
-        if row["existing_decision_id"] or row["existing_review_id"]:
-            return _Seen(row["existing_decision_id"], row["existing_review_id"])
-        phase = Phase(row["plan_phase"]) if row["plan_exists"] else draft.phase
-        placed = draft.model_copy(
-            update={"parent_decision_id": row["parent_decision_id"], "sequence_number": row["sequence_number"], "phase": phase}
-        )
-        self._check_placed(placed, row)
-        check_type_in_phase(proposal.decision_type, phase)
-        profile = AutomationProfile(edit_code=row["automation_edit_code"], execute_command=row["automation_execute_command"])
-        if needs_review(profile, phase, proposal.confidence_score):
-            review = Review(
-                plan_id=proposal.plan_id,
-                proposal=proposal,
-                parent_decision_id=placed.parent_decision_id,
-                phase=phase,
-                threshold=review_threshold(profile, phase),
+    def _propose_all_in(
+        self, tx: neo4j.ManagedTransaction, items: list[tuple[Proposal, CapturedContext | None]]
+    ) -> list[Decision | Review | _Seen]:
+        """Place, judge and write a batch of proposals in two round trips, whatever its size:
+        one read of every fact (under the plans' locks), one write of the decisions with their
+        edges and the plans' counters (reviews, rare in a batch, one each). Each proposal is judged as if the ones before it were already
+        written: their sequence numbers, parents and dependencies count."""
+        drafts = [p.decision(parent_decision_id=p.parent_decision_id, phase=_any_phase(p)) for p, _ in items]
+        facts = tx.run(
+            query("decision/read_placements"),
+            plan_ids=sorted({p.plan_id for p, _ in items}),
+            items=[
+                {
+                    "index": i,
+                    "plan_id": p.plan_id,
+                    "decision_id": draft.decision_id,
+                    "parent_decision_id": p.parent_decision_id,
+                    "infer_parent": p.parent_decision_id is None,
+                    "parent_types": [t.value for t in PARENT_TYPES[p.decision_type]],
+                    "actor_thread": _thread(p),
+                    "depends_on": list(draft.depends_on),
+                    "idempotency_key": p.idempotency_key,
+                }
+                for i, ((p, _), draft) in enumerate(zip(items, drafts))
+            ],
+        ).data()
+        batch = _Batch()
+        outcomes: list[Decision | Review | _Seen] = []
+        reviews: list[tuple[Review, CapturedContext | None]] = []
+        for (proposal, context), draft, row in zip(items, drafts, facts):
+            earlier = batch.outcome_for(proposal.idempotency_key)
+            if earlier is not None:
+                outcomes.append(earlier)
+                continue
+            if row["existing_decision_id"] or row["existing_review_id"]:
+                outcomes.append(_Seen(row["existing_decision_id"], row["existing_review_id"]))
+                continue
+            phase = Phase(row["plan_phase"]) if row["plan_exists"] else draft.phase
+            parent_id, parent = batch.parent_for(proposal, row)
+            placed = draft.model_copy(
+                update={
+                    "parent_decision_id": parent_id,
+                    "sequence_number": batch.next_sequence(proposal.plan_id, row["sequence_number"]),
+                    "phase": phase,
+                }
             )
+            check_decision_placement(
+                placed,
+                DecisionPlacement(
+                    plan_exists=row["plan_exists"],
+                    decision_exists=row["decision_exists"] or batch.holds(placed.decision_id),
+                    current_root_id=row["current_root_id"],
+                    parent_plan_id=parent[0],
+                    parent_exists=parent[1],
+                    parent_superseded=parent[2],
+                    missing_dependencies=tuple(d for d in row["missing_dependencies"] if not batch.holds(d)),
+                    superseded_dependencies=tuple(row["superseded_dependencies"]),
+                    corrected_exists=True,  # proposals correct nothing; corrections are the lifecycle's
+                ),
+            )
+            check_type_in_phase(proposal.decision_type, phase)
+            profile = AutomationProfile(edit_code=row["automation_edit_code"], execute_command=row["automation_execute_command"])
+            outcome: Decision | Review
+            if needs_review(profile, phase, proposal.confidence_score):
+                outcome = Review(
+                    plan_id=proposal.plan_id,
+                    proposal=proposal,
+                    parent_decision_id=placed.parent_decision_id,
+                    phase=phase,
+                    threshold=review_threshold(profile, phase),
+                )
+                reviews.append((outcome, context))
+            else:
+                outcome = placed
+                batch.add(placed, _thread(proposal), proposal.idempotency_key, context)
+            batch.remember(proposal.idempotency_key, outcome)
+            outcomes.append(outcome)
+        self._create_all(tx, batch)
+        for review, context in reviews:
             tx.run(
-                query("review/create_review"),
-                plan_id=proposal.plan_id,
-                props=review_properties(review),
-                context=_context_param(context),
+                query("review/create_review"), plan_id=review.plan_id, props=review_properties(review), context=_context_param(context)
             ).consume()
-            return review
-        self._create(tx, placed, idempotency_key=proposal.idempotency_key, context=context)
-        return placed
+        return outcomes
+
+    @staticmethod
+    def _create_all(tx: neo4j.ManagedTransaction, batch: _Batch) -> None:
+        if not batch.decisions:
+            return
+        rows = []
+        for decision, key, context in batch.decisions:
+            group = checkpoint_group_for(decision)
+            rows.append(
+                {
+                    "plan_id": decision.plan_id,
+                    "props": decision_properties(decision, key),
+                    "context": _context_param(context),
+                    "checkpoint_group": {**asdict(group), "resources": list(group.resources)} if group else None,
+                    "parent_decision_id": decision.parent_decision_id,
+                    "depends_on": list(decision.depends_on),
+                }
+            )
+        tx.run(
+            query("decision/create_decisions"),
+            rows=rows,
+            plans=[{"plan_id": plan_id, "next_sequence": n} for plan_id, n in batch.sequences.items()],
+        ).consume()
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -689,6 +763,69 @@ class DecisionStore:
                     if time.monotonic() >= deadline:
                         raise
                     log.info("a write kept meeting concurrent writes; trying again")
+
+
+class _Batch:
+    """What the earlier proposals of a batch have placed, so later ones are judged with it."""
+
+    def __init__(self) -> None:
+        self.decisions: list[tuple[Decision, str | None, CapturedContext | None]] = []
+        self.sequences: dict[str, int] = {}
+        self._placed: dict[str, tuple[Decision, str | None]] = {}
+        self._by_key: dict[str, Decision | Review] = {}
+
+    def next_sequence(self, plan_id: str, stored_next: int | None) -> int:
+        return self.sequences.get(plan_id, stored_next if stored_next is not None else 0)
+
+    def holds(self, decision_id: str) -> bool:
+        return decision_id in self._placed
+
+    def add(self, decision: Decision, thread: str | None, key: str | None, context: CapturedContext | None) -> None:
+        self.decisions.append((decision, key, context))
+        self.sequences[decision.plan_id] = (decision.sequence_number or 0) + 1
+        self._placed[decision.decision_id] = (decision, thread)
+
+    def remember(self, key: str | None, outcome: Decision | Review) -> None:
+        if key is not None:
+            self._by_key[key] = outcome
+
+    def outcome_for(self, key: str | None) -> Decision | Review | None:
+        return self._by_key.get(key) if key is not None else None
+
+    def parent_for(self, proposal: Proposal, row: dict[str, Any]) -> tuple[str | None, tuple[str | None, bool, bool]]:
+        """The parent's id and its facts (plan, exists, superseded), the batch's decisions included.
+
+        Inference follows read_placement's rule over the stored candidate and the batch's own:
+        the same actor run's latest first, then the latest; the batch's come after every stored one.
+        """
+        if proposal.parent_decision_id is not None:
+            given = self._placed.get(proposal.parent_decision_id)
+            if given is not None:
+                return proposal.parent_decision_id, (given[0].plan_id, True, False)
+            return proposal.parent_decision_id, (row["parent_plan_id"], row["parent_exists"], row["parent_superseded"])
+        thread = _thread(proposal)
+        types = set(PARENT_TYPES[proposal.decision_type])
+        ours = [
+            (d, t) for d, t in self._placed.values() if d.plan_id == proposal.plan_id and d.decision_type in types
+        ]
+        same_run = [d for d, t in ours if thread is not None and t == thread]
+        stored, stored_thread = row["inferred_parent_id"], row["inferred_parent_thread"]
+        if same_run:
+            chosen = same_run[-1].decision_id
+        elif stored is not None and thread is not None and stored_thread == thread:
+            chosen = stored
+        elif ours:
+            chosen = ours[-1][0].decision_id
+        else:
+            chosen = stored or row["current_root_id"]
+        if chosen is None:
+            return None, (None, False, False)
+        return chosen, (proposal.plan_id, True, False)
+
+
+def _thread(proposal: Proposal) -> str | None:
+    state = proposal.context_snapshot.actor_state_ref
+    return state.thread_id if state else None
 
 
 def _impact(record: neo4j.Record) -> Impact:

@@ -6,7 +6,15 @@ from collections.abc import AsyncGenerator
 
 import strawberry
 from strawberry.types import Info
-from strawberry.extensions import MaskErrors, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.extensions import (
+    AddValidationRules,
+    MaskErrors,
+    MaxAliasesLimiter,
+    MaxTokensLimiter,
+    ParserCache,
+    QueryDepthLimiter,
+    ValidationCache,
+)
 
 from decisiontrail.resolvers import mutations, queries
 from decisiontrail.resolvers.context import Context
@@ -88,14 +96,23 @@ class Subscription:
             yield event
 
 
+# The limits' validation rules are built once, not per request: a document's validation is then
+# cached across requests (the cache keys on the rules as well as on the document).
+LIMIT_RULES = [
+    *QueryDepthLimiter(max_depth=MAX_DEPTH).validation_rules,
+    *MaxAliasesLimiter(max_alias_count=MAX_ALIASES).validation_rules,
+]
+QUERY_CACHE_SIZE = 512  # distinct documents kept parsed and validated; bounded against floods of unique queries
+
 schema = strawberry.Schema(
     query=Query,
     mutation=Mutation,
     subscription=Subscription,
     extensions=[
-        lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
-        lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+        lambda: AddValidationRules(LIMIT_RULES),
         lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
+        lambda: ParserCache(maxsize=QUERY_CACHE_SIZE),
+        lambda: ValidationCache(maxsize=QUERY_CACHE_SIZE),
         lambda: MaskErrors(should_mask_error=should_mask),
     ],
 )

@@ -1,0 +1,153 @@
+"""Timing, results and the served API: the parts every scenario shares."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import httpx
+
+from decisiontrail.graphdb.embedded import free_port
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Repeated timings of one thing, in milliseconds, and what each run did."""
+
+    samples_ms: tuple[float, ...]
+    ops_per_sample: int = 1
+    throughput: float | None = None  # measured over a whole concurrent run, where p50 does not give it
+
+    @property
+    def p50_ms(self) -> float:
+        return statistics.median(self.samples_ms)
+
+    @property
+    def p95_ms(self) -> float:
+        ordered = sorted(self.samples_ms)
+        return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+    @property
+    def ops_per_second(self) -> float:
+        if self.throughput is not None:
+            return self.throughput
+        return self.ops_per_sample / (self.p50_ms / 1000) if self.p50_ms else float("inf")
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "runs": len(self.samples_ms),
+            "p50_ms": round(self.p50_ms, 3),
+            "p95_ms": round(self.p95_ms, 3),
+            "ops_per_sample": self.ops_per_sample,
+            "ops_per_second": round(self.ops_per_second, 1),
+        }
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the report: ours against the baseline, with the target it is judged by.
+
+    ``compare`` says what the ratio divides: ``latency`` (ours p50 / baseline p50: lower is
+    better) or ``throughput`` (ours / baseline operations per second: higher is better).
+    """
+
+    scenario: str
+    case: str
+    ours: Stats
+    baseline: Stats | None
+    baseline_name: str
+    compare: str = "latency"
+    target: str = ""
+    met: bool | None = None
+    note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ratio(self) -> float | None:
+        if self.baseline is None:
+            return None
+        if self.compare == "throughput":
+            return self.ours.ops_per_second / self.baseline.ops_per_second
+        return self.ours.p50_ms / self.baseline.p50_ms
+
+    def as_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["ours"] = self.ours.as_json()
+        data["baseline"] = self.baseline.as_json() if self.baseline else None
+        data["ratio"] = round(self.ratio, 3) if self.ratio is not None else None
+        return data
+
+
+def timed(run: Callable[[], object], *, repeat: int, warmup: int = 1, ops: int = 1) -> Stats:
+    """Run ``run`` warmup + repeat times; the last ``repeat`` are measured."""
+    for _ in range(warmup):
+        run()
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        samples.append((time.perf_counter() - start) * 1000)
+    return Stats(tuple(samples), ops)
+
+
+def timed_each(runs: list[Callable[[], object]], *, ops: int = 1) -> Stats:
+    """Time a list of different one-shot runs (each consumes its own fixture)."""
+    samples = []
+    for run in runs:
+        start = time.perf_counter()
+        run()
+        samples.append((time.perf_counter() - start) * 1000)
+    return Stats(tuple(samples), ops)
+
+
+@contextmanager
+def served_api(neo4j_uri: str, database: str) -> Iterator[str]:
+    """``decisiontrail serve`` in its own process on the bench's Neo4j, as users run it."""
+    port = free_port()
+    env = {**os.environ, "NEO4J_URI": neo4j_uri, "NEO4J_DATABASE": database}
+    env.pop("DECISIONTRAIL_TOKENS_FILE", None)
+    env.pop("DECISIONTRAIL_TOKENS", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "decisiontrail.cli", "-q", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"decisiontrail serve exited: {process.stderr.read().decode() if process.stderr else ''}")
+            try:
+                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("decisiontrail serve did not become ready in 120 s")
+            time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def graphql(client: httpx.Client, query: str, **variables: Any) -> dict[str, Any]:
+    """POST one GraphQL request; any error stops the benchmark, since it would measure a failure."""
+    response = client.post("/graphql", json={"query": query, "variables": variables})
+    body: dict[str, Any] = response.json()
+    if response.status_code != 200 or body.get("errors"):
+        raise RuntimeError(f"GraphQL request failed ({response.status_code}): {body.get('errors')}")
+    data: dict[str, Any] = body["data"]
+    return data

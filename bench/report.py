@@ -1,0 +1,137 @@
+"""Results as JSON (docs/benchmarks/<sizes>.json) and as the tables of docs/benchmarks.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+RESULTS_DIR = Path(__file__).parents[1] / "docs" / "benchmarks"
+MARKDOWN = Path(__file__).parents[1] / "docs" / "benchmarks.md"
+
+INTRO = """\
+# Benchmarks
+
+Measured by the harness in `bench/` (`make bench` for the quick sizes, `make bench-full` for
+the whole range), never by tests. Every scenario runs our path and its baseline against the
+same Neo4j in the same run; each row gives medians (p50) and p95 over repeated runs and the
+ratio to the baseline. For latency rows the ratio is ours / baseline (lower is better); for
+throughput rows it is our operations per second over the baseline's (higher is better).
+The raw results are in `docs/benchmarks/*.json`; this page is written from them.
+
+How each scenario is built, and what its baseline is, is in [the notes](#notes) below.
+"""
+
+NOTES = """\
+## Notes
+
+- **Workload.** `bench/workload.py` generates seeded plan forests (hierarchies of plans with
+  depth and fan-out, a type mix as real runs produce it, DEPENDS_ON edges, superseded history)
+  and loads them with batched `UNWIND` writes; the generated data passes every rule of
+  `decisiontrail check`.
+- **Recording.** Ours is `decisiontrail serve` in its own process, called over HTTP with
+  httpx; each recording is one transaction that locks the plan, judges the rules and writes
+  the decision with its relationships. The baseline writes the same node and relationships
+  with the driver, no rules. Concurrent clients each record into a plan of their own.
+- **Correction.** Ours is `services.correction.correct` (what `correctDecision` and the CLI
+  call): lock, read the closure, write the correction, supersede, record the attempt. The
+  baseline is one hand-written statement that finds the same closure and supersedes it. Each
+  run corrects a fresh copy of the fixture. The networkx row computes the same closure in
+  memory on a graph already loaded.
+- **Lineage and impact.** Ours is the GraphQL query over HTTP; the baseline is the same Cypher
+  sent with the driver.
+- **Nested tree.** Ours is `plan { tree { decision { children { dependsOn } } } }` over HTTP;
+  the peer is @neo4j/graphql serving the same nesting from a minimal Node HTTP server
+  (`bench/peer/`), installed from npm by the harness. Both answers are compared before timing.
+- **Offline.** `bench/offline.py` runs in a process of its own: `load_graph` of the whole
+  database, every rule, and a GraphML export; its peak resident memory is reported. The
+  baseline streams the same rows through the driver without building a graph.
+"""
+
+
+def machine() -> dict[str, Any]:
+    cpu = ""
+    memory_gb = 0.0
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                memory_gb = round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return {"cpu": cpu or platform.processor(), "cores": os.cpu_count(), "memory_gb": memory_gb, "os": platform.platform()}
+
+
+def write(result: dict[str, Any]) -> Path:
+    """Save one run's results and rewrite docs/benchmarks.md from every saved run."""
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"{result['sizes']}.json"
+    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    runs = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(RESULTS_DIR.glob("*.json"))]
+    MARKDOWN.write_text(render(runs), encoding="utf-8")
+    return path
+
+
+def render(runs: list[dict[str, Any]]) -> str:
+    parts = [INTRO]
+    for run in sorted(runs, key=lambda r: r["sizes"] != "quick"):
+        parts.append(_run(run))
+    parts.append(NOTES)
+    return "\n".join(parts)
+
+
+def _run(run: dict[str, Any]) -> str:
+    m, v = run["machine"], run["versions"]
+    lines = [
+        f"## `{run['sizes']}` sizes, {run['date']}",
+        "",
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}.  ",
+        "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + ".  ",
+        f"Workload: {run['workload']}. Whole run: {run['seconds']:.0f} s.",
+        "",
+        "| scenario | case | ours p50 / p95 | baseline | baseline p50 / p95 | ratio | target | met |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in run["rows"]:
+        lines.append(
+            f"| {row['scenario']} | {row['case']} | {_cell(row['ours'], row['compare'])} | {row['baseline_name']} | "
+            f"{_cell(row['baseline'], row['compare']) if row['baseline'] else ''} | {_ratio(row)} | {row['target']} | "
+            f"{_met(row['met'])} |"
+        )
+    notes = [row for row in run["rows"] if row.get("note") or row.get("extra")]
+    if notes:
+        lines.append("")
+        for row in notes:
+            details = "; ".join(f"{k} {json.dumps(val)}" for k, val in row.get("extra", {}).items())
+            text = " ".join(t for t in (row.get("note", ""), details) if t)
+            lines.append(f"- {row['scenario']}, {row['case']}: {text}")
+    if run.get("misses"):
+        lines += ["", "### Targets missed, and why", ""] + [f"- {m}" for m in run["misses"]]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(stats: dict[str, Any], compare: str) -> str:
+    text = f"{_ms(stats['p50_ms'])} / {_ms(stats['p95_ms'])}"
+    if compare == "throughput":
+        text += f" ({stats['ops_per_second']:,.0f}/s)"
+    return text
+
+
+def _ms(value: float) -> str:
+    return f"{value:,.1f} ms" if value < 10_000 else f"{value / 1000:,.1f} s"
+
+
+def _ratio(row: dict[str, Any]) -> str:
+    ratio = row.get("ratio")
+    if ratio is None:
+        return ""
+    return f"{ratio:.2f}x" + (" throughput" if row["compare"] == "throughput" else "")
+
+
+def _met(met: bool | None) -> str:
+    return "" if met is None else ("yes" if met else "**no**")

@@ -1,0 +1,324 @@
+"""The scenarios: each measures our path and its baseline on the same database in the same run."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from bench.harness import Row, Stats, graphql, timed, timed_each
+from decisiontrail.checks.closure import downstream
+from decisiontrail.cypher import query
+from decisiontrail.domain import AutomationProfile, DecisionType
+from decisiontrail.domain.ids import new_ulid
+from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb.loading import load_plans
+from decisiontrail.services.correction import correct
+from decisiontrail.services.lifecycle import instantiate_plan
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How big each scenario runs: ``make bench`` is quick, ``make bench-full`` the whole range."""
+
+    name: str
+    records: int  # single recordDecision calls, sequential and concurrent
+    batches: int  # recordDecisions batches of BATCH inputs
+    corrections: tuple[int, ...]  # downstream sizes
+    correction_repeat: int
+    queries: int  # lineage, impact and tree queries
+    offline: tuple[int, ...]  # decisions loaded, checked and exported
+
+
+QUICK = Sizes("quick", records=200, batches=20, corrections=(1, 100, 10_000), correction_repeat=3, queries=30, offline=(10_000,))
+FULL = Sizes(
+    "full", records=1000, batches=100, corrections=(1, 100, 10_000, 100_000), correction_repeat=3, queries=100,
+    offline=(100_000, 1_000_000),
+)
+BATCH = 100
+CLIENTS = 16
+
+RECORD = """mutation($input: RecordDecisionInput!) { recordDecision(input: $input) { decision { id sequenceNumber } } }"""
+RECORD_MANY = """mutation($inputs: [RecordDecisionInput!]!) { recordDecisions(inputs: $inputs) { decision { id } } }"""
+LINEAGE = """query($id: ID!) { lineage(decisionId: $id) { decisions { id } plans { id } } }"""
+IMPACT = """query($id: ID!) { impact(decisionId: $id) { decisions { id } plans { id } } }"""
+TREE = """query($id: ID!) { plan(id: $id) { tree { decision { id decisionType children { id dependsOn { id } } } } } }"""
+
+# The engine's limit for one recording: the same node and its two relationships, one statement.
+RAW_RECORD = """
+MATCH (plan:Plan {plan_id: $plan_id}), (parent:Decision {decision_id: $parent_id})
+CREATE (d:Decision)-[:IN_PLAN]->(plan)
+SET d = $row
+CREATE (d)-[:PARENT]->(parent)
+"""
+RAW_RECORD_MANY = """
+MATCH (plan:Plan {plan_id: $plan_id}), (parent:Decision {decision_id: $parent_id})
+UNWIND $rows AS row
+CREATE (d:Decision)-[:IN_PLAN]->(plan)
+SET d = row
+CREATE (d)-[:PARENT]->(parent)
+"""
+# The engine's limit for a correction: one hand-written statement that finds the same downstream
+# and supersedes it, with the correction decision and its links.
+RAW_CORRECT = """
+MATCH (origin:Decision {decision_id: $decision_id})
+CREATE (c:Decision {decision_id: $correction_id, plan_id: origin.plan_id, decision_type: 'user_intervention',
+                    is_correction: true, created_at: datetime(), sequence_number: -1})-[:CORRECTS]->(origin)
+WITH origin, c
+MATCH (origin) (()<-[:PARENT|DEPENDS_ON|SPAWNED_BY|IN_PLAN]-(n) WHERE n.superseded_at IS NULL AND n.invalidated_at IS NULL)* (x)
+WITH DISTINCT x, c
+CALL (x, c) {
+  WITH x, c WHERE x:Decision
+  SET x.superseded_at = datetime()
+  CREATE (x)-[:SUPERSEDED_BY {at: datetime()}]->(c)
+}
+CALL (x) {
+  WITH x WHERE x:Plan
+  SET x.invalidated_at = datetime()
+}
+RETURN count(*) AS superseded
+"""
+
+
+def _decision_input(plan_id: str, parent_id: str, i: int) -> dict[str, Any]:
+    digest = hashlib.sha256(f"{plan_id}/{i}".encode()).hexdigest()
+    return {
+        "planId": plan_id,
+        "decisionType": "RESOURCE_SELECTION",
+        "question": f"Which file holds part {i}?",
+        "chosenOption": f"src/part_{i}.py",
+        "alternativesConsidered": [f"src/other_{i}.py"],
+        "confidenceScore": 0.9,
+        "rationale": "It already holds the neighbouring code.",
+        "parentDecisionId": parent_id,
+        "contextSnapshot": {
+            "hotContextHash": digest,
+            "hotContextRef": f"bench://context/{digest}",
+            "actorStateRef": {"threadId": f"bench-{plan_id}", "checkpointId": new_ulid()},
+        },
+    }
+
+
+def _raw_row(plan_id: str, i: int) -> dict[str, Any]:
+    """The properties the store writes for the same decision, for the raw-driver baseline."""
+    digest = hashlib.sha256(f"raw/{plan_id}/{i}".encode()).hexdigest()
+    return {
+        "decision_id": new_ulid(), "plan_id": plan_id, "sequence_number": 100_000 + i, "decision_type": "resource_selection",
+        "phase": "strategize", "question": f"Which file holds part {i}?", "chosen_option": f"src/part_{i}.py",
+        "alternatives_considered": [f"src/other_{i}.py"], "confidence_score": 0.9, "hot_context_hash": digest,
+        "hot_context_ref": f"bench://context/{digest}", "relevant_resources": "[]", "actor_state_thread_id": "raw",
+        "actor_state_checkpoint_ns": "", "actor_state_checkpoint_id": new_ulid(),
+        "rationale": "It already holds the neighbouring code.", "artifacts_produced": "[]",
+        "created_at": datetime.now(UTC), "is_correction": False,
+    }
+
+
+def _plan_for_recording(store: DecisionStore, name: str) -> tuple[str, str]:
+    """A plan that never holds a decision for review, and the strategy recordings hang under."""
+    plan, root = instantiate_plan(store, name, automation_profile=AutomationProfile(edit_code=0.0, execute_command=0.0))
+    strategy = store.record_decision(_strategy(plan.plan_id, root.decision_id))
+    return plan.plan_id, strategy.decision_id
+
+
+def _strategy(plan_id: str, root_id: str) -> Any:
+    from decisiontrail.domain import ContextSnapshot, Decision
+    from decisiontrail.domain.decision import CheckpointRef
+
+    digest = hashlib.sha256(plan_id.encode()).hexdigest()
+    return Decision(
+        plan_id=plan_id, parent_decision_id=root_id, decision_type=DecisionType.STRATEGY_CHOICE,
+        question="How?", chosen_option="In small parts", rationale="Bench.",
+        context_snapshot=ContextSnapshot(
+            hot_context_hash=digest, hot_context_ref=f"bench://context/{digest}",
+            actor_state_ref=CheckpointRef(thread_id="bench", checkpoint_id=new_ulid()),
+        ),
+    )
+
+
+def recording(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], None]) -> list[Row]:
+    store = DecisionStore(graph)
+    rows = []
+    driver, database = graph.driver, graph.database
+
+    progress(f"recording: {sizes.records} single recordDecision calls, sequential")
+    plan_id, parent_id = _plan_for_recording(store, "bench: sequential recording")
+    counter = iter(range(10**9))
+    with httpx.Client(base_url=api, timeout=60) as client:
+        ours = timed(lambda: graphql(client, RECORD, input=_decision_input(plan_id, parent_id, next(counter))), repeat=sizes.records, warmup=10)
+    raw_plan, raw_parent = _plan_for_recording(store, "bench: raw single writes")
+    raw = timed(
+        lambda: driver.execute_query(RAW_RECORD, plan_id=raw_plan, parent_id=raw_parent, row=_raw_row(raw_plan, next(counter)), database_=database),
+        repeat=sizes.records, warmup=10,
+    )
+    rows.append(Row("recording", "recordDecision over HTTP, sequential", ours, raw, "raw driver, one write per transaction",
+                    target="p50 < 10 ms", met=ours.p50_ms < 10))
+
+    progress(f"recording: {CLIENTS} concurrent clients")
+    per_client = max(1, sizes.records // CLIENTS)
+    ours_c = _concurrently(lambda i, c: graphql(c, RECORD, input=_decision_input(*targets[i], next(counter))), api, per_client,
+                           targets := [_plan_for_recording(store, f"bench: client {i}") for i in range(CLIENTS)])
+    raw_targets = [_plan_for_recording(store, f"bench: raw client {i}") for i in range(CLIENTS)]
+    raw_c = _concurrently(
+        lambda i, _c: driver.execute_query(RAW_RECORD, plan_id=raw_targets[i][0], parent_id=raw_targets[i][1],
+                                           row=_raw_row(raw_targets[i][0], next(counter)), database_=database),
+        None, per_client, raw_targets,
+    )
+    rows.append(Row("recording", f"recordDecision over HTTP, {CLIENTS} concurrent clients (one plan each)", ours_c, raw_c,
+                    f"raw driver, {CLIENTS} threads", compare="throughput",
+                    note="each sample is one request's latency; throughput is the whole run's"))
+
+    progress(f"recording: {sizes.batches} recordDecisions batches of {BATCH}")
+    plan_id, parent_id = _plan_for_recording(store, "bench: batches")
+    with httpx.Client(base_url=api, timeout=120) as client:
+        ours_b = timed(
+            lambda: graphql(client, RECORD_MANY, inputs=[_decision_input(plan_id, parent_id, next(counter)) for _ in range(BATCH)]),
+            repeat=sizes.batches, warmup=2, ops=BATCH,
+        )
+    raw_plan, raw_parent = _plan_for_recording(store, "bench: raw batches")
+    raw_b = timed(
+        lambda: driver.execute_query(RAW_RECORD_MANY, plan_id=raw_plan, parent_id=raw_parent,
+                                     rows=[_raw_row(raw_plan, next(counter)) for _ in range(BATCH)], database_=database),
+        repeat=sizes.batches, warmup=2, ops=BATCH,
+    )
+    rows.append(Row("recording", f"recordDecisions over HTTP, batches of {BATCH}", ours_b, raw_b, "raw driver UNWIND of the same rows",
+                    compare="throughput", target=">= 0.5x the raw throughput", met=ours_b.ops_per_second >= 0.5 * raw_b.ops_per_second))
+    return rows
+
+
+def _concurrently(call: Callable[[int, Any], object], api: str | None, per_client: int, targets: list[tuple[str, str]]) -> Stats:
+    """Run ``call`` per_client times in each of len(targets) threads; per-call latencies, whole-run throughput."""
+    import time
+
+    latencies: list[float] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(len(targets) + 1)
+
+    def client(i: int) -> None:
+        http = httpx.Client(base_url=api, timeout=60) if api else None
+        try:
+            barrier.wait()
+            for _ in range(per_client):
+                start = time.perf_counter()
+                call(i, http)
+                with lock:
+                    latencies.append((time.perf_counter() - start) * 1000)
+        except BaseException as e:
+            errors.append(e)
+        finally:
+            if http:
+                http.close()
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(len(targets))]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    start = time.perf_counter()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - start
+    if errors:
+        raise RuntimeError(f"{len(errors)} concurrent client(s) failed: {errors[0]!r}")
+    # Throughput is the whole run's, not one request's: calls over wall time.
+    return Stats(tuple(latencies), 1, throughput=len(latencies) / elapsed)
+
+
+def correction(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], None]) -> list[Row]:
+    from bench.workload import subtree_fixture
+
+    store = DecisionStore(graph)
+    rows = []
+    for size in sizes.corrections:
+        repeat = sizes.correction_repeat if size < 100_000 else 2
+        progress(f"correction: downstream of {size} decision(s), {repeat} runs each way")
+        ours_targets = subtree_fixture(graph, size, copies=repeat, seed=size)
+        raw_targets = subtree_fixture(graph, size, copies=repeat, seed=size + 1)
+        ours = timed_each([lambda t=t: correct(store, t, "revert", "Use the other approach", "bench") for t in ours_targets], ops=size)
+        raw = timed_each(
+            [lambda t=t: graph.driver.execute_query(RAW_CORRECT, decision_id=t, correction_id=new_ulid(), database_=graph.database)
+             for t in raw_targets],
+            ops=size,
+        )
+        nx_target = subtree_fixture(graph, size, copies=1, seed=size + 2)[0]
+        plan_id = store.get_decision(nx_target).plan_id
+        G = load_plans(graph, [plan_id], progress=False)
+        found = len(downstream(G, nx_target)) + 1
+        in_memory = timed(lambda: downstream(G, nx_target), repeat=repeat, warmup=1, ops=size)
+        assert found == size, f"the fixture's downstream is {found}, not {size}"
+        rows.append(Row("correction", f"downstream of {size:,}", ours, raw, "one hand-written Cypher statement",
+                        target="<= 1.5x", met=ours.p50_ms <= 1.5 * raw.p50_ms,
+                        extra={"networkx_closure": in_memory.as_json()}))
+        rows.append(Row("correction", f"downstream of {size:,}: networkx closure in memory", in_memory, raw,
+                        "one hand-written Cypher statement", note="the closure only, on a graph already loaded"))
+    return rows
+
+
+def lineage_and_impact(graph: Graph, api: str, sizes: Sizes, samples: dict[str, str], progress: Callable[[str], None]) -> list[Row]:
+    rows = []
+    for name, text, statement in (("lineage", LINEAGE, "decision/lineage"), ("impact", IMPACT, "correction/downstream")):
+        decision_id = samples[name]
+        progress(f"{name}: {sizes.queries} GraphQL queries against the raw Cypher")
+        with httpx.Client(base_url=api, timeout=60) as client:
+            answer = graphql(client, text, id=decision_id)[name]
+            ours = timed(lambda: graphql(client, text, id=decision_id), repeat=sizes.queries, warmup=3)
+        raw = timed(lambda: graph.driver.execute_query(query(statement), decision_id=decision_id, database_=graph.database),
+                    repeat=sizes.queries, warmup=3)
+        rows.append(Row(name, f"{name} of a deep decision ({len(answer['decisions'])} decisions, {len(answer['plans'])} plans)",
+                        ours, raw, "the same Cypher through the driver"))
+    return rows
+
+
+def nested_tree(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], None]) -> list[Row]:
+    from bench import peer
+    from bench.workload import tree_fixture
+
+    plan_id = tree_fixture(graph, 1000)
+    progress("nested tree: plan -> decisions -> children -> dependsOn over 1,000 decisions, ours and @neo4j/graphql")
+    peer.install(progress)
+    with httpx.Client(base_url=api, timeout=120) as client:
+        ours_answer = graphql(client, TREE, id=plan_id)
+        ours = timed(lambda: graphql(client, TREE, id=plan_id), repeat=sizes.queries, warmup=3)
+    with peer.running_peer(graph.uri, database=graph.database) as peer_url, httpx.Client(base_url=peer_url, timeout=120) as client:
+        peer_answer = graphql(client, peer.NESTED_TREE_QUERY, planId=plan_id)
+        theirs = timed(lambda: graphql(client, peer.NESTED_TREE_QUERY, planId=plan_id), repeat=sizes.queries, warmup=3)
+    ours_ids = {entry["decision"]["id"] for entry in ours_answer["plan"]["tree"]}
+    peer_ids = {d["id"] for d in peer_answer["plans"][0]["decisions"]}
+    if ours_ids != peer_ids:
+        raise RuntimeError(f"the two answers differ: {len(ours_ids)} decisions from ours, {len(peer_ids)} from the peer")
+    return [Row("nested tree", "plan -> decisions -> children -> dependsOn, 1,000 decisions", ours, theirs,
+                "@neo4j/graphql on the same Neo4j", target="<= 1.0x", met=ours.p50_ms <= theirs.p50_ms)]
+
+
+def offline(graph: Graph, decisions: int, progress: Callable[[str], None]) -> Row:
+    """Load the whole database, run every check and write one export, in a process of its own,
+    so its peak memory is its own; the baseline streams the same rows through the driver."""
+    progress(f"offline: load + all checks + GraphML export of {decisions:,} decisions (a process of its own)")
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.offline", graph.uri, graph.database],
+        check=True, capture_output=True, text=True,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    raw = timed(lambda: _stream_rows(graph), repeat=1, warmup=0)
+    total = Stats((result["load_ms"] + result["checks_ms"] + result["export_ms"],), decisions)
+    return Row("offline", f"{result['decisions']:,} decisions: load, {result['rules']} rules, GraphML export", total, raw,
+               "the driver streaming the same rows", target="peak memory within 8 GB (1M decisions)",
+               met=result["peak_rss_mb"] <= 8192 if decisions >= 1_000_000 else None,
+               extra={k: result[k] for k in ("load_ms", "checks_ms", "export_ms", "peak_rss_mb", "violations")})
+
+
+def _stream_rows(graph: Graph) -> int:
+    count = 0
+    with graph.driver.session(database=graph.database, fetch_size=2000) as session:
+        plan_ids = [r["plan_id"] for r in session.run(query("graph/all_plan_ids"))]
+        for start in range(0, len(plan_ids), 200):
+            for _ in session.run(query("graph/decision_rows"), plan_ids=plan_ids[start : start + 200]):
+                count += 1
+    return count

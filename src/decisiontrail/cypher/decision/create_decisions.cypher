@@ -1,0 +1,42 @@
+// A batch of placed decisions, each with its plan membership, captured context, Execute
+// checkpoint group, parent and dependencies (which may be decisions of the same batch: Cypher
+// finishes every CREATE of a clause before a later clause reads), and the plans' counters
+// moved past the sequence numbers the batch took. One round trip, whatever the batch's size.
+UNWIND $rows AS row
+MATCH (plan:Plan {plan_id: row.plan_id})
+CREATE (d:Decision)-[:IN_PLAN]->(plan)
+SET d = row.props
+WITH d, row
+CALL (d, row) {
+  UNWIND CASE WHEN row.context IS NULL THEN [] ELSE [row.context] END AS context
+  MERGE (c:Context {context_hash: context.context_hash})
+    ON CREATE SET c.content = context.content, c.size = size(context.content), c.created_at = datetime()
+  CREATE (d)-[:CAPTURED]->(c)
+}
+CALL (d, row) {
+  UNWIND CASE WHEN row.checkpoint_group IS NULL THEN [] ELSE [row.checkpoint_group] END AS group
+  CREATE (d)-[:CHECKPOINTED_IN]->(:CheckpointGroup {
+    group_id: group.group_id, thread_id: group.thread_id, checkpoint_ns: group.checkpoint_ns,
+    checkpoint_id: group.checkpoint_id, resources: group.resources, created_at: d.created_at
+  })
+}
+WITH collect({d: d, row: row}) AS created
+CALL (created) {
+  UNWIND created AS item
+  WITH item.d AS d, item.row AS row
+  CALL (d, row) {
+    MATCH (parent:Decision {decision_id: row.parent_decision_id})
+    CREATE (d)-[:PARENT]->(parent)
+  }
+  CALL (d, row) {
+    UNWIND range(0, size(row.depends_on) - 1) AS ordinal
+    MATCH (dependency:Decision {decision_id: row.depends_on[ordinal]})
+    CREATE (d)-[:DEPENDS_ON {ordinal: ordinal}]->(dependency)
+  }
+}
+CALL () {
+  UNWIND $plans AS counter
+  MATCH (plan:Plan {plan_id: counter.plan_id})
+  SET plan.next_sequence = counter.next_sequence
+}
+RETURN size(created) AS created

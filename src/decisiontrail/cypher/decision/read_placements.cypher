@@ -1,0 +1,46 @@
+// The facts of read_placement for a batch of proposals, in one round trip. First it takes the
+// write lock of every plan in the batch, in plan-id order (so two batches never wait on each
+// other crosswise); then, per proposal, the facts the database holds. What earlier proposals
+// of the same batch will add (sequence numbers, parents, dependencies) is the caller's to fold in.
+UNWIND $plan_ids AS locked_id
+OPTIONAL MATCH (locked:Plan {plan_id: locked_id})
+SET locked.next_sequence = locked.next_sequence + 0
+WITH count(*) AS locks
+UNWIND $items AS item
+OPTIONAL MATCH (plan:Plan {plan_id: item.plan_id})
+CALL (item) {
+  OPTIONAL MATCH (root:Decision {plan_id: item.plan_id, decision_type: 'prompt_definition'})
+  WHERE NOT EXISTS { (root)-[:SUPERSEDED_BY]->() }
+  RETURN collect(root.decision_id)[0] AS current_root_id
+}
+CALL (item) {
+  // Parent inference: the latest current decision of a parent type, the same actor run's first.
+  OPTIONAL MATCH (candidate:Decision {plan_id: item.plan_id})
+  WHERE item.infer_parent AND candidate.decision_type IN item.parent_types
+    AND NOT EXISTS { (candidate)-[:SUPERSEDED_BY]->() }
+  WITH candidate
+  ORDER BY CASE WHEN candidate.actor_state_thread_id = item.actor_thread THEN 0 ELSE 1 END,
+           candidate.sequence_number DESC
+  WITH collect(candidate)[0] AS best
+  RETURN best.decision_id AS inferred_parent_id, best.actor_state_thread_id AS inferred_parent_thread
+}
+OPTIONAL MATCH (parent:Decision {decision_id: item.parent_decision_id})
+RETURN
+  item.index AS index,
+  plan IS NOT NULL AS plan_exists,
+  plan.next_sequence AS sequence_number,
+  plan.phase AS plan_phase,
+  plan.automation_edit_code AS automation_edit_code,
+  plan.automation_execute_command AS automation_execute_command,
+  EXISTS { MATCH (:Decision {decision_id: item.decision_id}) } AS decision_exists,
+  current_root_id,
+  inferred_parent_id,
+  inferred_parent_thread,
+  parent IS NOT NULL AS parent_exists,
+  parent.plan_id AS parent_plan_id,
+  parent IS NOT NULL AND EXISTS { (parent)-[:SUPERSEDED_BY]->() } AS parent_superseded,
+  [id IN item.depends_on WHERE NOT EXISTS { MATCH (:Decision {decision_id: id}) }] AS missing_dependencies,
+  [id IN item.depends_on WHERE EXISTS { MATCH (:Decision {decision_id: id})-[:SUPERSEDED_BY]->() }] AS superseded_dependencies,
+  COLLECT { MATCH (known:Decision {idempotency_key: item.idempotency_key}) RETURN known.decision_id }[0] AS existing_decision_id,
+  COLLECT { MATCH (held:Review {idempotency_key: item.idempotency_key}) RETURN held.review_id }[0] AS existing_review_id
+ORDER BY index
