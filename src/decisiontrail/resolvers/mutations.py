@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import strawberry
@@ -103,25 +104,30 @@ def _context(input: RecordDecisionInput) -> CapturedContext | None:
     return None if content is None else CapturedContext(content)
 
 
-async def _require_targets(context: Context, input: RecordDecisionInput) -> None:
-    """Everything a recording names must be the caller's to see, or it is NOT_FOUND."""
-    await require_plan(context, str(input.plan_id))
-    for decision_id in [input.parent_decision_id, *(input.depends_on or [])]:
-        if decision_id is not None:
-            await require_decision(context, str(decision_id))
+async def _require_targets(context: Context, inputs: list[RecordDecisionInput]) -> None:
+    """Everything a recording names must be the caller's to see, or it is NOT_FOUND.
+
+    Only actors are limited to some plans; for every other role the store's own checks, in
+    the recording transaction, answer for what does not exist. The loads run together, so a
+    batch costs one read of its plans and one of the decisions it names.
+    """
+    if context.owner_filter is None:
+        return
+    plan_ids = sorted({str(i.plan_id) for i in inputs})
+    decision_ids = sorted({str(d) for i in inputs for d in (i.parent_decision_id, *(i.depends_on or ())) if d is not None})
+    await asyncio.gather(*(require_plan(context, p) for p in plan_ids), *(require_decision(context, d) for d in decision_ids))
 
 
 async def record_decision(info: Info[Context, None], input: RecordDecisionInput) -> RecordDecisionPayload:
     """Record an actor's decision through ADR-033's protocol (validation, gating, idempotency)."""
-    await _require_targets(info.context, input)
+    await _require_targets(info.context, [input])
     outcome = await call(lambda: info.context.store.record_proposal(_proposal(input), context=_context(input)))
     return _payload(outcome)
 
 
 async def record_decisions(info: Info[Context, None], inputs: list[RecordDecisionInput]) -> list[RecordDecisionPayload]:
     """A batch in one transaction: every decision is recorded (or held for review), or none."""
-    for item in inputs:
-        await _require_targets(info.context, item)
+    await _require_targets(info.context, inputs)
     outcomes = await call(
         lambda: recording.record_decisions(info.context.store, [(_proposal(i), _context(i)) for i in inputs])
     )

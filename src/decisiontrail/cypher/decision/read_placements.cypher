@@ -15,9 +15,9 @@ CALL (item) {
 }
 CALL (item) {
   // Parent inference: the latest current decision of a parent type, the same actor run's first.
-  OPTIONAL MATCH (candidate:Decision {plan_id: item.plan_id})
-  WHERE item.infer_parent AND candidate.decision_type IN item.parent_types
-    AND NOT EXISTS { (candidate)-[:SUPERSEDED_BY]->() }
+  UNWIND CASE WHEN item.infer_parent THEN item.parent_types ELSE [] END AS parent_type
+  MATCH (candidate:Decision {plan_id: item.plan_id, decision_type: parent_type})
+  WHERE NOT EXISTS { (candidate)-[:SUPERSEDED_BY]->() }
   WITH candidate
   ORDER BY CASE WHEN candidate.actor_state_thread_id = item.actor_thread THEN 0 ELSE 1 END,
            candidate.sequence_number DESC
