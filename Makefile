@@ -28,7 +28,7 @@ demo: install  ## scripted actors record, review and correct a plan hierarchy; p
 test: install  ## set up and run the whole test suite against a real Neo4j
 	$(BIN)/python -m pytest
 
-typecheck: install  ## mypy --strict over the package
+typecheck: install  ## mypy --strict over the package and the benchmark harness
 	$(BIN)/mypy
 
 bench: install  ## quick benchmarks side by side with their baselines (a few minutes); writes docs/benchmarks.md

@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
                 "machine": report.machine(),
                 "versions": _versions(graph, "tree" in chosen),
                 "workload": workload,
+                "scenarios": chosen,
                 "seconds": time.monotonic() - started,
                 "rows": [row.as_json() for row in rows],
                 "misses": [_miss(row) for row in rows if row.met is False],

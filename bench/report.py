@@ -138,6 +138,8 @@ def _run(run: dict[str, Any]) -> str:
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}.  ",
         "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + ".  ",
         f"Workload: {run['workload']}. Whole run: {run['seconds']:.0f} s.",
+        *([f"Scenarios run: {', '.join(run['scenarios'])} (the others were not run at these sizes)."]
+          if run.get("scenarios") and len(run["scenarios"]) < 5 else []),
         "",
         "| scenario | case | ours p50 / p95 | baseline | baseline p50 / p95 | ratio | target | met |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",

@@ -9,6 +9,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from datetime import UTC, datetime
 from typing import Any
 
@@ -241,12 +242,8 @@ def correction(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], N
         progress(f"correction: downstream of {size} decision(s), {repeat} runs each way")
         ours_targets = subtree_fixture(graph, size, copies=repeat, seed=size)
         raw_targets = subtree_fixture(graph, size, copies=repeat, seed=size + 1)
-        ours = timed_each([lambda t=t: correct(store, t, "revert", "Use the other approach", "bench") for t in ours_targets], ops=size)
-        raw = timed_each(
-            [lambda t=t: graph.driver.execute_query(RAW_CORRECT, decision_id=t, correction_id=new_ulid(), database_=graph.database)
-             for t in raw_targets],
-            ops=size,
-        )
+        ours = timed_each([partial(correct, store, t, "revert", "Use the other approach", "bench") for t in ours_targets], ops=size)
+        raw = timed_each([partial(_raw_correct, graph, t) for t in raw_targets], ops=size)
         nx_target = subtree_fixture(graph, size, copies=1, seed=size + 2)[0]
         plan_id = store.get_decision(nx_target).plan_id
         G = load_plans(graph, [plan_id], progress=False)
@@ -259,6 +256,10 @@ def correction(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], N
         rows.append(Row("correction", f"downstream of {size:,}: networkx closure in memory", in_memory, raw,
                         "one hand-written Cypher statement", note="the closure only, on a graph already loaded"))
     return rows
+
+
+def _raw_correct(graph: Graph, decision_id: str) -> None:
+    graph.driver.execute_query(RAW_CORRECT, decision_id=decision_id, correction_id=new_ulid(), database_=graph.database)
 
 
 def lineage_and_impact(graph: Graph, api: str, sizes: Sizes, samples: dict[str, str], progress: Callable[[str], None]) -> list[Row]:
