@@ -30,8 +30,13 @@ def server_version(graph: Graph) -> str:
 
 
 def delete_all_data(graph: Graph) -> None:
-    """Delete every plan and decision. Irreversible: for tests and explicit resets only."""
-    graph.driver.execute_query(query("admin/delete_all_data"), database_=graph.database)
+    """Delete every plan and decision. Irreversible: for tests and explicit resets only.
+
+    Deletes in batches, each its own transaction, so it also empties a database too big to
+    delete in one; interrupted, it leaves part of the data, which a second call removes.
+    """
+    with graph.driver.session(database=graph.database) as session:
+        session.run(query("admin/delete_all_data")).consume()
 
 
 def schema_names(graph: Graph) -> tuple[set[str], set[str]]:
