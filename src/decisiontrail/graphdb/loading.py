@@ -32,7 +32,7 @@ from decisiontrail.checks.model import (
 from decisiontrail.cypher import query
 from decisiontrail.exceptions import NotFound, ValidationFailed
 from decisiontrail.graphdb.connection import Graph
-from decisiontrail.graphdb.repository import _translated
+from decisiontrail.graphdb.repository import translated_errors
 
 PLANS_PER_QUERY = 200
 FETCH_SIZE = 2000
@@ -73,7 +73,7 @@ def load_plans(graph: Graph, plan_ids: Iterable[str], *, progress: bool | None =
 
 @contextmanager
 def _session(graph: Graph) -> Iterator[neo4j.Session]:
-    with _translated(), graph.driver.session(
+    with translated_errors(), graph.driver.session(
         database=graph.database, default_access_mode=neo4j.READ_ACCESS, fetch_size=FETCH_SIZE
     ) as session:
         yield session

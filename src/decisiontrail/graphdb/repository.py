@@ -742,7 +742,7 @@ class DecisionStore:
 
     def _read(self, statement: Any, /, **params: Any) -> list[neo4j.Record]:
         self.round_trips += 1
-        with _translated():
+        with translated_errors():
             records, _, _ = self._driver.execute_query(
                 statement, params, database_=self._database, routing_=neo4j.RoutingControl.READ
             )
@@ -754,7 +754,7 @@ class DecisionStore:
         # server is reported at once; contention (deadlocks between writers into one plan) is
         # worth waiting longer for, so those transactions get more rounds, up to a deadline.
         deadline = time.monotonic() + CONTENTION_RETRY_TIME
-        with _translated(conflict):
+        with translated_errors(conflict):
             while True:
                 try:
                     with self._driver.session(database=self._database) as session:
@@ -845,7 +845,7 @@ def _context_param(context: CapturedContext | None) -> dict[str, str] | None:
 
 
 @contextmanager
-def _translated(conflict: str = "the write conflicts with another") -> Iterator[None]:
+def translated_errors(conflict: str = "the write conflicts with another") -> Iterator[None]:
     """Turn the driver's expected failures into the project's own; anything else is a bug and propagates."""
     try:
         yield

@@ -36,7 +36,7 @@ from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.retention import PRUNABLE_PHASE, PruneResult, RetentionPolicy
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.graphdb.connection import Graph
-from decisiontrail.graphdb.repository import _translated
+from decisiontrail.graphdb.repository import translated_errors
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ def prune(
 
 
 def _find(graph: Graph, cutoff: datetime, dry_run: bool) -> PruneResult:
-    with _translated():
+    with translated_errors():
         records, _, _ = graph.driver.execute_query(
             query("retention/find_prunable"),
             {"cutoff": cutoff, "phase": PRUNABLE_PHASE.value},
@@ -125,7 +125,7 @@ def _write(graph: Graph, statement: LiteralString, **params: Any) -> dict[str, A
         # A retried transaction deletes the same ids again: MATCH finds what is left, so it is idempotent.
         return dict(tx.run(statement, params).single(strict=True))
 
-    with _translated("the prune conflicts with another write"), graph.driver.session(database=graph.database) as session:
+    with translated_errors("the prune conflicts with another write"), graph.driver.session(database=graph.database) as session:
         return session.execute_write(work)
 
 

@@ -63,8 +63,9 @@ def view_graph(
     store = DecisionStore(graph)
     origin = store.get_decision(target_id)
     if view is View.LINEAGE:
+        # The walk follows IN_PLAN from every decision it reaches, so their plans are in plan_ids.
         decision_ids, plan_ids = store.lineage(target_id)
-        decision_plans = {d.plan_id for d in store.get_decisions(decision_ids) if d is not None}
+        decision_plans = set(plan_ids)
     else:
         impact = store.preview_correction(target_id)
         decision_ids, plan_ids = [d.decision_id for d in impact.decisions], list(impact.plan_ids)
