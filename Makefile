@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: help install run demo test typecheck bench bench-full neo4j clean
+.PHONY: help install run demo test typecheck bench bench-full reliability neo4j clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -36,6 +36,9 @@ bench: install  ## quick benchmarks side by side with their baselines (a few min
 
 bench-full: install  ## the whole range of benchmark sizes, up to 1M decisions (an hour or more)
 	$(BIN)/python -m bench --full
+
+reliability: install  ## fuzz, load, faults and access against a Neo4j of its own (a few minutes); writes docs/reliability.md
+	$(BIN)/python -m reliability
 
 neo4j: install  ## run the embedded Neo4j in the foreground
 	$(BIN)/decisiontrail neo4j start

@@ -46,7 +46,7 @@ def actor_snapshot(thread_id: str = "actor-1", text: str = "context", **fields: 
     digest = hashlib.sha256(text.encode()).hexdigest()
     return ContextSnapshot(
         hot_context_hash=digest,
-        hot_context_ref=f"decisiontrail:context/{digest}",
+        hot_context_ref=f"context://sha256/{digest}",  # not the service's own store, so no context need come with it
         actor_state_ref=CheckpointRef(thread_id=thread_id, checkpoint_id=new_ulid()),
         **fields,
     )

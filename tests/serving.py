@@ -1,31 +1,5 @@
-"""The service served by uvicorn in a thread, for tests over real HTTP."""
+"""The service served by uvicorn in a thread, for tests over real HTTP (the harness's own helper)."""
 
-from __future__ import annotations
+from reliability.serving import served
 
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-import uvicorn
-from starlette.applications import Starlette
-
-from decisiontrail.graphdb.embedded import free_port
-
-
-@contextmanager
-def served(app: Starlette) -> Iterator[str]:
-    """Serve ``app`` on a free loopback port until the block ends; yields its base URL."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "the API did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+__all__ = ["served"]

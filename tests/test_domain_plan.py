@@ -9,6 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from decisiontrail.domain import AutomationProfile, Invariant, Phase, Plan, new_ulid
+from decisiontrail.domain.plan import MAX_PROJECT
 
 
 def test_plan_defaults() -> None:
@@ -140,3 +141,10 @@ def test_plan_and_profile_are_frozen() -> None:
     with pytest.raises(ValidationError, match="frozen"):
         plan.automation_profile.edit_code = 1.0  # type: ignore[misc]
     assert plan.description == "d"
+
+
+def test_a_project_name_is_non_blank_and_short_enough_to_index() -> None:
+    assert Plan(description="d", project="p" * MAX_PROJECT).project == "p" * MAX_PROJECT
+    for bad in ("", "  ", "p" * (MAX_PROJECT + 1)):
+        with pytest.raises(ValidationError, match="project"):
+            Plan(description="d", project=bad)

@@ -479,3 +479,46 @@ def test_one_refused_proposal_refuses_the_batch_and_nothing_is_written(store: De
         record_decisions(store, [(good, None), (bad, None)])
 
     assert count_graph(graph) == before
+
+
+def _sequence_order_violations(graph: Graph, plan_id: str) -> list[str]:
+    from decisiontrail.checks.validation import check_sequence_order
+    from decisiontrail.graphdb.loading import LoadScope, load_graph
+
+    return [v.message for v in check_sequence_order(load_graph(graph, LoadScope.PLAN, plan_id, progress=False))]
+
+
+def test_a_resolved_review_is_created_when_resolved_after_what_was_recorded_meanwhile(store: DecisionStore, graph: Graph) -> None:
+    plan, _ = _plan(store, edit_code=0.9)
+    review = _record(store, plan, "strategy_choice", confidence_score=0.5)
+    meanwhile = _decision(_record(store, plan, "strategy_choice", question="Which store?", confidence_score=0.95))
+
+    _, resolved = resolve_review(store, review.review_id, ReviewAction.APPROVE)
+
+    assert (meanwhile.sequence_number, resolved.sequence_number) == (1, 2)
+    assert resolved.created_at >= meanwhile.created_at
+    assert _sequence_order_violations(graph, plan.plan_id) == []
+
+
+def test_creation_times_follow_sequence_numbers_under_concurrent_actors(store: DecisionStore, graph: Graph) -> None:
+    plan, _ = _plan(store)
+    writers, per_writer = 4, 10
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(writers)
+
+    def write(i: int) -> None:
+        try:
+            barrier.wait()
+            for n in range(per_writer):
+                _record(store, plan, "resource_selection", thread=f"actor-{i}", question=f"resource {i}.{n}?")
+        except BaseException as e:  # reported below; a thread's exception is otherwise lost
+            errors.append(e)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert errors == []
+    assert _sequence_order_violations(graph, plan.plan_id) == []

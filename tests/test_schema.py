@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+import pytest
 
 from decisiontrail.schema import schema
 
@@ -21,3 +24,17 @@ def test_contract_names_are_camel_case_and_enums_upper_case() -> None:
         assert name in sdl
     for value in ("STRATEGY_CHOICE", "EXECUTE", "REVERT", "SELECT_ALTERNATIVE", "SUPERSEDED"):
         assert value in sdl
+
+
+def test_only_errors_that_get_masked_are_logged_as_errors(caplog: pytest.LogCaptureFixture) -> None:
+    from graphql import GraphQLError
+
+    client = GraphQLError("no decision 01J", original_error=GraphQLError("no decision 01J", extensions={"code": "NOT_FOUND"}))
+    bug = GraphQLError("boom", original_error=RuntimeError("boom"))
+
+    with caplog.at_level(logging.DEBUG):
+        schema.process_errors([client, bug])
+
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert [r.getMessage() for r in errors] == ["boom"]
+    assert any("no decision 01J" in r.getMessage() and r.levelno == logging.DEBUG for r in caplog.records)

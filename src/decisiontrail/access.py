@@ -41,13 +41,22 @@ ALLOWED: dict[Role, frozenset[Action]] = {
 class Principal:
     name: str
     role: Role
+    project: str | None = None  # when set, every plan outside this project is as if it did not exist
 
     def may(self, action: Action) -> bool:
         return action in ALLOWED[self.role]
 
-    def sees(self, owner: str | None) -> bool:
-        """Actors see the plans they instantiated; every other role sees every plan."""
-        return self.role is not Role.ACTOR or owner == self.name
+    @property
+    def owner_scope(self) -> str | None:
+        """The owner whose plans alone this principal sees: its own name for an actor, else None (any owner)."""
+        return self.name if self.role is Role.ACTOR else None
+
+    def sees(self, owner: str | None, project: str | None = None) -> bool:
+        """Actors see the plans they instantiated; every other role sees every plan; and a
+        principal with a project sees only that project's plans."""
+        return (self.owner_scope is None or owner == self.owner_scope) and (
+            self.project is None or project == self.project
+        )
 
 
 LOCAL = Principal(name="local", role=Role.ADMIN)
@@ -63,6 +72,7 @@ class TokenEntry:
     name: str
     role: Role
     sha256: str
+    project: str | None = None
 
 
 class TokenRegistry:
@@ -80,12 +90,13 @@ class TokenRegistry:
         found = None
         for entry in self._entries:  # no early exit: every check costs the same
             if hmac.compare_digest(presented, entry.sha256):
-                found = Principal(entry.name, entry.role)
+                found = Principal(entry.name, entry.role, entry.project)
         return found
 
     @classmethod
     def load(cls, path: Path) -> TokenRegistry:
-        """Read a token file: a JSON list of ``{"name", "role", "sha256"}`` (no plain tokens)."""
+        """Read a token file: a JSON list of ``{"name", "role", "sha256"}`` and optionally
+        ``"project"`` (no plain tokens)."""
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as e:
@@ -96,11 +107,12 @@ class TokenRegistry:
 
     @classmethod
     def parse(cls, text: str, source: str) -> TokenRegistry:
-        """Tokens from JSON: a list of ``{"name", "role", "sha256"}`` (no plain tokens)."""
+        """Tokens from JSON: a list of ``{"name", "role", "sha256"}``, each with an optional
+        ``"project"`` it is limited to (no plain tokens)."""
         try:
             raw = json.loads(text)
-            return cls(TokenEntry(e["name"], Role(e["role"]), e["sha256"]) for e in raw)
-        except (ValueError, KeyError, TypeError) as e:
+            return cls(TokenEntry(e["name"], Role(e["role"]), e["sha256"], _project(e.get("project"))) for e in raw)
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise ValidationFailed(f"{source}: cannot read tokens: {e}", field=source) from e
 
     @classmethod
@@ -114,11 +126,25 @@ class TokenRegistry:
         return cls.load(Path(path)) if path else cls()
 
 
-def issue_token(path: Path, name: str, role: Role) -> str:
-    """Create a token for ``name`` with ``role``, add its hash to the file, return the token (shown once)."""
+def _project(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"project: a non-blank string or absent, not {value!r}")
+    return value
+
+
+def issue_token(path: Path, name: str, role: Role, project: str | None = None) -> str:
+    """Create a token for ``name`` with ``role`` (limited to ``project`` when given), add its
+    hash to the file, return the token (shown once)."""
+    if project is not None and not project.strip():
+        raise ValidationFailed("project: must not be blank", field="project")
     token = "dt_" + secrets.token_urlsafe(32)
     entries = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
-    entries.append({"name": name, "role": role.value, "sha256": token_hash(token)})
+    entry = {"name": name, "role": role.value, "sha256": token_hash(token)}
+    if project is not None:
+        entry["project"] = project
+    entries.append(entry)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(entries, indent=2) + "\n", encoding="utf-8")
     os.chmod(path, 0o600)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -13,7 +15,8 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
-from starlette.types import ASGIApp, Receive, Scope, Send
+from cross_web import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from strawberry.asgi import GraphQL
 
 from decisiontrail.access import LOCAL, Action, Principal, TokenRegistry
@@ -53,32 +56,83 @@ class DecisionTrailGraphQL(GraphQL[Context, None]):
             return None
         return self.tokens.authenticate(token.strip())
 
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # strawberry answers a request that is not GraphQL over HTTP in plain text; ours is JSON with a code.
+        if scope["type"] != "http":
+            return await super().__call__(scope, receive, send)
+        try:
+            response = await self.run(Request(scope, receive))
+        except HTTPException as e:
+            response = _error(e.status_code, _HTTP_CODES.get(e.status_code, "BAD_REQUEST"), e.reason)
+        await response(scope, receive, send)
+
+    def decode_json(self, data: str | bytes) -> object:
+        """A body is a JSON object (or a list, a batch strawberry refuses itself); nesting past the
+        parser's recursion limit is refused, not a 500."""
+        try:
+            decoded = json.loads(data)
+        except RecursionError:
+            raise HTTPException(400, "the JSON is nested too deeply") from None
+        except UnicodeDecodeError:  # bytes that are no UTF-8, -16 or -32 JSON at all (a JSONDecodeError is strawberry's)
+            raise HTTPException(400, "the body is not JSON text") from None
+        if not isinstance(decoded, dict | list):
+            raise HTTPException(400, "a GraphQL request is a JSON object")
+        # A \ud800-\udfff escape without its pair decodes to a string no UTF-8 encoder (Neo4j's
+        # driver included) can write; such a request is refused here, where every value enters.
+        raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+        if _SURROGATE_ESCAPE.search(raw):
+            try:
+                json.dumps(decoded, ensure_ascii=False).encode()
+            except UnicodeEncodeError:
+                raise HTTPException(400, "the JSON holds a lone UTF-16 surrogate (\\ud800 to \\udfff), which is not text") from None
+        return decoded
+
 
 _STATUS = {"NOT_FOUND": 404, "VALIDATION_FAILED": 400, "UNAVAILABLE": 503, "CONFLICT": 409}
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "PAYLOAD_TOO_LARGE"}
 
 
 def _error(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"errors": [{"message": message, "extensions": {"code": code}}]}, status_code=status)
 
 
+class _BodyTooLarge(Exception):
+    pass
+
+
 class BodySizeLimit:
-    """Refuses request bodies over ``limit`` bytes with 413 before they are read."""
+    """Refuses request bodies over ``limit`` bytes with 413: before they are read when they say
+    their length, as soon as they pass it when they are sent in chunks."""
 
     def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
         self.app = app
         self.limit = limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            length = dict(scope.get("headers") or []).get(b"content-length")
-            if length is not None and int(length) > self.limit:
-                response = JSONResponse(
-                    {"errors": [{"message": f"request body over {self.limit} bytes", "extensions": {"code": "PAYLOAD_TOO_LARGE"}}]},
-                    status_code=413,
-                )
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None and int(length) > self.limit:
+            return await self.refuse(scope, receive, send)
+        received = 0
+
+        async def counted() -> Message:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > self.limit:
+                raise _BodyTooLarge
+            return message
+
+        try:
+            await self.app(scope, counted, send)
+        except _BodyTooLarge:
+            # Raised while the body is read, so before any response has started.
+            await self.refuse(scope, receive, send)
+
+    async def refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await _error(413, "PAYLOAD_TOO_LARGE", f"request body over {self.limit} bytes")(scope, receive, send)
 
 
 def create_app(
@@ -132,9 +186,16 @@ def create_app(
             view = View(view_name)
         except ValueError:
             return _error(404, "NOT_FOUND", f"no export {request.url.path}: formats are {', '.join(f.value for f in ExportFormat)}")
-        owner = None if principal.sees(None) else principal.name
         try:
-            G = await run_in_threadpool(analysis.view_graph, request.app.state.graph, view, target, owner=owner, progress=False)
+            G = await run_in_threadpool(
+                analysis.view_graph,
+                request.app.state.graph,
+                view,
+                target,
+                owner=principal.owner_scope,
+                project=principal.project,
+                progress=False,
+            )
         except DecisionTrailError as e:
             return _error(_STATUS.get(e.code, 400), e.code, e.message)
         filename = f"{target}-{view.value}.{fmt.value}"
@@ -147,7 +208,7 @@ def create_app(
     graphql = DecisionTrailGraphQL(store=None, tokens=tokens, events=EventBus())  # type: ignore[arg-type]  # store: set in the lifespan
     return Starlette(
         routes=[
-            Route("/graphql", graphql, methods=["GET", "POST"]),
+            Route("/graphql", graphql),  # strawberry answers other methods with 405, in JSON here
             WebSocketRoute("/graphql", graphql),
             Route("/export/plans/{name:str}", export),
             Route("/export/decisions/{decision_id:str}/{name:str}", export),

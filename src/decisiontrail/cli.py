@@ -33,7 +33,7 @@ environment:
   DECISIONTRAIL_NEO4J_PORT  Bolt port of the embedded Neo4j (default 7687; 0 picks a free port)
   DECISIONTRAIL_NEO4J_HEAP_MB, DECISIONTRAIL_NEO4J_PAGECACHE_MB
                             memory of the embedded Neo4j (default 1024 and 256)
-  DECISIONTRAIL_TOKENS_FILE API tokens (JSON of name, role, sha256), or DECISIONTRAIL_TOKENS with that JSON;
+  DECISIONTRAIL_TOKENS_FILE API tokens (JSON of name, role, sha256, optional project), or DECISIONTRAIL_TOKENS with that JSON;
                             without tokens the API serves loopback only
 """
 
@@ -88,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     token.add_argument("--name", required=True, help="who the token is for")
     token.add_argument("--role", required=True, choices=["actor", "reviewer", "analyst", "admin"], help="what it may do")
     token.add_argument("--file", required=True, help="the token file (point DECISIONTRAIL_TOKENS_FILE at it)")
+    token.add_argument(
+        "--project", help="limit the token to this project's plans (without it, the token sees every project)"
+    )
     impact = commands.add_parser(
         "impact",
         help="preview what correcting a decision would invalidate (writes nothing)",
@@ -399,9 +402,10 @@ def _token(args: argparse.Namespace) -> int:
 
     from decisiontrail.access import Role, issue_token
 
-    token = issue_token(Path(args.file), args.name, Role(args.role))
+    token = issue_token(Path(args.file), args.name, Role(args.role), args.project)
     print(token)
-    log.info("added %s (%s) to %s; the token is shown only this once", args.name, args.role, args.file)
+    scope = f", project {args.project}" if args.project else ""
+    log.info("added %s (%s%s) to %s; the token is shown only this once", args.name, args.role, scope, args.file)
     return 0
 
 

@@ -61,6 +61,7 @@ class PlanPage:
     phase: Phase | None = None
     top_level: bool | None = None
     owner: str | None = None
+    project: str | None = None
 
     def params(self) -> dict[str, Any]:
         return {
@@ -69,4 +70,5 @@ class PlanPage:
             "phase": self.phase.value if self.phase else None,
             "top_level": self.top_level,
             "owner": self.owner,
+            "project": self.project,
         }

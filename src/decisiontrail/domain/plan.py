@@ -23,6 +23,10 @@ class AutomationProfile(BaseModel):
     execute_command: float = Field(default=0.0, ge=0.0, le=1.0, description="threshold during Execute")
 
 
+MAX_PROJECT = 200
+"""Characters of a project name: it is indexed, and Neo4j cannot index a value of about 8 KB."""
+
+
 class Plan(BaseModel):
     """A plan instantiated from an action, or spawned as a child by a subplan decision."""
 
@@ -38,6 +42,11 @@ class Plan(BaseModel):
     invariants: tuple[Invariant, ...] = Field(default=(), description="declared at any scope; reconciled at Strategize entry")
     created_at: UtcDatetime = Field(default_factory=utc_now)
     owner: str | None = Field(default=None, description="who instantiated it through the API; actors see only their own")
+    project: NonBlank | None = Field(
+        default=None,
+        max_length=MAX_PROJECT,
+        description="the project it belongs to (a child plan's is its parent's); tokens may be limited to one",
+    )
     invalidated_at: UtcDatetime | None = Field(
         default=None, description="set when a correction superseded the decision that spawned this plan"
     )

@@ -65,6 +65,10 @@ PARENT_TYPES: dict[DecisionType, tuple[DecisionType, ...]] = {
 }
 
 
+MAX_IDEMPOTENCY_KEY = 1024
+"""Characters an idempotency key may have."""
+
+
 class Proposal(BaseModel):
     """What an actor asks to record: ADR-033's tool input plus what the runtime captured."""
 
@@ -82,7 +86,8 @@ class Proposal(BaseModel):
     context_snapshot: ContextSnapshot
     actor_reasoning: str | None = None
     artifacts_produced: tuple[ArtifactRef, ...] = ()
-    idempotency_key: NonBlank
+    # Unique-indexed: Neo4j cannot index a value of about 8 KB or more (4 bytes a character at most).
+    idempotency_key: NonBlank = Field(max_length=MAX_IDEMPOTENCY_KEY)
     created_at: UtcDatetime = Field(default_factory=utc_now)
 
     def decision(self, *, parent_decision_id: str | None, phase: Phase, decision_id: str | None = None) -> Decision:
@@ -302,6 +307,30 @@ class CapturedContext:
 def context_ref(context_hash: str) -> str:
     """Where the service keeps the context with this hash: ``decisiontrail:context/<sha256>``."""
     return CONTEXT_REF_PREFIX + context_hash
+
+
+def check_own_context_ref(ref: str, context: CapturedContext | None) -> None:
+    """A snapshot that names the service's own store (``decisiontrail:context/<sha256>``) brings
+    the context it names, or the reference would point at nothing (check's context_snapshot rule).
+
+    >>> check_own_context_ref("s3://contexts/x", None)
+    >>> check_own_context_ref(context_ref("0" * 64), None)
+    Traceback (most recent call last):
+    ...
+    decisiontrail.exceptions.ValidationFailed: context_snapshot.hot_context_ref: names the service's own context store, so the context itself (hotContext) must come with it
+    """
+    if not ref.startswith(CONTEXT_REF_PREFIX):
+        return
+    if context is None:
+        raise ValidationFailed(
+            "context_snapshot.hot_context_ref: names the service's own context store, so the context itself (hotContext) must come with it",
+            field="context_snapshot.hot_context_ref",
+        )
+    if ref != context.ref:
+        raise ValidationFailed(
+            f"context_snapshot.hot_context_ref: names another context than the one given, which is {context.ref}",
+            field="context_snapshot.hot_context_ref",
+        )
 
 
 def context_hash_of(ref: str) -> str:

@@ -14,6 +14,7 @@ class Label(StrEnum):
     PHASE_CHANGE = "PhaseChange"
     CORRECTION_ATTEMPT = "CorrectionAttempt"
     SCHEMA_MIGRATION = "SchemaMigration"
+    PLAN_LOCK = "PlanLock"  # a plan's write lock, linked to nothing (see cypher/decision/read_placement)
 
 
 class Rel(StrEnum):

@@ -96,6 +96,32 @@ def decision_from_record(record: Mapping[str, Any]) -> Decision:
     )
 
 
+def decision_outline_from_record(record: Mapping[str, Any]) -> Decision:
+    """A decision as ``decision/plan_outline`` returns it: identity, type, phase, parent,
+    dependencies and supersession, and (in an as-of read only) its times.
+
+    Built without validation (the store validated the values when it wrote them) and partial:
+    the content fields are missing, the times None outside an as-of read, and the rest hold
+    their defaults, so only the fields named here may be read. The GraphQL tree serves a
+    selection from outlines only when it asks for no more (``schema.selection.OUTLINE``).
+    """
+    values: dict[str, Any] = {
+        "decision_id": record["decision_id"],
+        "plan_id": record["plan_id"],
+        "parent_decision_id": record["parent_decision_id"],
+        "sequence_number": record["sequence_number"],
+        "decision_type": DecisionType(record["decision_type"]),
+        "phase": Phase(record["phase"]),
+        "depends_on": tuple(decision_id for _, decision_id in sorted(record["depends_on"])),
+        "superseded_by": record["superseded_by"],
+        # None, not a made-up time, unless the read was as of a moment (and given, created_at
+        # spares model_construct its default factory: a third of the time of 1,000 outlines).
+        "created_at": _native(record["created_at"]) if record["created_at"] is not None else None,
+        "superseded_at": _native(record["superseded_at"]) if record["superseded_at"] is not None else None,
+    }
+    return Decision.model_construct(**values)
+
+
 def review_properties(review: Review) -> dict[str, Any]:
     """The Review node's properties; the proposal is kept whole, as JSON."""
     return {
@@ -142,6 +168,7 @@ def plan_properties(plan: Plan) -> dict[str, Any]:
         "invariants": _json([i.model_dump(mode="json") for i in plan.invariants]),
         "created_at": plan.created_at,
         "owner": plan.owner,
+        "project": plan.project,
     }
 
 
@@ -163,6 +190,7 @@ def plan_from_record(record: Mapping[str, Any]) -> Plan:
         created_at=_native(props["created_at"]),
         invalidated_at=_native(props["invalidated_at"]) if props.get("invalidated_at") is not None else None,
         owner=props.get("owner"),
+        project=props.get("project"),
     )
 
 

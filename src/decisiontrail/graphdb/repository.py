@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -11,7 +10,16 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import neo4j
-from neo4j.exceptions import ConstraintError, ServiceUnavailable, SessionExpired, TransientError
+from neo4j.exceptions import (
+    ConstraintError,
+    DatabaseUnavailable,
+    ForbiddenOnReadOnlyDatabase,
+    IncompleteCommit,
+    NotALeader,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
 
 from decisiontrail.cypher import query
 from decisiontrail.domain import AutomationProfile, Decision, DecisionTree, Phase, Plan
@@ -54,11 +62,12 @@ from decisiontrail.domain.rules import (
 )
 from decisiontrail.events import DecisionEvent, EventBus, EventKind
 from decisiontrail.exceptions import Conflict, NotFound, Unavailable, ValidationFailed
-from decisiontrail.graphdb.connection import Graph
+from decisiontrail.graphdb.connection import Graph, write_transaction
 from decisiontrail.graphdb.records import (
     attempt_from_properties,
     attempt_properties,
     decision_from_record,
+    decision_outline_from_record,
     decision_properties,
     impacted_from_row,
     plan_from_record,
@@ -300,6 +309,19 @@ class DecisionStore:
             raise NotFound("root decision of plan", plan_id)
         return DecisionTree.build(plan_id, decisions)
 
+    def get_tree_outline(self, plan_id: str, *, as_of: datetime | None = None) -> tuple[DecisionTree, list[Decision]]:
+        """``get_tree`` built from outlines (``decision_outline_from_record``) in one statement,
+        and every decision of the plan as an outline, in sequence order (with ``as_of`` the list
+        keeps those the tree leaves out)."""
+        records = self._read(query("decision/plan_outline"), plan_id=plan_id, as_of=as_of)
+        if not records:
+            self.get_plan(plan_id)  # raises NotFound for an unknown plan
+        decisions = [decision_outline_from_record(r) for r in records]
+        in_tree = decisions if as_of is None else [d for d in decisions if visible_at(d.created_at, d.superseded_at, as_of)]
+        if not in_tree:
+            raise NotFound("root decision of plan", plan_id)
+        return DecisionTree.build(plan_id, in_tree), decisions
+
     def lineage(self, decision_id: str) -> tuple[list[str], list[str]]:
         """Where a decision comes from: its ancestors (through parent plans too) and what it
         depends on, transitively; as (decision ids, plan ids)."""
@@ -369,22 +391,23 @@ class DecisionStore:
         superseded_in: list[tuple[str, str]] = []  # (plan id, decision id), for the events
 
         def work(tx: neo4j.ManagedTransaction) -> CorrectionResult:
-            facts = tx.run(query("correction/read_correction_facts"), decision_id=decision_id).single()
+            facts = tx.run(query("correction/begin_correction"), decision_id=decision_id).single()
             if facts is None:
                 raise NotFound("decision", decision_id)
             check_correctable(decision_id, facts["superseded_by"])
-            original = decision_from_record(
-                tx.run(query("decision/get_decisions"), decision_ids=[decision_id]).single(strict=True)
-            )
+            original = decision_from_record(facts)
             # Lock every plan the downstream touches, then read the downstream whole: with those
             # plans locked nothing can be recorded into it. A plan reached only after the locks
             # (recorded meanwhile) is locked in another round.
             locked: set[str] = set()
-            wanted = {original.plan_id, *self._touched_plans_in(tx, decision_id)}
+            wanted = {original.plan_id, *facts["touched_plan_ids"]}
             for _ in range(5):
-                tx.run(query("correction/lock_plans"), plan_ids=sorted(wanted - locked)).consume()
+                impact = _impact(
+                    tx.run(
+                        query("correction/lock_and_read_downstream"), decision_id=decision_id, plan_ids=sorted(wanted - locked)
+                    ).single(strict=True)
+                )
                 locked |= wanted
-                impact = self._impact_in(tx, decision_id)
                 wanted = {*(d.plan_id for d in impact.decisions), *impact.plan_ids}
                 if wanted <= locked:
                     break
@@ -470,10 +493,6 @@ class DecisionStore:
             self._events.publish(DecisionEvent(kind, plan_id, decision_id=decision_id, review_id=review_id))
 
     @staticmethod
-    def _touched_plans_in(tx: neo4j.ManagedTransaction, decision_id: str) -> list[str]:
-        return list(tx.run(query("correction/downstream_plans"), decision_id=decision_id).single(strict=True)["plan_ids"])
-
-    @staticmethod
     def _impact_in(tx: neo4j.ManagedTransaction, decision_id: str) -> Impact:
         return _impact(tx.run(query("correction/downstream"), decision_id=decision_id).single(strict=True))
 
@@ -500,7 +519,9 @@ class DecisionStore:
             review = review_from_record(locked)
             decision, status = resolution(review, action, option)
             row = self._placement(tx, review.plan_id, decision, review.proposal.idempotency_key, infer_parent=False, actor_thread=None, check_seen=False)
-            placed = decision.model_copy(update={"sequence_number": row["sequence_number"]})
+            # Created now, under the plan's lock, not when it was proposed: decisions recorded while
+            # the review waited come before it in sequence and in time.
+            placed = decision.model_copy(update={"sequence_number": row["sequence_number"], "created_at": utc_now()})
             self._check_placed(placed, row)
             check_type_in_phase(placed.decision_type, Phase(row["plan_phase"]))
             self._create(tx, placed, idempotency_key=review.proposal.idempotency_key, context=None, review_id=review_id)
@@ -657,6 +678,8 @@ class DecisionStore:
                 for i, ((p, _), draft) in enumerate(zip(items, drafts))
             ],
         ).data()
+        # Stamped under the plans' locks, so creation times follow the sequence numbers given here.
+        recorded_at = utc_now()
         batch = _Batch()
         outcomes: list[Decision | Review | _Seen] = []
         reviews: list[tuple[Review, CapturedContext | None]] = []
@@ -675,6 +698,7 @@ class DecisionStore:
                     "parent_decision_id": parent_id,
                     "sequence_number": batch.next_sequence(proposal.plan_id, row["sequence_number"]),
                     "phase": phase,
+                    "created_at": recorded_at,
                 }
             )
             check_decision_placement(
@@ -750,19 +774,19 @@ class DecisionStore:
 
     def _write(self, work: Callable[[neo4j.ManagedTransaction], T], *, conflict: str = "the write conflicts with another") -> T:
         self.round_trips += 1
-        # The driver gives a transaction a few seconds of retries, short so that an unreachable
-        # server is reported at once; contention (deadlocks between writers into one plan) is
-        # worth waiting longer for, so those transactions get more rounds, up to a deadline.
-        deadline = time.monotonic() + CONTENTION_RETRY_TIME
+        # Contention (deadlocks between writers into one plan) is retried up to a deadline; an
+        # unreachable server is not, so it is reported at once (see connection.write_transaction).
         with translated_errors(conflict):
-            while True:
-                try:
-                    with self._driver.session(database=self._database) as session:
-                        return session.execute_write(work)
-                except TransientError:
-                    if time.monotonic() >= deadline:
-                        raise
-                    log.info("a write kept meeting concurrent writes; trying again")
+            try:
+                return write_transaction(self._driver, self._database, work, contention_seconds=CONTENTION_RETRY_TIME)
+            except IncompleteCommit as e:
+                # The commit was sent and the connection lost: it may have been written. Unlike the
+                # other unavailability, this one cannot promise "wrote nothing".
+                log.warning("Neo4j became unavailable during a commit: %s", e)
+                raise Unavailable(
+                    "Neo4j became unavailable while committing; the request may have been recorded: "
+                    "retry it with the same idempotency key"
+                ) from e
 
 
 class _Batch:
@@ -851,9 +875,10 @@ def translated_errors(conflict: str = "the write conflicts with another") -> Ite
         yield
     except ConstraintError as e:
         raise Conflict(f"{conflict} ({e.message})") from e
-    except TransientError as e:
-        raise Conflict(f"the write kept conflicting with concurrent writes and was given up: {e.message}") from e
-    except (ServiceUnavailable, SessionExpired) as e:
+    # Before TransientError: these are transient to the server (stopping, starting, a leader switch) but outages to a client.
+    except (ServiceUnavailable, SessionExpired, DatabaseUnavailable, NotALeader, ForbiddenOnReadOnlyDatabase) as e:
         # The driver's message names hosts and ports: it goes to the log, not to clients.
         log.warning("Neo4j is unavailable: %s", e)
         raise Unavailable("Neo4j is unavailable; the request wrote nothing and can be retried") from e
+    except TransientError as e:
+        raise Conflict(f"the write kept conflicting with concurrent writes and was given up: {e.message}") from e

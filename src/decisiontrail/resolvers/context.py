@@ -9,8 +9,9 @@ from typing import TypeVar
 from starlette.concurrency import run_in_threadpool
 from strawberry.dataloader import DataLoader
 
-from decisiontrail.access import Principal, Role
+from decisiontrail.access import Principal
 from decisiontrail.events import EventBus
+from decisiontrail.exceptions import DecisionTrailError
 from decisiontrail.domain import Decision, Plan
 from decisiontrail.graphdb import DecisionStore
 
@@ -25,7 +26,13 @@ async def in_thread(function: Callable[..., T], *args: object, **kwargs: object)
 
 def _loader(batch: Callable[[list[str]], Sequence[T]]) -> DataLoader[str, T]:
     async def load(keys: list[str]) -> Sequence[T]:
-        return await in_thread(batch, list(keys))
+        from decisiontrail.resolvers.errors import client_error  # errors imports this module
+
+        try:
+            return await in_thread(batch, list(keys))
+        except DecisionTrailError as e:
+            # As ``call`` does: an expected failure (Neo4j unavailable, ...) keeps its code, not masked.
+            raise client_error(e) from e
 
     return DataLoader(load_fn=load)
 
@@ -53,18 +60,28 @@ class Context:
     @property
     def owner_filter(self) -> str | None:
         """The owner an actor is limited to; None for roles that see every plan."""
-        p = self.principal
-        return p.name if p is not None and p.role is Role.ACTOR else None
+        return self.principal.owner_scope if self.principal is not None else None
+
+    @property
+    def project_filter(self) -> str | None:
+        """The project the token is limited to; None for a token that sees every project."""
+        return self.principal.project if self.principal is not None else None
+
+    @property
+    def limited(self) -> bool:
+        """Whether some plans are hidden from this principal (its role or its project)."""
+        return self.owner_filter is not None or self.project_filter is not None
 
     def _visible_plans(self, plan_ids: list[str]) -> list[Plan | None]:
         plans = self.store.get_plans(plan_ids)
-        if self.owner_filter is None:
+        if not self.limited or self.principal is None:
             return plans
-        return [p if p is not None and p.owner == self.owner_filter else None for p in plans]
+        sees = self.principal.sees
+        return [p if p is not None and sees(p.owner, p.project) else None for p in plans]
 
     def _visible_decisions(self, decision_ids: list[str]) -> list[Decision | None]:
         decisions = self.store.get_decisions(decision_ids)
-        if self.owner_filter is None:
+        if not self.limited:
             return decisions
         plan_ids = sorted({d.plan_id for d in decisions if d is not None})
         visible = {p.plan_id for p in self._visible_plans(plan_ids) if p is not None}

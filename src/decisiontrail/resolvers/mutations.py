@@ -12,9 +12,9 @@ from decisiontrail.domain import AutomationProfile, ContextSnapshot, Decision as
 from decisiontrail.domain import Phase as DomainPhase
 from decisiontrail.domain.recording import CapturedContext
 from decisiontrail.domain.recording import ReviewAction as DomainReviewAction
-from decisiontrail.exceptions import ValidationFailed
+from decisiontrail.exceptions import NotFound, ValidationFailed
 from decisiontrail.resolvers.context import Context
-from decisiontrail.resolvers.errors import call, require_decision, require_plan
+from decisiontrail.resolvers.errors import call, client_error, require_decision, require_plan
 from decisiontrail.schema.types import (
     CorrectDecisionInput,
     CorrectionPayload,
@@ -36,6 +36,7 @@ async def instantiate_plan(info: Info[Context, None], input: InstantiatePlanInpu
     if input.parent_decision_id is not None:
         await require_decision(info.context, str(input.parent_decision_id))
     owner = info.context.principal.name if info.context.principal else None
+    project = _project(info.context, input.project)
 
     def run() -> Any:
         profile = input.automation_profile
@@ -52,10 +53,20 @@ async def instantiate_plan(info: Info[Context, None], input: InstantiatePlanInpu
             invariants=[Invariant(name=i.name, statement=i.statement, scope=i.scope) for i in input.invariants or []],  # type: ignore[arg-type]
             spawned_by_decision_id=str(input.parent_decision_id) if input.parent_decision_id else None,
             owner=owner,
+            project=project,
         )
 
     plan, _ = await call(run)
     return Plan(model=plan)
+
+
+def _project(context: Context, named: str | None) -> str | None:
+    """The project a new plan goes into: the one named, or the token's; a token limited to a
+    project writes into no other."""
+    scope = context.project_filter
+    if scope is not None and named is not None and named != scope:
+        raise client_error(ValidationFailed(f"project: this token records only into project {scope}", field="project"))
+    return named if named is not None else scope
 
 
 def _proposal(input: RecordDecisionInput) -> Any:
@@ -107,11 +118,11 @@ def _context(input: RecordDecisionInput) -> CapturedContext | None:
 async def _require_targets(context: Context, inputs: list[RecordDecisionInput]) -> None:
     """Everything a recording names must be the caller's to see, or it is NOT_FOUND.
 
-    Only actors are limited to some plans; for every other role the store's own checks, in
-    the recording transaction, answer for what does not exist. The loads run together, so a
-    batch costs one read of its plans and one of the decisions it names.
+    Only actors and tokens limited to a project see some plans alone; for everyone else the
+    store's own checks, in the recording transaction, answer for what does not exist. The
+    loads run together, so a batch costs one read of its plans and one of the decisions it names.
     """
-    if context.owner_filter is None:
+    if not context.limited:
         return
     plan_ids = sorted({str(i.plan_id) for i in inputs})
     decision_ids = sorted({str(d) for i in inputs for d in (i.parent_decision_id, *(i.depends_on or ())) if d is not None})
@@ -121,7 +132,7 @@ async def _require_targets(context: Context, inputs: list[RecordDecisionInput]) 
 async def record_decision(info: Info[Context, None], input: RecordDecisionInput) -> RecordDecisionPayload:
     """Record an actor's decision through ADR-033's protocol (validation, gating, idempotency)."""
     await _require_targets(info.context, [input])
-    outcome = await call(lambda: info.context.store.record_proposal(_proposal(input), context=_context(input)))
+    outcome = await call(lambda: recording.record_proposal(info.context.store, _proposal(input), _context(input)))
     return _payload(outcome)
 
 
@@ -141,7 +152,17 @@ async def add_dependency(info: Info[Context, None], decision_id: strawberry.ID, 
     return Decision(model=await call(info.context.store.add_dependency, str(decision_id), str(depends_on_id)))
 
 
+async def _require_review(context: Context, review_id: str) -> None:
+    """A review of a plan the caller may not see is NOT_FOUND, exactly as one that does not exist."""
+    if not context.limited:
+        return  # the store answers for a review that does not exist
+    review = await call(context.store.get_review, review_id)
+    if await context.plans.load(review.plan_id) is None:
+        raise client_error(NotFound("review", review_id))
+
+
 async def resolve_review(info: Info[Context, None], input: ResolveReviewInput) -> ResolveReviewPayload:
+    await _require_review(info.context, str(input.review_id))
     review, decision = await call(
         reviews.resolve_review, info.context.store, str(input.review_id), DomainReviewAction(input.action.value), input.option
     )
@@ -149,9 +170,11 @@ async def resolve_review(info: Info[Context, None], input: ResolveReviewInput) -
 
 
 async def correct_decision(info: Info[Context, None], input: CorrectDecisionInput) -> CorrectionPayload:
+    await require_decision(info.context, str(input.decision_id))
     result = await call(
         correction.correct, info.context.store, str(input.decision_id), input.mode.value, input.guidance, input.reason
     )
+    info.context.decisions.clear_all()  # the check above cached the decision as it was before it was superseded
     return CorrectionPayload(model=result)
 
 

@@ -76,6 +76,7 @@ async def plans(
         phase=DomainPhase(phase.value) if phase else None,
         top_level=top_level,
         owner=info.context.owner_filter,
+        project=info.context.project_filter,
     )
     total, ids = await call(info.context.store.page_plans, page)
     more = len(ids) > size

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import AsyncGenerator
+from datetime import UTC, datetime
 
 import strawberry
+from graphql import GraphQLError
+from strawberry.schema.config import StrawberryConfig
+from strawberry.types import ExecutionContext
+from strawberry.schema.types.base_scalars import DateTimeDefinition
 from strawberry.types import Info
 from strawberry.extensions import (
     AddValidationRules,
@@ -32,6 +39,8 @@ from decisiontrail.schema.types import (
     ResolveReviewPayload,
     Review,
 )
+
+log = logging.getLogger(__name__)
 
 MAX_DEPTH = 12
 MAX_ALIASES = 30
@@ -104,10 +113,37 @@ LIMIT_RULES = [
 ]
 QUERY_CACHE_SIZE = 512  # distinct documents kept parsed and validated; bounded against floods of unique queries
 
-schema = strawberry.Schema(
+def _parse_datetime(value: object) -> datetime:
+    """strawberry's DateTime, read in UTC when it gives no offset: every stored time is UTC, and
+    comparing one with a naive time would fail (``tree(asOf: "2024-01-01T00:00:00")`` was a masked error)."""
+    assert DateTimeDefinition.parse_value is not None
+    parsed: datetime = DateTimeDefinition.parse_value(value)
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+DateTime = dataclasses.replace(DateTimeDefinition, parse_value=_parse_datetime)
+
+class Schema(strawberry.Schema):
+    """The schema, logging only what is the server's fault.
+
+    strawberry logs every error with its traceback. A client error (NOT_FOUND, VALIDATION_FAILED,
+    a malformed document, ...) is the caller's answer, not an operator's concern: it goes to
+    debug. What gets masked is a bug and keeps its traceback at error level.
+    """
+
+    def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
+        for error in errors:
+            if should_mask(error):
+                super().process_errors([error], execution_context)
+            else:
+                log.debug("client error: %s", error.message)
+
+
+schema = Schema(
     query=Query,
     mutation=Mutation,
     subscription=Subscription,
+    config=StrawberryConfig(scalar_map={datetime: DateTime}),
     extensions=[
         lambda: AddValidationRules(LIMIT_RULES),
         lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),

@@ -10,7 +10,7 @@ from pydantic import JsonValue, ValidationError
 
 from decisiontrail.domain import AutomationProfile, ContextSnapshot, Decision, DecisionType, Invariant, Phase, Plan
 from decisiontrail.domain.recording import CapturedContext
-from decisiontrail.exceptions import validation_failed
+from decisiontrail.exceptions import ValidationFailed, validation_failed
 from decisiontrail.graphdb import DecisionStore
 
 PROMPT_QUESTION = "What is this plan to accomplish?"
@@ -32,14 +32,24 @@ def instantiate_plan(
     invariants: Sequence[Invariant] = (),
     spawned_by_decision_id: str | None = None,
     owner: str | None = None,
+    project: str | None = None,
 ) -> tuple[Plan, Decision]:
     """Create a plan from an action and its root prompt_definition, in one transaction.
 
     With ``spawned_by_decision_id`` (a subplan_spawn or subplan_parallel_spawn decision), the
-    plan becomes that decision's child plan, in the spawning decision's plan's hierarchy.
+    plan becomes that decision's child plan, in the spawning decision's plan's hierarchy, and
+    in its parent plan's project: a child plan inherits it, and naming another is refused.
     """
     arguments = dict(arguments or {})
     parent_plan_id = store.get_decision(spawned_by_decision_id).plan_id if spawned_by_decision_id else None
+    if parent_plan_id is not None:
+        inherited = store.get_plan(parent_plan_id).project
+        if project is not None and project != inherited:
+            raise ValidationFailed(
+                f"project: a child plan belongs to its parent plan's project ({inherited or 'none'}), not {project}",
+                field="project",
+            )
+        project = inherited
     context = prompt_context(description, arguments)
     try:
         plan = Plan(
@@ -50,6 +60,7 @@ def instantiate_plan(
             automation_profile=automation_profile or AutomationProfile(),
             invariants=tuple(invariants),
             owner=owner,
+            project=project,
         )
         root = Decision(
             plan_id=plan.plan_id,

@@ -15,6 +15,7 @@ from decisiontrail.domain.recording import (
     Proposal,
     Review,
     check_actor_may_record,
+    check_own_context_ref,
     check_snapshot_for_actor,
     derive_idempotency_key,
 )
@@ -159,6 +160,12 @@ def record_decision(
         actor_reasoning=actor_reasoning,
         step_id=step_id,
     )
+    return record_proposal(store, proposal, context)
+
+
+def record_proposal(store: DecisionStore, proposal: Proposal, context: CapturedContext | None = None) -> Decision | Review:
+    """One proposal (from ``propose``) with the context captured for it, if any."""
+    check_own_context_ref(proposal.context_snapshot.hot_context_ref, context)
     return store.record_proposal(proposal, context=context)
 
 
@@ -172,4 +179,6 @@ def record_decisions(
     transaction: all or none."""
     if len(items) > MAX_BATCH:
         raise ValidationFailed(f"inputs: at most {MAX_BATCH} decisions per batch, got {len(items)}", field="inputs")
+    for proposal, context in items:
+        check_own_context_ref(proposal.context_snapshot.hot_context_ref, context)
     return store.record_proposals(list(items))

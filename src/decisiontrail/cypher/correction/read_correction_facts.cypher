@@ -1,8 +1,11 @@
-// Locks the decision to correct and its plan (recordings into the plan wait), then reads
-// what the correction rules need. Of two concurrent corrections, the second reads the first's.
+// Locks the decision to correct and its plan (its :PlanLock: recordings into the plan wait),
+// then reads what the correction rules need. Of two concurrent corrections, the second reads the first's.
 MATCH (origin:Decision {decision_id: $decision_id})-[:IN_PLAN]->(plan:Plan)
-SET origin.lock__ = true, plan.next_sequence = plan.next_sequence + 0
+SET origin.lock__ = true
 REMOVE origin.lock__
+MERGE (lock:PlanLock {plan_id: plan.plan_id})
+SET lock.writes = coalesce(lock.writes, 0) + 1
+WITH origin, plan
 RETURN
   plan.plan_id AS plan_id,
   plan.phase AS plan_phase,

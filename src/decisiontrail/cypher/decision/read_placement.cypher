@@ -1,9 +1,13 @@
 // Takes the plan's write lock, then reads every fact the rules judge a new decision by.
-// `SET x = x + 0` is Cypher's documented way to lock before reading (a direct dependency):
-// everything below runs under that lock, so two writers into one plan never see the same
-// state. The sequence number is taken here and the counter advanced by create_decision.
+// The lock is the plan's :PlanLock node, written first (a write takes the node's exclusive lock
+// before anything below reads): everything below runs under it, so two writers into one plan
+// never see the same state. It is not the :Plan node itself, because Neo4j aborts a transaction
+// waiting for a node's lock with DeadlockDetected whenever the holder links a relationship to
+// that node, and every recording links its decision to the plan. The sequence number is taken
+// here and the counter advanced by create_decision.
 OPTIONAL MATCH (plan:Plan {plan_id: $plan_id})
-SET plan.next_sequence = plan.next_sequence + 0
+FOREACH (_ IN CASE WHEN plan IS NULL THEN [] ELSE [1] END |
+  MERGE (lock:PlanLock {plan_id: $plan_id}) SET lock.writes = coalesce(lock.writes, 0) + 1)
 WITH plan
 CALL () {
   OPTIONAL MATCH (root:Decision {plan_id: $plan_id, decision_type: 'prompt_definition'})

@@ -1,10 +1,12 @@
 // The facts of read_placement for a batch of proposals, in one round trip. First it takes the
-// write lock of every plan in the batch, in plan-id order (so two batches never wait on each
-// other crosswise); then, per proposal, the facts the database holds. What earlier proposals
-// of the same batch will add (sequence numbers, parents, dependencies) is the caller's to fold in.
+// write lock of every plan in the batch (its :PlanLock, as read_placement explains), in plan-id
+// order (so two batches never wait on each other crosswise); then, per proposal, the facts the
+// database holds. What earlier proposals of the same batch will add (sequence numbers, parents,
+// dependencies) is the caller's to fold in.
 UNWIND $plan_ids AS locked_id
 OPTIONAL MATCH (locked:Plan {plan_id: locked_id})
-SET locked.next_sequence = locked.next_sequence + 0
+FOREACH (_ IN CASE WHEN locked IS NULL THEN [] ELSE [1] END |
+  MERGE (lock:PlanLock {plan_id: locked_id}) SET lock.writes = coalesce(lock.writes, 0) + 1)
 WITH count(*) AS locks
 UNWIND $items AS item
 OPTIONAL MATCH (plan:Plan {plan_id: item.plan_id})

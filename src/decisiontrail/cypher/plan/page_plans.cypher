@@ -2,6 +2,7 @@
 CALL () {
   MATCH (p:Plan)
   WHERE ($owner IS NULL OR p.owner = $owner)
+    AND ($project IS NULL OR p.project = $project)
     AND ($phase IS NULL OR p.phase = $phase)
     AND ($top_level IS NULL OR $top_level = (NOT EXISTS { (p)-[:CHILD_OF]->() }))
   RETURN count(p) AS total
@@ -10,6 +11,7 @@ CALL () {
   MATCH (p:Plan)
   WHERE ($after IS NULL OR p.plan_id > $after)
     AND ($owner IS NULL OR p.owner = $owner)
+    AND ($project IS NULL OR p.project = $project)
     AND ($phase IS NULL OR p.phase = $phase)
     AND ($top_level IS NULL OR $top_level = (NOT EXISTS { (p)-[:CHILD_OF]->() }))
   WITH p ORDER BY p.plan_id

@@ -19,6 +19,11 @@ CALL (plans) {
   DETACH DELETE change
   RETURN count(*) AS deleted_phase_changes
 }
+CALL (deleted_ids) {
+  UNWIND deleted_ids AS plan_id
+  MATCH (lock:PlanLock {plan_id: plan_id})
+  DELETE lock
+}
 CALL (reviews, plans) {
   UNWIND reviews + plans AS gone
   DETACH DELETE gone

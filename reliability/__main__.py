@@ -1,0 +1,143 @@
+"""``python -m reliability``: fuzz, access, load and faults against a Neo4j of the harness's own;
+writes docs/reliability.md. Exits 0 when every guarantee held, 1 when one did not."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from bench.report import machine
+from decisiontrail.access import Role, TokenRegistry
+from decisiontrail.app import create_app
+from decisiontrail.checks import run_checks
+from decisiontrail.graphdb import Graph, open_graph
+from decisiontrail.graphdb.admin import count_graph, delete_all_data, server_version
+from decisiontrail.graphdb.loading import LoadScope, load_graph
+from decisiontrail.settings import Neo4jSettings
+from reliability import access, faults, fuzz, load, report
+from reliability.outcome import Outcome
+from reliability.serving import served
+
+SCENARIOS = ("fuzz", "access", "load", "neo4j_restart", "service_kill")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m reliability",
+        description=(
+            "Fuzz the API, try every operation with every role, load it, stop Neo4j and kill the service "
+            "under load; check after each scenario that nothing acknowledged was lost or duplicated and "
+            "that the database is valid. Writes docs/reliability.md. Exits 1 if any guarantee failed."
+        ),
+    )
+    parser.add_argument("--examples", type=int, default=2000, help="fuzzing requests to generate (default: 2000)")
+    parser.add_argument("--seconds", type=float, default=60.0, help="how long each load runs (default: 60)")
+    parser.add_argument("--clients", type=int, default=8, help="concurrent load clients (default: 8)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the fuzzing and the load (default: 0)")
+    parser.add_argument("--only", nargs="+", choices=SCENARIOS, help="run only these scenarios")
+    parser.add_argument("--no-write", action="store_true", help="print the report, do not write docs/reliability*")
+    parser.add_argument(
+        "--wipe", action="store_true",
+        help="with NEO4J_URI set: delete everything in that database first (without it, a non-empty database is refused)",
+    )
+    args = parser.parse_args(argv)
+    chosen = args.only or list(SCENARIOS)
+
+    started = time.monotonic()
+    outcomes: list[Outcome] = []
+    with tempfile.TemporaryDirectory(prefix="decisiontrail-reliability-") as name:
+        scratch = Path(name)
+        settings = Neo4jSettings.from_env()
+        if settings.uri is None:
+            settings = replace(settings, data_dir=scratch / "neo4j", bolt_port=0, heap_mb=1024, pagecache_mb=256)
+        with open_graph(settings, progress=_say) as graph:
+            if count_graph(graph).nodes and not args.wipe:
+                _say(f"{graph.uri} holds data; the harness needs an empty database (pass --wipe to delete it)")
+                return 2
+            delete_all_data(graph)
+            versions = {"python": sys.version.split()[0], "neo4j": server_version(graph), **_versions()}
+            token_file = scratch / "tokens.json"
+            tokens = access.issue_tokens(token_file)
+            admin = next(tokens[c.key] for c in access.CALLERS if c.role is Role.ADMIN and c.project is None)
+            app = create_app(graph=graph, tokens=TokenRegistry.load(token_file))
+            with served(app) as url:
+                shared: list[tuple[str, Callable[[], Outcome]]] = [
+                    ("fuzz", lambda: fuzz.run(url, graph, examples=args.examples, seed=args.seed, token=admin, progress=_say)),
+                    ("access", lambda: access.run(url, graph, tokens, progress=_say)),
+                    ("load", lambda: load.run(
+                        url, graph, seconds=args.seconds, clients=args.clients, out=scratch / "load.jsonl",
+                        token=admin, seed=args.seed,
+                    )),
+                ]
+                for scenario, run in shared:
+                    if scenario in chosen:
+                        outcomes.append(_checked(scenario, run, graph))
+        # The fault scenarios bring their own Neo4j and service processes, to stop and kill.
+        if "neo4j_restart" in chosen:
+            outcomes.append(_checked("neo4j_restart", lambda: faults.neo4j_restart(
+                scratch / "neo4j-restart", seconds=args.seconds, clients=args.clients, seed=args.seed, progress=_say,
+            )))
+        if "service_kill" in chosen:
+            outcomes.append(_checked("service_kill", lambda: faults.service_kill(
+                scratch / "service-kill", seconds=args.seconds, clients=args.clients, seed=args.seed, progress=_say,
+            )))
+
+    run_result = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine(),
+        "versions": versions,
+        "settings": {"examples": args.examples, "load seconds": args.seconds, "clients": args.clients, "seed": args.seed},
+        "seconds": time.monotonic() - started,
+        "outcomes": [o.as_json() for o in outcomes],
+    }
+    print(report.render(run_result))
+    if not args.no_write:
+        _say(f"wrote {report.write(run_result)} and {report.RESULTS}")
+    failed = [o.name for o in outcomes if not o.passed]
+    if failed:
+        _say("guarantees failed in: " + ", ".join(failed))
+    return 1 if failed else 0
+
+
+def _checked(name: str, run: Callable[[], Outcome], graph: Graph | None = None) -> Outcome:
+    """Run one scenario; a crash of the scenario itself is a failed outcome, not a lost report.
+    On the shared database, every check rule runs afterwards: zero violations is required."""
+    _say(f"{name}: starting")
+    started = time.monotonic()
+    try:
+        outcome = run()
+    except Exception as e:  # noqa: BLE001 - the report must say what broke, and the run go on
+        outcome = Outcome(name, "the scenario did not finish")
+        outcome.require(False, f"the scenario raised {type(e).__name__}: {e}")
+    if graph is not None:
+        checks = run_checks(load_graph(graph, LoadScope.ALL, progress=False), scope="the whole database")
+        outcome.figures["violations after (check --all)"] = len(checks.violations)
+        outcome.require(checks.ok, f"check --all after {name}: {checks.render()}")
+    outcome.seconds = outcome.seconds or time.monotonic() - started
+    _say(f"{name}: {'passed' if outcome.passed else 'FAILED: ' + '; '.join(outcome.failures)}")
+    return outcome
+
+
+def _versions() -> dict[str, str]:
+    found = {}
+    for package in ("decisiontrail", "neo4j", "strawberry-graphql", "hypothesis", "hypothesis-graphql", "uvicorn", "httpx"):
+        try:
+            found[package if package != "neo4j" else "neo4j driver"] = version(package)
+        except PackageNotFoundError:
+            pass
+    return found
+
+
+def _say(message: str) -> None:
+    print(f"reliability: {message}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

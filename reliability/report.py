@@ -1,0 +1,109 @@
+"""docs/reliability.md, written from a run's outcomes (and the JSON beside it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).parents[1] / "docs" / "reliability" / "results.json"
+MARKDOWN = Path(__file__).parents[1] / "docs" / "reliability.md"
+
+INTRO = """\
+# Reliability
+
+Written by the harness in `reliability/` (`make reliability`, a few minutes), never by hand.
+Every figure below comes from that run: the harness fuzzes the API, loads it, stops Neo4j and
+kills the service under load, tries every operation with every role, and after each scenario
+loads the whole database into networkx and runs every `decisiontrail check` rule. The quick
+part of each scenario runs in `make test` (`tests/test_fuzz.py`, `tests/test_reliability_load.py`,
+`tests/test_access_matrix.py`). The raw results are in `docs/reliability/results.json`.
+"""
+
+NOTES = """\
+## What each scenario guarantees
+
+- **fuzz**: documents generated from the API's own schema by hypothesis-graphql, with valid and
+  invalid values, oversized strings, deep nesting, unicode and malformed ids, plus Cypher-looking
+  strings recorded and read back. No answer is a 5xx, every error carries one of the API's codes
+  or is GraphQL's own validation error, no internal error text reaches a client, Cypher-looking
+  strings come back byte for byte, and the database is valid afterwards.
+- **access**: every query and mutation of the schema and every export endpoint, tried by every
+  role, by no token and a bad token, and by project-scoped tokens against another project's plan.
+  What the role table allows succeeds, everything else is refused, a refused request writes
+  nothing, and what exists but is not the caller's answers exactly as what does not exist.
+- **load**: a generator in its own process records, corrects and reads concurrently through the
+  API for a fixed time and stops by itself. Every acknowledged decision is stored exactly once
+  (ids and idempotency keys compared), sequence numbers are unique per plan.
+- **neo4j restart**: Neo4j is stopped under that load and started again. While it is down every
+  request is answered UNAVAILABLE within the bound, nothing half-written appears, the service
+  recovers by itself, and retries with the same idempotency keys are recorded exactly once.
+- **service kill**: the service process is killed (SIGKILL) under load and started again; nothing
+  it acknowledged is lost.
+"""
+
+
+def write(run: dict[str, Any]) -> Path:
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(run, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    MARKDOWN.write_text(render(run), encoding="utf-8")
+    return MARKDOWN
+
+
+def render(run: dict[str, Any]) -> str:
+    """The page: the run, a summary row per scenario, then each scenario's figures.
+
+    >>> outcome = {"name": "load", "description": "concurrent load", "passed": False, "seconds": 3.0,
+    ...            "figures": {"requests": 10, "acknowledged": 9, "stored": 8, "lost": 1, "duplicated": 0},
+    ...            "errors_by_code": {"UNAVAILABLE": 1}, "failures": ["1 acknowledged decision is missing"]}
+    >>> run = {"date": "d", "seconds": 3.0, "machine": {"cpu": "c", "cores": 2, "memory_gb": 1, "os": "x"},
+    ...        "versions": {"neo4j": "5"}, "settings": {"examples": 1}, "outcomes": [outcome]}
+    >>> text = render(run)
+    >>> "| load | 10 | UNAVAILABLE 1 | 9 / 8 (1 lost, 0 duplicated) |  | **failed** |" in text
+    True
+    >>> "- 1 acknowledged decision is missing" in text
+    True
+    """
+    m = run["machine"]
+    outcomes = run["outcomes"]
+    passed = all(o["passed"] for o in outcomes)
+    lines = [
+        INTRO,
+        f"## Run of {run['date']}: {'every guarantee held' if passed else '**guarantees failed**'}",
+        "",
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}.  ",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in run["versions"].items()) + ".  ",
+        "Settings: " + ", ".join(f"{k} {v}" for k, v in run["settings"].items()) + f". Whole run: {run['seconds']:.0f} s.",
+        "",
+        "| scenario | requests | errors by code | acknowledged / stored | faults injected / survived | result |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for o in outcomes:
+        f = o["figures"]
+        errors = ", ".join(f"{code} {n:,}" for code, n in o["errors_by_code"].items()) or "none"
+        stored = (
+            f"{f['acknowledged']:,} / {f['stored']:,} ({f.get('lost', 0):,} lost, {f.get('duplicated', 0):,} duplicated)"
+            if "acknowledged" in f and "stored" in f else ""
+        )
+        faults = f"{f['faults_injected']} / {f['faults_survived']}" if "faults_injected" in f else ""
+        requests = f"{f['requests']:,}" if isinstance(f.get("requests"), int) else ""
+        lines.append(f"| {o['name']} | {requests} | {errors} | {stored} | {faults} | {'passed' if o['passed'] else '**failed**'} |")
+    for o in outcomes:
+        lines += ["", f"### {o['name']}: {o['description']}", "", f"Took {o['seconds']:.0f} s.", ""]
+        lines += [f"- {key.replace('_', ' ')}: {_figure(value)}" for key, value in o["figures"].items()]
+        if o["failures"]:
+            lines += ["", "Guarantees that did not hold:", ""] + [f"- {failure}" for failure in o["failures"]]
+    lines += ["", NOTES]
+    return "\n".join(lines)
+
+
+def _figure(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.1f}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_figure(v)}" for k, v in value.items()) or "none"
+    return str(value)

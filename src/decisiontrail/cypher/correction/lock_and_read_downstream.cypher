@@ -1,0 +1,21 @@
+// Takes the write lock (the :PlanLock) of every plan in $plan_ids (those a correction touches
+// and has not locked yet), so nothing is recorded into them, then reads the downstream closure whole under
+// those locks: the walk and the columns of downstream.cypher. The count() completes every lock
+// before the walk starts.
+CALL () {
+  UNWIND $plan_ids AS plan_id
+  MATCH (plan:Plan {plan_id: plan_id})
+  MERGE (lock:PlanLock {plan_id: plan_id})
+  SET lock.writes = coalesce(lock.writes, 0) + 1
+  RETURN count(plan) AS locked
+}
+MATCH (origin:Decision {decision_id: $decision_id})
+OPTIONAL MATCH ANY (origin) (()<-[:PARENT|DEPENDS_ON|SPAWNED_BY|IN_PLAN]-(n) WHERE n.superseded_at IS NULL AND n.invalidated_at IS NULL)+ (reached)
+WITH origin, collect(DISTINCT reached) AS reached
+RETURN
+  origin.decision_id AS decision_id,
+  [x IN reached WHERE x:Decision | x {
+    .decision_id, .decision_type, .plan_id, .sequence_number, .phase,
+    .actor_state_thread_id, .actor_state_checkpoint_ns, .actor_state_checkpoint_id
+  }] AS decisions,
+  [x IN reached WHERE x:Plan | x.plan_id] AS plan_ids

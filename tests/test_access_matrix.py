@@ -1,0 +1,144 @@
+"""Every caller against every operation over real HTTP (the matrix of reliability/access.py), and projects."""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import graphql
+import pytest
+
+from decisiontrail import access
+from decisiontrail.access import Role, TokenRegistry, issue_token, token_hash
+from decisiontrail.app import create_app
+from decisiontrail.exceptions import ValidationFailed
+from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.schema import schema
+from decisiontrail.services.lifecycle import instantiate_plan
+from reliability.access import CALLERS, OPERATIONS, issue_tokens, make_fixture, run
+from serving import served
+
+
+@pytest.fixture(scope="module")
+def token_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("matrix") / "tokens.json"
+
+
+@pytest.fixture(scope="module")
+def tokens(token_file: Path) -> dict[str, str]:
+    return issue_tokens(token_file)
+
+
+@pytest.fixture(scope="module")
+def base_url(graph: Graph, tokens: dict[str, str], token_file: Path) -> Iterator[str]:
+    with served(create_app(graph=graph, tokens=TokenRegistry.load(token_file))) as url:
+        yield url
+
+
+def test_every_query_and_mutation_of_the_schema_is_in_the_matrix() -> None:
+    sdl = graphql.build_schema(str(schema))
+    assert sdl.query_type is not None and sdl.mutation_type is not None
+    fields = {f"Query.{f}" for f in sdl.query_type.fields} | {f"Mutation.{f}" for f in sdl.mutation_type.fields}
+
+    covered = {op.field for op in OPERATIONS if op.field is not None}
+
+    assert fields - covered == set(), "operations without a matrix entry"
+    assert covered - fields == set(), "matrix entries for operations the schema does not have"
+    assert {op.request.split("/")[2] for op in OPERATIONS if op.field is None} == {"plans", "decisions"}
+
+
+def test_every_caller_against_every_operation(base_url: str, graph: Graph, store: DecisionStore, tokens: dict[str, str]) -> None:
+    outcome = run(base_url, graph, tokens)
+
+    assert outcome.failures == [], "\n".join(outcome.failures)
+    figures = outcome.figures
+    assert figures["cases"] == len(OPERATIONS) * len(CALLERS)
+    assert figures["allowed as expected"] + figures["refused as expected"] == figures["cases"]
+    assert figures["unexpected"] == figures["writes by refused requests"] == figures["leaks"] == 0
+    assert figures["refusals unlike a missing record"] == 0
+    # Every kind of answer happened, so none of the checks above held vacuously.
+    assert {"UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "VALIDATION_FAILED"} <= set(outcome.errors_by_code)
+    assert figures["allowed as expected"] > 0
+
+
+def test_a_project_token_lists_and_exports_only_its_project(base_url: str, store: DecisionStore, tokens: dict[str, str]) -> None:
+    import httpx
+
+    fixture = make_fixture(store)
+    beta = {"Authorization": f"Bearer {tokens['analyst @beta']}"}
+    alpha = {"Authorization": f"Bearer {tokens['reviewer @alpha']}"}
+    document = "{ plans(first: 100) { totalCount nodes { id project } } }"
+
+    listed = httpx.post(f"{base_url}/graphql", json={"query": document}, headers=beta, timeout=30).json()["data"]["plans"]
+    hierarchy = httpx.get(f"{base_url}/export/plans/{fixture.ids['plan']}.json?scope=hierarchy", headers=alpha, timeout=30)
+
+    assert listed == {"totalCount": 1, "nodes": [{"id": fixture.ids["beta"], "project": "beta"}]}
+    assert hierarchy.status_code == 200
+    exported = {n["id"] for n in hierarchy.json()["nodes"]}
+    # The plan's decision depends on one in project beta: the export leaves it out.
+    assert {fixture.ids["plan"], fixture.ids["child"], fixture.ids["decision"]} <= exported
+    assert not {fixture.ids["beta"], fixture.ids["upstream"], fixture.ids["downstream"]} & exported
+
+
+def test_a_child_plan_inherits_its_parents_project_and_refuses_another(store: DecisionStore) -> None:
+    fixture = make_fixture(store)
+
+    child, _ = instantiate_plan(store, "inherits", spawned_by_decision_id=fixture.ids["spawn"])
+    same, _ = instantiate_plan(store, "names it", spawned_by_decision_id=fixture.ids["spawn"], project="alpha")
+    with pytest.raises(ValidationFailed, match="parent plan's project") as refused:
+        instantiate_plan(store, "elsewhere", spawned_by_decision_id=fixture.ids["spawn"], project="beta")
+
+    assert store.get_plan(child.plan_id).project == store.get_plan(same.plan_id).project == "alpha"
+    assert refused.value.field == "project"
+
+
+def test_tokens_are_stored_hashed_with_their_project(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+
+    token = issue_token(path, "ci", Role.ACTOR, project="alpha")
+    unscoped = issue_token(path, "ops", Role.ADMIN)
+
+    text = path.read_text()
+    assert token not in text and unscoped not in text
+    assert json.loads(text) == [
+        {"name": "ci", "role": "actor", "sha256": token_hash(token), "project": "alpha"},
+        {"name": "ops", "role": "admin", "sha256": token_hash(unscoped)},
+    ]
+    registry = TokenRegistry.load(path)
+    assert registry.authenticate(token) == access.Principal("ci", Role.ACTOR, "alpha")
+    assert registry.authenticate(unscoped) == access.Principal("ops", Role.ADMIN, None)
+    with pytest.raises(ValidationFailed, match="project"):
+        TokenRegistry.parse('[{"name": "x", "role": "actor", "sha256": "00", "project": ""}]', "DECISIONTRAIL_TOKENS")
+
+
+def test_presented_tokens_are_compared_in_constant_time(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    issued = [issue_token(path, f"t{i}", Role.ANALYST) for i in range(3)]
+    registry = TokenRegistry.load(path)
+    compared: list[tuple[str, str]] = []
+    compare_digest = hmac.compare_digest
+
+    def spy(a: str, b: str) -> bool:
+        compared.append((a, b))
+        return compare_digest(a, b)
+
+    monkeypatch.setattr(access.hmac, "compare_digest", spy)
+    principal = registry.authenticate(issued[0])
+
+    assert principal is not None and principal.name == "t0"
+    # Every stored hash is compared, through hmac.compare_digest, even after the first matches.
+    assert compared == [(token_hash(issued[0]), token_hash(t)) for t in issued]
+
+
+def test_the_token_command_takes_a_project(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from decisiontrail.cli import main
+
+    path = tmp_path / "tokens.json"
+
+    assert main(["token", "--name", "ci", "--role", "actor", "--project", "alpha", "--file", str(path)]) == 0
+
+    token = capsys.readouterr().out.strip()
+    principal = TokenRegistry.load(path).authenticate(token)
+    assert principal is not None and principal.project == "alpha"

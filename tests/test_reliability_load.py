@@ -1,0 +1,103 @@
+"""The quick part of the reliability harness: a short load verified exactly-once, Neo4j stopped under load, and the verifier caught failing."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from decisiontrail.app import create_app
+from decisiontrail.domain import DecisionType
+from decisiontrail.domain.ids import new_ulid
+from decisiontrail.graphdb import DecisionStore, Graph
+from factories import decision, new_plan
+from reliability import faults, load
+from reliability.load import RECORD, RECORD_MANY
+from reliability.outcome import Outcome
+from serving import served
+
+
+def test_a_short_load_stores_every_acknowledged_decision_exactly_once(graph: Graph, store: DecisionStore, tmp_path: Path) -> None:
+    with served(create_app(graph=graph)) as url:
+        outcome = load.run(url, graph, seconds=10, clients=3, out=tmp_path / "acks.jsonl")
+
+    assert outcome.failures == []
+    figures = outcome.figures
+    assert figures["acknowledged"] == figures["stored"] > 10
+    assert figures["lost"] == figures["duplicated"] == figures["check_violations"] == 0
+    assert figures["acknowledged_by_op"].keys() >= {"instantiate", "record", "batch"}
+
+
+def test_neo4j_stopped_mid_load_answers_unavailable_at_once_and_loses_nothing(tmp_path: Path) -> None:
+    # A Neo4j of the test's own: the session's shared server must never be stopped.
+    outcome = faults.neo4j_restart(tmp_path, seconds=10, clients=2, down_seconds=3, heap_mb=384, pagecache_mb=32)
+
+    assert outcome.failures == []
+    figures = outcome.figures
+    assert figures["faults_injected"] == figures["faults_survived"] == 1
+    assert figures["unavailable_answers"] > 0 and figures["service_restarted"] == 0
+    assert figures["acknowledged"] == figures["stored"] and figures["lost"] == figures["duplicated"] == 0
+
+
+def _input(plan_id: str, parent_id: str, key: str) -> dict[str, Any]:
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    return {
+        "planId": plan_id, "decisionType": "STRATEGY_CHOICE", "question": f"how ({key})?", "chosenOption": "so",
+        "rationale": "r", "parentDecisionId": parent_id, "idempotencyKey": key,
+        "contextSnapshot": {"hotContextHash": digest, "hotContextRef": f"test://{digest}",
+                            "actorStateRef": {"threadId": "t", "checkpointId": new_ulid()}},
+    }
+
+
+def test_a_write_sent_again_after_a_lost_answer_returns_what_was_recorded(graph: Graph, store: DecisionStore) -> None:
+    plan, root = new_plan(store)
+    single = _input(plan.plan_id, root.decision_id, "retry-1")
+    batch = [_input(plan.plan_id, root.decision_id, f"retry-{n}") for n in (2, 3)]
+    with served(create_app(graph=graph)) as url, httpx.Client(base_url=url, timeout=30) as http:
+        # The first answer is "lost" (ignored); the retry carries the same keys, as load.Client does.
+        sent = [http.post("/graphql", json={"query": RECORD, "variables": {"input": single}}).json() for _ in range(2)]
+        sent_many = [http.post("/graphql", json={"query": RECORD_MANY, "variables": {"inputs": batch}}).json() for _ in range(2)]
+
+    first, again = (s["data"]["recordDecision"]["decision"]["id"] for s in sent)
+    assert first == again
+    first_ids, again_ids = ([p["decision"]["id"] for p in s["data"]["recordDecisions"]] for s in sent_many)
+    assert first_ids == again_ids
+    assert len(store.list_decisions(plan.plan_id)) == 1 + 3
+
+
+def test_the_verifier_reports_lost_duplicated_and_half_written_decisions(graph: Graph, store: DecisionStore) -> None:
+    plan, root = new_plan(store)
+    kept = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), idempotency_key="k-1")
+    copy = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), idempotency_key="k-2")
+    # A second decision answering to k-1 (as a retried write recorded twice would), and one without its parent.
+    graph.driver.execute_query(
+        "MATCH (d:Decision {decision_id: $id}) SET d.retired_idempotency_key = 'k-1' REMOVE d.idempotency_key",
+        id=copy.decision_id, database_=graph.database,
+    )
+    orphan = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    graph.driver.execute_query(
+        "MATCH (:Decision {decision_id: $id})-[p:PARENT]->() DELETE p", id=orphan.decision_id, database_=graph.database
+    )
+
+    def ack(decision_id: str, sequence_number: int, key: str | None) -> dict[str, Any]:
+        return {"type": "ack", "op": "record", "decision_id": decision_id, "plan_id": plan.plan_id, "client": 0,
+                "request": sequence_number, "sequence_number": sequence_number, "idempotency_key": key, "ms": 1.0}
+
+    events = [
+        {"type": "plan", "plan_id": plan.plan_id},
+        ack(root.decision_id, 0, None),
+        ack(kept.decision_id, kept.sequence_number, "k-1"),
+        ack(new_ulid(), 99, "k-never-stored"),
+        {"type": "error", "op": "record", "code": "UNEXPECTED", "ms": 1.0},
+    ]
+    outcome = Outcome("load", "a journal that does not match the database")
+    load.verify(events, graph, outcome)
+
+    assert not outcome.passed
+    figures = outcome.figures
+    assert (figures["acknowledged"], figures["stored"], figures["lost"], figures["duplicated"]) == (3, 2, 1, 1)
+    assert figures["half_written"] == 1 and figures["check_violations"] >= 1
+    assert outcome.errors_by_code == {"UNEXPECTED": 1}
+    assert len(outcome.failures) == 5  # lost, duplicated, half written, checks, the unexpected error
