@@ -45,13 +45,25 @@ Measured with the profiler (cProfile and `PROFILE`) on this machine while writin
   is mostly Python: strawberry converting 100 nested inputs, the proposals' validation,
   placing and mapping.
   Next: convert inputs without strawberry's generic converter, and build the rows for the
-  create statement straight from the validated proposals.
+  create statement straight from the validated proposals. The ratio moves between runs on this
+  VM (0.17x to 0.32x): an A/B of this commit against the one before it, in the same hour, gave
+  208 and 190 ms per batch of 100, so no change of this round made batches slower.
+- **Writers into one plan.** Neo4j 5 aborts a transaction *waiting* for a node's lock with
+  `DeadlockDetected` whenever the holder links a relationship to that node. The plan's lock was
+  its `:Plan` node, and every recording links its decision to it, so concurrent writers into one
+  plan never queued: they aborted and retried (8 writers x 50 decisions into one plan took
+  47–120 s, and after a Neo4j restart such storms held requests past 30 s). Writers now queue on
+  a `:PlanLock` node that nothing links to: the same 400 writes take 4 s.
 - **Correction.** Ours reads the closure twice (plan ids to lock, then the whole closure
   under the locks) and writes the correction, the attempt and the supersession in separate
   statements; the hand-written baseline does one walk and no locking, and would let a
   concurrent recording escape the supersession. The second full read and the per-row
-  validation of the closure were removed (3.9x to ~3x at 10k). Next: supersede from the walk
-  itself inside the locked transaction instead of sending the ids back.
+  validation of the closure were removed (3.9x to ~3x at 10k), then the round trips cut from
+  nine to six (`begin_correction` locks, reads the decision whole and the plans to lock in one
+  statement; `lock_and_read_downstream` locks and reads the closure in one): at a downstream
+  of 1 the ratio went from 4.6x to 2.5x. What remains at 1 is those six statements against one;
+  at 10k it is the closure's 10,000 rows travelling to Python and back as ids. Next: supersede
+  from the walk itself inside the locked transaction instead of sending the ids back.
 - **Nested tree.** @neo4j/graphql compiles the whole selection into one Cypher statement.
   Ours resolved field by field in Python (graphql-core): three round trips, ~1,000 decisions
   decoded into full records (a third of the time: the driver's datetime hydration and
@@ -65,7 +77,8 @@ Measured with the profiler (cProfile and `PROFILE`) on this machine while writin
   filter, and `asOf` is served too. Any other field takes the field-by-field path. Two
   statements at any tree size instead of three, and on this (shared, loaded) machine the
   same process measured 3.8 s → 1.1 s p50 over HTTP, 0.9 s → 0.3 s of Python CPU in process;
-  `--only tree` went from 5.5x to 3.4x the peer (both runs on that loaded machine).
+  `--only tree` went from 5.5x to 3.4x the peer (both runs on that loaded machine), and the
+  quick run on a quiet machine from 9.3x to 2.8x (1,036 ms to 297 ms p50).
   What remains is strawberry's cost per field (an `Info` object, argument conversion and the
   extension chain for every resolver-backed scalar such as `id`); next: serve the outline's
   scalars as plain attributes.

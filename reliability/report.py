@@ -63,6 +63,8 @@ def render(run: dict[str, Any]) -> str:
     True
     >>> "- 1 acknowledged decision is missing" in text
     True
+    >>> _figure({"record": {"n": 2, "p50_ms": 9.25}, "errors": 0})
+    'record (n 2, p50_ms 9.2), errors 0'
     """
     m = run["machine"]
     outcomes = run["outcomes"]
@@ -105,5 +107,6 @@ def _figure(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:,.1f}"
     if isinstance(value, dict):
-        return ", ".join(f"{k} {_figure(v)}" for k, v in value.items()) or "none"
+        # One level down (latency by operation, say) each entry keeps its figures in parentheses.
+        return ", ".join(f"{k} ({_figure(v)})" if isinstance(v, dict) else f"{k} {_figure(v)}" for k, v in value.items()) or "none"
     return str(value)
