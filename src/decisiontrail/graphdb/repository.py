@@ -774,8 +774,9 @@ class DecisionStore:
 
     def _write(self, work: Callable[[neo4j.ManagedTransaction], T], *, conflict: str = "the write conflicts with another") -> T:
         self.round_trips += 1
-        # Contention (deadlocks between writers into one plan) is retried up to a deadline; an
-        # unreachable server is not, so it is reported at once (see connection.write_transaction).
+        # Contention (a deadlock between writers, rare now that writers queue on :PlanLock) is
+        # retried up to a deadline; an unreachable server is not, so it is reported at once
+        # (see connection.write_transaction).
         with translated_errors(conflict):
             try:
                 return write_transaction(self._driver, self._database, work, contention_seconds=CONTENTION_RETRY_TIME)

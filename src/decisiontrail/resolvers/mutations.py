@@ -170,11 +170,12 @@ async def resolve_review(info: Info[Context, None], input: ResolveReviewInput) -
 
 
 async def correct_decision(info: Info[Context, None], input: CorrectDecisionInput) -> CorrectionPayload:
-    await require_decision(info.context, str(input.decision_id))
+    if info.context.limited:  # as for recordings: the store answers for what does not exist
+        await require_decision(info.context, str(input.decision_id))
     result = await call(
         correction.correct, info.context.store, str(input.decision_id), input.mode.value, input.guidance, input.reason
     )
-    info.context.decisions.clear_all()  # the check above cached the decision as it was before it was superseded
+    info.context.decisions.clear_all()  # a check above cached the decision as it was before it was superseded
     return CorrectionPayload(model=result)
 
 
