@@ -274,7 +274,66 @@ def lineage_and_impact(graph: Graph, api: str, sizes: Sizes, samples: dict[str, 
                     repeat=sizes.queries, warmup=3)
         rows.append(Row(name, f"{name} of a deep decision ({len(answer['decisions'])} decisions, {len(answer['plans'])} plans)",
                         ours, raw, "the same Cypher through the driver"))
+    progress(f"walk shapes: a {WALK_LEVELS}-level plan hierarchy and a {WALK_CHAIN:,}-decision chain")
+    shapes = walk_shapes(DecisionStore(graph))
+    for name, text, statement, shape, decision_id in (
+        ("lineage", LINEAGE, "decision/lineage", f"deepest decision of {WALK_LEVELS} levels of plans", shapes.deepest),
+        ("impact", IMPACT, "correction/downstream", f"top strategy of {WALK_LEVELS} levels of plans", shapes.top),
+        ("lineage", LINEAGE, "decision/lineage", f"last of a {WALK_CHAIN:,}-decision chain", shapes.chain_end),
+        ("impact", IMPACT, "correction/downstream", f"head of a {WALK_CHAIN:,}-decision chain", shapes.chain_head),
+    ):
+        with httpx.Client(base_url=api, timeout=60) as client:
+            answer = graphql(client, text, id=decision_id)[name]
+            ours = timed(lambda: graphql(client, text, id=decision_id), repeat=sizes.queries, warmup=3)
+        raw = timed(lambda: graph.driver.execute_query(query(statement), decision_id=decision_id, database_=graph.database),
+                    repeat=sizes.queries, warmup=3)
+        rows.append(Row(name, f"{name} of the {shape} ({len(answer['decisions'])} decisions)", ours, raw,
+                        "the same Cypher through the driver"))
     return rows
+
+
+WALK_LEVELS = 50
+WALK_CHAIN = 1000
+
+
+@dataclass(frozen=True)
+class WalkShapes:
+    """The two shapes where a path-enumerating walk explodes: deep plan hierarchies and long chains."""
+
+    deepest: str  # the deepest spawn of a WALK_LEVELS-level hierarchy: its lineage crosses every level
+    top: str  # the top plan's strategy: its impact is every level below
+    chain_end: str  # the last of a WALK_CHAIN-long PARENT chain, each decision also depending on the one two above
+    chain_head: str  # the first decision under the chain's root
+
+
+def walk_shapes(store: DecisionStore) -> WalkShapes:
+    """Record both shapes through the store, as actors would."""
+    spawn: str | None = None
+    top = ""
+    for level in range(WALK_LEVELS):
+        plan, root = instantiate_plan(store, f"walk benchmark level {level}", spawned_by_decision_id=spawn)
+        strategy = store.record_decision(_decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+        spawn = store.record_decision(_decision(plan.plan_id, DecisionType.SUBPLAN_SPAWN, strategy.decision_id)).decision_id
+        top = top or strategy.decision_id
+    assert spawn is not None
+    plan, root = instantiate_plan(store, f"walk benchmark: a {WALK_CHAIN:,}-decision chain")
+    chain = [root.decision_id]
+    for _ in range(WALK_CHAIN):
+        depends_on = (chain[-2],) if len(chain) > 1 else ()
+        chain.append(store.record_decision(
+            _decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, chain[-1], depends_on=depends_on)).decision_id)
+    return WalkShapes(deepest=spawn, top=top, chain_end=chain[-1], chain_head=chain[1])
+
+
+def _decision(plan_id: str, decision_type: DecisionType, parent_id: str, **fields: Any) -> Any:
+    from decisiontrail.domain import ContextSnapshot, Decision
+
+    digest = hashlib.sha256(f"{plan_id}:{parent_id}".encode()).hexdigest()
+    return Decision(
+        plan_id=plan_id, parent_decision_id=parent_id, decision_type=decision_type, question=f"which {decision_type.value}?",
+        chosen_option="this one", rationale="benchmark",
+        context_snapshot=ContextSnapshot(hot_context_hash=digest, hot_context_ref=f"context://sha256/{digest}"), **fields,
+    )
 
 
 def nested_tree(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], None]) -> list[Row]:

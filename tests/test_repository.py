@@ -158,7 +158,10 @@ def test_current_only_leaves_out_superseded_decisions(store: DecisionStore) -> N
     current = [d.decision_id for d in store.list_decisions(plan.plan_id, current_only=True)]
 
     assert current == [root.decision_id, new.decision_id]
-    assert "[superseded by" in store.get_tree(plan.plan_id).render()
+    tree, history = store.get_tree(plan.plan_id), store.get_tree(plan.plan_id, history=True)
+    assert tree is not None and history is not None
+    assert "[superseded by" not in tree.render() and len(tree) == 2  # the current tree
+    assert f"[superseded by {new.decision_id}]" in history.render() and len(history) == 3
 
 
 def test_child_plan_links_to_its_parent_plan_and_spawning_decision(store: DecisionStore) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -23,7 +24,9 @@ from decisiontrail.access import LOCAL, Action, Principal, TokenRegistry
 from decisiontrail.checks.export import ExportFormat, export as export_graph
 from decisiontrail.exceptions import DecisionTrailError
 from decisiontrail.events import EventBus
+from decisiontrail.domain.ids import new_ulid
 from decisiontrail.graphdb import DecisionStore, Graph, open_graph
+from decisiontrail.graphdb.connection import request_tag, terminate_request
 from decisiontrail.resolvers.context import Context
 from decisiontrail.schema import schema
 from decisiontrail.services import analysis
@@ -88,7 +91,7 @@ class DecisionTrailGraphQL(GraphQL[Context, None]):
         return decoded
 
 
-_STATUS = {"NOT_FOUND": 404, "VALIDATION_FAILED": 400, "UNAVAILABLE": 503, "CONFLICT": 409}
+_STATUS = {"NOT_FOUND": 404, "VALIDATION_FAILED": 400, "UNAVAILABLE": 503, "CONFLICT": 409, "TIMEOUT": 504}
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "PAYLOAD_TOO_LARGE"}
 
@@ -133,6 +136,63 @@ class BodySizeLimit:
 
     async def refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         await _error(413, "PAYLOAD_TOO_LARGE", f"request body over {self.limit} bytes")(scope, receive, send)
+
+
+class StopOnDisconnect:
+    """Stops the Neo4j work of a request whose client went away before its answer was sent.
+
+    Each HTTP request runs under its own tag (``connection.request_tag``), which every transaction
+    it opens carries in its metadata. This middleware reads the client's messages itself, relaying
+    them to the app; when the client disconnects before the response is complete, it cancels the
+    request and terminates its transactions, so a query nobody waits for stops at once instead
+    of running to its time limit.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        tag = new_ulid()
+        messages: asyncio.Queue[Message] = asyncio.Queue()
+        complete = False
+
+        async def relay() -> None:
+            while True:
+                message = await receive()
+                await messages.put(message)
+                if message["type"] == "http.disconnect":
+                    return
+
+        async def sending(message: Message) -> None:
+            nonlocal complete
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                complete = True
+
+        token = request_tag.set(tag)
+        try:
+            serving = asyncio.ensure_future(self.app(scope, messages.get, sending))
+        finally:
+            request_tag.reset(token)
+        listening = asyncio.ensure_future(relay())
+        try:
+            await asyncio.wait({serving, listening}, return_when=asyncio.FIRST_COMPLETED)
+            if not serving.done() and not complete:
+                # The client went away mid-request: nobody will read the answer.
+                serving.cancel()
+                graph: Graph | None = getattr(scope["app"].state, "graph", None)
+                if graph is not None:
+                    stopped = await run_in_threadpool(terminate_request, graph, tag)
+                    if stopped:
+                        log.info("client went away: stopped %d transaction(s) of its request", len(stopped))
+            with contextlib.suppress(asyncio.CancelledError):
+                await serving
+        finally:
+            listening.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await listening
 
 
 def create_app(
@@ -215,6 +275,6 @@ def create_app(
             Route("/healthz", healthz),
             Route("/readyz", readyz),
         ],
-        middleware=[Middleware(BodySizeLimit)],
+        middleware=[Middleware(StopOnDisconnect), Middleware(BodySizeLimit)],
         lifespan=lifespan,
     )

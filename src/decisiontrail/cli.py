@@ -11,6 +11,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from dataclasses import replace
+from datetime import UTC, datetime
 
 from decisiontrail import __version__
 from decisiontrail.domain.correction import CorrectionResult, Impact
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
     from decisiontrail.graphdb.loading import LoadScope
 
 log = logging.getLogger("decisiontrail")
+
+SHUTDOWN_GRACE = 10
+"""Seconds `serve` lets running requests finish after SIGTERM before cancelling them."""
 
 ENVIRONMENT_HELP = """\
 environment:
@@ -61,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tree = commands.add_parser("tree", help="print a plan's decision tree", description="Print a plan's decision tree.")
     tree.add_argument("plan_id", help="the plan's ULID")
+    tree.add_argument("--history", action="store_true", help="also show superseded decisions, marked, under what replaced them")
+    tree.add_argument("--as-of", type=_moment, metavar="TIME", help="the tree as it stood at this ISO 8601 time (UTC if no offset)")
     commands.add_parser(
         "migrate", help="apply schema migrations (constraints, indexes) and exit", description="Apply migrations."
     )
@@ -258,7 +264,12 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
             print(describe_correction(demo.correction))
             print(f"replay recorded {len(demo.replayed)} new decision(s): " + ", ".join(demo.replayed))
         elif args.command == "tree":
-            print(store.get_tree(args.plan_id).render())
+            found = store.get_tree(args.plan_id, as_of=args.as_of, history=args.history)
+            if found is None:
+                moment = f" at {args.as_of.isoformat()}" if args.as_of else ""
+                print(f"plan {args.plan_id} has no current decisions{moment} (a correction invalidated it); see --history")
+            else:
+                print(found.render(ids=True))
         elif args.command == "impact":
             print(describe_impact(preview(store, args.decision_id)))
         elif args.command == "correct":
@@ -364,6 +375,14 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _moment(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {text!r}") from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
     import uvicorn
 
@@ -393,7 +412,9 @@ def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
 
     log.info("serving GraphQL on http://%s:%d/graphql (GraphiQL in a browser)", args.host, args.port)
     app = create_app(settings, tokens=tokens, on_start=load_demo if args.demo_if_empty else None)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    # On SIGTERM, requests still running get SHUTDOWN_GRACE seconds; then they are cancelled (and
+    # their queries stopped by Neo4j's own timeouts), so the service always stops within a bound.
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info", timeout_graceful_shutdown=SHUTDOWN_GRACE)
     return 0
 
 

@@ -17,6 +17,7 @@ class EventKind(StrEnum):
     SUPERSEDED = "superseded"
     REVIEW_PENDING = "review_pending"
     REVIEW_RESOLVED = "review_resolved"
+    REVIEW_CANCELLED = "review_cancelled"
 
 
 @dataclass(frozen=True)

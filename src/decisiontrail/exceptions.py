@@ -54,6 +54,12 @@ class Conflict(DecisionTrailError):
     code = "CONFLICT"
 
 
+class TimedOut(DecisionTrailError):
+    """The request's query ran past its time limit (or was stopped) and was rolled back."""
+
+    code = "TIMEOUT"
+
+
 class Unavailable(DecisionTrailError):
     """Neo4j cannot be reached, or the embedded server cannot be built or started."""
 

@@ -41,6 +41,13 @@ class Neo4jSettings:
     pagecache_mb: int = 256
     startup_timeout: float = 180.0
     neo4j_version: str = NEO4J_VERSION
+    query_timeout: float | None = 30.0
+    """Seconds one transaction of the service may run before Neo4j stops it (None: the server's default)."""
+    transaction_timeout: float = 600.0
+    """The embedded server's own limit for any transaction (``db.transaction.timeout``): the backstop for
+    clients that set none. Offline work (loads, exports, prunes) runs in statements well under it."""
+    shutdown_timeout: float = 5.0
+    """Seconds the embedded server waits for running transactions when asked to stop, before ending them."""
 
     @property
     def embedded(self) -> bool:
@@ -65,7 +72,24 @@ class Neo4jSettings:
             bolt_port=_int(env, "DECISIONTRAIL_NEO4J_PORT", defaults.bolt_port, low=0, high=65535),
             heap_mb=_int(env, "DECISIONTRAIL_NEO4J_HEAP_MB", defaults.heap_mb, low=256, high=65536),
             pagecache_mb=_int(env, "DECISIONTRAIL_NEO4J_PAGECACHE_MB", defaults.pagecache_mb, low=16, high=65536),
+            query_timeout=_seconds(env, "DECISIONTRAIL_QUERY_TIMEOUT", defaults.query_timeout),
+            transaction_timeout=_seconds(env, "DECISIONTRAIL_NEO4J_TRANSACTION_TIMEOUT", defaults.transaction_timeout)
+            or defaults.transaction_timeout,
         )
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float | None) -> float | None:
+    """A duration in seconds; 0 means no limit (None)."""
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValidationFailed(f"{name} must be a number of seconds, got {raw!r}", field=name) from None
+    if not 0 <= value <= 86_400:
+        raise ValidationFailed(f"{name} must be between 0 (no limit) and 86400 seconds, got {value:g}", field=name)
+    return value or None
 
 
 def _int(env: Mapping[str, str], name: str, default: int, *, low: int, high: int) -> int:

@@ -288,5 +288,6 @@ def record_demonstration(store: DecisionStore, checkpointer: BaseCheckpointSaver
 def render_demonstration(store: DecisionStore, demo: Demonstration) -> str:
     """The hierarchy as text, every line read back from the store."""
     plans = [store.get_plan(demo.root_plan.plan_id), store.get_plan(demo.child_plan.plan_id)]
-    trees = {p.plan_id: store.get_tree(p.plan_id) for p in plans}
+    # Its whole history, superseded decisions marked, so the correction shows.
+    trees = {p.plan_id: tree for p in plans if (tree := store.get_tree(p.plan_id, history=True)) is not None}
     return render_hierarchy(demo.root_plan.plan_id, trees, {p.plan_id: p.description for p in plans})

@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Collection, Iterable
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from decisiontrail.domain.decision import CheckpointRef, ContextSnapshot, Decision, DecisionType, Phase, UtcDatetime, utc_now
+from decisiontrail.domain.decision import (
+    PHASES_BY_TYPE,
+    CheckpointRef,
+    ContextSnapshot,
+    Decision,
+    DecisionType,
+    Phase,
+    UtcDatetime,
+    utc_now,
+)
 from decisiontrail.domain.ids import Ulid, new_ulid
-from decisiontrail.domain.recording import CapturedContext
+from decisiontrail.domain.recording import CapturedContext, Review, ReviewStatus
 from decisiontrail.exceptions import Conflict, ValidationFailed
 
 
@@ -208,6 +218,7 @@ class CorrectionResult(BaseModel):
     attempt: CorrectionAttempt
     invalidated: tuple[str, ...]
     invalidated_plans: tuple[str, ...]
+    cancelled_reviews: tuple[str, ...] = ()
 
     @property
     def replay_frontier(self) -> tuple[FrontierPoint, ...]:
@@ -217,3 +228,31 @@ class CorrectionResult(BaseModel):
 def visible_at(created_at: datetime, superseded_at: datetime | None, moment: datetime) -> bool:
     """Whether a decision was part of the current tree at ``moment`` (an as-of read)."""
     return created_at <= moment and (superseded_at is None or superseded_at > moment)
+
+
+def moot_reviews(
+    pending: Iterable[Review],
+    *,
+    superseded: Collection[str],
+    invalidated_plans: Collection[str],
+    corrected_plan_id: str,
+    phase: Phase,
+) -> list[Review]:
+    """The pending reviews a correction makes moot: they could never be resolved after it.
+
+    A review is moot when its plan is invalidated, when the decision it would hang under or one
+    it depends on is superseded, or when it waits in the corrected plan for a type the plan's
+    new ``phase`` refuses. The correction cancels them in its own transaction.
+    """
+    moot = []
+    for review in pending:
+        if review.status is not ReviewStatus.PENDING:
+            continue
+        hangs_on = {review.parent_decision_id, *review.proposal.depends_on} - {None}
+        if (
+            review.plan_id in invalidated_plans
+            or hangs_on & set(superseded)
+            or (review.plan_id == corrected_plan_id and phase not in PHASES_BY_TYPE[review.proposal.decision_type])
+        ):
+            moot.append(review)
+    return moot

@@ -179,6 +179,7 @@ class ReviewStatus(StrEnum):
     APPROVED = "approved"
     ALTERNATIVE_SELECTED = "alternative_selected"
     CUSTOM = "custom"
+    CANCELLED = "cancelled"  # a correction made it moot (see domain.correction.moot_reviews)
 
 
 class ReviewAction(StrEnum):
@@ -206,6 +207,7 @@ class Review(BaseModel):
     resolved_at: UtcDatetime | None = None
     resolved_option: str | None = None
     decision_id: Ulid | None = None
+    cancelled_by: Ulid | None = Field(default=None, description="the correction decision that made this review moot")
 
     @property
     def reason(self) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from decisiontrail.domain.decision import Decision
@@ -36,20 +36,44 @@ class DecisionTree:
     def build(cls, plan_id: str, decisions: Iterable[Decision]) -> DecisionTree:
         """Assemble the tree from a plan's decisions (any order); children come in sequence order.
 
-        Raises RuleViolation unless the decisions form exactly one tree rooted at one
-        parentless decision.
+        Give it one tree's decisions: the current ones (``superseded_by`` unset), or those
+        current at one moment (an as-of read). Raises RuleViolation unless they form exactly one
+        tree rooted at one parentless decision.
         """
+        return cls._assemble(plan_id, decisions, lambda d: d.parent_decision_id)
+
+    @classmethod
+    def history(cls, plan_id: str, decisions: Iterable[Decision]) -> DecisionTree:
+        """Everything ever recorded in the plan as one tree, superseded decisions included.
+
+        A prompt correction gives the plan a new root, so its history has one parentless
+        decision per prompt; here each superseded root hangs under the root that replaced it,
+        and the history reads as one tree with the current root on top.
+        """
+        by_id = {d.decision_id: d for d in decisions}
+
+        def parent_of(decision: Decision) -> str | None:
+            if decision.parent_decision_id is None and decision.superseded_by in by_id:
+                return decision.superseded_by
+            return decision.parent_decision_id
+
+        return cls._assemble(plan_id, by_id.values(), parent_of)
+
+    @classmethod
+    def _assemble(
+        cls, plan_id: str, decisions: Iterable[Decision], parent_of: Callable[[Decision], str | None]
+    ) -> DecisionTree:
         by_id = {d.decision_id: d for d in decisions}
         children: dict[str | None, list[Decision]] = {}
         for decision in by_id.values():
-            children.setdefault(decision.parent_decision_id, []).append(decision)
+            children.setdefault(parent_of(decision), []).append(decision)
         roots = children.get(None, [])
         if len(roots) != 1:
             raise RuleViolation(
                 f"plan {plan_id} has {len(roots)} parentless decisions, a tree needs exactly one",
                 rule="single_root",
             )
-        orphans = [d.decision_id for d in by_id.values() if d.parent_decision_id and d.parent_decision_id not in by_id]
+        orphans = [d.decision_id for d in by_id.values() if (p := parent_of(d)) is not None and p not in by_id]
         if orphans:
             raise RuleViolation(
                 f"plan {plan_id}: decisions {', '.join(sorted(orphans))} have a parent outside the given decisions",
@@ -81,16 +105,16 @@ class DecisionTree:
     def __len__(self) -> int:
         return sum(1 for _ in self.root.walk())
 
-    def render(self) -> str:
+    def render(self, *, ids: bool = False) -> str:
         """The tree as indented text, one decision a line.
 
         Each line shows the sequence number, type, chosen option, and marks
-        superseded decisions.
+        superseded decisions; with ``ids``, each decision's id too (what `correct` asks for).
         """
-        return "\n".join(describe(node.decision, depth) for depth, node in self.root.walk())
+        return "\n".join(describe(node.decision, depth, ids=ids) for depth, node in self.root.walk())
 
 
-def describe(decision: Decision, depth: int = 0, width: int = 100) -> str:
+def describe(decision: Decision, depth: int = 0, width: int = 100, *, ids: bool = False) -> str:
     """One decision as one line: sequence number, type, chosen option, spawned plans, status.
 
     Line breaks in the chosen option are shown as spaces and long options are cut, so a
@@ -101,7 +125,8 @@ def describe(decision: Decision, depth: int = 0, width: int = 100) -> str:
         option = option[: width - 1] + "…"
     spawned = f"  -> spawns {', '.join(decision.downstream_plan_ids)}" if decision.downstream_plan_ids else ""
     status = "" if decision.is_current else f"  [superseded by {decision.superseded_by}]"
-    return f"{'  ' * depth}#{decision.sequence_number} {decision.decision_type.value}: {option}{spawned}{status}"
+    identity = f" {decision.decision_id}" if ids else ""
+    return f"{'  ' * depth}#{decision.sequence_number}{identity} {decision.decision_type.value}: {option}{spawned}{status}"
 
 
 def _sequence_key(decision: Decision) -> tuple[int, str]:

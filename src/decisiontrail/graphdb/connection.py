@@ -1,4 +1,10 @@
-"""The Neo4j driver's lifecycle: one driver per process, opened and closed around the work."""
+"""The Neo4j driver's lifecycle and the one way work reaches it: bounded reads and writes, errors translated.
+
+Every statement the service sends carries a timeout (``Graph.query_timeout``), so a query that
+runs too long is stopped by Neo4j and answered ``TIMEOUT``; and the request it serves, named in
+the transaction's metadata, so a request whose client went away can stop its query
+(``terminate_request``).
+"""
 
 from __future__ import annotations
 
@@ -7,12 +13,14 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, LiteralString, TypeVar
 
 import neo4j
 from neo4j.exceptions import (
     AuthError,
+    ConstraintError,
     DatabaseUnavailable,
     DriverError,
     ForbiddenOnReadOnlyDatabase,
@@ -20,10 +28,12 @@ from neo4j.exceptions import (
     NotALeader,
     ResultFailedError,
     ServiceUnavailable,
+    SessionExpired,
     TransientError,
 )
 
-from decisiontrail.exceptions import Unavailable
+from decisiontrail.cypher import query
+from decisiontrail.exceptions import Conflict, TimedOut, Unavailable
 from decisiontrail.graphdb.embedded import EmbeddedNeo4j, Progress
 from decisiontrail.graphdb.migrations import apply_migrations
 from decisiontrail.settings import Neo4jSettings
@@ -39,6 +49,36 @@ class Graph:
     driver: neo4j.Driver
     database: str
     uri: str
+    query_timeout: float | None = None
+    """Seconds a transaction of the service may run before Neo4j stops it; None: the server's default."""
+
+
+request_tag: ContextVar[str | None] = ContextVar("request_tag", default=None)
+"""The HTTP request being served, if any: its transactions carry it in their metadata."""
+
+REQUEST_METADATA_KEY = "decisiontrail_request"
+
+TIMED_OUT_CODES = frozenset(
+    {
+        "Neo.ClientError.Transaction.TransactionTimedOut",
+        "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+    }
+)
+TERMINATED_CODES = frozenset(
+    {
+        "Neo.ClientError.Transaction.Terminated",
+        "Neo.TransientError.Transaction.Terminated",
+        # A transaction stopped while it waited for a lock: by its time limit, a terminate or a shutdown.
+        "Neo.ClientError.Transaction.LockClientStopped",
+        "Neo.TransientError.Transaction.LockClientStopped",
+    }
+)
+
+
+def transaction_metadata() -> dict[str, Any] | None:
+    """What a transaction says about itself in SHOW TRANSACTIONS: the request it serves."""
+    tag = request_tag.get()
+    return {REQUEST_METADATA_KEY: tag} if tag is not None else None
 
 
 # The driver does not retry: with a retry time of 0 it gives up after the first failure (it
@@ -69,22 +109,74 @@ def create_driver(uri: str, user: str | None, password: str | None) -> neo4j.Dri
     )
 
 
+@contextmanager
+def translated_errors(conflict: str = "the write conflicts with another", *, timeout: float | None = None) -> Iterator[None]:
+    """Turn the driver's expected failures into the project's own; anything else is a bug and propagates."""
+    try:
+        yield
+    except ConstraintError as e:
+        raise Conflict(f"{conflict} ({e.message})") from e
+    # Before TransientError: these are transient to the server (stopping, starting, a leader switch) but outages to a client.
+    except (ServiceUnavailable, SessionExpired, DatabaseUnavailable, NotALeader, ForbiddenOnReadOnlyDatabase) as e:
+        # The driver's message names hosts and ports: it goes to the log, not to clients.
+        log.warning("Neo4j is unavailable: %s", e)
+        raise Unavailable("Neo4j is unavailable; the request wrote nothing and can be retried") from e
+    except Neo4jError as e:
+        if e.code in TIMED_OUT_CODES:
+            limit = f" of {timeout:g}s" if timeout else ""
+            raise TimedOut(f"the request ran past its time limit{limit} and was stopped; it wrote nothing") from e
+        if e.code in TERMINATED_CODES:
+            limit = f"it ran past its time limit of {timeout:g}s, or " if timeout else ""
+            raise TimedOut(f"the request was stopped before it finished ({limit}Neo4j ended it); it wrote nothing") from e
+        if isinstance(e, TransientError):
+            raise Conflict(f"the write kept conflicting with concurrent writes and was given up: {e.message}") from e
+        raise
+
+
+def read(graph: Graph, statement: LiteralString, params: dict[str, Any] | None = None) -> list[neo4j.Record]:
+    """One read statement as its own transaction, under the graph's time limit, errors translated."""
+    with translated_errors(timeout=graph.query_timeout):
+        records, _, _ = graph.driver.execute_query(
+            neo4j.Query(statement, metadata=transaction_metadata(), timeout=graph.query_timeout),
+            params or {},
+            database_=graph.database,
+            routing_=neo4j.RoutingControl.READ,
+        )
+    return records
+
+
+def terminate_request(graph: Graph, tag: str) -> list[str]:
+    """Stop every transaction still running for the request ``tag`` (its client went away); their ids."""
+    with translated_errors():
+        records, _, _ = graph.driver.execute_query(
+            query("admin/terminate_request"), {"key": REQUEST_METADATA_KEY, "tag": tag}, database_=graph.database
+        )
+    return [str(r["transaction_id"]) for r in records]
+
+
 def write_transaction(
-    driver: neo4j.Driver, database: str, work: Callable[[neo4j.ManagedTransaction], T], *, contention_seconds: float
+    driver: neo4j.Driver,
+    database: str,
+    work: Callable[[neo4j.ManagedTransaction], T],
+    *,
+    contention_seconds: float,
+    timeout: float | None = None,
 ) -> T:
     """Run ``work`` as one managed write transaction, retrying contention but not unavailability.
 
-    Deadlocks and lock timeouts between concurrent writers (``TransientError``) are retried with
+    ``timeout`` bounds each attempt (Neo4j stops the transaction past it); the request's tag goes
+    in the transaction's metadata. Deadlocks and lock timeouts between concurrent writers (``TransientError``) are retried with
     short, jittered, doubling delays until ``contention_seconds`` have passed. A server that is
     stopped, unreachable, shutting down or not the leader raises ``ServiceUnavailable`` at once:
     waiting for it would hold the request for as long as the outage lasts.
     """
     deadline = time.monotonic() + contention_seconds
     delay = CONTENTION_FIRST_DELAY
+    bounded = neo4j.unit_of_work(metadata=transaction_metadata(), timeout=timeout)(work)
     while True:
         try:
             with driver.session(database=database) as session:
-                return session.execute_write(work)
+                return session.execute_write(bounded)
         except (DatabaseUnavailable, NotALeader, ForbiddenOnReadOnlyDatabase) as e:
             # Transient to the server, but an outage to the client: answered like a refused connection.
             raise ServiceUnavailable(f"Neo4j cannot take the write now: {e.message}") from e
@@ -93,6 +185,8 @@ def write_transaction(
             # ResultFailedError around it; that one is as retryable as the failure it wraps.
             if not isinstance(e, TransientError) and not isinstance(e.__cause__, TransientError):
                 raise
+            if isinstance(e, Neo4jError) and e.code in TERMINATED_CODES | TIMED_OUT_CODES:
+                raise  # stopped on purpose (a time limit, a client gone): running it again would not help
             if time.monotonic() >= deadline:
                 raise
             log.info("a write met concurrent writes; trying again in %.2fs", delay)
@@ -120,7 +214,7 @@ def open_graph(settings: Neo4jSettings, *, progress: Progress = log.info) -> Ite
             raise Unavailable(f"Neo4j at {uri} refused the credentials in NEO4J_USER/NEO4J_PASSWORD: {e.message}") from e
         except (DriverError, Neo4jError) as e:
             raise Unavailable(f"cannot reach Neo4j at {uri}: {e}") from e
-        graph = Graph(driver=driver, database=settings.database, uri=uri)
+        graph = Graph(driver=driver, database=settings.database, uri=uri, query_timeout=settings.query_timeout)
         applied = apply_migrations(graph)
         if applied:
             progress(f"applied {len(applied)} schema migration(s): {', '.join(applied)}")

@@ -171,6 +171,8 @@ class EmbeddedNeo4j:
         pagecache_mb: int = 256,
         neo4j_version: str = Neo4jSettings.neo4j_version,
         startup_timeout: float = 180.0,
+        transaction_timeout: float = Neo4jSettings.transaction_timeout,
+        shutdown_timeout: float = Neo4jSettings.shutdown_timeout,
         progress: Progress = log.info,
     ) -> None:
         self.data_dir = data_dir
@@ -180,6 +182,8 @@ class EmbeddedNeo4j:
         self.pagecache_mb = pagecache_mb
         self.neo4j_version = neo4j_version
         self.startup_timeout = startup_timeout
+        self.transaction_timeout = transaction_timeout
+        self.shutdown_timeout = shutdown_timeout
         self.progress = progress
         self._process: subprocess.Popen[bytes] | None = None
         self._log_path = data_dir / "launcher.log"
@@ -195,6 +199,8 @@ class EmbeddedNeo4j:
             pagecache_mb=settings.pagecache_mb,
             neo4j_version=settings.neo4j_version,
             startup_timeout=settings.startup_timeout,
+            transaction_timeout=settings.transaction_timeout,
+            shutdown_timeout=settings.shutdown_timeout,
             progress=progress,
         )
 
@@ -234,6 +240,10 @@ class EmbeddedNeo4j:
             str(port),
             "--pagecache-mb",
             str(self.pagecache_mb),
+            "--transaction-timeout-ms",
+            str(round(self.transaction_timeout * 1000)),
+            "--shutdown-transaction-end-ms",
+            str(round(self.shutdown_timeout * 1000)),
             "--exit-on-stdin-eof",
         ]
         self.progress(
@@ -284,8 +294,13 @@ class EmbeddedNeo4j:
                         raise Unavailable(f"embedded Neo4j at {self.uri} does not accept connections: {e}") from e
                     time.sleep(0.2)
 
-    def stop(self, timeout: float = 60.0) -> None:
-        """Shut the database down cleanly (SIGTERM), killing it only if it hangs."""
+    def stop(self, timeout: float | None = None) -> None:
+        """Shut the database down cleanly (SIGTERM), killing it only if it hangs.
+
+        Running transactions get ``shutdown_timeout`` seconds to end before the server ends them;
+        the clean shutdown then has ``timeout`` (by default 20 s more) before the JVM is killed.
+        """
+        timeout = self.shutdown_timeout + 20.0 if timeout is None else timeout
         process, self._process = self._process, None
         if process is None:
             return

@@ -31,8 +31,7 @@ from decisiontrail.checks.model import (
 )
 from decisiontrail.cypher import query
 from decisiontrail.exceptions import NotFound, ValidationFailed
-from decisiontrail.graphdb.connection import Graph
-from decisiontrail.graphdb.repository import translated_errors
+from decisiontrail.graphdb.connection import Graph, translated_errors
 
 PLANS_PER_QUERY = 200
 FETCH_SIZE = 2000

@@ -153,6 +153,7 @@ def review_from_record(record: Mapping[str, Any]) -> Review:
         resolved_at=_native(resolved_at) if resolved_at is not None else None,
         resolved_option=props.get("resolved_option"),
         decision_id=record["decision_id"],
+        cancelled_by=props.get("cancelled_by"),
     )
 
 

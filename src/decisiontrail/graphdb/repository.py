@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
 import neo4j
-from neo4j.exceptions import (
-    ConstraintError,
-    DatabaseUnavailable,
-    ForbiddenOnReadOnlyDatabase,
-    IncompleteCommit,
-    NotALeader,
-    ServiceUnavailable,
-    SessionExpired,
-    TransientError,
-)
+from neo4j.exceptions import IncompleteCommit
 
 from decisiontrail.cypher import query
 from decisiontrail.domain import AutomationProfile, Decision, DecisionTree, Phase, Plan
@@ -32,6 +22,7 @@ from decisiontrail.domain.correction import (
     ReplayOutcome,
     check_correctable,
     correction_decision,
+    moot_reviews,
     phase_after_correction,
     replay_frontier,
     visible_at,
@@ -62,7 +53,7 @@ from decisiontrail.domain.rules import (
 )
 from decisiontrail.events import DecisionEvent, EventBus, EventKind
 from decisiontrail.exceptions import Conflict, NotFound, Unavailable, ValidationFailed
-from decisiontrail.graphdb.connection import Graph, write_transaction
+from decisiontrail.graphdb.connection import Graph, read, translated_errors, write_transaction
 from decisiontrail.graphdb.records import (
     attempt_from_properties,
     attempt_properties,
@@ -301,26 +292,31 @@ class DecisionStore:
             return [d for d in decisions if visible_at(d.created_at, d.superseded_at, as_of)]
         return [d for d in decisions if d.is_current] if current_only else decisions
 
-    def get_tree(self, plan_id: str, *, as_of: datetime | None = None) -> DecisionTree:
-        """The plan's decision tree: everything ever recorded in it (superseded ones marked),
-        or with ``as_of`` the current tree as it stood at that moment."""
-        decisions = self.list_decisions(plan_id, as_of=as_of)
+    def get_tree(self, plan_id: str, *, as_of: datetime | None = None, history: bool = False) -> DecisionTree | None:
+        """The plan's current tree (its decisions no correction superseded), or with ``as_of`` the
+        tree as it stood at that moment, or with ``history`` everything ever recorded in it (see
+        ``DecisionTree.history``). None when that tree is empty: a plan invalidated by a
+        correction has no current decisions. NotFound for an unknown plan."""
+        decisions = self.list_decisions(plan_id, current_only=as_of is None and not history, as_of=as_of)
         if not decisions:
-            raise NotFound("root decision of plan", plan_id)
-        return DecisionTree.build(plan_id, decisions)
+            return None
+        return DecisionTree.history(plan_id, decisions) if history else DecisionTree.build(plan_id, decisions)
 
-    def get_tree_outline(self, plan_id: str, *, as_of: datetime | None = None) -> tuple[DecisionTree, list[Decision]]:
+    def get_tree_outline(
+        self, plan_id: str, *, as_of: datetime | None = None
+    ) -> tuple[DecisionTree | None, list[Decision]]:
         """``get_tree`` built from outlines (``decision_outline_from_record``) in one statement,
-        and every decision of the plan as an outline, in sequence order (with ``as_of`` the list
-        keeps those the tree leaves out)."""
+        and every decision of the plan as an outline, in sequence order (the list keeps those
+        the tree leaves out)."""
         records = self._read(query("decision/plan_outline"), plan_id=plan_id, as_of=as_of)
         if not records:
             self.get_plan(plan_id)  # raises NotFound for an unknown plan
         decisions = [decision_outline_from_record(r) for r in records]
-        in_tree = decisions if as_of is None else [d for d in decisions if visible_at(d.created_at, d.superseded_at, as_of)]
-        if not in_tree:
-            raise NotFound("root decision of plan", plan_id)
-        return DecisionTree.build(plan_id, in_tree), decisions
+        if as_of is None:
+            in_tree = [d for d in decisions if d.is_current]
+        else:
+            in_tree = [d for d in decisions if visible_at(d.created_at, d.superseded_at, as_of)]
+        return (DecisionTree.build(plan_id, in_tree) if in_tree else None), decisions
 
     def lineage(self, decision_id: str) -> tuple[list[str], list[str]]:
         """Where a decision comes from: its ancestors (through parent plans too) and what it
@@ -389,6 +385,7 @@ class DecisionStore:
         """
 
         superseded_in: list[tuple[str, str]] = []  # (plan id, decision id), for the events
+        cancelled: list[tuple[str, str]] = []  # (plan id, review id)
 
         def work(tx: neo4j.ManagedTransaction) -> CorrectionResult:
             facts = tx.run(query("correction/begin_correction"), decision_id=decision_id).single()
@@ -430,6 +427,26 @@ class DecisionStore:
             ).consume()
             draft, context = correction_decision(original, mode, guidance, reason, anchor_id=anchor, at=at)
             correction = self._record_in(tx, draft, idempotency_key=None, context=context)
+            # Reviews waiting in the plans it touches that it makes moot are cancelled with it.
+            pending = [
+                review_from_record(r)
+                for r in tx.run(query("review/pending_in_plans"), plan_ids=sorted(locked)).data()
+            ]
+            moot = moot_reviews(
+                pending,
+                superseded=superseded,
+                invalidated_plans=impact.plan_ids,
+                corrected_plan_id=original.plan_id,
+                phase=phase,
+            )
+            if moot:
+                tx.run(
+                    query("review/cancel_reviews"),
+                    review_ids=[r.review_id for r in moot],
+                    correction_id=correction.decision_id,
+                    at=at,
+                ).consume()
+            cancelled[:] = [(r.plan_id, r.review_id) for r in moot]
             first_id, hops = facts["chain"]
             origin = ImpactedDecision.of(original)
             attempt = CorrectionAttempt(
@@ -458,13 +475,19 @@ class DecisionStore:
             ).consume()
             superseded_in[:] = [(d.plan_id, d.decision_id) for d in (origin, *impact.decisions)]
             return CorrectionResult(
-                correction=correction, attempt=attempt, invalidated=tuple(superseded), invalidated_plans=impact.plan_ids
+                correction=correction,
+                attempt=attempt,
+                invalidated=tuple(superseded),
+                invalidated_plans=impact.plan_ids,
+                cancelled_reviews=tuple(r.review_id for r in moot),
             )
 
         result = self._write(work, conflict=f"decision {decision_id} was corrected concurrently")
         self._publish(EventKind.RECORDED, result.correction.plan_id, decision_id=result.correction.decision_id)
         for plan_id, superseded_id in superseded_in:
             self._publish(EventKind.SUPERSEDED, plan_id, decision_id=superseded_id)
+        for plan_id, review_id in cancelled:
+            self._publish(EventKind.REVIEW_CANCELLED, plan_id, review_id=review_id)
         return result
 
     def correction_attempts(self, decision_id: str) -> list[CorrectionAttempt]:
@@ -766,20 +789,19 @@ class DecisionStore:
 
     def _read(self, statement: Any, /, **params: Any) -> list[neo4j.Record]:
         self.round_trips += 1
-        with translated_errors():
-            records, _, _ = self._driver.execute_query(
-                statement, params, database_=self._database, routing_=neo4j.RoutingControl.READ
-            )
-        return records
+        return read(self.graph, statement, params)
 
     def _write(self, work: Callable[[neo4j.ManagedTransaction], T], *, conflict: str = "the write conflicts with another") -> T:
         self.round_trips += 1
         # Contention (a deadlock between writers, rare now that writers queue on :PlanLock) is
         # retried up to a deadline; an unreachable server is not, so it is reported at once
         # (see connection.write_transaction).
-        with translated_errors(conflict):
+        timeout = self.graph.query_timeout
+        with translated_errors(conflict, timeout=timeout):
             try:
-                return write_transaction(self._driver, self._database, work, contention_seconds=CONTENTION_RETRY_TIME)
+                return write_transaction(
+                    self._driver, self._database, work, contention_seconds=CONTENTION_RETRY_TIME, timeout=timeout
+                )
             except IncompleteCommit as e:
                 # The commit was sent and the connection lost: it may have been written. Unlike the
                 # other unavailability, this one cannot promise "wrote nothing".
@@ -867,19 +889,3 @@ def _any_phase(proposal: Proposal) -> Phase:
 
 def _context_param(context: CapturedContext | None) -> dict[str, str] | None:
     return None if context is None else {"context_hash": context.context_hash, "content": context.content}
-
-
-@contextmanager
-def translated_errors(conflict: str = "the write conflicts with another") -> Iterator[None]:
-    """Turn the driver's expected failures into the project's own; anything else is a bug and propagates."""
-    try:
-        yield
-    except ConstraintError as e:
-        raise Conflict(f"{conflict} ({e.message})") from e
-    # Before TransientError: these are transient to the server (stopping, starting, a leader switch) but outages to a client.
-    except (ServiceUnavailable, SessionExpired, DatabaseUnavailable, NotALeader, ForbiddenOnReadOnlyDatabase) as e:
-        # The driver's message names hosts and ports: it goes to the log, not to clients.
-        log.warning("Neo4j is unavailable: %s", e)
-        raise Unavailable("Neo4j is unavailable; the request wrote nothing and can be retried") from e
-    except TransientError as e:
-        raise Conflict(f"the write kept conflicting with concurrent writes and was given up: {e.message}") from e

@@ -35,8 +35,7 @@ from decisiontrail.cypher import query
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.retention import PRUNABLE_PHASE, PruneResult, RetentionPolicy
 from decisiontrail.exceptions import ValidationFailed
-from decisiontrail.graphdb.connection import Graph
-from decisiontrail.graphdb.repository import translated_errors
+from decisiontrail.graphdb.connection import Graph, translated_errors
 
 log = logging.getLogger(__name__)
 

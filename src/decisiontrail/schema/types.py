@@ -386,18 +386,16 @@ class Plan:
         if asks_only(info.selected_fields, TREE_OF_OUTLINES):
             # Ids, types and relations only: one statement of outlines instead of whole records.
             outline_tree, outlines = await call(info.context.store.get_tree_outline, self.model.plan_id, as_of=as_of)
+            if outline_tree is None:
+                return []  # an invalidated plan has no current tree
             nodes = PlanOutline(outlines).nodes
-            return [
-                TreeEntry(depth=depth, decision=nodes[node.decision.decision_id])
-                for depth, node in outline_tree.root.walk()
-                if as_of is not None or node.decision.is_current
-            ]
+            return [TreeEntry(depth=depth, decision=nodes[node.decision.decision_id]) for depth, node in outline_tree.root.walk()]
         tree = await call(info.context.store.get_tree, self.model.plan_id, as_of=as_of)
+        if tree is None:
+            return []
         entries = []
         for depth, node in tree.root.walk():
             info.context.decisions.prime(node.decision.decision_id, node.decision)
-            if as_of is None and not node.decision.is_current:
-                continue
             entries.append(TreeEntry(depth=depth, decision=Decision(model=node.decision)))
         return entries
 
@@ -612,6 +610,20 @@ class Review:
     async def decision(self, info: Info[Context, None]) -> Decision | None:
         return await _decision(info, self.model.decision_id)
 
+    @strawberry.field
+    def created_at(self) -> datetime:
+        return self.model.created_at
+
+    @strawberry.field
+    def resolved_at(self) -> datetime | None:
+        """When a reviewer resolved it, or a correction cancelled it."""
+        return self.model.resolved_at
+
+    @strawberry.field
+    async def cancelled_by(self, info: Info[Context, None]) -> Decision | None:
+        """The correction decision that made this review moot (status CANCELLED)."""
+        return await _decision(info, self.model.cancelled_by)
+
 
 @strawberry.type
 class CountByType:
@@ -738,6 +750,12 @@ class CorrectionPayload:
     @strawberry.field
     def replay_frontier(self) -> list[ReplayPoint]:
         return [ReplayPoint.of(p) for p in self.model.replay_frontier]
+
+    @strawberry.field
+    async def cancelled_reviews(self, info: Info[Context, None]) -> list[Review]:
+        """Pending reviews the correction made moot, now CANCELLED with it."""
+        reviews = [await call(info.context.store.get_review, review_id) for review_id in self.model.cancelled_reviews]
+        return [Review(model=r) for r in reviews]
 
 
 @strawberry.type

@@ -10,8 +10,10 @@ MERGE (lock:PlanLock {plan_id: plan.plan_id})
 SET lock.writes = coalesce(lock.writes, 0) + 1
 WITH d, plan
 CALL (d) {
-  OPTIONAL MATCH ANY (d) (()<-[:PARENT|DEPENDS_ON|SPAWNED_BY|IN_PLAN]-(n) WHERE n.superseded_at IS NULL AND n.invalidated_at IS NULL)+ (reached)
-  RETURN collect(DISTINCT reached.plan_id) AS touched_plan_ids
+  OPTIONAL MATCH path = (d)<-[:PARENT|DEPENDS_ON|SPAWNED_BY|IN_PLAN*]-(reached)
+  WHERE all(n IN nodes(path) WHERE n = d OR (n.superseded_at IS NULL AND n.invalidated_at IS NULL))
+  WITH collect(DISTINCT reached) AS reached
+  RETURN [x IN reached | x.plan_id] AS touched_plan_ids
 }
 RETURN
   plan.phase AS plan_phase,

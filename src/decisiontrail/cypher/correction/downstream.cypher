@@ -3,8 +3,11 @@
 // by anything reached (SPAWNED_BY, then IN_PLAN), transitively and mixed. All four point from
 // the downstream end to what it hangs on, so the walk follows them backwards. Only current
 // decisions and plans not yet invalidated are reached: an earlier correction already took the rest.
+// Planned as a breadth-first walk with a visited set (see decision/lineage.cypher): keep the
+// predicate over all nodes(path) and the DISTINCT collect, or the walk enumerates paths.
 MATCH (origin:Decision {decision_id: $decision_id})
-OPTIONAL MATCH ANY (origin) (()<-[:PARENT|DEPENDS_ON|SPAWNED_BY|IN_PLAN]-(n) WHERE n.superseded_at IS NULL AND n.invalidated_at IS NULL)+ (reached)
+OPTIONAL MATCH path = (origin)<-[:PARENT|DEPENDS_ON|SPAWNED_BY|IN_PLAN*]-(reached)
+WHERE all(n IN nodes(path) WHERE n = origin OR (n.superseded_at IS NULL AND n.invalidated_at IS NULL))
 WITH origin, collect(DISTINCT reached) AS reached
 RETURN
   origin.decision_id AS decision_id,

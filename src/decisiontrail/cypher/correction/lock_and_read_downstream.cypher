@@ -10,7 +10,8 @@ CALL () {
   RETURN count(plan) AS locked
 }
 MATCH (origin:Decision {decision_id: $decision_id})
-OPTIONAL MATCH ANY (origin) (()<-[:PARENT|DEPENDS_ON|SPAWNED_BY|IN_PLAN]-(n) WHERE n.superseded_at IS NULL AND n.invalidated_at IS NULL)+ (reached)
+OPTIONAL MATCH path = (origin)<-[:PARENT|DEPENDS_ON|SPAWNED_BY|IN_PLAN*]-(reached)
+WHERE all(n IN nodes(path) WHERE n = origin OR (n.superseded_at IS NULL AND n.invalidated_at IS NULL))
 WITH origin, collect(DISTINCT reached) AS reached
 RETURN
   origin.decision_id AS decision_id,

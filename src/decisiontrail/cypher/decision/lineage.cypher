@@ -1,8 +1,12 @@
 // Where a decision comes from: its ancestors to the root, upward through the plans that
 // spawned its plan (IN_PLAN, then SPAWNED_BY), and everything it depends on (DEPENDS_ON),
 // transitively and mixed. The same walk as the downstream closure, forwards.
+// A variable-length pattern whose end nodes are collected DISTINCT is planned as a breadth-first
+// walk with a visited set (VarLengthExpand(Pruning,BFS)): each node and edge is reached once,
+// however many routes lead to it. Do not name the path's relationships or slice its nodes:
+// either makes the planner enumerate every path, which multiplies with hierarchy depth.
 MATCH (origin:Decision {decision_id: $decision_id})
-OPTIONAL MATCH ANY (origin) (()-[:PARENT|DEPENDS_ON|IN_PLAN|SPAWNED_BY]->())+ (reached)
+OPTIONAL MATCH (origin)-[:PARENT|DEPENDS_ON|IN_PLAN|SPAWNED_BY*]->(reached)
 WITH collect(DISTINCT reached) AS reached
 RETURN
   [x IN reached WHERE x:Decision | x.decision_id] AS decision_ids,

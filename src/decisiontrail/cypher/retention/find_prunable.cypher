@@ -26,7 +26,9 @@ CALL (stale) {
   MATCH (keeper)-[:PARENT|DEPENDS_ON|SUPERSEDED_BY|CORRECTS|IN_PLAN|CHILD_OF|SPAWNED_BY]->(x)
   WHERE NOT keeper IN stale
   WITH DISTINCT x
-  MATCH ANY (x) (()-[:PARENT|DEPENDS_ON|SUPERSEDED_BY|CORRECTS|IN_PLAN|CHILD_OF|SPAWNED_BY]->(n) WHERE n IN stale)* (held)
+  // A breadth-first walk with a visited set (see decision/lineage.cypher), not one path per route.
+  MATCH path = (x)-[:PARENT|DEPENDS_ON|SUPERSEDED_BY|CORRECTS|IN_PLAN|CHILD_OF|SPAWNED_BY*0..]->(held)
+  WHERE all(n IN nodes(path) WHERE n IN stale)
   RETURN collect(DISTINCT held) AS held
 }
 WITH [x IN stale WHERE NOT x IN held] AS pruned

@@ -34,6 +34,11 @@ public final class EmbeddedNeo4j {
         int boltPort = Integer.parseInt(required(args, "--bolt-port"));
         long pageCacheMb = Long.parseLong(args.getOrDefault("--pagecache-mb", "256"));
         long txMemoryMb = Long.parseLong(args.getOrDefault("--tx-memory-mb", "1024"));
+        // Any transaction that sets no timeout of its own is stopped after this long: a runaway
+        // query must not hold a core for good.
+        long txTimeoutMs = Long.parseLong(args.getOrDefault("--transaction-timeout-ms", "600000"));
+        // On shutdown, running transactions get this long to end before they are terminated.
+        long shutdownTxEndMs = Long.parseLong(args.getOrDefault("--shutdown-transaction-end-ms", "5000"));
 
         DatabaseManagementService dbms = new DatabaseManagementServiceBuilder(dataDir)
                 .setConfig(BoltConnector.enabled, true)
@@ -42,6 +47,8 @@ public final class EmbeddedNeo4j {
                 .setConfig(HttpConnector.enabled, false)
                 .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(pageCacheMb))
                 .setConfig(GraphDatabaseSettings.memory_transaction_global_max_size, ByteUnit.mebiBytes(txMemoryMb))
+                .setConfig(GraphDatabaseSettings.transaction_timeout, Duration.ofMillis(txTimeoutMs))
+                .setConfig(GraphDatabaseSettings.shutdown_transaction_end_timeout, Duration.ofMillis(shutdownTxEndMs))
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
                 // Netty's graceful shutdown waits ~10 s by default; nothing is left to drain here.
                 .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0)

@@ -1,0 +1,260 @@
+"""Corrections never break a plan: regression tests for the three defects of issue 13.
+
+1. After a prompt correction the plan's tree still reads (through the store, both GraphQL paths
+   of ``Plan.tree``, ``decisiontrail tree`` and the demonstration's history rendering).
+2. A correction settles the reviews it makes moot, so none is stranded and the plan can advance.
+3. An idempotency key is scoped to its plan: reused with another request, it is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from decisiontrail.app import create_app
+from decisiontrail.cli import main
+from decisiontrail.domain import DecisionType
+from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.services.correction import correct
+from decisiontrail.services.lifecycle import instantiate_plan
+from factories import decision
+from serving import served
+from test_api import INSTANTIATE, RECORD, snapshot
+
+TREE_OUTLINES = "query($id: ID!) { plan(id: $id) { tree { depth decision { id decisionType } } } }"
+TREE_RECORDS = "query($id: ID!) { plan(id: $id) { tree { depth decision { id question chosenOption } } } }"
+TREE_AS_OF = "query($id: ID!, $at: DateTime!) { plan(id: $id) { tree(asOf: $at) { depth decision { id } } } }"
+CORRECT = """
+mutation($input: CorrectDecisionInput!) {
+  correctDecision(input: $input) { correction { id decisionType chosenOption } invalidated { id } }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def base_url(graph: Graph) -> Iterator[str]:
+    with served(create_app(graph=graph)) as url:
+        yield url
+
+
+@pytest.fixture
+def api(base_url: str, store: DecisionStore) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=base_url, timeout=30) as client:
+        yield client
+
+
+def ok(client: httpx.Client, query: str, **variables: Any) -> dict[str, Any]:
+    body = client.post("/graphql", json={"query": query, "variables": variables}).json()
+    assert "errors" not in body, body["errors"]
+    data: dict[str, Any] = body["data"]
+    return data
+
+
+def _plan_with_strategy(store: DecisionStore) -> tuple[str, str, str]:
+    plan, root = instantiate_plan(store, "Add rate limiting")
+    strategy = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    return plan.plan_id, root.decision_id, strategy.decision_id
+
+
+# -- 1. the tree reads after a prompt correction --------------------------------------------
+
+
+def test_the_current_tree_after_a_prompt_correction_is_the_new_root_alone(store: DecisionStore) -> None:
+    plan_id, root_id, strategy_id = _plan_with_strategy(store)
+    before = store.get_decision(strategy_id).created_at + timedelta(microseconds=1)
+
+    result = correct(store, root_id, "revert", "Rate-limit only the public endpoints", "too vague")
+
+    tree = store.get_tree(plan_id)
+    assert tree is not None
+    assert [d.decision_id for d in tree] == [result.correction.decision_id]
+    past = store.get_tree(plan_id, as_of=before)
+    assert past is not None and [d.decision_id for d in past] == [root_id, strategy_id]
+    history = store.get_tree(plan_id, history=True)
+    assert history is not None
+    assert [d.decision_id for d in history] == [result.correction.decision_id, root_id, strategy_id]
+    assert "superseded by" in history.render()
+
+
+def test_a_prompt_corrected_twice_keeps_one_history_tree(store: DecisionStore) -> None:
+    plan_id, root_id, _ = _plan_with_strategy(store)
+    second = correct(store, root_id, "revert", "public endpoints only", "too vague").correction
+    third = correct(store, second.decision_id, "revert", "public and partner endpoints", "too narrow").correction
+    history = store.get_tree(plan_id, history=True)
+    assert history is not None and history.root.decision.decision_id == third.decision_id
+    current = store.get_tree(plan_id)
+    assert current is not None and [d.decision_id for d in current] == [third.decision_id]
+
+
+def test_plan_tree_reads_over_http_after_a_prompt_correction_on_both_paths(api: httpx.Client, store: DecisionStore) -> None:
+    plan_id, root_id, strategy_id = _plan_with_strategy(store)
+    before = store.get_decision(strategy_id).created_at + timedelta(microseconds=1)
+
+    corrected = ok(api, CORRECT, input={"decisionId": root_id, "mode": "REVERT", "guidance": "public endpoints only", "reason": "vague"})
+    new_root = corrected["correctDecision"]["correction"]["id"]
+
+    outlines = ok(api, TREE_OUTLINES, id=plan_id)["plan"]["tree"]
+    assert outlines == [{"depth": 0, "decision": {"id": new_root, "decisionType": "PROMPT_DEFINITION"}}]
+    records = ok(api, TREE_RECORDS, id=plan_id)["plan"]["tree"]
+    assert [(e["depth"], e["decision"]["id"], e["decision"]["chosenOption"]) for e in records] == [
+        (0, new_root, "public endpoints only")
+    ]
+    past = ok(api, TREE_AS_OF, id=plan_id, at=before.isoformat())["plan"]["tree"]
+    assert [(e["depth"], e["decision"]["id"]) for e in past] == [(0, root_id), (1, strategy_id)]
+
+
+def test_an_invalidated_child_plan_has_an_empty_current_tree_over_http(api: httpx.Client, store: DecisionStore) -> None:
+    plan_id, root_id, strategy_id = _plan_with_strategy(store)
+    spawn = store.record_decision(decision(plan_id, DecisionType.SUBPLAN_SPAWN, strategy_id))
+    child, _ = instantiate_plan(store, "child", spawned_by_decision_id=spawn.decision_id)
+    correct(store, root_id, "revert", "public endpoints only", "vague")
+    assert ok(api, TREE_OUTLINES, id=child.plan_id)["plan"]["tree"] == []
+    assert ok(api, TREE_RECORDS, id=child.plan_id)["plan"]["tree"] == []
+
+
+def test_decisiontrail_tree_prints_the_corrected_plan_with_ids(
+    store: DecisionStore, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan_id, root_id, strategy_id = _plan_with_strategy(store)
+    new_root = correct(store, root_id, "revert", "public endpoints only", "vague").correction.decision_id
+    monkeypatch.setenv("NEO4J_URI", graph.uri)
+    monkeypatch.setenv("NEO4J_DATABASE", graph.database)
+
+    assert main(["-q", "tree", plan_id]) == 0
+    current = capsys.readouterr().out
+    assert new_root in current and root_id not in current and strategy_id not in current
+
+    assert main(["-q", "tree", "--history", plan_id]) == 0
+    history = capsys.readouterr().out.splitlines()
+    assert new_root in history[0] and root_id in history[1] and strategy_id in history[2]
+    assert f"superseded by {new_root}" in history[1]
+
+
+# -- 2. a correction settles the reviews it makes moot -----------------------------------------
+
+PENDING = "query($id: ID!) { pendingReviews(planId: $id) { id status } }"
+RESOLVE = """
+mutation($input: ResolveReviewInput!) { resolveReview(input: $input) { review { status } decision { id } } }
+"""
+CORRECT_WITH_REVIEWS = """
+mutation($input: CorrectDecisionInput!) {
+  correctDecision(input: $input) { correction { id } cancelledReviews { id status cancelledBy { id } resolvedAt } }
+}
+"""
+ADVANCE = "mutation($id: ID!, $phase: Phase!) { advancePhase(planId: $id, phase: $phase) { id phase } }"
+
+
+def _held(client: httpx.Client, plan_id: str, parent_id: str, decision_type: str = "STRATEGY_CHOICE", key: str | None = None) -> str:
+    """Record a low-confidence proposal under ``parent_id``; the plan's threshold holds it for review."""
+    payload: dict[str, Any] = {
+        "planId": plan_id,
+        "parentDecisionId": parent_id,
+        "decisionType": decision_type,
+        "question": "Which store?",
+        "chosenOption": "Redis",
+        "alternativesConsidered": ["in memory"],
+        "rationale": "shared across instances",
+        "confidenceScore": 0.2,
+        "contextSnapshot": snapshot(f"held {parent_id} {key}"),
+    }
+    if key is not None:
+        payload["idempotencyKey"] = key
+    answer = ok(client, RECORD, input=payload)["recordDecision"]
+    assert answer["decision"] is None, answer
+    review_id: str = answer["review"]["id"]
+    return review_id
+
+
+def _gated_plan(client: httpx.Client) -> tuple[str, str, str]:
+    plan = ok(client, INSTANTIATE, input={"description": "gated", "automationProfile": {"editCode": 0.5, "executeCommand": 0.5}})
+    plan_id = plan["instantiatePlan"]["id"]
+    root_id = plan["instantiatePlan"]["rootDecision"]["id"]
+    strategy = ok(client, RECORD, input={
+        "planId": plan_id, "decisionType": "STRATEGY_CHOICE", "question": "How?", "chosenOption": "a token bucket",
+        "rationale": "simple", "confidenceScore": 0.9, "contextSnapshot": snapshot("strategy"),
+    })["recordDecision"]["decision"]["id"]
+    return plan_id, root_id, strategy
+
+
+def test_a_correction_cancels_a_review_whose_parent_it_supersedes_and_the_plan_advances(api: httpx.Client) -> None:
+    plan_id, _, strategy_id = _gated_plan(api)
+    review_id = _held(api, plan_id, strategy_id)
+
+    corrected = ok(api, CORRECT_WITH_REVIEWS, input={"decisionId": strategy_id, "mode": "REVERT", "guidance": "a sliding window"})
+    correction_id = corrected["correctDecision"]["correction"]["id"]
+
+    assert [(r["id"], r["status"], r["cancelledBy"]["id"]) for r in corrected["correctDecision"]["cancelledReviews"]] == [
+        (review_id, "CANCELLED", correction_id)
+    ]
+    assert corrected["correctDecision"]["cancelledReviews"][0]["resolvedAt"] is not None
+    assert ok(api, PENDING, id=plan_id)["pendingReviews"] == []
+    assert ok(api, ADVANCE, id=plan_id, phase="EXECUTE")["advancePhase"]["phase"] == "EXECUTE"
+    # A cancelled review is settled: resolving it is refused, and nothing is recorded.
+    body = api.post("/graphql", json={"query": RESOLVE, "variables": {"input": {"reviewId": review_id, "action": "APPROVE"}}}).json()
+    assert body["errors"][0]["extensions"]["rule"] == "review_is_pending"
+
+
+def test_a_correction_that_reverts_the_phase_cancels_reviews_of_types_the_phase_refuses(
+    api: httpx.Client, store: DecisionStore
+) -> None:
+    plan_id, root_id, strategy_id = _gated_plan(api)
+    other = ok(api, RECORD, input={
+        "planId": plan_id, "parentDecisionId": root_id, "decisionType": "STRATEGY_CHOICE", "question": "Where?",
+        "chosenOption": "at the gateway", "rationale": "one place", "confidenceScore": 0.9, "contextSnapshot": snapshot("other"),
+    })["recordDecision"]["decision"]["id"]
+    ok(api, ADVANCE, id=plan_id, phase="EXECUTE")
+    tool = _held(api, plan_id, other, "TOOL_INVOCATION")  # hangs under the strategy the correction keeps
+    keeps = _held(api, plan_id, other, "RESOURCE_SELECTION")  # allowed in Strategize too: still resolvable
+
+    corrected = ok(api, CORRECT_WITH_REVIEWS, input={"decisionId": strategy_id, "mode": "REVERT", "guidance": "a sliding window"})
+
+    assert [r["id"] for r in corrected["correctDecision"]["cancelledReviews"]] == [tool]
+    assert store.get_plan(plan_id).phase.value == "strategize"
+    assert [r["id"] for r in ok(api, PENDING, id=plan_id)["pendingReviews"]] == [keeps]
+    resolved = ok(api, RESOLVE, input={"reviewId": keeps, "action": "APPROVE"})["resolveReview"]
+    assert resolved["review"]["status"] == "APPROVED"
+    assert ok(api, ADVANCE, id=plan_id, phase="EXECUTE")["advancePhase"]["phase"] == "EXECUTE"
+
+
+def test_a_prompt_correction_cancels_the_reviews_of_its_invalidated_child_plans(api: httpx.Client, store: DecisionStore) -> None:
+    plan_id, root_id, strategy_id = _gated_plan(api)
+    spawn = store.record_decision(decision(plan_id, DecisionType.SUBPLAN_SPAWN, strategy_id))
+    child, child_root = instantiate_plan(store, "child", spawned_by_decision_id=spawn.decision_id,
+                                         automation_profile=store.get_plan(plan_id).automation_profile)
+    child_review = _held(api, child.plan_id, child_root.decision_id)
+
+    corrected = ok(api, CORRECT_WITH_REVIEWS, input={"decisionId": root_id, "mode": "REVERT", "guidance": "narrower"})
+
+    assert [r["id"] for r in corrected["correctDecision"]["cancelledReviews"]] == [child_review]
+    assert store.list_reviews(child.plan_id)[0].status.value == "cancelled"
+
+
+def test_a_replay_after_a_correction_records_anew_with_the_reviews_key(api: httpx.Client) -> None:
+    """A review's idempotency key is retired with its decision: the replay's proposal with the
+    same key is judged again (held anew) instead of answered with the old review."""
+    plan_id, _, strategy_id = _gated_plan(api)
+    first = _held(api, plan_id, strategy_id, key="step-7")
+    approved = ok(api, RESOLVE, input={"reviewId": first, "action": "APPROVE"})["resolveReview"]["decision"]["id"]
+    ok(api, CORRECT, input={"decisionId": approved, "mode": "REVERT", "guidance": "the other store"})
+
+    again = _held(api, plan_id, strategy_id, key="step-7")
+
+    assert again != first
+    pending = [r["id"] for r in ok(api, PENDING, id=plan_id)["pendingReviews"]]
+    assert pending == [again]
+
+
+def test_a_pending_reviews_key_is_retired_when_a_correction_cancels_it(api: httpx.Client) -> None:
+    plan_id, _, strategy_id = _gated_plan(api)
+    first = _held(api, plan_id, strategy_id, key="step-8")
+    correction = ok(api, CORRECT, input={"decisionId": strategy_id, "mode": "REVERT", "guidance": "other"})
+    new_parent = correction["correctDecision"]["correction"]["id"]
+
+    again = _held(api, plan_id, new_parent, key="step-8")
+
+    assert again != first
+
