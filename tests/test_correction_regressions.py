@@ -8,22 +8,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
 
-from decisiontrail.app import create_app
 from decisiontrail.cli import main
 from decisiontrail.domain import DecisionType
 from decisiontrail.graphdb import DecisionStore, Graph
 from decisiontrail.services.correction import correct
 from decisiontrail.services.lifecycle import instantiate_plan
 from factories import decision
-from serving import served
-from test_api import INSTANTIATE, RECORD, snapshot
+from test_api import INSTANTIATE, RECORD, api, base_url, ok, snapshot  # noqa: F401  (api, base_url: fixtures)
 
 TREE_OUTLINES = "query($id: ID!) { plan(id: $id) { tree { depth decision { id decisionType } } } }"
 TREE_RECORDS = "query($id: ID!) { plan(id: $id) { tree { depth decision { id question chosenOption } } } }"
@@ -33,25 +30,6 @@ mutation($input: CorrectDecisionInput!) {
   correctDecision(input: $input) { correction { id decisionType chosenOption } invalidated { id } }
 }
 """
-
-
-@pytest.fixture(scope="module")
-def base_url(graph: Graph) -> Iterator[str]:
-    with served(create_app(graph=graph)) as url:
-        yield url
-
-
-@pytest.fixture
-def api(base_url: str, store: DecisionStore) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=base_url, timeout=30) as client:
-        yield client
-
-
-def ok(client: httpx.Client, query: str, **variables: Any) -> dict[str, Any]:
-    body = client.post("/graphql", json={"query": query, "variables": variables}).json()
-    assert "errors" not in body, body["errors"]
-    data: dict[str, Any] = body["data"]
-    return data
 
 
 def _plan_with_strategy(store: DecisionStore) -> tuple[str, str, str]:
@@ -258,3 +236,67 @@ def test_a_pending_reviews_key_is_retired_when_a_correction_cancels_it(api: http
 
     assert again != first
 
+
+# -- 3. an idempotency key is scoped to its plan ------------------------------------------------
+
+
+def _proposal(plan_id: str, key: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "planId": plan_id,
+        "decisionType": "STRATEGY_CHOICE",
+        "question": fields.pop("question", "Which limiter?"),
+        "chosenOption": fields.pop("chosenOption", "a token bucket"),
+        "rationale": "simple",
+        "confidenceScore": 0.9,
+        "contextSnapshot": snapshot("keyed"),
+        "idempotencyKey": key,
+        **fields,
+    }
+
+
+def test_a_key_used_in_another_plan_records_in_this_plan(api: httpx.Client, store: DecisionStore) -> None:
+    plan_a = ok(api, INSTANTIATE, input={"description": "a"})["instantiatePlan"]["id"]
+    plan_b = ok(api, INSTANTIATE, input={"description": "b"})["instantiatePlan"]["id"]
+
+    in_a = ok(api, RECORD, input=_proposal(plan_a, "step-1"))["recordDecision"]["decision"]
+    in_b = ok(api, RECORD, input=_proposal(plan_b, "step-1", question="Which store?"))["recordDecision"]["decision"]
+
+    assert in_b["id"] != in_a["id"]
+    assert store.get_decision(in_b["id"]).plan_id == plan_b
+    assert store.get_decision(in_b["id"]).question == "Which store?"
+    assert len(store.list_decisions(plan_b)) == 2
+
+
+def test_the_same_request_with_its_key_returns_the_same_decision(api: httpx.Client, store: DecisionStore) -> None:
+    plan = ok(api, INSTANTIATE, input={"description": "a"})["instantiatePlan"]["id"]
+    first = ok(api, RECORD, input=_proposal(plan, "step-2"))["recordDecision"]["decision"]
+    again = ok(api, RECORD, input=_proposal(plan, "step-2"))["recordDecision"]["decision"]
+    assert again["id"] == first["id"]
+    assert len(store.list_decisions(plan)) == 2
+
+
+def test_a_key_reused_in_its_plan_for_another_request_is_a_conflict_naming_the_decision(
+    api: httpx.Client, graph: Graph
+) -> None:
+    from decisiontrail.graphdb.admin import count_graph
+
+    plan = ok(api, INSTANTIATE, input={"description": "a"})["instantiatePlan"]["id"]
+    first = ok(api, RECORD, input=_proposal(plan, "step-3"))["recordDecision"]["decision"]
+    before = count_graph(graph)
+
+    body = api.post("/graphql", json={"query": RECORD, "variables": {"input": _proposal(plan, "step-3", chosenOption="a leaky bucket")}}).json()
+
+    error = body["errors"][0]
+    assert error["extensions"]["code"] == "CONFLICT"
+    assert first["id"] in error["message"] and "idempotency" in error["message"]
+    assert count_graph(graph) == before
+
+
+def test_a_key_reused_for_another_request_in_one_batch_is_refused_whole(api: httpx.Client, store: DecisionStore) -> None:
+    plan = ok(api, INSTANTIATE, input={"description": "a"})["instantiatePlan"]["id"]
+    batch = """mutation($inputs: [RecordDecisionInput!]!) { recordDecisions(inputs: $inputs) { decision { id } } }"""
+    body = api.post("/graphql", json={"query": batch, "variables": {"inputs": [
+        _proposal(plan, "step-4"), _proposal(plan, "step-4", chosenOption="a leaky bucket"),
+    ]}}).json()
+    assert body["errors"][0]["extensions"]["code"] == "CONFLICT"
+    assert len(store.list_decisions(plan)) == 1

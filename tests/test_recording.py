@@ -12,7 +12,7 @@ import yaml
 from decisiontrail.domain import AutomationProfile, Decision, DecisionType, Invariant, Phase, Plan
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.domain.recording import Review, ReviewAction, ReviewStatus
-from decisiontrail.exceptions import NotFound, RuleViolation, ValidationFailed
+from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, ValidationFailed
 from decisiontrail.graphdb import DecisionStore, Graph
 from decisiontrail.graphdb.admin import count_graph
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan, record_user_intervention
@@ -379,7 +379,11 @@ def test_the_same_call_twice_records_once(store: DecisionStore, graph: Graph) ->
 
     second = record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=snapshot)
     explicit = record_decision(store, tool_input("strategy_choice", question="other"), plan_id=plan.plan_id, snapshot=actor_snapshot(), idempotency_key="k-1")
-    again = record_decision(store, tool_input("strategy_choice", question="changed"), plan_id=plan.plan_id, snapshot=actor_snapshot(), idempotency_key="k-1")
+    # The same request under its key again (from a resumed run: another checkpoint id) is the same recording.
+    again = record_decision(store, tool_input("strategy_choice", question="other"), plan_id=plan.plan_id, snapshot=actor_snapshot(), idempotency_key="k-1")
+    # Another request under a key already used in the plan is refused, naming what the key recorded.
+    with pytest.raises(Conflict, match=_decision(explicit).decision_id):
+        record_decision(store, tool_input("strategy_choice", question="changed"), plan_id=plan.plan_id, snapshot=actor_snapshot(), idempotency_key="k-1")
 
     assert _decision(second).decision_id == _decision(first).decision_id
     assert _decision(again).decision_id == _decision(explicit).decision_id

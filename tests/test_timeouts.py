@@ -68,6 +68,18 @@ def plan_locked(graph: Graph, plan_id: str) -> Iterator[None]:
         tx.rollback()
 
 
+def _payload(plan_id: str, context: str) -> dict[str, object]:
+    """A recordDecision input for the plan."""
+    return {
+        "planId": plan_id,
+        "decisionType": "STRATEGY_CHOICE",
+        "question": "Which way?",
+        "chosenOption": "this way",
+        "rationale": "because",
+        "contextSnapshot": snapshot(context),
+    }
+
+
 def _decision_count(store: DecisionStore, plan_id: str) -> int:
     return len(store.list_decisions(plan_id))
 
@@ -90,14 +102,7 @@ def test_a_write_waiting_past_its_time_limit_writes_nothing(store: DecisionStore
 
 def test_a_request_past_its_time_limit_is_answered_timeout_over_http(store: DecisionStore, graph: Graph) -> None:
     plan, _ = instantiate_plan(store, "locked")
-    payload = {
-        "planId": plan.plan_id,
-        "decisionType": "STRATEGY_CHOICE",
-        "question": "Which way?",
-        "chosenOption": "this way",
-        "rationale": "because",
-        "contextSnapshot": snapshot("slow"),
-    }
+    payload = _payload(plan.plan_id, "slow")
     with served(create_app(graph=replace(graph, query_timeout=1.0))) as url, plan_locked(graph, plan.plan_id):
         answer = httpx.post(f"{url}/graphql", json={"query": RECORD, "variables": {"input": payload}}, timeout=30).json()
     assert answer["errors"][0]["extensions"]["code"] == "TIMEOUT"
@@ -120,14 +125,7 @@ def _send_raw(url: str, body: dict[str, object]) -> socket.socket:
 
 def test_a_request_whose_client_goes_away_stops_its_query(store: DecisionStore, graph: Graph) -> None:
     plan, _ = instantiate_plan(store, "locked")
-    payload = {
-        "planId": plan.plan_id,
-        "decisionType": "STRATEGY_CHOICE",
-        "question": "Which way?",
-        "chosenOption": "this way",
-        "rationale": "because",
-        "contextSnapshot": snapshot("abandoned"),
-    }
+    payload = _payload(plan.plan_id, "abandoned")
     # A time limit far beyond the waits below: only the disconnect can stop the write in time.
     with served(create_app(graph=replace(graph, query_timeout=120.0))) as url, plan_locked(graph, plan.plan_id):
         client = _send_raw(url, {"query": RECORD, "variables": {"input": payload}})
@@ -185,14 +183,7 @@ def test_serve_stops_within_its_bound_with_a_request_waiting(store: DecisionStor
     try:
         url = f"http://127.0.0.1:{port}"
         _wait_for(lambda: _answers(url), 60, "the service answered")
-        payload = {
-            "planId": plan.plan_id,
-            "decisionType": "STRATEGY_CHOICE",
-            "question": "Which way?",
-            "chosenOption": "this way",
-            "rationale": "because",
-            "contextSnapshot": snapshot("at shutdown"),
-        }
+        payload = _payload(plan.plan_id, "at shutdown")
         with plan_locked(graph, plan.plan_id):
             client = _send_raw(url, {"query": RECORD, "variables": {"input": payload}})
             _wait_for(lambda: bool(_running(graph, _from_a_request)), 10, "the request's write began waiting on the lock")

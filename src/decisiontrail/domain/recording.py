@@ -22,7 +22,7 @@ from decisiontrail.domain.decision import (
 )
 from decisiontrail.domain.ids import Ulid, new_ulid
 from decisiontrail.domain.plan import AutomationProfile
-from decisiontrail.exceptions import RuleViolation, ValidationFailed
+from decisiontrail.exceptions import Conflict, RuleViolation, ValidationFailed
 
 SYSTEM_DECISION_TYPES = frozenset({DecisionType.PROMPT_DEFINITION, DecisionType.USER_INTERVENTION})
 """Only the plan lifecycle engine creates these; actors may not record them."""
@@ -89,6 +89,17 @@ class Proposal(BaseModel):
     # Unique-indexed: Neo4j cannot index a value of about 8 KB or more (4 bytes a character at most).
     idempotency_key: NonBlank = Field(max_length=MAX_IDEMPOTENCY_KEY)
     created_at: UtcDatetime = Field(default_factory=utc_now)
+
+    @property
+    def request_digest(self) -> str:
+        """What makes two proposals the same request: the decision the actor asked to record.
+
+        Not its key, the moment it arrived, or the context snapshot the runtime captured with it:
+        a retry sends the same request later, and a run resumed from a checkpoint re-sends the
+        same tool call from a forked checkpoint id.
+        """
+        request = self.model_dump_json(exclude={"idempotency_key", "created_at", "context_snapshot"})
+        return hashlib.sha256(request.encode("utf-8")).hexdigest()
 
     def decision(self, *, parent_decision_id: str | None, phase: Phase, decision_id: str | None = None) -> Decision:
         """The Decision this proposal becomes, placed under ``parent_decision_id`` in ``phase``."""
@@ -340,6 +351,22 @@ def context_hash_of(ref: str) -> str:
     if not ref.startswith(CONTEXT_REF_PREFIX):
         raise ValidationFailed(f"hot_context_ref: {ref!r} is not a decisiontrail context reference", field="hot_context_ref")
     return ref.removeprefix(CONTEXT_REF_PREFIX)
+
+
+def check_same_request(key: str, digest: str, seen_id: str, seen_digest: str | None, *, held: bool) -> None:
+    """A key seen before in the plan answers with what it recorded only for the same request.
+
+    Reused for a different request, it is refused, naming what it recorded (as idempotent APIs
+    such as Stripe's do). A record written before digests were kept (``seen_digest`` None) is
+    taken to be the same request.
+    """
+    if seen_digest is None or seen_digest == digest:
+        return
+    what = f"review {seen_id} (pending a person)" if held else f"decision {seen_id}"
+    raise Conflict(
+        f"idempotency_key: {key!r} was already used in this plan for a different request, which recorded "
+        f"{what}; send that request again to get it back, or use a new key for a new request"
+    )
 
 
 def derive_idempotency_key(thread_id: str, checkpoint_ns: str, step_id: str, decision_type: str, question: str) -> str:

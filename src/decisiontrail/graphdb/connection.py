@@ -111,7 +111,13 @@ def create_driver(uri: str, user: str | None, password: str | None) -> neo4j.Dri
 
 @contextmanager
 def translated_errors(conflict: str = "the write conflicts with another", *, timeout: float | None = None) -> Iterator[None]:
-    """Turn the driver's expected failures into the project's own; anything else is a bug and propagates."""
+    """Turn the driver's expected failures into the project's own; anything else is a bug and propagates.
+
+    A transaction Neo4j ended (terminated, or stopped waiting for a lock) is ``TIMEOUT`` when it
+    ran for its whole time limit; otherwise Neo4j ended it for its own reasons (it is stopping,
+    or an operator terminated it) and that is an outage: ``UNAVAILABLE``, which a client retries.
+    """
+    started = time.monotonic()
     try:
         yield
     except ConstraintError as e:
@@ -126,10 +132,20 @@ def translated_errors(conflict: str = "the write conflicts with another", *, tim
             limit = f" of {timeout:g}s" if timeout else ""
             raise TimedOut(f"the request ran past its time limit{limit} and was stopped; it wrote nothing") from e
         if e.code in TERMINATED_CODES:
-            limit = f"it ran past its time limit of {timeout:g}s, or " if timeout else ""
-            raise TimedOut(f"the request was stopped before it finished ({limit}Neo4j ended it); it wrote nothing") from e
+            if timeout and time.monotonic() - started >= timeout:
+                raise TimedOut(f"the request ran past its time limit of {timeout:g}s and was stopped; it wrote nothing") from e
+            log.warning("Neo4j ended a transaction: %s", e)
+            raise Unavailable("Neo4j ended the request's transaction (it may be stopping); it wrote nothing and can be retried") from e
         if isinstance(e, TransientError):
             raise Conflict(f"the write kept conflicting with concurrent writes and was given up: {e.message}") from e
+        raise
+    except ResultFailedError as e:
+        # The driver reports a failure it met earlier in the same transaction this way; the
+        # cause is what happened (a connection lost while Neo4j stops, say).
+        cause = e.__cause__
+        if isinstance(cause, (ServiceUnavailable, SessionExpired, DatabaseUnavailable)):
+            log.warning("Neo4j is unavailable: %s", cause)
+            raise Unavailable("Neo4j is unavailable; the request wrote nothing and can be retried") from e
         raise
 
 

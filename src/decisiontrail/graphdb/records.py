@@ -30,7 +30,9 @@ from decisiontrail.domain import (
 )
 
 
-def decision_properties(decision: Decision, idempotency_key: str | None = None) -> dict[str, Any]:
+def decision_properties(
+    decision: Decision, idempotency_key: str | None = None, request_digest: str | None = None
+) -> dict[str, Any]:
     """The Decision node's own properties (None values are simply not stored)."""
     snapshot = decision.context_snapshot
     state = snapshot.actor_state_ref
@@ -57,6 +59,7 @@ def decision_properties(decision: Decision, idempotency_key: str | None = None) 
         "is_correction": decision.is_correction,
         "correction_reason": decision.correction_reason,
         "idempotency_key": idempotency_key,
+        "request_digest": request_digest,
     }
 
 
@@ -134,6 +137,7 @@ def review_properties(review: Review) -> dict[str, Any]:
         "status": review.status.value,
         "created_at": review.created_at,
         "idempotency_key": review.proposal.idempotency_key,
+        "request_digest": review.proposal.request_digest,
     }
 
 

@@ -37,6 +37,7 @@ from decisiontrail.domain.recording import (
     ReviewAction,
     ReviewStatus,
     check_phase_transition,
+    check_same_request,
     check_type_in_phase,
     checkpoint_group_for,
     needs_review,
@@ -547,7 +548,14 @@ class DecisionStore:
             placed = decision.model_copy(update={"sequence_number": row["sequence_number"], "created_at": utc_now()})
             self._check_placed(placed, row)
             check_type_in_phase(placed.decision_type, Phase(row["plan_phase"]))
-            self._create(tx, placed, idempotency_key=review.proposal.idempotency_key, context=None, review_id=review_id)
+            self._create(
+                tx,
+                placed,
+                idempotency_key=review.proposal.idempotency_key,
+                context=None,
+                review_id=review_id,
+                request_digest=review.proposal.request_digest,
+            )
             tx.run(
                 query("review/mark_resolved"),
                 review_id=review_id,
@@ -625,8 +633,8 @@ class DecisionStore:
             corrects_decision_id=decision.corrects_decision_id,
             idempotency_key=idempotency_key,
         ).single(strict=True)
-        if check_seen and (row["existing_decision_id"] or row["existing_review_id"]):
-            raise _AlreadyRecorded(_Seen(row["existing_decision_id"], row["existing_review_id"]))
+        if check_seen and (row["existing_decision"] or row["existing_review"]):
+            raise _AlreadyRecorded(_seen(row))
         return row
 
     @staticmethod
@@ -654,11 +662,12 @@ class DecisionStore:
         idempotency_key: str | None,
         context: CapturedContext | None,
         review_id: str | None = None,
+        request_digest: str | None = None,
     ) -> None:
         group = checkpoint_group_for(decision)
         tx.run(
             query("decision/create_decision"),
-            props=decision_properties(decision, idempotency_key),
+            props=decision_properties(decision, idempotency_key, request_digest),
             plan_id=decision.plan_id,
             sequence_number=decision.sequence_number,
             parent_decision_id=decision.parent_decision_id,
@@ -707,12 +716,17 @@ class DecisionStore:
         outcomes: list[Decision | Review | _Seen] = []
         reviews: list[tuple[Review, CapturedContext | None]] = []
         for (proposal, context), draft, row in zip(items, drafts, facts):
-            earlier = batch.outcome_for(proposal.idempotency_key)
+            earlier = batch.outcome_for(proposal)
             if earlier is not None:
                 outcomes.append(earlier)
                 continue
-            if row["existing_decision_id"] or row["existing_review_id"]:
-                outcomes.append(_Seen(row["existing_decision_id"], row["existing_review_id"]))
+            if row["existing_decision"] or row["existing_review"]:
+                seen = _seen(row)
+                seen_id, seen_digest = row["existing_decision"] or row["existing_review"]
+                check_same_request(
+                    proposal.idempotency_key, proposal.request_digest, seen_id, seen_digest, held=seen.decision_id is None
+                )
+                outcomes.append(seen)
                 continue
             phase = Phase(row["plan_phase"]) if row["plan_exists"] else draft.phase
             parent_id, parent = batch.parent_for(proposal, row)
@@ -752,8 +766,8 @@ class DecisionStore:
                 reviews.append((outcome, context))
             else:
                 outcome = placed
-                batch.add(placed, _thread(proposal), proposal.idempotency_key, context)
-            batch.remember(proposal.idempotency_key, outcome)
+                batch.add(placed, _thread(proposal), proposal.idempotency_key, proposal.request_digest, context)
+            batch.remember(proposal, outcome)
             outcomes.append(outcome)
         self._create_all(tx, batch)
         for review, context in reviews:
@@ -767,12 +781,12 @@ class DecisionStore:
         if not batch.decisions:
             return
         rows = []
-        for decision, key, context in batch.decisions:
+        for decision, key, digest, context in batch.decisions:
             group = checkpoint_group_for(decision)
             rows.append(
                 {
                     "plan_id": decision.plan_id,
-                    "props": decision_properties(decision, key),
+                    "props": decision_properties(decision, key, digest),
                     "context": _context_param(context),
                     "checkpoint_group": {**asdict(group), "resources": list(group.resources)} if group else None,
                     "parent_decision_id": decision.parent_decision_id,
@@ -816,10 +830,10 @@ class _Batch:
     """What the earlier proposals of a batch have placed, so later ones are judged with it."""
 
     def __init__(self) -> None:
-        self.decisions: list[tuple[Decision, str | None, CapturedContext | None]] = []
+        self.decisions: list[tuple[Decision, str | None, str | None, CapturedContext | None]] = []
         self.sequences: dict[str, int] = {}
         self._placed: dict[str, tuple[Decision, str | None]] = {}
-        self._by_key: dict[str, Decision | Review] = {}
+        self._by_key: dict[tuple[str, str], tuple[Decision | Review, str]] = {}  # (plan, key): (outcome, digest)
 
     def next_sequence(self, plan_id: str, stored_next: int | None) -> int:
         return self.sequences.get(plan_id, stored_next if stored_next is not None else 0)
@@ -827,17 +841,27 @@ class _Batch:
     def holds(self, decision_id: str) -> bool:
         return decision_id in self._placed
 
-    def add(self, decision: Decision, thread: str | None, key: str | None, context: CapturedContext | None) -> None:
-        self.decisions.append((decision, key, context))
+    def add(
+        self, decision: Decision, thread: str | None, key: str | None, digest: str | None, context: CapturedContext | None
+    ) -> None:
+        self.decisions.append((decision, key, digest, context))
         self.sequences[decision.plan_id] = (decision.sequence_number or 0) + 1
         self._placed[decision.decision_id] = (decision, thread)
 
-    def remember(self, key: str | None, outcome: Decision | Review) -> None:
-        if key is not None:
-            self._by_key[key] = outcome
+    def remember(self, proposal: Proposal, outcome: Decision | Review) -> None:
+        self._by_key[(proposal.plan_id, proposal.idempotency_key)] = (outcome, proposal.request_digest)
 
-    def outcome_for(self, key: str | None) -> Decision | Review | None:
-        return self._by_key.get(key) if key is not None else None
+    def outcome_for(self, proposal: Proposal) -> Decision | Review | None:
+        """What an earlier proposal of the batch with this one's key made of it, if the same request."""
+        found = self._by_key.get((proposal.plan_id, proposal.idempotency_key))
+        if found is None:
+            return None
+        outcome, digest = found
+        seen_id = outcome.decision_id if isinstance(outcome, Decision) else outcome.review_id
+        check_same_request(
+            proposal.idempotency_key, proposal.request_digest, seen_id, digest, held=not isinstance(outcome, Decision)
+        )
+        return outcome
 
     def parent_for(self, proposal: Proposal, row: dict[str, Any]) -> tuple[str | None, tuple[str | None, bool, bool]]:
         """The parent's id and its facts (plan, exists, superseded), the batch's decisions included.
@@ -868,6 +892,12 @@ class _Batch:
         if chosen is None:
             return None, (None, False, False)
         return chosen, (proposal.plan_id, True, False)
+
+
+def _seen(row: Any) -> _Seen:
+    """What a key seen before in the plan recorded: a decision, or a review still holding it."""
+    decision, review = row["existing_decision"], row["existing_review"]
+    return _Seen(decision[0] if decision else None, review[0] if review else None)
 
 
 def _thread(proposal: Proposal) -> str | None:

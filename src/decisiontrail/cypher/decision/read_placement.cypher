@@ -42,5 +42,6 @@ RETURN
   [id IN $depends_on WHERE NOT EXISTS { MATCH (:Decision {decision_id: id}) }] AS missing_dependencies,
   [id IN $depends_on WHERE EXISTS { MATCH (:Decision {decision_id: id})-[:SUPERSEDED_BY]->() }] AS superseded_dependencies,
   EXISTS { MATCH (:Decision {decision_id: $corrects_decision_id}) } AS corrected_exists,
-  COLLECT { MATCH (known:Decision {idempotency_key: $idempotency_key}) RETURN known.decision_id }[0] AS existing_decision_id,
-  COLLECT { MATCH (held:Review {idempotency_key: $idempotency_key}) RETURN held.review_id }[0] AS existing_review_id
+  // A key is scoped to its plan; the digest tells the same request from another one with the key.
+  COLLECT { MATCH (known:Decision {plan_id: $plan_id, idempotency_key: $idempotency_key}) RETURN [known.decision_id, known.request_digest] }[0] AS existing_decision,
+  COLLECT { MATCH (held:Review {plan_id: $plan_id, idempotency_key: $idempotency_key}) RETURN [held.review_id, held.request_digest] }[0] AS existing_review

@@ -43,6 +43,7 @@ RETURN
   parent IS NOT NULL AND EXISTS { (parent)-[:SUPERSEDED_BY]->() } AS parent_superseded,
   [id IN item.depends_on WHERE NOT EXISTS { MATCH (:Decision {decision_id: id}) }] AS missing_dependencies,
   [id IN item.depends_on WHERE EXISTS { MATCH (:Decision {decision_id: id})-[:SUPERSEDED_BY]->() }] AS superseded_dependencies,
-  COLLECT { MATCH (known:Decision {idempotency_key: item.idempotency_key}) RETURN known.decision_id }[0] AS existing_decision_id,
-  COLLECT { MATCH (held:Review {idempotency_key: item.idempotency_key}) RETURN held.review_id }[0] AS existing_review_id
+  // A key is scoped to its plan; the digest tells the same request from another one with the key.
+  COLLECT { MATCH (known:Decision {plan_id: item.plan_id, idempotency_key: item.idempotency_key}) RETURN [known.decision_id, known.request_digest] }[0] AS existing_decision,
+  COLLECT { MATCH (held:Review {plan_id: item.plan_id, idempotency_key: item.idempotency_key}) RETURN [held.review_id, held.request_digest] }[0] AS existing_review
 ORDER BY index

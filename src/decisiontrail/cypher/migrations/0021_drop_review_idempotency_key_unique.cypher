@@ -1,0 +1,2 @@
+// As 0019, for the reviews that hold proposals.
+DROP CONSTRAINT review_idempotency_key_unique IF EXISTS
