@@ -37,6 +37,10 @@ environment:
   DECISIONTRAIL_NEO4J_PORT  Bolt port of the embedded Neo4j (default 7687; 0 picks a free port)
   DECISIONTRAIL_NEO4J_HEAP_MB, DECISIONTRAIL_NEO4J_PAGECACHE_MB
                             memory of the embedded Neo4j (default 1024 and 256)
+  DECISIONTRAIL_QUERY_TIMEOUT
+                            seconds a request's transaction may run before Neo4j stops it (default 30; 0: no limit)
+  DECISIONTRAIL_NEO4J_TRANSACTION_TIMEOUT
+                            the embedded Neo4j's own limit for any transaction (default 600)
   DECISIONTRAIL_TOKENS_FILE API tokens (JSON of name, role, sha256, optional project), or DECISIONTRAIL_TOKENS with that JSON;
                             without tokens the API serves loopback only
 """
