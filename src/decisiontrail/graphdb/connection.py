@@ -123,30 +123,33 @@ def translated_errors(conflict: str = "the write conflicts with another", *, tim
     except ConstraintError as e:
         raise Conflict(f"{conflict} ({e.message})") from e
     # Before TransientError: these are transient to the server (stopping, starting, a leader switch) but outages to a client.
-    except (ServiceUnavailable, SessionExpired, DatabaseUnavailable, NotALeader, ForbiddenOnReadOnlyDatabase) as e:
-        # The driver's message names hosts and ports: it goes to the log, not to clients.
-        log.warning("Neo4j is unavailable: %s", e)
-        raise Unavailable("Neo4j is unavailable; the request wrote nothing and can be retried") from e
+    except _OUTAGES as e:
+        raise _unavailable(e) from e
     except Neo4jError as e:
-        if e.code in TIMED_OUT_CODES:
+        ran_out = timeout is not None and time.monotonic() - started >= timeout
+        if e.code in TIMED_OUT_CODES or (e.code in TERMINATED_CODES and ran_out):
             limit = f" of {timeout:g}s" if timeout else ""
             raise TimedOut(f"the request ran past its time limit{limit} and was stopped; it wrote nothing") from e
         if e.code in TERMINATED_CODES:
-            if timeout and time.monotonic() - started >= timeout:
-                raise TimedOut(f"the request ran past its time limit of {timeout:g}s and was stopped; it wrote nothing") from e
-            log.warning("Neo4j ended a transaction: %s", e)
-            raise Unavailable("Neo4j ended the request's transaction (it may be stopping); it wrote nothing and can be retried") from e
+            raise _unavailable(e) from e
         if isinstance(e, TransientError):
             raise Conflict(f"the write kept conflicting with concurrent writes and was given up: {e.message}") from e
         raise
     except ResultFailedError as e:
         # The driver reports a failure it met earlier in the same transaction this way; the
         # cause is what happened (a connection lost while Neo4j stops, say).
-        cause = e.__cause__
-        if isinstance(cause, (ServiceUnavailable, SessionExpired, DatabaseUnavailable)):
-            log.warning("Neo4j is unavailable: %s", cause)
-            raise Unavailable("Neo4j is unavailable; the request wrote nothing and can be retried") from e
+        if isinstance(e.__cause__, _OUTAGES):
+            raise _unavailable(e.__cause__) from e
         raise
+
+
+_OUTAGES = (ServiceUnavailable, SessionExpired, DatabaseUnavailable, NotALeader, ForbiddenOnReadOnlyDatabase)
+
+
+def _unavailable(error: Exception) -> Unavailable:
+    # The driver's message names hosts and ports: it goes to the log, not to clients.
+    log.warning("Neo4j is unavailable: %s", error)
+    return Unavailable("Neo4j is unavailable; the request wrote nothing and can be retried")
 
 
 def read(graph: Graph, statement: LiteralString, params: dict[str, Any] | None = None) -> list[neo4j.Record]:

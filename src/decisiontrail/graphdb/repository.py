@@ -528,6 +528,11 @@ class DecisionStore:
             raise NotFound("review", review_id)
         return review_from_record(records[0])
 
+    def get_reviews(self, review_ids: list[str]) -> list[Review]:
+        """The reviews with these ids that exist, in the order given."""
+        found = {r.review_id: r for r in map(review_from_record, self._read(query("review/get_reviews"), review_ids=review_ids))}
+        return [found[review_id] for review_id in review_ids if review_id in found]
+
     def list_reviews(self, plan_id: str, status: ReviewStatus | None = None) -> list[Review]:
         """The plan's reviews, oldest first, optionally only those with ``status``."""
         records = self._read(query("review/list_plan_reviews"), plan_id=plan_id, status=status.value if status else None)

@@ -754,7 +754,7 @@ class CorrectionPayload:
     @strawberry.field
     async def cancelled_reviews(self, info: Info[Context, None]) -> list[Review]:
         """Pending reviews the correction made moot, now CANCELLED with it."""
-        reviews = [await call(info.context.store.get_review, review_id) for review_id in self.model.cancelled_reviews]
+        reviews = await call(info.context.store.get_reviews, list(self.model.cancelled_reviews))
         return [Review(model=r) for r in reviews]
 
 
