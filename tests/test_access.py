@@ -182,3 +182,25 @@ def test_an_actor_sees_and_writes_only_its_own_plans(
     assert after_other.nodes > before.nodes
     assert seen_by_owner["data"] == {"plan": {"id": plan["id"]}, "plans": {"nodes": [{"id": plan["id"]}]}}
     assert seen_by_reviewer["data"]["plans"]["totalCount"] == 2
+
+
+def test_corrections_and_review_resolutions_record_who_asked(base_url: str, store: DecisionStore, tokens: dict[str, str]) -> None:
+    """The caller's token name, not a placeholder, is stored on what it did, for two callers."""
+    ids = _fixture_ids(store)
+    history = "query($d: ID!) { decision(id: $d) { corrections { requestedBy } } }"
+
+    by_reviewer = _as(base_url, tokens["reviewer"], OPERATIONS["correctDecision"][0], d=ids["d"])
+    by_admin = _as(base_url, tokens["admin"], OPERATIONS["correctDecision"][0], d=ids["other"])
+    resolved = _as(
+        base_url,
+        tokens["reviewer"],
+        "mutation($review: ID!) { resolveReview(input: {reviewId: $review, action: APPROVE}) { review { resolvedBy } } }",
+        review=ids["review"],
+    )
+
+    assert "errors" not in by_reviewer and "errors" not in by_admin, (by_reviewer, by_admin)
+    assert _as(base_url, tokens["admin"], history, d=ids["d"])["data"]["decision"]["corrections"] == [{"requestedBy": "reviewer-1"}]
+    assert _as(base_url, tokens["admin"], history, d=ids["other"])["data"]["decision"]["corrections"] == [{"requestedBy": "admin-1"}]
+    assert resolved["data"]["resolveReview"]["review"] == {"resolvedBy": "reviewer-1"}
+    assert [a.requested_by for a in store.correction_attempts(ids["d"])] == ["reviewer-1"]
+    assert store.get_review(ids["review"]).resolved_by == "reviewer-1"

@@ -219,6 +219,7 @@ class Review(BaseModel):
     resolved_option: str | None = None
     decision_id: Ulid | None = None
     cancelled_by: Ulid | None = Field(default=None, description="the correction decision that made this review moot")
+    resolved_by: str | None = Field(default=None, description="who resolved it: the caller's name")
 
     @property
     def reason(self) -> str:

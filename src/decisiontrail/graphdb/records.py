@@ -158,6 +158,7 @@ def review_from_record(record: Mapping[str, Any]) -> Review:
         resolved_option=props.get("resolved_option"),
         decision_id=record["decision_id"],
         cancelled_by=props.get("cancelled_by"),
+        resolved_by=props.get("resolved_by"),
     )
 
 

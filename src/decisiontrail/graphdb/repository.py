@@ -538,8 +538,10 @@ class DecisionStore:
         records = self._read(query("review/list_plan_reviews"), plan_id=plan_id, status=status.value if status else None)
         return [review_from_record(r) for r in records]
 
-    def resolve_review(self, review_id: str, action: ReviewAction, option: str | None = None) -> tuple[Review, Decision]:
-        """Persist a pending review's decision with the reviewer's outcome, in one transaction."""
+    def resolve_review(
+        self, review_id: str, action: ReviewAction, option: str | None = None, *, resolved_by: str | None = None
+    ) -> tuple[Review, Decision]:
+        """Persist a pending review's decision with the reviewer's outcome (and name), in one transaction."""
 
         def work(tx: neo4j.ManagedTransaction) -> Decision:
             locked = tx.run(query("review/lock_review"), review_id=review_id).single()
@@ -567,6 +569,7 @@ class DecisionStore:
                 status=status.value,
                 resolved_at=utc_now(),
                 resolved_option=placed.chosen_option if action is not ReviewAction.APPROVE else None,
+                resolved_by=resolved_by,
             ).consume()
             return placed
 

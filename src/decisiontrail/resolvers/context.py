@@ -58,6 +58,11 @@ class Context:
         self.child_plans = _loader(self.store.child_plans_of)
 
     @property
+    def caller(self) -> str:
+        """Who is asking, as corrections and review resolutions record it: the token's name."""
+        return self.principal.name if self.principal is not None else "anonymous"
+
+    @property
     def owner_filter(self) -> str | None:
         """The owner an actor is limited to; None for roles that see every plan."""
         return self.principal.owner_scope if self.principal is not None else None

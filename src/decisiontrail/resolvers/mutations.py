@@ -164,7 +164,12 @@ async def _require_review(context: Context, review_id: str) -> None:
 async def resolve_review(info: Info[Context, None], input: ResolveReviewInput) -> ResolveReviewPayload:
     await _require_review(info.context, str(input.review_id))
     review, decision = await call(
-        reviews.resolve_review, info.context.store, str(input.review_id), DomainReviewAction(input.action.value), input.option
+        reviews.resolve_review,
+        info.context.store,
+        str(input.review_id),
+        DomainReviewAction(input.action.value),
+        input.option,
+        resolved_by=info.context.caller,
     )
     return ResolveReviewPayload(review=Review(model=review), decision=Decision(model=decision))
 
@@ -173,7 +178,13 @@ async def correct_decision(info: Info[Context, None], input: CorrectDecisionInpu
     if info.context.limited:  # as for recordings: the store answers for what does not exist
         await require_decision(info.context, str(input.decision_id))
     result = await call(
-        correction.correct, info.context.store, str(input.decision_id), input.mode.value, input.guidance, input.reason
+        correction.correct,
+        info.context.store,
+        str(input.decision_id),
+        input.mode.value,
+        input.guidance,
+        input.reason,
+        requested_by=info.context.caller,
     )
     info.context.decisions.clear_all()  # a check above cached the decision as it was before it was superseded
     return CorrectionPayload(model=result)

@@ -620,6 +620,11 @@ class Review:
         return self.model.resolved_at
 
     @strawberry.field
+    def resolved_by(self) -> str | None:
+        """Who resolved it (the caller's token name); null while pending or when cancelled."""
+        return self.model.resolved_by
+
+    @strawberry.field
     async def cancelled_by(self, info: Info[Context, None]) -> Decision | None:
         """The correction decision that made this review moot (status CANCELLED)."""
         return await _decision(info, self.model.cancelled_by)

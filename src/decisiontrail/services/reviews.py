@@ -13,11 +13,11 @@ def pending_reviews(store: DecisionStore, plan_id: str) -> list[Review]:
 
 
 def resolve_review(
-    store: DecisionStore, review_id: str, action: ReviewAction, option: str | None = None
+    store: DecisionStore, review_id: str, action: ReviewAction, option: str | None = None, *, resolved_by: str | None = None
 ) -> tuple[Review, Decision]:
     """Approve the actor's choice, select one of its alternatives, or give custom guidance.
 
     The decision is persisted with that outcome; an override moves the actor's original
-    choice into alternatives_considered.
+    choice into alternatives_considered. ``resolved_by`` (the caller) is kept on the review.
     """
-    return store.resolve_review(review_id, action, option)
+    return store.resolve_review(review_id, action, option, resolved_by=resolved_by)
