@@ -300,3 +300,46 @@ def test_a_key_reused_for_another_request_in_one_batch_is_refused_whole(api: htt
     ]}}).json()
     assert body["errors"][0]["extensions"]["code"] == "CONFLICT"
     assert len(store.list_decisions(plan)) == 1
+
+
+# -- a race: child plans instantiated while the correction supersedes their spawn -----------------
+
+
+def test_child_plans_instantiated_during_a_correction_of_their_spawn_are_never_left_active(store: DecisionStore) -> None:
+    """Two clients instantiate child plans under a spawn while a correction supersedes it: each
+    child is refused or invalidated with the spawn, in every trial (a partial invalidation is not
+    permitted, ADR-007)."""
+    import threading
+
+    from decisiontrail.exceptions import DecisionTrailError
+
+    for trial in range(10):
+        plan, root = instantiate_plan(store, f"race {trial}")
+        strategy = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+        spawn = store.record_decision(decision(plan.plan_id, DecisionType.SUBPLAN_SPAWN, strategy.decision_id))
+        barrier = threading.Barrier(3)
+        unexpected: list[BaseException] = []
+
+        def instantiate(i: int) -> None:
+            barrier.wait()
+            try:
+                instantiate_plan(store, f"child {i}", spawned_by_decision_id=spawn.decision_id)
+            except DecisionTrailError as e:  # refused: the spawn was superseded first
+                if getattr(e, "rule", None) != "spawn_by_current_decision":
+                    unexpected.append(e)
+
+        def correction() -> None:
+            barrier.wait()
+            correct(store, strategy.decision_id, "revert", "another approach", "race")
+
+        threads = [threading.Thread(target=instantiate, args=(i,)) for i in range(2)] + [threading.Thread(target=correction)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not unexpected, unexpected
+        children = store.child_plans_of([plan.plan_id])[0]
+        active = [c for c in children if not store.get_plan(c).is_invalidated]
+        assert active == [], f"trial {trial}: child plans {active} are active under the superseded spawn"
+        for child in children:
+            assert store.list_decisions(child, current_only=True) == []

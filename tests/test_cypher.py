@@ -9,7 +9,7 @@ import pytest
 
 import decisiontrail.cypher as cypher
 from decisiontrail.graphdb import Graph
-from decisiontrail.graphdb.graph_model import Label, Rel
+from decisiontrail.domain.vocabulary import Label, Rel
 
 SOURCE = Path(cypher.__file__).parent
 FILES = sorted(str(p.relative_to(SOURCE).with_suffix("")) for p in SOURCE.rglob("*.cypher"))

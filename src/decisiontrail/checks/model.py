@@ -26,7 +26,7 @@ import networkx as nx
 
 from decisiontrail.domain.decision import PHASES_BY_TYPE, DecisionType, Phase
 from decisiontrail.domain.recording import context_ref
-from decisiontrail.graphdb.graph_model import Label, Rel
+from decisiontrail.domain.vocabulary import Label, Rel
 
 __all__ = [
     "Label",

@@ -1,6 +1,13 @@
-// Facts check_spawn_link judges a new plan by. Locks the spawning decision, so the
-// link is judged and written against the same state.
+// Facts check_spawn_link judges a new plan by. Takes the spawning plan's write lock (its
+// :PlanLock) first: a correction holds it from reading its downstream to committing, so a child
+// plan is either created before the correction reads (and then invalidated with the spawn) or
+// judged after it commits (and then refused, its spawn superseded); never linked to a spawn
+// superseded meanwhile. Then locks the spawning decision, so the link is judged and written
+// against the same state.
 OPTIONAL MATCH (spawning:Decision {decision_id: $spawned_by_decision_id})
+FOREACH (_ IN CASE WHEN spawning IS NULL THEN [] ELSE [1] END |
+  MERGE (lock:PlanLock {plan_id: spawning.plan_id}) SET lock.writes = coalesce(lock.writes, 0) + 1)
+WITH spawning
 SET spawning.lock__ = true
 REMOVE spawning.lock__
 RETURN

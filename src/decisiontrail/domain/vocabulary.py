@@ -1,4 +1,4 @@
-"""The allow-list of node labels and relationship types; no label or type comes from input."""
+"""The graph vocabulary: the allow-list of node labels and relationship types; no label or type comes from input."""
 
 from __future__ import annotations
 
