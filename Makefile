@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: help install run demo test typecheck bench bench-full reliability neo4j clean
+.PHONY: help install run demo test lint typecheck bench bench-full reliability neo4j clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -25,8 +25,12 @@ run: install  ## set up, start the embedded Neo4j and serve the API (demonstrati
 demo: install  ## scripted actors record, review and correct a plan hierarchy; print it
 	$(BIN)/decisiontrail demo
 
-test: install  ## set up and run the whole test suite against a real Neo4j
+test: install lint typecheck  ## set up, lint, type-check and run the whole test suite against a real Neo4j
 	$(BIN)/python -m pytest
+
+lint: install  ## ruff check and ruff format --check (rules and line length in pyproject.toml)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 typecheck: install  ## mypy --strict over the package and the benchmark harness
 	$(BIN)/mypy

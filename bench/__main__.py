@@ -32,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", choices=SCENARIOS, help="run only these scenarios")
     parser.add_argument("--no-write", action="store_true", help="print the table, do not write docs/benchmarks*")
     parser.add_argument(
-        "--wipe", action="store_true",
+        "--wipe",
+        action="store_true",
         help="with NEO4J_URI set: delete everything in that database first (without it, a non-empty database is refused)",
     )
     args = parser.parse_args(argv)
@@ -99,8 +100,11 @@ def _settings(scratch: Path, *, full: bool) -> Neo4jSettings:
         return settings
     # An embedded Neo4j of the benchmark's own, in a scratch directory, with room for the full sizes.
     return replace(
-        settings, data_dir=scratch / "neo4j", bolt_port=0,
-        heap_mb=4096 if full else 2048, pagecache_mb=2048 if full else 512,
+        settings,
+        data_dir=scratch / "neo4j",
+        bolt_port=0,
+        heap_mb=4096 if full else 2048,
+        pagecache_mb=2048 if full else 512,
     )
 
 

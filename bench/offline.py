@@ -31,16 +31,20 @@ def main(uri: str, database: str) -> None:
         for chunk in export(G, ExportFormat.GRAPHML):
             written += sink.write(chunk)
     exported = time.perf_counter()
-    print(json.dumps({
-        "decisions": sum(1 for _ in decisions(G)),
-        "rules": len(report.rules),
-        "violations": len(report.violations),
-        "load_ms": (loaded - start) * 1000,
-        "checks_ms": (checked - loaded) * 1000,
-        "export_ms": (exported - checked) * 1000,
-        "export_bytes": written,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    }))
+    print(
+        json.dumps(
+            {
+                "decisions": sum(1 for _ in decisions(G)),
+                "rules": len(report.rules),
+                "violations": len(report.violations),
+                "load_ms": (loaded - start) * 1000,
+                "checks_ms": (checked - loaded) * 1000,
+                "export_ms": (exported - checked) * 1000,
+                "export_bytes": written,
+                "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

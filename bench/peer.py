@@ -108,7 +108,10 @@ def install(progress: Callable[[str], None] = print) -> Path:
         progress(f"installing the benchmark's peer: npm {verb} in {PEER_DIR}")
         done = subprocess.run(
             [npm, verb, "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=PEER_DIR, capture_output=True, text=True, check=False,
+            cwd=PEER_DIR,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if done.returncode != 0:
             output = (done.stdout + done.stderr).strip()
@@ -147,9 +150,7 @@ def running_peer(
     if password is not None:
         env["NEO4J_PASSWORD"] = password
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(
-            [node, "server.mjs"], cwd=PEER_DIR, env=env, stdin=subprocess.PIPE, stdout=out, stderr=err
-        )
+        process = subprocess.Popen([node, "server.mjs"], cwd=PEER_DIR, env=env, stdin=subprocess.PIPE, stdout=out, stderr=err)
         try:
             url = _wait_ready(process, out, err)
             yield url
@@ -164,8 +165,7 @@ def _wait_ready(process: subprocess.Popen[bytes], out: IO[bytes], err: IO[bytes]
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 raise Unavailable(
-                    f"the benchmark's peer exited with {process.returncode} while starting:\n"
-                    f"{_tail(err) or _tail(out)}"
+                    f"the benchmark's peer exited with {process.returncode} while starting:\n{_tail(err) or _tail(out)}"
                 )
             if url is None:
                 match = READY_LINE.search(_tail(out))

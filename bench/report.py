@@ -213,11 +213,20 @@ def _run(run: dict[str, Any]) -> str:
         "",
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}.  ",
         "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + ".  ",
-        *([f"Workload: {run['workload']}. Whole run: {run['seconds']:.0f} s."] if not run.get("parts") else
-          ["Run in parts:  "] + [f"{', '.join(part['scenarios'])} on {part['date']} ({part['seconds']:.0f} s; workload: "
-                                 f"{part['workload']}).  " for part in run["parts"]]),
-        *([f"Scenarios run: {', '.join(run['scenarios'])} (the others were not run at these sizes)."]
-          if run.get("scenarios") and len(run["scenarios"]) < len(_ORDER) else []),
+        *(
+            [f"Workload: {run['workload']}. Whole run: {run['seconds']:.0f} s."]
+            if not run.get("parts")
+            else ["Run in parts:  "]
+            + [
+                f"{', '.join(part['scenarios'])} on {part['date']} ({part['seconds']:.0f} s; workload: {part['workload']}).  "
+                for part in run["parts"]
+            ]
+        ),
+        *(
+            [f"Scenarios run: {', '.join(run['scenarios'])} (the others were not run at these sizes)."]
+            if run.get("scenarios") and len(run["scenarios"]) < len(_ORDER)
+            else []
+        ),
         "",
         "| scenario | case | ours p50 / p95 | baseline | baseline p50 / p95 | ratio | target | met |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",

@@ -41,7 +41,12 @@ class Sizes:
 
 QUICK = Sizes("quick", records=200, batches=20, corrections=(1, 100, 10_000), correction_repeat=3, queries=30, offline=(10_000,))
 FULL = Sizes(
-    "full", records=1000, batches=100, corrections=(1, 100, 10_000, 100_000), correction_repeat=3, queries=100,
+    "full",
+    records=1000,
+    batches=100,
+    corrections=(1, 100, 10_000, 100_000),
+    correction_repeat=3,
+    queries=100,
     offline=(100_000, 1_000_000),
 )
 BATCH = 100
@@ -112,13 +117,25 @@ def _raw_row(plan_id: str, i: int) -> dict[str, Any]:
     """The properties the store writes for the same decision, for the raw-driver baseline."""
     digest = hashlib.sha256(f"raw/{plan_id}/{i}".encode()).hexdigest()
     return {
-        "decision_id": new_ulid(), "plan_id": plan_id, "sequence_number": 100_000 + i, "decision_type": "resource_selection",
-        "phase": "strategize", "question": f"Which file holds part {i}?", "chosen_option": f"src/part_{i}.py",
-        "alternatives_considered": [f"src/other_{i}.py"], "confidence_score": 0.9, "hot_context_hash": digest,
-        "hot_context_ref": f"bench://context/{digest}", "relevant_resources": "[]", "actor_state_thread_id": "raw",
-        "actor_state_checkpoint_ns": "", "actor_state_checkpoint_id": new_ulid(),
-        "rationale": "It already holds the neighbouring code.", "artifacts_produced": "[]",
-        "created_at": datetime.now(UTC), "is_correction": False,
+        "decision_id": new_ulid(),
+        "plan_id": plan_id,
+        "sequence_number": 100_000 + i,
+        "decision_type": "resource_selection",
+        "phase": "strategize",
+        "question": f"Which file holds part {i}?",
+        "chosen_option": f"src/part_{i}.py",
+        "alternatives_considered": [f"src/other_{i}.py"],
+        "confidence_score": 0.9,
+        "hot_context_hash": digest,
+        "hot_context_ref": f"bench://context/{digest}",
+        "relevant_resources": "[]",
+        "actor_state_thread_id": "raw",
+        "actor_state_checkpoint_ns": "",
+        "actor_state_checkpoint_id": new_ulid(),
+        "rationale": "It already holds the neighbouring code.",
+        "artifacts_produced": "[]",
+        "created_at": datetime.now(UTC),
+        "is_correction": False,
     }
 
 
@@ -135,10 +152,15 @@ def _strategy(plan_id: str, root_id: str) -> Any:
 
     digest = hashlib.sha256(plan_id.encode()).hexdigest()
     return Decision(
-        plan_id=plan_id, parent_decision_id=root_id, decision_type=DecisionType.STRATEGY_CHOICE,
-        question="How?", chosen_option="In small parts", rationale="Bench.",
+        plan_id=plan_id,
+        parent_decision_id=root_id,
+        decision_type=DecisionType.STRATEGY_CHOICE,
+        question="How?",
+        chosen_option="In small parts",
+        rationale="Bench.",
         context_snapshot=ContextSnapshot(
-            hot_context_hash=digest, hot_context_ref=f"bench://context/{digest}",
+            hot_context_hash=digest,
+            hot_context_ref=f"bench://context/{digest}",
             actor_state_ref=CheckpointRef(thread_id="bench", checkpoint_id=new_ulid()),
         ),
     )
@@ -153,44 +175,100 @@ def recording(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], No
     plan_id, parent_id = _plan_for_recording(store, "bench: sequential recording")
     counter = iter(range(10**9))
     with httpx.Client(base_url=api, timeout=60) as client:
-        ours = timed(lambda: graphql(client, RECORD, input=_decision_input(plan_id, parent_id, next(counter))), repeat=sizes.records, warmup=10)
+        ours = timed(
+            lambda: graphql(client, RECORD, input=_decision_input(plan_id, parent_id, next(counter))),
+            repeat=sizes.records,
+            warmup=10,
+        )
     raw_plan, raw_parent = _plan_for_recording(store, "bench: raw single writes")
     raw = timed(
-        lambda: driver.execute_query(RAW_RECORD, plan_id=raw_plan, parent_id=raw_parent, row=_raw_row(raw_plan, next(counter)), database_=database),
-        repeat=sizes.records, warmup=10,
+        lambda: driver.execute_query(
+            RAW_RECORD, plan_id=raw_plan, parent_id=raw_parent, row=_raw_row(raw_plan, next(counter)), database_=database
+        ),
+        repeat=sizes.records,
+        warmup=10,
     )
-    rows.append(Row("recording", "recordDecision over HTTP, sequential", ours, raw, "raw driver, one write per transaction",
-                    target="p50 < 10 ms", met=ours.p50_ms < 10))
+    rows.append(
+        Row(
+            "recording",
+            "recordDecision over HTTP, sequential",
+            ours,
+            raw,
+            "raw driver, one write per transaction",
+            target="p50 < 10 ms",
+            met=ours.p50_ms < 10,
+        )
+    )
 
     progress(f"recording: {CLIENTS} concurrent clients")
     per_client = max(1, sizes.records // CLIENTS)
-    ours_c = _concurrently(lambda i, c: graphql(c, RECORD, input=_decision_input(*targets[i], next(counter))), api, per_client,
-                           targets := [_plan_for_recording(store, f"bench: client {i}") for i in range(CLIENTS)])
+    ours_c = _concurrently(
+        lambda i, c: graphql(c, RECORD, input=_decision_input(*targets[i], next(counter))),
+        api,
+        per_client,
+        targets := [_plan_for_recording(store, f"bench: client {i}") for i in range(CLIENTS)],
+    )
     raw_targets = [_plan_for_recording(store, f"bench: raw client {i}") for i in range(CLIENTS)]
     raw_c = _concurrently(
-        lambda i, _c: driver.execute_query(RAW_RECORD, plan_id=raw_targets[i][0], parent_id=raw_targets[i][1],
-                                           row=_raw_row(raw_targets[i][0], next(counter)), database_=database),
-        None, per_client, raw_targets,
+        lambda i, _c: driver.execute_query(
+            RAW_RECORD,
+            plan_id=raw_targets[i][0],
+            parent_id=raw_targets[i][1],
+            row=_raw_row(raw_targets[i][0], next(counter)),
+            database_=database,
+        ),
+        None,
+        per_client,
+        raw_targets,
     )
-    rows.append(Row("recording", f"recordDecision over HTTP, {CLIENTS} concurrent clients (one plan each)", ours_c, raw_c,
-                    f"raw driver, {CLIENTS} threads", compare="throughput",
-                    note="each sample is one request's latency; throughput is the whole run's"))
+    rows.append(
+        Row(
+            "recording",
+            f"recordDecision over HTTP, {CLIENTS} concurrent clients (one plan each)",
+            ours_c,
+            raw_c,
+            f"raw driver, {CLIENTS} threads",
+            compare="throughput",
+            note="each sample is one request's latency; throughput is the whole run's",
+        )
+    )
 
     progress(f"recording: {sizes.batches} recordDecisions batches of {BATCH}")
     plan_id, parent_id = _plan_for_recording(store, "bench: batches")
     with httpx.Client(base_url=api, timeout=120) as client:
         ours_b = timed(
-            lambda: graphql(client, RECORD_MANY, inputs=[_decision_input(plan_id, parent_id, next(counter)) for _ in range(BATCH)]),
-            repeat=sizes.batches, warmup=2, ops=BATCH,
+            lambda: graphql(
+                client, RECORD_MANY, inputs=[_decision_input(plan_id, parent_id, next(counter)) for _ in range(BATCH)]
+            ),
+            repeat=sizes.batches,
+            warmup=2,
+            ops=BATCH,
         )
     raw_plan, raw_parent = _plan_for_recording(store, "bench: raw batches")
     raw_b = timed(
-        lambda: driver.execute_query(RAW_RECORD_MANY, plan_id=raw_plan, parent_id=raw_parent,
-                                     rows=[_raw_row(raw_plan, next(counter)) for _ in range(BATCH)], database_=database),
-        repeat=sizes.batches, warmup=2, ops=BATCH,
+        lambda: driver.execute_query(
+            RAW_RECORD_MANY,
+            plan_id=raw_plan,
+            parent_id=raw_parent,
+            rows=[_raw_row(raw_plan, next(counter)) for _ in range(BATCH)],
+            database_=database,
+        ),
+        repeat=sizes.batches,
+        warmup=2,
+        ops=BATCH,
     )
-    rows.append(Row("recording", f"recordDecisions over HTTP, batches of {BATCH}", ours_b, raw_b, "raw driver UNWIND of the same rows",
-                    compare="throughput", target=">= 0.5x the raw throughput", met=ours_b.ops_per_second >= 0.5 * raw_b.ops_per_second))
+    rows.append(
+        Row(
+            "recording",
+            f"recordDecisions over HTTP, batches of {BATCH}",
+            ours_b,
+            raw_b,
+            "raw driver UNWIND of the same rows",
+            compare="throughput",
+            target=">= 0.5x the raw throughput",
+            met=ours_b.ops_per_second >= 0.5 * raw_b.ops_per_second,
+        )
+    )
     return rows
 
 
@@ -242,19 +320,38 @@ def correction(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], N
         progress(f"correction: downstream of {size} decision(s), {repeat} runs each way")
         ours_targets = subtree_fixture(graph, size, copies=repeat, seed=size)
         raw_targets = subtree_fixture(graph, size, copies=repeat, seed=size + 1)
-        ours = timed_each([partial(correct, store, t, "revert", "Use the other approach", "bench") for t in ours_targets], ops=size)
+        ours = timed_each(
+            [partial(correct, store, t, "revert", "Use the other approach", "bench") for t in ours_targets], ops=size
+        )
         raw = timed_each([partial(_raw_correct, graph, t) for t in raw_targets], ops=size)
         nx_target = subtree_fixture(graph, size, copies=1, seed=size + 2)[0]
         plan_id = store.get_decision(nx_target).plan_id
         G = load_plans(graph, [plan_id], progress=False)
         found = len(downstream(G, nx_target)) + 1
-        in_memory = timed(lambda: downstream(G, nx_target), repeat=repeat, warmup=1, ops=size)
+        in_memory = timed(partial(downstream, G, nx_target), repeat=repeat, warmup=1, ops=size)
         assert found == size, f"the fixture's downstream is {found}, not {size}"
-        rows.append(Row("correction", f"downstream of {size:,}", ours, raw, "one hand-written Cypher statement",
-                        target="<= 1.5x", met=ours.p50_ms <= 1.5 * raw.p50_ms,
-                        extra={"networkx_closure": in_memory.as_json()}))
-        rows.append(Row("correction", f"downstream of {size:,}: networkx closure in memory", in_memory, raw,
-                        "one hand-written Cypher statement", note="the closure only, on a graph already loaded"))
+        rows.append(
+            Row(
+                "correction",
+                f"downstream of {size:,}",
+                ours,
+                raw,
+                "one hand-written Cypher statement",
+                target="<= 1.5x",
+                met=ours.p50_ms <= 1.5 * raw.p50_ms,
+                extra={"networkx_closure": in_memory.as_json()},
+            )
+        )
+        rows.append(
+            Row(
+                "correction",
+                f"downstream of {size:,}: networkx closure in memory",
+                in_memory,
+                raw,
+                "one hand-written Cypher statement",
+                note="the closure only, on a graph already loaded",
+            )
+        )
     return rows
 
 
@@ -262,34 +359,39 @@ def _raw_correct(graph: Graph, decision_id: str) -> None:
     graph.driver.execute_query(RAW_CORRECT, decision_id=decision_id, correction_id=new_ulid(), database_=graph.database)
 
 
-def lineage_and_impact(graph: Graph, api: str, sizes: Sizes, samples: dict[str, str], progress: Callable[[str], None]) -> list[Row]:
+def lineage_and_impact(
+    graph: Graph, api: str, sizes: Sizes, samples: dict[str, str], progress: Callable[[str], None]
+) -> list[Row]:
     rows = []
     for name, text, statement in (("lineage", LINEAGE, "decision/lineage"), ("impact", IMPACT, "correction/downstream")):
-        decision_id = samples[name]
         progress(f"{name}: {sizes.queries} GraphQL queries against the raw Cypher")
-        with httpx.Client(base_url=api, timeout=60) as client:
-            answer = graphql(client, text, id=decision_id)[name]
-            ours = timed(lambda: graphql(client, text, id=decision_id), repeat=sizes.queries, warmup=3)
-        raw = timed(lambda: graph.driver.execute_query(query(statement), decision_id=decision_id, database_=graph.database),
-                    repeat=sizes.queries, warmup=3)
-        rows.append(Row(name, f"{name} of a deep decision ({len(answer['decisions'])} decisions, {len(answer['plans'])} plans)",
-                        ours, raw, "the same Cypher through the driver"))
+        rows.append(_walk_row(graph, api, sizes, name, text, statement, samples[name], "a deep decision"))
     progress(f"walk shapes: a {WALK_LEVELS}-level plan hierarchy and a {WALK_CHAIN:,}-decision chain")
     shapes = walk_shapes(DecisionStore(graph))
     for name, text, statement, shape, decision_id in (
-        ("lineage", LINEAGE, "decision/lineage", f"deepest decision of {WALK_LEVELS} levels of plans", shapes.deepest),
-        ("impact", IMPACT, "correction/downstream", f"top strategy of {WALK_LEVELS} levels of plans", shapes.top),
-        ("lineage", LINEAGE, "decision/lineage", f"last of a {WALK_CHAIN:,}-decision chain", shapes.chain_end),
-        ("impact", IMPACT, "correction/downstream", f"head of a {WALK_CHAIN:,}-decision chain", shapes.chain_head),
+        ("lineage", LINEAGE, "decision/lineage", f"the deepest decision of {WALK_LEVELS} levels of plans", shapes.deepest),
+        ("impact", IMPACT, "correction/downstream", f"the top strategy of {WALK_LEVELS} levels of plans", shapes.top),
+        ("lineage", LINEAGE, "decision/lineage", f"the last of a {WALK_CHAIN:,}-decision chain", shapes.chain_end),
+        ("impact", IMPACT, "correction/downstream", f"the head of a {WALK_CHAIN:,}-decision chain", shapes.chain_head),
     ):
-        with httpx.Client(base_url=api, timeout=60) as client:
-            answer = graphql(client, text, id=decision_id)[name]
-            ours = timed(lambda: graphql(client, text, id=decision_id), repeat=sizes.queries, warmup=3)
-        raw = timed(lambda: graph.driver.execute_query(query(statement), decision_id=decision_id, database_=graph.database),
-                    repeat=sizes.queries, warmup=3)
-        rows.append(Row(name, f"{name} of the {shape} ({len(answer['decisions'])} decisions)", ours, raw,
-                        "the same Cypher through the driver"))
+        rows.append(_walk_row(graph, api, sizes, name, text, statement, decision_id, shape))
     return rows
+
+
+def _walk_row(graph: Graph, api: str, sizes: Sizes, name: str, text: str, statement: str, decision_id: str, what: str) -> Row:
+    """One walk through GraphQL against the same Cypher through the driver."""
+    with httpx.Client(base_url=api, timeout=60) as client:
+        answer = graphql(client, text, id=decision_id)[name]
+        ours = timed(lambda: graphql(client, text, id=decision_id), repeat=sizes.queries, warmup=3)
+    raw = timed(
+        lambda: graph.driver.execute_query(query(statement), decision_id=decision_id, database_=graph.database),
+        repeat=sizes.queries,
+        warmup=3,
+    )
+    plans = f", {len(answer['plans'])} plans" if "plans" in answer else ""
+    return Row(
+        name, f"{name} of {what} ({len(answer['decisions'])} decisions{plans})", ours, raw, "the same Cypher through the driver"
+    )
 
 
 WALK_LEVELS = 50
@@ -320,8 +422,11 @@ def walk_shapes(store: DecisionStore) -> WalkShapes:
     chain = [root.decision_id]
     for _ in range(WALK_CHAIN):
         depends_on = (chain[-2],) if len(chain) > 1 else ()
-        chain.append(store.record_decision(
-            _decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, chain[-1], depends_on=depends_on)).decision_id)
+        chain.append(
+            store.record_decision(
+                _decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, chain[-1], depends_on=depends_on)
+            ).decision_id
+        )
     return WalkShapes(deepest=spawn, top=top, chain_end=chain[-1], chain_head=chain[1])
 
 
@@ -330,9 +435,14 @@ def _decision(plan_id: str, decision_type: DecisionType, parent_id: str, **field
 
     digest = hashlib.sha256(f"{plan_id}:{parent_id}".encode()).hexdigest()
     return Decision(
-        plan_id=plan_id, parent_decision_id=parent_id, decision_type=decision_type, question=f"which {decision_type.value}?",
-        chosen_option="this one", rationale="benchmark",
-        context_snapshot=ContextSnapshot(hot_context_hash=digest, hot_context_ref=f"context://sha256/{digest}"), **fields,
+        plan_id=plan_id,
+        parent_decision_id=parent_id,
+        decision_type=decision_type,
+        question=f"which {decision_type.value}?",
+        chosen_option="this one",
+        rationale="benchmark",
+        context_snapshot=ContextSnapshot(hot_context_hash=digest, hot_context_ref=f"context://sha256/{digest}"),
+        **fields,
     )
 
 
@@ -346,15 +456,27 @@ def nested_tree(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], 
     with httpx.Client(base_url=api, timeout=120) as client:
         ours_answer = graphql(client, TREE, id=plan_id)
         ours = timed(lambda: graphql(client, TREE, id=plan_id), repeat=sizes.queries, warmup=3)
-    with peer.running_peer(graph.uri, database=graph.database) as peer_url, httpx.Client(base_url=peer_url, timeout=120) as client:
+    with (
+        peer.running_peer(graph.uri, database=graph.database) as peer_url,
+        httpx.Client(base_url=peer_url, timeout=120) as client,
+    ):
         peer_answer = graphql(client, peer.NESTED_TREE_QUERY, planId=plan_id)
         theirs = timed(lambda: graphql(client, peer.NESTED_TREE_QUERY, planId=plan_id), repeat=sizes.queries, warmup=3)
     ours_ids = {entry["decision"]["id"] for entry in ours_answer["plan"]["tree"]}
     peer_ids = {d["id"] for d in peer_answer["plans"][0]["decisions"]}
     if ours_ids != peer_ids:
         raise RuntimeError(f"the two answers differ: {len(ours_ids)} decisions from ours, {len(peer_ids)} from the peer")
-    return [Row("nested tree", "plan -> decisions -> children -> dependsOn, 1,000 decisions", ours, theirs,
-                "@neo4j/graphql on the same Neo4j", target="<= 1.0x", met=ours.p50_ms <= theirs.p50_ms)]
+    return [
+        Row(
+            "nested tree",
+            "plan -> decisions -> children -> dependsOn, 1,000 decisions",
+            ours,
+            theirs,
+            "@neo4j/graphql on the same Neo4j",
+            target="<= 1.0x",
+            met=ours.p50_ms <= theirs.p50_ms,
+        )
+    ]
 
 
 def offline(graph: Graph, decisions: int, progress: Callable[[str], None]) -> Row:
@@ -363,16 +485,24 @@ def offline(graph: Graph, decisions: int, progress: Callable[[str], None]) -> Ro
     progress(f"offline: load + all checks + GraphML export of {decisions:,} decisions (a process of its own)")
     done = subprocess.run(
         [sys.executable, "-m", "bench.offline", graph.uri, graph.database],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     result = json.loads(done.stdout.strip().splitlines()[-1])
     raw = timed(lambda: _stream_rows(graph), repeat=1, warmup=0)
     total = Stats((result["load_ms"] + result["checks_ms"] + result["export_ms"],), decisions)
-    return Row("offline", f"{result['decisions']:,} decisions: load, {result['rules']} rules, GraphML export", total, raw,
-               "the driver streaming the same rows", target="peak memory within 8 GB (1M decisions)",
-               # The target is for the million-decision workload (sized to within a plan of 1M).
-               met=result["peak_rss_mb"] <= 8192 if decisions >= 990_000 else None,
-               extra={k: result[k] for k in ("load_ms", "checks_ms", "export_ms", "peak_rss_mb", "violations")})
+    return Row(
+        "offline",
+        f"{result['decisions']:,} decisions: load, {result['rules']} rules, GraphML export",
+        total,
+        raw,
+        "the driver streaming the same rows",
+        target="peak memory within 8 GB (1M decisions)",
+        # The target is for the million-decision workload (sized to within a plan of 1M).
+        met=result["peak_rss_mb"] <= 8192 if decisions >= 990_000 else None,
+        extra={k: result[k] for k in ("load_ms", "checks_ms", "export_ms", "peak_rss_mb", "violations")},
+    )
 
 
 def _stream_rows(graph: Graph) -> int:

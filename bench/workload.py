@@ -70,7 +70,9 @@ REST_MIX: dict[DecisionType, int] = {
 
 # What Execute draws from: the rest without its Strategize share (strategies, half the resource selections).
 _EXECUTE_MIX = {
-    kind: weight / 2 if kind is _T.RESOURCE_SELECTION else weight for kind, weight in REST_MIX.items() if kind is not _T.STRATEGY_CHOICE
+    kind: weight / 2 if kind is _T.RESOURCE_SELECTION else weight
+    for kind, weight in REST_MIX.items()
+    if kind is not _T.STRATEGY_CHOICE
 }
 _EPOCH = datetime(2025, 6, 2, 9, 0, tzinfo=UTC)
 _SUBTREE_MIX = {_T.TOOL_INVOCATION: 6, _T.ERROR_RECOVERY: 2, _T.VALIDATION_RESPONSE: 2}
@@ -166,7 +168,14 @@ class PlanRows:
     @property
     def relationships(self) -> int:
         spawn_links = 2 if self.child_of is not None else 0
-        return len(self.decisions) + len(self.parents) + len(self.depends_on) + len(self.corrects) + len(self.superseded_by) + spawn_links
+        return (
+            len(self.decisions)
+            + len(self.parents)
+            + len(self.depends_on)
+            + len(self.corrects)
+            + len(self.superseded_by)
+            + spawn_links
+        )
 
     def depths(self) -> dict[str, int]:
         """Each decision's depth in the plan's tree (the root is 0)."""
@@ -206,8 +215,14 @@ def generate(spec: WorkloadSpec) -> Iterator[PlanRows]:
             spawns = spec.fan_out if level < spec.depth else 0
             number += 1
             run = _PlanRun(
-                rng, start, spec.decisions_per_plan, f"Benchmark plan {hierarchy}.{number}: {rng.choice(_TASKS)}",
-                density=spec.depends_on_density, superseded_share=spec.superseded_share, spawns=spawns, level=level,
+                rng,
+                start,
+                spec.decisions_per_plan,
+                f"Benchmark plan {hierarchy}.{number}: {rng.choice(_TASKS)}",
+                density=spec.depends_on_density,
+                superseded_share=spec.superseded_share,
+                spawns=spawns,
+                level=level,
             )
             run.record_strategize(invariants=rng.choice((0, 1, 1, 2)))
             run.record_execute()
@@ -288,8 +303,11 @@ def subtree_fixture(graph: Graph, downstream: int, *, copies: int = 1, seed: int
         for i in range(1, downstream):
             parent = members[(i - 1) // _SUBTREE_FAN_OUT]
             dependency = members[rng.randrange(len(members))] if rng.random() < 0.1 else None
-            members.append(run.record(rng.choices(kinds, weights)[0], Phase.EXECUTE, parent,
-                                      depends=dependency if dependency != parent else None))
+            members.append(
+                run.record(
+                    rng.choices(kinds, weights)[0], Phase.EXECUTE, parent, depends=dependency if dependency != parent else None
+                )
+            )
         writer.add(run.rows(phase=Phase.EXECUTE))
         targets.append(run.decision_rows[members[0]]["decision_id"])
     writer.finish()
@@ -330,8 +348,16 @@ class _PlanRun:
     """
 
     def __init__(
-        self, rng: random.Random, start: datetime, size: int, description: str, *,
-        density: float, superseded_share: float = 0.0, spawns: int = 0, level: int = 0,
+        self,
+        rng: random.Random,
+        start: datetime,
+        size: int,
+        description: str,
+        *,
+        density: float,
+        superseded_share: float = 0.0,
+        spawns: int = 0,
+        level: int = 0,
     ) -> None:
         self.rng = rng
         self.size = size
@@ -366,10 +392,19 @@ class _PlanRun:
 
     def record_root(self) -> int:
         prompt = prompt_context(self.description, self.arguments)
-        return self.record(_T.PROMPT_DEFINITION, Phase.STRATEGIZE, None, context_hash=prompt.context_hash, content=(
-            PROMPT_QUESTION, prompt.content, [], None,
-            "Created by the plan lifecycle engine from the action's description and the user's arguments.",
-        ))
+        return self.record(
+            _T.PROMPT_DEFINITION,
+            Phase.STRATEGIZE,
+            None,
+            context_hash=prompt.context_hash,
+            content=(
+                PROMPT_QUESTION,
+                prompt.content,
+                [],
+                None,
+                "Created by the plan lifecycle engine from the action's description and the user's arguments.",
+            ),
+        )
 
     def record_strategize(self, *, invariants: int) -> None:
         """The root, invariants, top strategies, spawns and the Strategize share of the rest."""
@@ -378,18 +413,25 @@ class _PlanRun:
         room = self.size - self.reserve - 1 - self.spawn_count - 1
         self.invariants = self.rng.sample(_INVARIANTS, min(invariants, room - 1))
         for enforced in reconcile(self.invariants):
-            self.record(_T.INVARIANT_ENFORCED, Phase.STRATEGIZE, root, content=(
-                _RECONCILE_QUESTION, enforced.invariant.statement, [o.statement for o in enforced.overridden], 1.0,
-                f"{enforced.invariant.name}: {enforced.rationale}",
-            ))
+            self.record(
+                _T.INVARIANT_ENFORCED,
+                Phase.STRATEGIZE,
+                root,
+                content=(
+                    _RECONCILE_QUESTION,
+                    enforced.invariant.statement,
+                    [o.statement for o in enforced.overridden],
+                    1.0,
+                    f"{enforced.invariant.name}: {enforced.rationale}",
+                ),
+            )
         room -= len(self.invariants)
         tops = max(1, min(self.rng.randint(1, 3), room))
         for _ in range(tops):
             self.record(_T.STRATEGY_CHOICE, Phase.STRATEGIZE, root, depends=self._strategize_dependency())
         rest = self.rng.choices(list(REST_MIX), list(REST_MIX.values()), k=max(0, room - tops))
         nested = [_T.SUBPLAN_SPAWN] * self.spawn_count + [
-            kind for kind in rest
-            if kind is _T.STRATEGY_CHOICE or (kind is _T.RESOURCE_SELECTION and self.rng.random() < 0.5)
+            kind for kind in rest if kind is _T.STRATEGY_CHOICE or (kind is _T.RESOURCE_SELECTION and self.rng.random() < 0.5)
         ]
         self.rng.shuffle(nested)
         top_strategies = list(self.strategies)
@@ -432,10 +474,18 @@ class _PlanRun:
     def correct(self, origin: int, closure: list[int]) -> int:
         """Supersede ``closure`` (``origin`` first) by a user_intervention under the origin's parent."""
         reason = self.rng.choice(_REASONS)
-        correction = self.record(_T.USER_INTERVENTION, Phase.EXECUTE, self.parent[origin], content=(
-            f"Correction of a {self.kinds[origin].value}: {self.decision_rows[origin]['question']}",
-            self.rng.choice(_GUIDANCE), [self.decision_rows[origin]["chosen_option"]], None, reason,
-        ))
+        correction = self.record(
+            _T.USER_INTERVENTION,
+            Phase.EXECUTE,
+            self.parent[origin],
+            content=(
+                f"Correction of a {self.kinds[origin].value}: {self.decision_rows[origin]['question']}",
+                self.rng.choice(_GUIDANCE),
+                [self.decision_rows[origin]["chosen_option"]],
+                None,
+                reason,
+            ),
+        )
         row = self.decision_rows[correction]
         row.update(is_correction=True, correction_reason=reason)
         for superseded in closure:
@@ -522,9 +572,14 @@ class _PlanRun:
 
     def rows(self, *, phase: Phase = Phase.APPLY, parent_plan_id: str | None = None, spawned_by: str | None = None) -> PlanRows:
         plan = Plan(
-            plan_id=self.plan_id, description=self.description, arguments=self.arguments, phase=phase,
-            parent_plan_id=parent_plan_id, spawned_by_decision_id=spawned_by,
-            invariants=tuple(self.invariants), created_at=self.start,
+            plan_id=self.plan_id,
+            description=self.description,
+            arguments=self.arguments,
+            phase=phase,
+            parent_plan_id=parent_plan_id,
+            spawned_by_decision_id=spawned_by,
+            invariants=tuple(self.invariants),
+            created_at=self.start,
         )
         ids = [row["decision_id"] for row in self.decision_rows]
         return PlanRows(
@@ -605,7 +660,9 @@ def _spawning_strategy(rows: PlanRows) -> str:
     parent = dict(rows.parents)
     root: str = rows.decisions[0]["decision_id"]
     spawns = [r["decision_id"] for r in rows.decisions if r["decision_type"] == _T.SUBPLAN_SPAWN.value]
-    node: str = spawns[0] if spawns else next(r["decision_id"] for r in rows.decisions if r["decision_type"] == _T.STRATEGY_CHOICE.value)
+    node: str = (
+        spawns[0] if spawns else next(r["decision_id"] for r in rows.decisions if r["decision_type"] == _T.STRATEGY_CHOICE.value)
+    )
     while parent[node] != root:
         node = parent[node]
     return node
@@ -670,7 +727,14 @@ MATCH (spawning:Decision {decision_id: row.target})
 CREATE (child)-[:SPAWNED_BY]->(spawning)
 """
 _NODES = (_CREATE_PLANS, _CREATE_DECISIONS)
-_RELATIONSHIPS = (_CREATE_PARENT, _CREATE_DEPENDS_ON, _CREATE_CORRECTS, _CREATE_SUPERSEDED_BY, _CREATE_CHILD_OF, _CREATE_SPAWNED_BY)
+_RELATIONSHIPS = (
+    _CREATE_PARENT,
+    _CREATE_DEPENDS_ON,
+    _CREATE_CORRECTS,
+    _CREATE_SUPERSEDED_BY,
+    _CREATE_CHILD_OF,
+    _CREATE_SPAWNED_BY,
+)
 
 
 def _decision_parameter(row: dict[str, Any]) -> dict[str, Any]:
@@ -699,7 +763,9 @@ class _Writer:
         self.buffers[_CREATE_PLANS].append(rows.plan)
         self.buffers[_CREATE_DECISIONS].extend(_decision_parameter(row) for row in rows.decisions)
         for statement, links in (
-            (_CREATE_PARENT, rows.parents), (_CREATE_DEPENDS_ON, rows.depends_on), (_CREATE_CORRECTS, rows.corrects),
+            (_CREATE_PARENT, rows.parents),
+            (_CREATE_DEPENDS_ON, rows.depends_on),
+            (_CREATE_CORRECTS, rows.corrects),
             (_CREATE_SUPERSEDED_BY, rows.superseded_by),
             (_CREATE_CHILD_OF, [rows.child_of] if rows.child_of else []),
             (_CREATE_SPAWNED_BY, [rows.spawned_by] if rows.spawned_by else []),
@@ -744,24 +810,55 @@ _INVARIANTS = [
 ]
 
 _CONTENT: dict[DecisionType, tuple[str, list[str]]] = {
-    _T.STRATEGY_CHOICE: ("How should the change to {} be approached?", [
-        "Refactor {} behind an interface first", "Extend {} in place", "Rewrite {} from its tests",
-        "Add a compatibility layer around {}", "Split {} into two modules"]),
-    _T.RESOURCE_SELECTION: ("Which resources does the work on {} need?", [
-        "{} and its tests", "{} with the schema definitions", "The call sites of {}", "The fixtures used by {}"]),
-    _T.SUBPLAN_SPAWN: ("Which part of {} becomes its own plan?", [
-        "Migrate the callers of {}", "Update the documentation of {}", "Port the tests of {}", "Harden the error paths of {}"]),
-    _T.IMPLEMENTATION_CHOICE: ("How should {} be implemented?", [
-        "Use a dataclass in {}", "Use a generator pipeline in {}", "Cache lookups in {}", "Batch the queries of {}",
-        "Validate input at the edge of {}"]),
-    _T.TOOL_INVOCATION: ("Which tool runs next on {}?", [
-        "pytest tests/test_{}.py", "ruff check {}", "mypy --strict {}", "edit_file {}", "grep -rn TODO {}", "git diff {}"]),
-    _T.ERROR_RECOVERY: ("How to recover from the failure in {}?", [
-        "Retry with a longer timeout for {}", "Revert the last edit to {}", "Fix the import in {}", "Skip the flaky check of {}"]),
-    _T.VALIDATION_RESPONSE: ("What does the validation of {} call for?", [
-        "Accept the result for {}", "Tighten the assertion in {}", "Add a missing test for {}", "Reject and re-run {}"]),
-    _T.USER_INTERVENTION: ("What did the user direct about {}?", [
-        "Keep the public API of {}", "Prefer readability in {}", "Do not touch the generated code near {}"]),
+    _T.STRATEGY_CHOICE: (
+        "How should the change to {} be approached?",
+        [
+            "Refactor {} behind an interface first",
+            "Extend {} in place",
+            "Rewrite {} from its tests",
+            "Add a compatibility layer around {}",
+            "Split {} into two modules",
+        ],
+    ),
+    _T.RESOURCE_SELECTION: (
+        "Which resources does the work on {} need?",
+        ["{} and its tests", "{} with the schema definitions", "The call sites of {}", "The fixtures used by {}"],
+    ),
+    _T.SUBPLAN_SPAWN: (
+        "Which part of {} becomes its own plan?",
+        ["Migrate the callers of {}", "Update the documentation of {}", "Port the tests of {}", "Harden the error paths of {}"],
+    ),
+    _T.IMPLEMENTATION_CHOICE: (
+        "How should {} be implemented?",
+        [
+            "Use a dataclass in {}",
+            "Use a generator pipeline in {}",
+            "Cache lookups in {}",
+            "Batch the queries of {}",
+            "Validate input at the edge of {}",
+        ],
+    ),
+    _T.TOOL_INVOCATION: (
+        "Which tool runs next on {}?",
+        ["pytest tests/test_{}.py", "ruff check {}", "mypy --strict {}", "edit_file {}", "grep -rn TODO {}", "git diff {}"],
+    ),
+    _T.ERROR_RECOVERY: (
+        "How to recover from the failure in {}?",
+        [
+            "Retry with a longer timeout for {}",
+            "Revert the last edit to {}",
+            "Fix the import in {}",
+            "Skip the flaky check of {}",
+        ],
+    ),
+    _T.VALIDATION_RESPONSE: (
+        "What does the validation of {} call for?",
+        ["Accept the result for {}", "Tighten the assertion in {}", "Add a missing test for {}", "Reject and re-run {}"],
+    ),
+    _T.USER_INTERVENTION: (
+        "What did the user direct about {}?",
+        ["Keep the public API of {}", "Prefer readability in {}", "Do not touch the generated code near {}"],
+    ),
 }
 
 _RATIONALES = [
@@ -772,8 +869,12 @@ _RATIONALES = [
     "Earlier runs on {} failed the other way.",
 ]
 _TASKS = [
-    "add pagination to the export endpoint", "replace the retry loop with backoff", "split the settings module",
-    "migrate the parser to the new grammar", "add audit logging to writes", "remove the deprecated client",
+    "add pagination to the export endpoint",
+    "replace the retry loop with backoff",
+    "split the settings module",
+    "migrate the parser to the new grammar",
+    "add audit logging to writes",
+    "remove the deprecated client",
 ]
 _GUIDANCE = ["Use the other approach", "Keep the existing data model", "Do it in smaller steps", "Prefer the standard library"]
 _REASONS = ["The chosen approach broke a downstream consumer", "The user prefers a different design", "It ignored an invariant"]

@@ -44,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", choices=SCENARIOS, help="run only these scenarios")
     parser.add_argument("--no-write", action="store_true", help="print the report, do not write docs/reliability*")
     parser.add_argument(
-        "--wipe", action="store_true",
+        "--wipe",
+        action="store_true",
         help="with NEO4J_URI set: delete everything in that database first (without it, a non-empty database is refused)",
     )
     args = parser.parse_args(argv)
@@ -71,23 +72,49 @@ def main(argv: list[str] | None = None) -> int:
                 shared: list[tuple[str, Callable[[], Outcome]]] = [
                     ("fuzz", lambda: fuzz.run(url, graph, examples=args.examples, seed=args.seed, token=admin, progress=_say)),
                     ("access", lambda: access.run(url, graph, tokens, progress=_say)),
-                    ("load", lambda: load.run(
-                        url, graph, seconds=args.seconds, clients=args.clients, out=scratch / "load.jsonl",
-                        token=admin, seed=args.seed,
-                    )),
+                    (
+                        "load",
+                        lambda: load.run(
+                            url,
+                            graph,
+                            seconds=args.seconds,
+                            clients=args.clients,
+                            out=scratch / "load.jsonl",
+                            token=admin,
+                            seed=args.seed,
+                        ),
+                    ),
                 ]
                 for scenario, run in shared:
                     if scenario in chosen:
                         outcomes.append(_checked(scenario, run, graph))
         # The fault scenarios bring their own Neo4j and service processes, to stop and kill.
         if "neo4j_restart" in chosen:
-            outcomes.append(_checked("neo4j_restart", lambda: faults.neo4j_restart(
-                scratch / "neo4j-restart", seconds=args.seconds, clients=args.clients, seed=args.seed, progress=_say,
-            )))
+            outcomes.append(
+                _checked(
+                    "neo4j_restart",
+                    lambda: faults.neo4j_restart(
+                        scratch / "neo4j-restart",
+                        seconds=args.seconds,
+                        clients=args.clients,
+                        seed=args.seed,
+                        progress=_say,
+                    ),
+                )
+            )
         if "service_kill" in chosen:
-            outcomes.append(_checked("service_kill", lambda: faults.service_kill(
-                scratch / "service-kill", seconds=args.seconds, clients=args.clients, seed=args.seed, progress=_say,
-            )))
+            outcomes.append(
+                _checked(
+                    "service_kill",
+                    lambda: faults.service_kill(
+                        scratch / "service-kill",
+                        seconds=args.seconds,
+                        clients=args.clients,
+                        seed=args.seed,
+                        progress=_say,
+                    ),
+                )
+            )
 
     run_result = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),

@@ -119,9 +119,7 @@ _SNAPSHOT = (
     'contextSnapshot: {hotContextHash: "%s", hotContextRef: "matrix", actorStateRef: {threadId: "t", checkpointId: "c"}}'
     % hashlib.sha256(b"matrix").hexdigest()
 )
-_RECORD_INPUT = (
-    '{planId: $plan, decisionType: STRATEGY_CHOICE, question: "q", chosenOption: "o", rationale: "r", %s}' % _SNAPSHOT
-)
+_RECORD_INPUT = '{planId: $plan, decisionType: STRATEGY_CHOICE, question: "q", chosenOption: "o", rationale: "r", %s}' % _SNAPSHOT
 
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
@@ -287,7 +285,10 @@ def make_fixture(store: DecisionStore) -> Fixture:
 
     def record(plan_id: str, decision_type: str, parent: str | None = None, depends_on: tuple[str, ...] = ()) -> Any:
         arguments: dict[str, Any] = {
-            "decision_type": decision_type, "question": f"which {decision_type}?", "chosen_option": "this", "rationale": "r",
+            "decision_type": decision_type,
+            "question": f"which {decision_type}?",
+            "chosen_option": "this",
+            "rationale": "r",
         }
         if parent is not None:
             arguments["parent_decision_id"] = parent

@@ -70,7 +70,9 @@ class Service:
         with self.log_path.open("ab") as log_file:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "decisiontrail.cli", "-q", "serve", "--port", str(self.port)],
-                env=env, stdout=log_file, stderr=subprocess.STDOUT,
+                env=env,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
             )
         self.starts += 1
         deadline = started + timeout
@@ -161,8 +163,12 @@ def _first_success(url: str, timeout: float) -> float | None:
 def _own_neo4j(scratch: Path, progress: Progress, *, heap_mb: int, pagecache_mb: int) -> EmbeddedNeo4j:
     """An embedded Neo4j of the scenario's own, on a fixed port so that a restart keeps its address."""
     return EmbeddedNeo4j(
-        scratch / "neo4j", cache_dir=Neo4jSettings.from_env().cache_dir, bolt_port=free_port(),
-        heap_mb=heap_mb, pagecache_mb=pagecache_mb, progress=progress,
+        scratch / "neo4j",
+        cache_dir=Neo4jSettings.from_env().cache_dir,
+        bolt_port=free_port(),
+        heap_mb=heap_mb,
+        pagecache_mb=pagecache_mb,
+        progress=progress,
     )
 
 
@@ -252,7 +258,9 @@ def neo4j_restart(
                 time.sleep(down_seconds)
             down_windows.append((stopped, time.time()))
             down = [s for code, s, at in probe.answers if code != "OK" and at >= stopped]
-            progress(f"Neo4j down {down_seconds:.0f} s: {len(down)} probe(s) answered in at most {max(down, default=0):.2f} s; starting it again")
+            progress(
+                f"Neo4j down {down_seconds:.0f} s: {len(down)} probe(s) answered in at most {max(down, default=0):.2f} s; starting it again"
+            )
             back = time.monotonic()
             neo4j.start()
             restarts.append(time.monotonic() - back)
@@ -264,9 +272,13 @@ def neo4j_restart(
             codes = {code for code, _, _ in probe.answers}
             unavailable_at_once = bool(down) and max(down) <= unavailable_bound and codes <= {"OK", "UNAVAILABLE"}
             outcome.require(bool(down), f"fault {cycle}: no probe reached the service while Neo4j was down")
-            outcome.require(codes <= {"OK", "UNAVAILABLE"}, f"fault {cycle}: probes while Neo4j was down answered {sorted(codes)}")
+            outcome.require(
+                codes <= {"OK", "UNAVAILABLE"}, f"fault {cycle}: probes while Neo4j was down answered {sorted(codes)}"
+            )
             not_ready = 503 in probe.readiness and set(probe.readiness) <= {200, 503}
-            outcome.require(not_ready, f"fault {cycle}: /readyz answered {sorted(set(probe.readiness))} while Neo4j was down, not 503")
+            outcome.require(
+                not_ready, f"fault {cycle}: /readyz answered {sorted(set(probe.readiness))} while Neo4j was down, not 503"
+            )
             survived += recovered and unavailable_at_once and not_ready
             progress(f"fault {cycle}: Neo4j back after {restarts[-1]:.1f} s, the service answered {recovery or 0:.2f} s later")
         time.sleep(slice_)
@@ -274,6 +286,7 @@ def neo4j_restart(
         events = load.read_journal(journal)
         with _graph(neo4j.uri) as graph:
             load.verify(events, graph, outcome, expected_codes={"UNAVAILABLE"})
+
     # The bound is for requests sent while Neo4j is down. Those in flight while it shuts down
     # wait for it (Neo4j lets running transactions end first), reported apart.
     def while_down(sent: float) -> bool:
@@ -284,21 +297,27 @@ def neo4j_restart(
     answered = [s for s, sent in timed if while_down(sent)]
     worst = max(answered, default=0.0)
     during_shutdown = max((s for s, sent in timed if not while_down(sent)), default=0.0)
-    outcome.require(worst <= unavailable_bound, f"an UNAVAILABLE took {worst:.2f} s, more than the {unavailable_bound:.1f} s bound")
-    outcome.require(outcome.figures["unresolved_writes"] == 0, f"{outcome.figures['unresolved_writes']} write(s) never got an answer")
-    outcome.figures.update({
-        "faults_injected": cycles,
-        "faults_survived": survived,
-        "unavailable_answers": len(answered),
-        "max_seconds_to_unavailable": round(worst, 3),
-        "max_seconds_to_unavailable_while_stopping": round(during_shutdown, 3),
-        "neo4j_stop_seconds": [round(s, 1) for s in stopping],
-        "unavailable_bound_seconds": unavailable_bound,
-        "neo4j_down_seconds": down_seconds,
-        "neo4j_restart_seconds": [round(s, 1) for s in restarts],
-        "recovery_seconds": [round(s, 2) for s in recoveries],
-        "service_restarted": service.starts - 1,
-    })
+    outcome.require(
+        worst <= unavailable_bound, f"an UNAVAILABLE took {worst:.2f} s, more than the {unavailable_bound:.1f} s bound"
+    )
+    outcome.require(
+        outcome.figures["unresolved_writes"] == 0, f"{outcome.figures['unresolved_writes']} write(s) never got an answer"
+    )
+    outcome.figures.update(
+        {
+            "faults_injected": cycles,
+            "faults_survived": survived,
+            "unavailable_answers": len(answered),
+            "max_seconds_to_unavailable": round(worst, 3),
+            "max_seconds_to_unavailable_while_stopping": round(during_shutdown, 3),
+            "neo4j_stop_seconds": [round(s, 1) for s in stopping],
+            "unavailable_bound_seconds": unavailable_bound,
+            "neo4j_down_seconds": down_seconds,
+            "neo4j_restart_seconds": [round(s, 1) for s in restarts],
+            "recovery_seconds": [round(s, 2) for s in recoveries],
+            "service_restarted": service.starts - 1,
+        }
+    )
     outcome.seconds = time.monotonic() - started
     return outcome
 
@@ -351,19 +370,34 @@ def service_kill(
         _finish_load(generator, outcome, grace)
         events = load.read_journal(journal)
         load.verify(events, graph, outcome, expected_codes={"UNREACHABLE"})
-    outcome.require(outcome.figures["unresolved_writes"] == 0, f"{outcome.figures['unresolved_writes']} write(s) never got an answer")
-    outcome.figures.update({
-        "faults_injected": kills,
-        "faults_survived": kills if outcome.passed else 0,
-        "service_down_seconds": [round(s, 1) for s in downtimes],
-        "in_flight_retried": sum(1 for e in events if e["type"] == "retried"),
-    })
+    outcome.require(
+        outcome.figures["unresolved_writes"] == 0, f"{outcome.figures['unresolved_writes']} write(s) never got an answer"
+    )
+    outcome.figures.update(
+        {
+            "faults_injected": kills,
+            "faults_survived": kills if outcome.passed else 0,
+            "service_down_seconds": [round(s, 1) for s in downtimes],
+            "in_flight_retried": sum(1 for e in events if e["type"] == "retried"),
+        }
+    )
     outcome.seconds = time.monotonic() - started
     return outcome
 
 
 def summary(outcome: Outcome) -> dict[str, Any]:
     """The figures docs/reliability.md shows for a fault scenario."""
-    keys = ("faults_injected", "faults_survived", "requests", "acknowledged", "stored", "lost", "duplicated",
-            "max_seconds_to_unavailable", "recovery_seconds", "service_down_seconds", "check_violations")
+    keys = (
+        "faults_injected",
+        "faults_survived",
+        "requests",
+        "acknowledged",
+        "stored",
+        "lost",
+        "duplicated",
+        "max_seconds_to_unavailable",
+        "recovery_seconds",
+        "service_down_seconds",
+        "check_violations",
+    )
     return {k: outcome.figures[k] for k in keys if k in outcome.figures}

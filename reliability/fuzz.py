@@ -293,9 +293,7 @@ def _value_node(value: Any) -> graphql.ValueNode:
         return nodes.String(value)
     if isinstance(value, list):
         return nodes.List([_value_node(v) for v in value])
-    return nodes.Object(
-        [graphql.ObjectFieldNode(name=graphql.NameNode(value=k), value=_value_node(v)) for k, v in value.items()]
-    )
+    return nodes.Object([graphql.ObjectFieldNode(name=graphql.NameNode(value=k), value=_value_node(v)) for k, v in value.items()])
 
 
 NAMES = st.from_regex(r"[_A-Za-z][_0-9A-Za-z]{0,8}", fullmatch=True)
@@ -473,12 +471,16 @@ def recordings(known: Known) -> st.SearchStrategy[Probe]:
             fields["alternativesConsidered"] = [text("alternativesConsidered") for _ in range(draw(st.integers(0, 3)))]
         if draw(st.booleans()) or "confidenceScore" in odd:
             fields["confidenceScore"] = draw(
-                st.sampled_from([-0.0, 1.0000001, -1.0, 1e308, math.nan, math.inf, 2]) if "confidenceScore" in odd else st.floats(0, 1)
+                st.sampled_from([-0.0, 1.0000001, -1.0, 1e308, math.nan, math.inf, 2])
+                if "confidenceScore" in odd
+                else st.floats(0, 1)
             )
         if "parentDecisionId" in odd:
             fields["parentDecisionId"] = draw(real.map(lambda i: known.pick(known.decisions, i)) | id_values(known))
         if "dependsOn" in odd:
-            fields["dependsOn"] = draw(st.lists(real.map(lambda i: known.pick(known.decisions, i)) | id_values(known), max_size=3))
+            fields["dependsOn"] = draw(
+                st.lists(real.map(lambda i: known.pick(known.decisions, i)) | id_values(known), max_size=3)
+            )
         if draw(st.booleans()) or "idempotencyKey" in odd:
             fields["idempotencyKey"] = text("idempotencyKey")
         if "wrongType" in odd:
@@ -567,7 +569,7 @@ def deep_documents() -> st.SearchStrategy[Probe]:
     """Selections 50 and more deep, fragment cycles, nested list literals, alias and token floods."""
 
     def selection(depth: int) -> str:
-        return "{ decision(id: \"x\") " + "{ parent " * depth + "{ id }" + " }" * depth + " }"
+        return '{ decision(id: "x") ' + "{ parent " * depth + "{ id }" + " }" * depth + " }"
 
     def literal(depth: int) -> str:
         return "{ decision(id: " + "[" * depth + '"x"' + "]" * depth + ") { id } }"
@@ -578,7 +580,7 @@ def deep_documents() -> st.SearchStrategy[Probe]:
     def breadth(n: int) -> str:
         return "{ plans { nodes { " + " ".join(["id description"] * n) + " } } }"
 
-    cycle = "query { decision(id: \"x\") { ...A } } fragment A on Decision { parent { ...A } }"
+    cycle = 'query { decision(id: "x") { ...A } } fragment A on Decision { parent { ...A } }'
     documents = st.one_of(
         st.sampled_from([50, 100, 1_000]).map(selection),
         st.sampled_from([50, 500, 2_400, 10_000]).map(literal),
@@ -640,8 +642,20 @@ def malformed_http() -> st.SearchStrategy[Probe]:
         Probe("hand-made", query.encode(), content_type="application/graphql"),
         Probe("hand-made", b"query=%7B%7D", content_type="application/x-www-form-urlencoded"),
         Probe("hand-made", b"--x\r\n\r\n--x--", content_type="multipart/form-data; boundary=x"),
-        Probe("hand-made", b"", method="GET", content_type="", query="query=mutation%7BadvancePhase(planId%3A%22x%22%2Cphase%3AAPPLY)%7Bid%7D%7D"),
-        Probe("hand-made", b"", method="GET", content_type="", query="query=%7Bplans%7BtotalCount%7D%7D&variables=%5B%5B%5B1%5D%5D%5D"),
+        Probe(
+            "hand-made",
+            b"",
+            method="GET",
+            content_type="",
+            query="query=mutation%7BadvancePhase(planId%3A%22x%22%2Cphase%3AAPPLY)%7Bid%7D%7D",
+        ),
+        Probe(
+            "hand-made",
+            b"",
+            method="GET",
+            content_type="",
+            query="query=%7Bplans%7BtotalCount%7D%7D&variables=%5B%5B%5B1%5D%5D%5D",
+        ),
         Probe("hand-made", b"", method="PUT"),
     ]
     deep = st.sampled_from([1_000, 100_000, 400_000]).map(
@@ -729,7 +743,12 @@ class Session:
             # One example of each kind of failure is enough to act on; the counts say how often.
             self.examples.setdefault(problem[:60], f"{problem} <- {probe.body[:300]!r}")
         self.known.harvest(verdict.data)
-        if b"mutation" in probe.body[:200] and not verdict.codes and isinstance(verdict.data, dict) and any(verdict.data.values()):
+        if (
+            b"mutation" in probe.body[:200]
+            and not verdict.codes
+            and isinstance(verdict.data, dict)
+            and any(verdict.data.values())
+        ):
             self.writes[probe.kind] += 1
         total = sum(self.kinds.values())
         if total % 100 == 0:

@@ -54,12 +54,18 @@ _DECISION = "id planId sequenceNumber"
 INSTANTIATE = (
     "mutation($input: InstantiatePlanInput!) { instantiatePlan(input: $input) { id rootDecision { " + _DECISION + " } } }"
 )
-RECORD = "mutation($input: RecordDecisionInput!) { recordDecision(input: $input) { decision { " + _DECISION + " } review { id } } }"
+RECORD = (
+    "mutation($input: RecordDecisionInput!) { recordDecision(input: $input) { decision { " + _DECISION + " } review { id } } }"
+)
 RECORD_MANY = (
-    "mutation($inputs: [RecordDecisionInput!]!) { recordDecisions(inputs: $inputs) { decision { " + _DECISION + " } review { id } } }"
+    "mutation($inputs: [RecordDecisionInput!]!) { recordDecisions(inputs: $inputs) { decision { "
+    + _DECISION
+    + " } review { id } } }"
 )
 CORRECT = (
-    "mutation($input: CorrectDecisionInput!) { correctDecision(input: $input) { correction { " + _DECISION + " } invalidated { id } } }"
+    "mutation($input: CorrectDecisionInput!) { correctDecision(input: $input) { correction { "
+    + _DECISION
+    + " } invalidated { id } } }"
 )
 LINEAGE = "query($id: ID!) { lineage(decisionId: $id) { decisions { id } plans { id } } }"
 IMPACT = "query($id: ID!) { impact(decisionId: $id) { decisions { id } plans { id } } }"
@@ -203,7 +209,9 @@ class Client:
             if answer.code is None:
                 answer.ms = round(answer.ms, 2)
                 if attempts > 1:
-                    self.journal.write("retried", op=op, attempts=attempts, elapsed_ms=round((time.perf_counter() - first) * 1000, 1))
+                    self.journal.write(
+                        "retried", op=op, attempts=attempts, elapsed_ms=round((time.perf_counter() - first) * 1000, 1)
+                    )
                 return answer
             again = retry and answer.code in RETRYABLE and self.stop.may_retry
             self.journal.write(
@@ -243,8 +251,16 @@ class Client:
 
     def _ack(self, op: str, decision: dict[str, Any], ms: float, key: str | None, **extra: Any) -> None:
         self.journal.write(
-            "ack", op=op, decision_id=decision["id"], plan_id=decision["planId"], sequence_number=decision["sequenceNumber"],
-            idempotency_key=key, ms=ms, client=self.index, request=self.requests, **extra,
+            "ack",
+            op=op,
+            decision_id=decision["id"],
+            plan_id=decision["planId"],
+            sequence_number=decision["sequenceNumber"],
+            idempotency_key=key,
+            ms=ms,
+            client=self.index,
+            request=self.requests,
+            **extra,
         )
 
     # -- operations ----------------------------------------------------------------------
@@ -252,7 +268,9 @@ class Client:
     def instantiate(self, label: str) -> PlanState | None:
         """A plan that never holds decisions for review, with a strategy to record under."""
         answer = self._request(
-            "instantiate", INSTANTIATE, retry=False,
+            "instantiate",
+            INSTANTIATE,
+            retry=False,
             input={"description": f"load {self.run_id} {label}", "automationProfile": {"editCode": 0.0, "executeCommand": 0.0}},
         )
         if answer.data is None:
@@ -263,7 +281,11 @@ class Client:
         self._ack("instantiate", created["rootDecision"], answer.ms, None)
         key = self._key()
         answer = self._request(
-            "record", RECORD, retry=True, keys=[key], input=self._input(plan, created["rootDecision"]["id"], key, "STRATEGY_CHOICE")
+            "record",
+            RECORD,
+            retry=True,
+            keys=[key],
+            input=self._input(plan, created["rootDecision"]["id"], key, "STRATEGY_CHOICE"),
         )
         if answer.data is None or answer.data["recordDecision"]["decision"] is None:
             return None
@@ -292,7 +314,7 @@ class Client:
         inputs = [self._input(plan, self.rng.choice(plan.current), key) for key in keys]
         answer = self._request("batch", RECORD_MANY, retry=True, keys=keys, inputs=inputs)
         if answer.data is not None:
-            for key, payload in zip(keys, answer.data["recordDecisions"]):
+            for key, payload in zip(keys, answer.data["recordDecisions"], strict=True):
                 decision = payload["decision"]
                 self._ack("batch", decision, answer.ms, key, size=len(keys))
                 plan.recorded.append(decision["id"])
@@ -363,8 +385,17 @@ class Client:
 
 
 def generate(
-    url: str, out: Path, *, seconds: float, clients: int, token: str | None = None, seed: int = 0,
-    plans_per_client: int = 2, shared_plans: int = 2, grace: float = 60.0, timeout: float = 30.0,
+    url: str,
+    out: Path,
+    *,
+    seconds: float,
+    clients: int,
+    token: str | None = None,
+    seed: int = 0,
+    plans_per_client: int = 2,
+    shared_plans: int = 2,
+    grace: float = 60.0,
+    timeout: float = 30.0,
     progress_every: float = 5.0,
 ) -> dict[str, Any]:
     """Run the load for ``seconds`` (or until SIGTERM/SIGINT), then let started writes finish
@@ -374,6 +405,7 @@ def generate(
     stop = Stop(grace)
     started = time.monotonic()
     if threading.current_thread() is threading.main_thread():
+
         def interrupted(signum: int, frame: FrameType | None) -> None:
             stop.now()
 
@@ -388,8 +420,12 @@ def generate(
             t.start()
         for t in setups:
             t.join()
-        print(f"[load] {time.monotonic() - started:5.0f}s: {sum(len(w.plans) for w in workers)} plans ready; "
-              f"{clients} clients run for {seconds:.0f} s", file=sys.stderr, flush=True)
+        print(
+            f"[load] {time.monotonic() - started:5.0f}s: {sum(len(w.plans) for w in workers)} plans ready; "
+            f"{clients} clients run for {seconds:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
         stop.start(seconds)
         journal.write("started", plans=sum(len(w.plans) for w in workers), shared_plans=len(shared))
         for worker in workers:
@@ -404,14 +440,19 @@ def generate(
             print(
                 f"[load] {time.monotonic() - started:5.0f}s: {counts['ack']} decisions acknowledged, {counts['read']} reads, "
                 f"{counts['error']} errors {errors or ''}",
-                file=sys.stderr, flush=True,
+                file=sys.stderr,
+                flush=True,
             )
             if stop.stopping:
                 for t in threads:
                     t.join(progress_every)
         summary = {
-            "run_id": run_id, "seconds": round(time.monotonic() - started, 1), "clients": clients,
-            "requests": sum(w.requests for w in workers), "acks": journal.counts["ack"], "reads": journal.counts["read"],
+            "run_id": run_id,
+            "seconds": round(time.monotonic() - started, 1),
+            "clients": clients,
+            "requests": sum(w.requests for w in workers),
+            "acks": journal.counts["ack"],
+            "reads": journal.counts["read"],
             "errors": journal.counts["error"],
         }
         journal.write("summary", **summary)
@@ -432,7 +473,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, required=True, help="how long clients start new requests")
     parser.add_argument("--clients", type=int, default=4, help="concurrent clients (threads), default 4")
     parser.add_argument("--out", type=Path, required=True, help="the JSONL journal to append to")
-    parser.add_argument("--token", default=os.environ.get("DECISIONTRAIL_TOKEN"), help="bearer token (default $DECISIONTRAIL_TOKEN)")
+    parser.add_argument(
+        "--token", default=os.environ.get("DECISIONTRAIL_TOKEN"), help="bearer token (default $DECISIONTRAIL_TOKEN)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="random seed of the clients' choices")
     parser.add_argument("--plans", type=int, default=2, help="plans each client owns, default 2")
     parser.add_argument("--shared-plans", type=int, default=2, help="plans every client records into, default 2")
@@ -442,21 +485,51 @@ def main(argv: list[str] | None = None) -> int:
     if args.seconds <= 0 or args.clients < 1:
         parser.error("--seconds must be positive and --clients at least 1")
     summary = generate(
-        args.url, args.out, seconds=args.seconds, clients=args.clients, token=args.token, seed=args.seed,
-        plans_per_client=args.plans, shared_plans=args.shared_plans, grace=args.grace, timeout=args.timeout,
+        args.url,
+        args.out,
+        seconds=args.seconds,
+        clients=args.clients,
+        token=args.token,
+        seed=args.seed,
+        plans_per_client=args.plans,
+        shared_plans=args.shared_plans,
+        grace=args.grace,
+        timeout=args.timeout,
     )
     print(json.dumps(summary), flush=True)
     return 0
 
 
 def spawn(
-    url: str, out: Path, *, seconds: float, clients: int, token: str | None = None, seed: int = 0, grace: float = 60.0,
+    url: str,
+    out: Path,
+    *,
+    seconds: float,
+    clients: int,
+    token: str | None = None,
+    seed: int = 0,
+    grace: float = 60.0,
     timeout: float = 30.0,
 ) -> subprocess.Popen[bytes]:
     """The generator as a second process (``python -m reliability.load``); SIGTERM ends it early, cleanly."""
     command = [
-        sys.executable, "-m", "reliability.load", "--url", url, "--seconds", str(seconds), "--clients", str(clients),
-        "--out", str(out), "--seed", str(seed), "--grace", str(grace), "--timeout", str(timeout),
+        sys.executable,
+        "-m",
+        "reliability.load",
+        "--url",
+        url,
+        "--seconds",
+        str(seconds),
+        "--clients",
+        str(clients),
+        "--out",
+        str(out),
+        "--seed",
+        str(seed),
+        "--grace",
+        str(grace),
+        "--timeout",
+        str(timeout),
     ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     if token:
@@ -535,9 +608,7 @@ def _rows(graph: Graph, statement: LiteralString, **params: Any) -> list[dict[st
     return [dict(r) for r in records]
 
 
-def verify(
-    events: list[dict[str, Any]], graph: Graph, outcome: Outcome, *, expected_codes: Collection[str] = ()
-) -> None:
+def verify(events: list[dict[str, Any]], graph: Graph, outcome: Outcome, *, expected_codes: Collection[str] = ()) -> None:
     """Compare the journal with the database and judge it, into ``outcome``.
 
     Required: every acknowledged decision is stored exactly once, in its plan, under the sequence
@@ -559,7 +630,8 @@ def verify(
     found = {r["id"]: r for r in _rows(graph, _ACKED, ids=sorted(acked))}
     lost = sorted(d for d, r in found.items() if r["copies"] == 0)
     misplaced = sorted(
-        d for d, r in found.items()
+        d
+        for d, r in found.items()
         if r["copies"] and (r["plan_ids"] != [acked[d]["plan_id"]] or r["sequence_numbers"] != [acked[d]["sequence_number"]])
     )
     stored = [r for r in _rows(graph, _IN_PLANS, plan_ids=plan_ids)]
@@ -577,8 +649,11 @@ def verify(
     acked_sequences = Counter((a["plan_id"], a["sequence_number"]) for a in acked.values())
     sequence_clashes += sorted(f"{p}#{n} (acknowledged twice)" for (p, n), c in acked_sequences.items() if c > 1)
     unlinked = sorted(
-        r["id"] for r in stored
-        if r["in_own_plan"] != 1 or r["memberships"] != 1 or r["parents"] != (0 if r["decision_type"] == "prompt_definition" else 1)
+        r["id"]
+        for r in stored
+        if r["in_own_plan"] != 1
+        or r["memberships"] != 1
+        or r["parents"] != (0 if r["decision_type"] == "prompt_definition" else 1)
     )
     half_superseded = sorted(r["id"] for r in _rows(graph, _HALF_SUPERSEDED, plan_ids=plan_ids))
     report = run_checks(load_graph(graph, LoadScope.ALL, progress=False), scope="the whole database")
@@ -593,44 +668,62 @@ def verify(
         latency[op].append(ms)
     for e in reads:
         latency[e["op"]].append(e["ms"])
-    outcome.figures.update({
-        "requests": sum(requests.values()),
-        "requests_by_op": dict(sorted(requests.items())),
-        "errors": len(errors),
-        "acknowledged": len(acked),
-        "acknowledged_by_op": dict(sorted(Counter(a["op"] for a in acked.values()).items())),
-        "stored": len(acked) - len(lost) - len(misplaced),
-        "lost": len(lost),
-        "misplaced": len(misplaced),
-        "duplicated": len(duplicated),
-        "decisions_in_plans": len(stored),
-        "stored_unacknowledged": len(stored) - len(acked.keys() & {r["id"] for r in stored}),
-        "unresolved_writes": len(unresolved),
-        "plans": len(plan_ids),
-        "sequence_clashes": len(sequence_clashes),
-        "half_written": len(unlinked) + len(half_superseded),
-        "check_violations": len(report.violations),
-        "check_violations_by_rule": report.by_rule(),
-        "decisions_checked": report.decisions,
-        "latency": {op: percentiles(v) for op, v in sorted(latency.items())},
-    })
+    outcome.figures.update(
+        {
+            "requests": sum(requests.values()),
+            "requests_by_op": dict(sorted(requests.items())),
+            "errors": len(errors),
+            "acknowledged": len(acked),
+            "acknowledged_by_op": dict(sorted(Counter(a["op"] for a in acked.values()).items())),
+            "stored": len(acked) - len(lost) - len(misplaced),
+            "lost": len(lost),
+            "misplaced": len(misplaced),
+            "duplicated": len(duplicated),
+            "decisions_in_plans": len(stored),
+            "stored_unacknowledged": len(stored) - len(acked.keys() & {r["id"] for r in stored}),
+            "unresolved_writes": len(unresolved),
+            "plans": len(plan_ids),
+            "sequence_clashes": len(sequence_clashes),
+            "half_written": len(unlinked) + len(half_superseded),
+            "check_violations": len(report.violations),
+            "check_violations_by_rule": report.by_rule(),
+            "decisions_checked": report.decisions,
+            "latency": {op: percentiles(v) for op, v in sorted(latency.items())},
+        }
+    )
     outcome.require(bool(acked), "no decision was acknowledged: the load did not run")
     outcome.require(not lost, f"{len(lost)} acknowledged decision(s) are not stored: {', '.join(lost[:5])}")
-    outcome.require(not misplaced, f"{len(misplaced)} acknowledged decision(s) are stored in another plan or under another sequence number: {', '.join(misplaced[:5])}")
-    outcome.require(not duplicated, f"{len(duplicated)} idempotency key(s) are on more than one decision: {', '.join(duplicated[:5])}")
-    outcome.require(not key_moved, f"{len(key_moved)} idempotency key(s) belong to another decision than acknowledged: {', '.join(key_moved[:5])}")
+    outcome.require(
+        not misplaced,
+        f"{len(misplaced)} acknowledged decision(s) are stored in another plan or under another sequence number: {', '.join(misplaced[:5])}",
+    )
+    outcome.require(
+        not duplicated, f"{len(duplicated)} idempotency key(s) are on more than one decision: {', '.join(duplicated[:5])}"
+    )
+    outcome.require(
+        not key_moved,
+        f"{len(key_moved)} idempotency key(s) belong to another decision than acknowledged: {', '.join(key_moved[:5])}",
+    )
     outcome.require(not sequence_clashes, f"sequence numbers held twice: {', '.join(sequence_clashes[:5])}")
     outcome.require(not unlinked, f"{len(unlinked)} decision(s) without their IN_PLAN or PARENT: {', '.join(unlinked[:5])}")
     outcome.require(not half_superseded, f"{len(half_superseded)} decision(s) half superseded: {', '.join(half_superseded[:5])}")
     outcome.require(
-        report.ok, f"{len(report.violations)} check violation(s): {report.by_rule()}; "
-        + "; ".join(v.message for v in report.violations[:3])
+        report.ok,
+        f"{len(report.violations)} check violation(s): {report.by_rule()}; "
+        + "; ".join(v.message for v in report.violations[:3]),
     )
     outcome.require(not unexpected, f"errors that should not happen: {unexpected}")
 
 
 def run(
-    base_url: str, graph: Graph, *, seconds: float, clients: int, out: Path, token: str | None = None, seed: int = 0,
+    base_url: str,
+    graph: Graph,
+    *,
+    seconds: float,
+    clients: int,
+    out: Path,
+    token: str | None = None,
+    seed: int = 0,
 ) -> Outcome:
     """The load scenario: the generator as its own process against ``base_url`` (served on
     ``graph``'s database) for ``seconds``, then ``verify``; no error of any code is expected."""

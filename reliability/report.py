@@ -85,11 +85,14 @@ def render(run: dict[str, Any]) -> str:
         errors = ", ".join(f"{code} {n:,}" for code, n in o["errors_by_code"].items()) or "none"
         stored = (
             f"{f['acknowledged']:,} / {f['stored']:,} ({f.get('lost', 0):,} lost, {f.get('duplicated', 0):,} duplicated)"
-            if "acknowledged" in f and "stored" in f else ""
+            if "acknowledged" in f and "stored" in f
+            else ""
         )
         faults = f"{f['faults_injected']} / {f['faults_survived']}" if "faults_injected" in f else ""
         requests = f"{f['requests']:,}" if isinstance(f.get("requests"), int) else ""
-        lines.append(f"| {o['name']} | {requests} | {errors} | {stored} | {faults} | {'passed' if o['passed'] else '**failed**'} |")
+        lines.append(
+            f"| {o['name']} | {requests} | {errors} | {stored} | {faults} | {'passed' if o['passed'] else '**failed**'} |"
+        )
     for o in outcomes:
         lines += ["", f"### {o['name']}: {o['description']}", "", f"Took {o['seconds']:.0f} s.", ""]
         lines += [f"- {key.replace('_', ' ')}: {_figure(value)}" for key, value in o["figures"].items()]
@@ -108,5 +111,7 @@ def _figure(value: Any) -> str:
         return f"{value:,.1f}"
     if isinstance(value, dict):
         # One level down (latency by operation, say) each entry keeps its figures in parentheses.
-        return ", ".join(f"{k} ({_figure(v)})" if isinstance(v, dict) else f"{k} {_figure(v)}" for k, v in value.items()) or "none"
+        return (
+            ", ".join(f"{k} ({_figure(v)})" if isinstance(v, dict) else f"{k} {_figure(v)}" for k, v in value.items()) or "none"
+        )
     return str(value)

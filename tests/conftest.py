@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
+from decisiontrail.app import create_app
 from decisiontrail.graphdb import DecisionStore, Graph, open_graph
 from decisiontrail.graphdb.admin import delete_all_data
 from decisiontrail.settings import Neo4jSettings
+from serving import served
 
 
 @pytest.fixture(scope="session")
@@ -41,6 +44,20 @@ def graph(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory)
     )
     with open_graph(settings, progress=progress) as graph:
         yield graph
+
+
+@pytest.fixture(scope="module")
+def base_url(graph: Graph) -> Iterator[str]:
+    """The service, served by uvicorn in a thread for the module's tests (a module may serve its own)."""
+    with served(create_app(graph=graph)) as url:
+        yield url
+
+
+@pytest.fixture
+def api(base_url: str, store: DecisionStore) -> Iterator[httpx.Client]:
+    """A client of the module's service, on an empty database."""
+    with httpx.Client(base_url=base_url, timeout=30) as client:
+        yield client
 
 
 @pytest.fixture

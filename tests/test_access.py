@@ -40,7 +40,10 @@ OPERATIONS: dict[str, tuple[str, set[str]]] = {
     "lineage": ("query($d: ID!) { lineage(decisionId: $d) { plans { id } } }", {"actor", "reviewer", "analyst", "admin"}),
     "instantiatePlan": ('mutation { instantiatePlan(input: {description: "x"}) { id } }', {"actor", "admin"}),
     "advancePhase": ("mutation($plan: ID!) { advancePhase(planId: $plan, phase: EXECUTE) { id } }", {"actor", "admin"}),
-    "addDependency": ("mutation($d: ID!, $other: ID!) { addDependency(decisionId: $other, dependsOnId: $d) { id } }", {"actor", "admin"}),
+    "addDependency": (
+        "mutation($d: ID!, $other: ID!) { addDependency(decisionId: $other, dependsOnId: $d) { id } }",
+        {"actor", "admin"},
+    ),
     "resolveReview": (
         "mutation($review: ID!) { resolveReview(input: {reviewId: $review, action: APPROVE}) { decision { id } } }",
         {"reviewer", "admin"},
@@ -124,7 +127,7 @@ def test_tokens_can_come_from_the_environment(tokens: dict[str, str]) -> None:
     assert from_env.authenticate("dt_guess") is None
     assert not TokenRegistry.from_env({}).enabled
     with pytest.raises(Exception, match="DECISIONTRAIL_TOKENS"):
-        TokenRegistry.from_env({"DECISIONTRAIL_TOKENS": "[{\"name\": 1}]"})
+        TokenRegistry.from_env({"DECISIONTRAIL_TOKENS": '[{"name": 1}]'})
 
 
 def test_unexpected_errors_are_masked() -> None:
@@ -160,10 +163,18 @@ def test_an_actor_sees_and_writes_only_its_own_plans(
         question: "q", chosenOption: "o", rationale: "r", dependsOn: $deps,
         contextSnapshot: {hotContextHash: "%s", hotContextRef: "x", actorStateRef: {threadId: "t", checkpointId: "c"}}})
         { decision { id } } }""" % ("a" * 64)
-    other_plan = _as(base_url, theirs, 'mutation { instantiatePlan(input: {description: "theirs"}) { id } }')["data"]["instantiatePlan"]
+    other_plan = _as(base_url, theirs, 'mutation { instantiatePlan(input: {description: "theirs"}) { id } }')["data"][
+        "instantiatePlan"
+    ]
     after_other = count_graph(graph)
 
-    seen_by_other = _as(base_url, theirs, "query($p: ID!, $d: ID!) { plan(id: $p) { id } decision(id: $d) { id } plans { totalCount nodes { id } } }", p=plan["id"], d=root)
+    seen_by_other = _as(
+        base_url,
+        theirs,
+        "query($p: ID!, $d: ID!) { plan(id: $p) { id } decision(id: $d) { id } plans { totalCount nodes { id } } }",
+        p=plan["id"],
+        d=root,
+    )
     refused = {
         "record": _as(base_url, theirs, record, p=plan["id"]),
         "depend": _as(base_url, theirs, record, p=other_plan["id"], deps=[root]),
@@ -174,7 +185,11 @@ def test_an_actor_sees_and_writes_only_its_own_plans(
     seen_by_owner = _as(base_url, mine, "query($p: ID!) { plan(id: $p) { id } plans { nodes { id } } }", p=plan["id"])
     seen_by_reviewer = _as(base_url, tokens["reviewer"], "query { plans { totalCount } }")
 
-    assert seen_by_other["data"] == {"plan": None, "decision": None, "plans": {"totalCount": 1, "nodes": [{"id": other_plan["id"]}]}}
+    assert seen_by_other["data"] == {
+        "plan": None,
+        "decision": None,
+        "plans": {"totalCount": 1, "nodes": [{"id": other_plan["id"]}]},
+    }
     for name, body in refused.items():
         assert body["errors"][0]["extensions"]["code"] == "NOT_FOUND", name
         assert "does not exist" in body["errors"][0]["message"], name
@@ -199,8 +214,12 @@ def test_corrections_and_review_resolutions_record_who_asked(base_url: str, stor
     )
 
     assert "errors" not in by_reviewer and "errors" not in by_admin, (by_reviewer, by_admin)
-    assert _as(base_url, tokens["admin"], history, d=ids["d"])["data"]["decision"]["corrections"] == [{"requestedBy": "reviewer-1"}]
-    assert _as(base_url, tokens["admin"], history, d=ids["other"])["data"]["decision"]["corrections"] == [{"requestedBy": "admin-1"}]
+    assert _as(base_url, tokens["admin"], history, d=ids["d"])["data"]["decision"]["corrections"] == [
+        {"requestedBy": "reviewer-1"}
+    ]
+    assert _as(base_url, tokens["admin"], history, d=ids["other"])["data"]["decision"]["corrections"] == [
+        {"requestedBy": "admin-1"}
+    ]
     assert resolved["data"]["resolveReview"]["review"] == {"resolvedBy": "reviewer-1"}
     assert [a.requested_by for a in store.correction_attempts(ids["d"])] == ["reviewer-1"]
     assert store.get_review(ids["review"]).resolved_by == "reviewer-1"

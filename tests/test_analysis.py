@@ -61,7 +61,9 @@ def test_analytics_of_the_demonstration_match_the_store(graph: Graph, store: Dec
     # invalidate across plans (over one plan, only that plan's share counts).
     assert top.blast_radius == len(store.preview_correction(top.decision_id).decisions) - 1 > 0
     assert [p.plan_id for p in hierarchy.plans] == [plan_id, demo.child_plan.plan_id]
-    assert hierarchy.decisions.total == result.decisions.total + len(store.list_decisions(demo.child_plan.plan_id, current_only=False))
+    assert hierarchy.decisions.total == result.decisions.total + len(
+        store.list_decisions(demo.child_plan.plan_id, current_only=False)
+    )
     with pytest.raises(NotFound):
         analysis.analyze(graph, LoadScope.PLAN, plan_id, owner="someone-else")
 
@@ -78,7 +80,9 @@ def test_plan_analytics_over_graphql(base_url: str, graph: Graph, demo: Demonstr
     } } }"""
     with httpx.Client(base_url=base_url, timeout=60) as client:
         body = client.post("/graphql", json={"query": query, "variables": {"id": demo.root_plan.plan_id}}).json()
-        refused = client.post("/graphql", json={"query": query.replace("top: 3", "top: 1000"), "variables": {"id": demo.root_plan.plan_id}}).json()
+        refused = client.post(
+            "/graphql", json={"query": query.replace("top: 3", "top: 1000"), "variables": {"id": demo.root_plan.plan_id}}
+        ).json()
     assert "errors" not in body, body
     analytics = body["data"]["plan"]["analytics"]
     expected = analysis.analyze(graph, LoadScope.HIERARCHY, demo.root_plan.plan_id, top=3)
@@ -95,7 +99,9 @@ def test_plan_analytics_over_graphql(base_url: str, graph: Graph, demo: Demonstr
     assert refused["errors"][0]["extensions"] == {"code": "VALIDATION_FAILED", "field": "top"}
 
 
-def test_exports_over_http_parse_back_to_the_loaded_graph(base_url: str, graph: Graph, store: DecisionStore, demo: Demonstration) -> None:
+def test_exports_over_http_parse_back_to_the_loaded_graph(
+    base_url: str, graph: Graph, store: DecisionStore, demo: Demonstration
+) -> None:
     plan_id, child_id = demo.root_plan.plan_id, demo.child_plan.plan_id
     loaded = load_graph(graph, LoadScope.PLAN, plan_id)
     with httpx.Client(base_url=base_url, timeout=60) as client:
@@ -117,8 +123,12 @@ def test_exports_over_http_parse_back_to_the_loaded_graph(base_url: str, graph: 
     assert {data["plan_id"] for _, data in decisions(linked)} == {plan_id, child_id}
 
     (drawn,) = pydot.graph_from_dot_data(dot.text)
-    assert {n.get_name().strip('"') for n in _dot_nodes(drawn)} >= {d.decision_id for d in store.list_decisions(child_id, current_only=False)}
-    assert {e["data"]["source"] for e in cyjs.json()["elements"]["edges"]} >= {d.decision_id for d in store.list_decisions(child_id)}
+    assert {n.get_name().strip('"') for n in _dot_nodes(drawn)} >= {
+        d.decision_id for d in store.list_decisions(child_id, current_only=False)
+    }
+    assert {e["data"]["source"] for e in cyjs.json()["elements"]["edges"]} >= {
+        d.decision_id for d in store.list_decisions(child_id)
+    }
 
     expected = {d.decision_id for d in store.preview_correction(spawn.decision_id).decisions}
     assert {n for n, _ in decisions(nx.node_link_graph(impact.json(), edges="edges"))} == expected | {spawn.decision_id}

@@ -7,7 +7,6 @@ import json
 import hashlib
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -23,21 +22,7 @@ from decisiontrail.graphdb.embedded import free_port
 from decisiontrail.resolvers.context import Context
 from decisiontrail.schema import schema
 from decisiontrail.services.lifecycle import instantiate_plan
-from serving import served
 from factories import decision
-
-
-@pytest.fixture(scope="module")
-def base_url(graph: Graph) -> Iterator[str]:
-    """The service, served by uvicorn in a thread for the module's tests."""
-    with served(create_app(graph=graph)) as url:
-        yield url
-
-
-@pytest.fixture
-def api(base_url: str, store: DecisionStore) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=base_url, timeout=30) as client:
-        yield client
 
 
 def gql(client: httpx.Client, query: str, **variables: Any) -> dict[str, Any]:
@@ -117,7 +102,11 @@ def test_record_correct_and_read_back_over_http(api: httpx.Client) -> None:
     assert strategy["parent"]["id"] == plan["rootDecision"]["id"]
     assert resources["parent"]["id"] == strategy["id"]
 
-    preview = ok(api, "query($id: ID!) { impact(decisionId: $id) { decisions { id } countsByType { decisionType count } } }", id=strategy["id"])
+    preview = ok(
+        api,
+        "query($id: ID!) { impact(decisionId: $id) { decisions { id } countsByType { decisionType count } } }",
+        id=strategy["id"],
+    )
     corrected = ok(
         api,
         """mutation($input: CorrectDecisionInput!) {
@@ -170,9 +159,19 @@ def test_gated_decisions_become_reviews_resolved_over_http(api: httpx.Client) ->
 @pytest.mark.parametrize(
     ("operation", "variables", "code", "detail"),
     [
-        ("query($id: ID!) { impact(decisionId: $id) { countsByType { count } } }", {"id": "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, "NOT_FOUND", "does not exist"),
+        (
+            "query($id: ID!) { impact(decisionId: $id) { countsByType { count } } }",
+            {"id": "01ARZ3NDEKTSV4RRFFQ69G5FAV"},
+            "NOT_FOUND",
+            "does not exist",
+        ),
         (INSTANTIATE, {"input": {"description": "  "}}, "VALIDATION_FAILED", "description"),
-        ("mutation($id: ID!) { advancePhase(planId: $id, phase: APPLY) { id } }", {"id": "PLAN"}, "PHASE_VIOLATION", "strategize -> apply"),
+        (
+            "mutation($id: ID!) { advancePhase(planId: $id, phase: APPLY) { id } }",
+            {"id": "PLAN"},
+            "PHASE_VIOLATION",
+            "strategize -> apply",
+        ),
         (RECORD, {"input": "RECORD_IN_APPLY"}, "VALIDATION_FAILED", "confidence_score"),
     ],
 )
@@ -183,8 +182,13 @@ def test_expected_failures_carry_a_code_and_write_nothing(
     variables = {k: plan["id"] if v == "PLAN" else v for k, v in variables.items()}
     if variables.get("input") == "RECORD_IN_APPLY":
         variables["input"] = {
-            "planId": plan["id"], "decisionType": "STRATEGY_CHOICE", "question": "q", "chosenOption": "o",
-            "rationale": "r", "contextSnapshot": snapshot(), "confidenceScore": 3.5,
+            "planId": plan["id"],
+            "decisionType": "STRATEGY_CHOICE",
+            "question": "q",
+            "chosenOption": "o",
+            "rationale": "r",
+            "contextSnapshot": snapshot(),
+            "confidenceScore": 3.5,
         }
     before = count_graph(graph)
 
@@ -208,11 +212,11 @@ def test_conflicts_name_the_superseding_decision(api: httpx.Client) -> None:
 
 
 def test_unexpected_errors_are_masked_and_limits_enforced(api: httpx.Client) -> None:
-    deep = "query { plan(id: \"x\") { " + "parentPlan { " * 14 + "id" + " }" * 14 + " } }"
+    deep = 'query { plan(id: "x") { ' + "parentPlan { " * 14 + "id" + " }" * 14 + " } }"
     too_deep = error_code(api, deep)
     assert "exceeds maximum operation depth" in too_deep["message"]
 
-    aliases = "query { " + " ".join(f"a{i}: plan(id: \"x\") {{ id }}" for i in range(40)) + " }"
+    aliases = "query { " + " ".join(f'a{i}: plan(id: "x") {{ id }}' for i in range(40)) + " }"
     assert "aliases found" in error_code(api, aliases)["message"]
 
     many_tokens = "query { " + " ".join(["__typename"] * 6000) + " }"
@@ -247,7 +251,9 @@ def test_nested_queries_cost_round_trips_by_depth_not_by_size(graph: Graph) -> N
     for size in (3, 40):
         plan_id = _plan_with(setup, size)
         store = DecisionStore(graph)
-        result = asyncio.run(schema.execute(NESTED, variable_values={"id": plan_id}, context_value=Context(store=store, principal=LOCAL)))
+        result = asyncio.run(
+            schema.execute(NESTED, variable_values={"id": plan_id}, context_value=Context(store=store, principal=LOCAL))
+        )
         assert result.errors is None, result.errors
         assert result.data is not None and len(result.data["plan"]["decisions"]["nodes"]) == size + 1
         trips.append(store.round_trips)
@@ -301,12 +307,19 @@ def test_add_dependency_records_influence_and_refuses_cycles(api: httpx.Client, 
 
 def test_record_decisions_is_one_transaction(api: httpx.Client, graph: Graph) -> None:
     plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
-    batch = """mutation($inputs: [RecordDecisionInput!]!) { recordDecisions(inputs: $inputs) { decision { id sequenceNumber } } }"""
+    batch = (
+        """mutation($inputs: [RecordDecisionInput!]!) { recordDecisions(inputs: $inputs) { decision { id sequenceNumber } } }"""
+    )
 
     def item(i: int, **fields: Any) -> dict[str, Any]:
         return {
-            "planId": plan["id"], "decisionType": "STRATEGY_CHOICE", "question": f"q{i}", "chosenOption": "o",
-            "rationale": "r", "contextSnapshot": snapshot(f"b{i}"), **fields,
+            "planId": plan["id"],
+            "decisionType": "STRATEGY_CHOICE",
+            "question": f"q{i}",
+            "chosenOption": "o",
+            "rationale": "r",
+            "contextSnapshot": snapshot(f"b{i}"),
+            **fields,
         }
 
     recorded = ok(api, batch, inputs=[item(i) for i in range(5)])["recordDecisions"]
@@ -327,7 +340,14 @@ PAGE = """query($id: ID!, $first: Int, $after: String, $filter: DecisionFilter) 
 def test_decisions_page_by_cursor_with_filters(api: httpx.Client) -> None:
     plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
     for i in range(7):
-        record(api, plan["id"], question=f"Question {i}?", chosenOption="Gateway" if i % 2 else "mesh", context=f"p{i}", confidenceScore=i / 10)
+        record(
+            api,
+            plan["id"],
+            question=f"Question {i}?",
+            chosenOption="Gateway" if i % 2 else "mesh",
+            context=f"p{i}",
+            confidenceScore=i / 10,
+        )
 
     pages, after = [], None
     while True:
@@ -336,9 +356,9 @@ def test_decisions_page_by_cursor_with_filters(api: httpx.Client) -> None:
         if not page["pageInfo"]["hasNextPage"]:
             break
         after = page["pageInfo"]["endCursor"]
-    filtered = ok(
-        api, PAGE, id=plan["id"], filter={"types": ["STRATEGY_CHOICE"], "minConfidence": 0.2, "text": "gateway"}
-    )["plan"]["decisions"]
+    filtered = ok(api, PAGE, id=plan["id"], filter={"types": ["STRATEGY_CHOICE"], "minConfidence": 0.2, "text": "gateway"})[
+        "plan"
+    ]["decisions"]
 
     assert pages == [[0, 1, 2], [3, 4, 5], [6, 7]]
     assert page["totalCount"] == 8
@@ -353,7 +373,9 @@ def test_plan_hierarchy_fields(api: httpx.Client) -> None:
     spawn = record(api, top["id"], "SUBPLAN_SPAWN")["decision"]
     child = ok(api, INSTANTIATE, input={"description": "child", "parentDecisionId": spawn["id"]})["instantiatePlan"]
     child_spawn = record(api, child["id"], "SUBPLAN_SPAWN", context="c")["decision"]
-    grandchild = ok(api, INSTANTIATE, input={"description": "grandchild", "parentDecisionId": child_spawn["id"]})["instantiatePlan"]
+    grandchild = ok(api, INSTANTIATE, input={"description": "grandchild", "parentDecisionId": child_spawn["id"]})[
+        "instantiatePlan"
+    ]
 
     read = ok(
         api,
@@ -380,10 +402,17 @@ def test_plan_hierarchy_fields(api: httpx.Client) -> None:
 def test_a_decision_lists_its_corrections(api: httpx.Client) -> None:
     plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
     strategy = record(api, plan["id"])["decision"]
-    ok(api, "mutation($input: CorrectDecisionInput!) { correctDecision(input: $input) { correction { id } } }",
-       input={"decisionId": strategy["id"], "mode": "REVERT", "guidance": "better", "reason": "worse"})
+    ok(
+        api,
+        "mutation($input: CorrectDecisionInput!) { correctDecision(input: $input) { correction { id } } }",
+        input={"decisionId": strategy["id"], "mode": "REVERT", "guidance": "better", "reason": "worse"},
+    )
 
-    read = ok(api, "query($id: ID!) { decision(id: $id) { status supersededBy { isCorrection } corrections { attemptNumber guidance } } }", id=strategy["id"])
+    read = ok(
+        api,
+        "query($id: ID!) { decision(id: $id) { status supersededBy { isCorrection } corrections { attemptNumber guidance } } }",
+        id=strategy["id"],
+    )
 
     assert read["decision"] == {
         "status": "SUPERSEDED",
@@ -417,7 +446,11 @@ def test_decision_events_stream_over_a_real_websocket(api: httpx.Client, base_ur
         time.sleep(1.0)  # let the server register the subscription before the writes below
         strategy = record(api, plan["id"], confidenceScore=0.9)["decision"]
         held = record(api, plan["id"], question="Held?", context="h", confidenceScore=0.1)["review"]
-        ok(api, "mutation($d: ID!) { correctDecision(input: {decisionId: $d, mode: APPEND, guidance: \"g\"}) { correction { id } } }", d=strategy["id"])
+        ok(
+            api,
+            'mutation($d: ID!) { correctDecision(input: {decisionId: $d, mode: APPEND, guidance: "g"}) { correction { id } } }',
+            d=strategy["id"],
+        )
 
         events = []
         while len(events) < 4:
@@ -426,7 +459,12 @@ def test_decision_events_stream_over_a_real_websocket(api: httpx.Client, base_ur
             events.append(message["payload"]["data"]["decisionEvents"])
         ws.send(_json.dumps({"id": "1", "type": "complete"}))
 
-    assert events[0] == {"kind": "RECORDED", "decisionId": strategy["id"], "reviewId": None, "decision": {"chosenOption": "this way"}}
+    assert events[0] == {
+        "kind": "RECORDED",
+        "decisionId": strategy["id"],
+        "reviewId": None,
+        "decision": {"chosenOption": "this way"},
+    }
     assert (events[1]["kind"], events[1]["reviewId"]) == ("REVIEW_PENDING", held["id"])
     assert events[2]["kind"] == "RECORDED"  # the correction
     assert (events[3]["kind"], events[3]["decisionId"]) == ("SUPERSEDED", strategy["id"])
@@ -446,9 +484,21 @@ def test_a_langgraph_actor_records_through_the_client(api: httpx.Client, base_ur
         actor = build_actor(
             ScriptedChatModel(
                 script=[
-                    decide(decision_type="strategy_choice", question="How?", chosen_option="carefully", confidence_score=0.9, rationale="r"),
-                    decide(decision_type="resource_selection", question="What?", chosen_option="a.py", confidence_score=0.4,
-                           alternatives_considered=["b.py"], rationale="r"),
+                    decide(
+                        decision_type="strategy_choice",
+                        question="How?",
+                        chosen_option="carefully",
+                        confidence_score=0.9,
+                        rationale="r",
+                    ),
+                    decide(
+                        decision_type="resource_selection",
+                        question="What?",
+                        chosen_option="a.py",
+                        confidence_score=0.4,
+                        alternatives_considered=["b.py"],
+                        rationale="r",
+                    ),
                 ]
             ),
             [record_decision_tool(client)],

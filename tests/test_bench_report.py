@@ -19,21 +19,41 @@ def test_ratios_compare_latency_or_throughput_the_right_way_round() -> None:
     slow, fast = Stats((20.0,)), Stats((10.0,))
 
     assert Row("s", "c", slow, fast, "raw").ratio == 2.0
-    assert Row("s", "c", Stats((20.0,), ops_per_sample=100), Stats((10.0,), ops_per_sample=100), "raw", compare="throughput").ratio == 0.5
+    assert (
+        Row("s", "c", Stats((20.0,), ops_per_sample=100), Stats((10.0,), ops_per_sample=100), "raw", compare="throughput").ratio
+        == 0.5
+    )
 
 
 def test_the_report_shows_every_row_and_says_which_targets_were_missed() -> None:
-    missed = Row("correction", "downstream of 100", Stats((30.0, 40.0)), Stats((10.0, 12.0)), "hand-written Cypher",
-                 target="<= 1.5x", met=False)
+    missed = Row(
+        "correction",
+        "downstream of 100",
+        Stats((30.0, 40.0)),
+        Stats((10.0, 12.0)),
+        "hand-written Cypher",
+        target="<= 1.5x",
+        met=False,
+    )
     met = Row("nested tree", "1,000 decisions", Stats((5.0,)), Stats((9.0,)), "@neo4j/graphql", target="<= 1.0x", met=True)
     run = {
-        "sizes": "quick", "date": "2026-11-30 07:00 UTC", "workload": "10 decisions", "seconds": 12.0,
-        "machine": {"cpu": "cpu", "cores": 2, "memory_gb": 24, "os": "linux"}, "versions": {"neo4j": "5.26"},
-        "rows": [missed.as_json(), met.as_json()], "misses": ["correction, downstream of 100: 3.18x"],
+        "sizes": "quick",
+        "date": "2026-11-30 07:00 UTC",
+        "workload": "10 decisions",
+        "seconds": 12.0,
+        "machine": {"cpu": "cpu", "cores": 2, "memory_gb": 24, "os": "linux"},
+        "versions": {"neo4j": "5.26"},
+        "rows": [missed.as_json(), met.as_json()],
+        "misses": ["correction, downstream of 100: 3.18x"],
     }
 
     text = render([run])
 
-    assert "| correction | downstream of 100 | 35.0 ms / 40.0 ms | hand-written Cypher | 11.0 ms / 12.0 ms | 3.18x | <= 1.5x | **no** |" in text
-    assert "| nested tree | 1,000 decisions | 5.0 ms / 5.0 ms | @neo4j/graphql | 9.0 ms / 9.0 ms | 0.56x | <= 1.0x | yes |" in text
+    assert (
+        "| correction | downstream of 100 | 35.0 ms / 40.0 ms | hand-written Cypher | 11.0 ms / 12.0 ms | 3.18x | <= 1.5x | **no** |"
+        in text
+    )
+    assert (
+        "| nested tree | 1,000 decisions | 5.0 ms / 5.0 ms | @neo4j/graphql | 9.0 ms / 9.0 ms | 0.56x | <= 1.0x | yes |" in text
+    )
     assert "### Targets missed, and why" in text and "3.18x" in text

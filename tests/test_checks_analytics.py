@@ -41,16 +41,25 @@ def corrected_plan() -> nx.MultiDiGraph[str]:
     """D corrected twice along one chain (D <- C1 <- C2), E once (E <- C3); three attempts."""
     G = decision_graph()
     root = plan(G)
-    add_decision(G, "D", plan_id="P", decision_type="strategy_choice", sequence_number=1, parent=root,
-                 superseded_at=LATER)
-    add_decision(G, "E", plan_id="P", decision_type="strategy_choice", sequence_number=2, parent=root,
-                 superseded_at=LATER)
+    add_decision(G, "D", plan_id="P", decision_type="strategy_choice", sequence_number=1, parent=root, superseded_at=LATER)
+    add_decision(G, "E", plan_id="P", decision_type="strategy_choice", sequence_number=2, parent=root, superseded_at=LATER)
     for n, original in ((3, "D"), (4, "C1"), (5, "E")):
-        add_decision(G, f"C{n - 2}", plan_id="P", decision_type="user_intervention", sequence_number=n,
-                     parent=root, is_correction=True, superseded_at=LATER if n == 3 else None)
+        add_decision(
+            G,
+            f"C{n - 2}",
+            plan_id="P",
+            decision_type="user_intervention",
+            sequence_number=n,
+            parent=root,
+            is_correction=True,
+            superseded_at=LATER if n == 3 else None,
+        )
         add_edge(G, f"C{n - 2}", original, "CORRECTS")
-    for attempt, corrected, chain, outcome in (("A1", "D", "D", "replayed"), ("A2", "C1", "D", "failed"),
-                                                ("A3", "E", "E", "replayed")):
+    for attempt, corrected, chain, outcome in (
+        ("A1", "D", "D", "replayed"),
+        ("A2", "C1", "D", "failed"),
+        ("A3", "E", "E", "replayed"),
+    ):
         add_attempt(G, attempt, original_decision_id=chain, replay_outcome=outcome)
         add_edge(G, attempt, corrected, "ATTEMPT_ON")
     return G
@@ -64,8 +73,7 @@ def test_counts_split_current_and_superseded_and_key_types_and_phases_in_enum_or
     root = plan(G)
     add_decision(G, "U", plan_id="P", decision_type="user_intervention", sequence_number=1, parent=root)
     add_decision(G, "T", plan_id="P", decision_type="tool_invocation", sequence_number=2, parent=root)
-    add_decision(G, "S1", plan_id="P", decision_type="strategy_choice", sequence_number=3, parent=root,
-                 superseded_at=LATER)
+    add_decision(G, "S1", plan_id="P", decision_type="strategy_choice", sequence_number=3, parent=root, superseded_at=LATER)
     add_decision(G, "S2", plan_id="P", decision_type="strategy_choice", sequence_number=4, parent=root)
     add_decision(G, "I", plan_id="P", decision_type="implementation_choice", sequence_number=5, parent="S2")
 
@@ -89,10 +97,19 @@ def test_confidence_summarises_current_scores_and_counts_unscored_apart() -> Non
     G = decision_graph()
     root = plan(G)  # the root has no score
     for n, score in enumerate([0.2, 0.4, 0.9, 1.0], start=1):
-        add_decision(G, f"S{n}", plan_id="P", decision_type="strategy_choice", sequence_number=n, parent=root,
-                     confidence_score=score)
-    add_decision(G, "OLD", plan_id="P", decision_type="strategy_choice", sequence_number=5, parent=root,
-                 confidence_score=0.05, superseded_at=LATER)
+        add_decision(
+            G, f"S{n}", plan_id="P", decision_type="strategy_choice", sequence_number=n, parent=root, confidence_score=score
+        )
+    add_decision(
+        G,
+        "OLD",
+        plan_id="P",
+        decision_type="strategy_choice",
+        sequence_number=5,
+        parent=root,
+        confidence_score=0.05,
+        superseded_at=LATER,
+    )
 
     s = confidence_summary(G)
 
@@ -113,8 +130,7 @@ def test_histogram_buckets_are_closed_below_and_the_last_holds_one() -> None:
 def test_histogram_holds_every_scored_current_decision_in_its_bucket(scores: list[float | None]) -> None:
     G = decision_graph()
     for n, score in enumerate(scores):
-        add_decision(G, f"S{n}", plan_id="P", decision_type="strategy_choice", sequence_number=n,
-                     confidence_score=score)
+        add_decision(G, f"S{n}", plan_id="P", decision_type="strategy_choice", sequence_number=n, confidence_score=score)
 
     s = confidence_summary(G)
 
@@ -183,14 +199,11 @@ def test_depth_and_fan_out_describe_the_current_tree() -> None:
     add_decision(G, "S1", plan_id="P", decision_type="strategy_choice", sequence_number=1, parent=root)
     add_decision(G, "S2", plan_id="P", decision_type="strategy_choice", sequence_number=2, parent=root)
     for n in (1, 2, 3):
-        add_decision(G, f"I{n}", plan_id="P", decision_type="implementation_choice", sequence_number=2 + n,
-                     parent="S1")
+        add_decision(G, f"I{n}", plan_id="P", decision_type="implementation_choice", sequence_number=2 + n, parent="S1")
     add_decision(G, "T", plan_id="P", decision_type="tool_invocation", sequence_number=6, parent="I1")
     # Superseded: neither a child of S2 nor a deeper level.
-    add_decision(G, "X", plan_id="P", decision_type="tool_invocation", sequence_number=7, parent="T",
-                 superseded_at=LATER)
-    add_decision(G, "Y", plan_id="P", decision_type="implementation_choice", sequence_number=8, parent="S2",
-                 superseded_at=LATER)
+    add_decision(G, "X", plan_id="P", decision_type="tool_invocation", sequence_number=7, parent="T", superseded_at=LATER)
+    add_decision(G, "Y", plan_id="P", decision_type="implementation_choice", sequence_number=8, parent="S2", superseded_at=LATER)
 
     s = tree_shape(G)
 
@@ -220,16 +233,14 @@ def spawning_hierarchy() -> nx.MultiDiGraph[str]:
     """P: root R, S under R, I under S, T under R depending on S; Q spawned by S with root Q-R."""
     G = decision_graph()
     root = plan(G)
-    add_decision(G, "S", plan_id="P", decision_type="subplan_spawn", sequence_number=1, parent=root,
-                 question="Split the work?")
+    add_decision(G, "S", plan_id="P", decision_type="subplan_spawn", sequence_number=1, parent=root, question="Split the work?")
     add_decision(G, "I", plan_id="P", decision_type="strategy_choice", sequence_number=2, parent="S")
     add_decision(G, "T", plan_id="P", decision_type="strategy_choice", sequence_number=3, parent=root)
     add_edge(G, "T", "S", "DEPENDS_ON")
     plan(G, "Q", description="the child")
     add_edge(G, "Q", "P", "CHILD_OF")
     add_edge(G, "Q", "S", "SPAWNED_BY")
-    add_decision(G, "Q-S", plan_id="Q", decision_type="strategy_choice", sequence_number=1, parent="Q-R",
-                 superseded_at=LATER)
+    add_decision(G, "Q-S", plan_id="Q", decision_type="strategy_choice", sequence_number=1, parent="Q-R", superseded_at=LATER)
     return G
 
 
@@ -245,9 +256,7 @@ def test_most_critical_sorts_by_radius_then_sequence() -> None:
     critical = most_critical(G, blast_radius(G), top=3)
 
     assert [(c.decision_id, c.blast_radius) for c in critical] == [("P-R", 4), ("S", 3), ("Q-R", 0)]
-    assert (critical[1].decision_type, critical[1].plan_id, critical[1].question) == (
-        "subplan_spawn", "P", "Split the work?"
-    )
+    assert (critical[1].decision_type, critical[1].plan_id, critical[1].question) == ("subplan_spawn", "P", "Split the work?")
 
 
 # Reviews
@@ -280,10 +289,17 @@ def test_boundary_nodes_are_never_counted() -> None:
     G = spawning_hierarchy()
     before = analyze(G)
     add_plan(G, "B", boundary=True)
-    add_decision(G, "BX", plan_id="B", decision_type="strategy_choice", sequence_number=1, boundary=True,
-                 confidence_score=0.5, is_correction=True)
-    add_decision(G, "BY", plan_id="B", decision_type="strategy_choice", sequence_number=2, parent="BX",
-                 boundary=True)
+    add_decision(
+        G,
+        "BX",
+        plan_id="B",
+        decision_type="strategy_choice",
+        sequence_number=1,
+        boundary=True,
+        confidence_score=0.5,
+        is_correction=True,
+    )
+    add_decision(G, "BY", plan_id="B", decision_type="strategy_choice", sequence_number=2, parent="BX", boundary=True)
     add_edge(G, "BX", "S", "DEPENDS_ON")
     add_review(G, "BV", plan_id="B", status="approved", boundary=True)
     add_attempt(G, "BA", original_decision_id="S", boundary=True)

@@ -17,7 +17,7 @@ import pytest
 from decisiontrail.checks.export import ExportFormat, caption, cytoscape_json, dot, export, graphml, node_link_json
 from decisiontrail.checks.model import add_attempt, add_decision, add_edge, add_plan, add_review, decision_graph
 
-QUOTED = 'Say "yes" \\ or \'no\'\n<b>&amp;</b> — naïve 日本語 🚀'
+QUOTED = "Say \"yes\" \\ or 'no'\n<b>&amp;</b> — naïve 日本語 🚀"
 CONTROL = "tab\there\x07bell"  # BEL is not allowed in XML 1.0
 RETURNS = "first\r\nsecond\rthird"
 AT = datetime(2026, 3, 4, 5, 6, 7, 123456, tzinfo=UTC)

@@ -23,8 +23,16 @@ def valid_graph() -> nx.MultiDiGraph[str]:
     add_plan(G, "P", phase="apply", invariants=json.dumps([{"name": "tests", "statement": "all tests pass", "scope": "plan"}]))
     add_plan(G, "C", phase="apply")
     add_decision(G, "R0", plan_id="P", decision_type="prompt_definition", sequence_number=0)
-    add_decision(G, "I1", plan_id="P", decision_type="invariant_enforced", sequence_number=1, parent="R0",
-                 chosen_option="all tests pass", rationale="tests: Declared at plan scope")
+    add_decision(
+        G,
+        "I1",
+        plan_id="P",
+        decision_type="invariant_enforced",
+        sequence_number=1,
+        parent="R0",
+        chosen_option="all tests pass",
+        rationale="tests: Declared at plan scope",
+    )
     superseded = {"superseded_at": "2026-01-01T00:10:00+00:00"}
     add_decision(G, "S2", plan_id="P", decision_type="strategy_choice", sequence_number=2, parent="R0", **superseded)
     add_decision(G, "X3", plan_id="P", decision_type="implementation_choice", sequence_number=3, parent="S2", **superseded)

@@ -23,7 +23,9 @@ S = DecisionType.STRATEGY_CHOICE
 
 def _add(store: DecisionStore, plan: Plan, decision_type: DecisionType, parent: Decision | None, *deps: Decision) -> Decision:
     return store.record_decision(
-        decision(plan.plan_id, decision_type, parent.decision_id if parent else None, depends_on=tuple(d.decision_id for d in deps))
+        decision(
+            plan.plan_id, decision_type, parent.decision_id if parent else None, depends_on=tuple(d.decision_id for d in deps)
+        )
     )
 
 
@@ -54,7 +56,9 @@ def hierarchy(store: DecisionStore) -> dict[str, Any]:
     return locals()
 
 
-def test_a_vague_prompt_corrects_the_root_and_invalidates_the_whole_hierarchy(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+def test_a_vague_prompt_corrects_the_root_and_invalidates_the_whole_hierarchy(
+    store: DecisionStore, hierarchy: dict[str, Any]
+) -> None:
     h = hierarchy
     everything = _all(store, h["plan"]) | _all(store, h["child"]) | _all(store, h["grandchild"])
 
@@ -196,7 +200,14 @@ def test_corrections_never_change_what_a_decision_said(store: DecisionStore, hie
     ],
 )
 def test_bad_requests_are_refused_and_nothing_is_written(
-    store: DecisionStore, graph: Graph, hierarchy: dict[str, Any], decision_id: str, mode: str, guidance: str, error: type[Exception], named: str
+    store: DecisionStore,
+    graph: Graph,
+    hierarchy: dict[str, Any],
+    decision_id: str,
+    mode: str,
+    guidance: str,
+    error: type[Exception],
+    named: str,
 ) -> None:
     target = new_ulid() if decision_id == "unknown" else hierarchy[decision_id].decision_id
     before = count_graph(graph)
@@ -208,7 +219,9 @@ def test_bad_requests_are_refused_and_nothing_is_written(
     assert count_graph(graph) == before
 
 
-def test_correcting_a_superseded_decision_names_what_superseded_it(store: DecisionStore, hierarchy: dict[str, Any], graph: Graph) -> None:
+def test_correcting_a_superseded_decision_names_what_superseded_it(
+    store: DecisionStore, hierarchy: dict[str, Any], graph: Graph
+) -> None:
     h = hierarchy
     first = correct(store, h["strategy"].decision_id, "revert", "g", "r")
     before = count_graph(graph)
@@ -221,7 +234,9 @@ def test_correcting_a_superseded_decision_names_what_superseded_it(store: Decisi
     assert count_graph(graph) == before
 
 
-def test_two_concurrent_corrections_of_one_decision_one_wins(store: DecisionStore, graph: Graph, hierarchy: dict[str, Any]) -> None:
+def test_two_concurrent_corrections_of_one_decision_one_wins(
+    store: DecisionStore, graph: Graph, hierarchy: dict[str, Any]
+) -> None:
     h = hierarchy
     outcomes: list[Any] = []
     barrier = threading.Barrier(2)
@@ -281,7 +296,11 @@ def test_every_correction_is_kept_as_an_attempt_on_its_chain(store: DecisionStor
         (CorrectionMode.REVERT, "try b", "a was wrong", "alice"),
         (CorrectionMode.APPEND, "try c", "b was wrong too", "bob"),
     ]
-    assert set(attempts[0].invalidated_decision_ids) == {h["other"].decision_id, h["influenced"].decision_id, h["bystander"].decision_id}
+    assert set(attempts[0].invalidated_decision_ids) == {
+        h["other"].decision_id,
+        h["influenced"].decision_id,
+        h["bystander"].decision_id,
+    }
     assert attempts[1].invalidated_decision_ids == (first.correction.decision_id,)
     assert (attempts[0].replay_outcome, attempts[1].replay_outcome) == (ReplayOutcome.PENDING, ReplayOutcome.REPLAYED)
     assert attempts[1].replay_detail == "actor re-ran 2 steps"

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from typing import Any
 
@@ -16,11 +17,12 @@ import pytest
 
 from decisiontrail.cli import main
 from decisiontrail.domain import DecisionType
+from decisiontrail.exceptions import DecisionTrailError
 from decisiontrail.graphdb import DecisionStore, Graph
 from decisiontrail.services.correction import correct
 from decisiontrail.services.lifecycle import instantiate_plan
 from factories import decision
-from test_api import INSTANTIATE, RECORD, api, base_url, ok, snapshot  # noqa: F401  (api, base_url: fixtures)
+from test_api import INSTANTIATE, RECORD, ok, snapshot
 
 TREE_OUTLINES = "query($id: ID!) { plan(id: $id) { tree { depth decision { id decisionType } } } }"
 TREE_RECORDS = "query($id: ID!) { plan(id: $id) { tree { depth decision { id question chosenOption } } } }"
@@ -72,7 +74,9 @@ def test_plan_tree_reads_over_http_after_a_prompt_correction_on_both_paths(api: 
     plan_id, root_id, strategy_id = _plan_with_strategy(store)
     before = store.get_decision(strategy_id).created_at + timedelta(microseconds=1)
 
-    corrected = ok(api, CORRECT, input={"decisionId": root_id, "mode": "REVERT", "guidance": "public endpoints only", "reason": "vague"})
+    corrected = ok(
+        api, CORRECT, input={"decisionId": root_id, "mode": "REVERT", "guidance": "public endpoints only", "reason": "vague"}
+    )
     new_root = corrected["correctDecision"]["correction"]["id"]
 
     outlines = ok(api, TREE_OUTLINES, id=plan_id)["plan"]["tree"]
@@ -126,7 +130,9 @@ mutation($input: CorrectDecisionInput!) {
 ADVANCE = "mutation($id: ID!, $phase: Phase!) { advancePhase(planId: $id, phase: $phase) { id phase } }"
 
 
-def _held(client: httpx.Client, plan_id: str, parent_id: str, decision_type: str = "STRATEGY_CHOICE", key: str | None = None) -> str:
+def _held(
+    client: httpx.Client, plan_id: str, parent_id: str, decision_type: str = "STRATEGY_CHOICE", key: str | None = None
+) -> str:
     """Record a low-confidence proposal under ``parent_id``; the plan's threshold holds it for review."""
     payload: dict[str, Any] = {
         "planId": plan_id,
@@ -151,10 +157,19 @@ def _gated_plan(client: httpx.Client) -> tuple[str, str, str]:
     plan = ok(client, INSTANTIATE, input={"description": "gated", "automationProfile": {"editCode": 0.5, "executeCommand": 0.5}})
     plan_id = plan["instantiatePlan"]["id"]
     root_id = plan["instantiatePlan"]["rootDecision"]["id"]
-    strategy = ok(client, RECORD, input={
-        "planId": plan_id, "decisionType": "STRATEGY_CHOICE", "question": "How?", "chosenOption": "a token bucket",
-        "rationale": "simple", "confidenceScore": 0.9, "contextSnapshot": snapshot("strategy"),
-    })["recordDecision"]["decision"]["id"]
+    strategy = ok(
+        client,
+        RECORD,
+        input={
+            "planId": plan_id,
+            "decisionType": "STRATEGY_CHOICE",
+            "question": "How?",
+            "chosenOption": "a token bucket",
+            "rationale": "simple",
+            "confidenceScore": 0.9,
+            "contextSnapshot": snapshot("strategy"),
+        },
+    )["recordDecision"]["decision"]["id"]
     return plan_id, root_id, strategy
 
 
@@ -172,7 +187,9 @@ def test_a_correction_cancels_a_review_whose_parent_it_supersedes_and_the_plan_a
     assert ok(api, PENDING, id=plan_id)["pendingReviews"] == []
     assert ok(api, ADVANCE, id=plan_id, phase="EXECUTE")["advancePhase"]["phase"] == "EXECUTE"
     # A cancelled review is settled: resolving it is refused, and nothing is recorded.
-    body = api.post("/graphql", json={"query": RESOLVE, "variables": {"input": {"reviewId": review_id, "action": "APPROVE"}}}).json()
+    body = api.post(
+        "/graphql", json={"query": RESOLVE, "variables": {"input": {"reviewId": review_id, "action": "APPROVE"}}}
+    ).json()
     assert body["errors"][0]["extensions"]["rule"] == "review_is_pending"
 
 
@@ -180,10 +197,20 @@ def test_a_correction_that_reverts_the_phase_cancels_reviews_of_types_the_phase_
     api: httpx.Client, store: DecisionStore
 ) -> None:
     plan_id, root_id, strategy_id = _gated_plan(api)
-    other = ok(api, RECORD, input={
-        "planId": plan_id, "parentDecisionId": root_id, "decisionType": "STRATEGY_CHOICE", "question": "Where?",
-        "chosenOption": "at the gateway", "rationale": "one place", "confidenceScore": 0.9, "contextSnapshot": snapshot("other"),
-    })["recordDecision"]["decision"]["id"]
+    other = ok(
+        api,
+        RECORD,
+        input={
+            "planId": plan_id,
+            "parentDecisionId": root_id,
+            "decisionType": "STRATEGY_CHOICE",
+            "question": "Where?",
+            "chosenOption": "at the gateway",
+            "rationale": "one place",
+            "confidenceScore": 0.9,
+            "contextSnapshot": snapshot("other"),
+        },
+    )["recordDecision"]["decision"]["id"]
     ok(api, ADVANCE, id=plan_id, phase="EXECUTE")
     tool = _held(api, plan_id, other, "TOOL_INVOCATION")  # hangs under the strategy the correction keeps
     keeps = _held(api, plan_id, other, "RESOURCE_SELECTION")  # allowed in Strategize too: still resolvable
@@ -201,8 +228,9 @@ def test_a_correction_that_reverts_the_phase_cancels_reviews_of_types_the_phase_
 def test_a_prompt_correction_cancels_the_reviews_of_its_invalidated_child_plans(api: httpx.Client, store: DecisionStore) -> None:
     plan_id, root_id, strategy_id = _gated_plan(api)
     spawn = store.record_decision(decision(plan_id, DecisionType.SUBPLAN_SPAWN, strategy_id))
-    child, child_root = instantiate_plan(store, "child", spawned_by_decision_id=spawn.decision_id,
-                                         automation_profile=store.get_plan(plan_id).automation_profile)
+    child, child_root = instantiate_plan(
+        store, "child", spawned_by_decision_id=spawn.decision_id, automation_profile=store.get_plan(plan_id).automation_profile
+    )
     child_review = _held(api, child.plan_id, child_root.decision_id)
 
     corrected = ok(api, CORRECT_WITH_REVIEWS, input={"decisionId": root_id, "mode": "REVERT", "guidance": "narrower"})
@@ -275,16 +303,16 @@ def test_the_same_request_with_its_key_returns_the_same_decision(api: httpx.Clie
     assert len(store.list_decisions(plan)) == 2
 
 
-def test_a_key_reused_in_its_plan_for_another_request_is_a_conflict_naming_the_decision(
-    api: httpx.Client, graph: Graph
-) -> None:
+def test_a_key_reused_in_its_plan_for_another_request_is_a_conflict_naming_the_decision(api: httpx.Client, graph: Graph) -> None:
     from decisiontrail.graphdb.admin import count_graph
 
     plan = ok(api, INSTANTIATE, input={"description": "a"})["instantiatePlan"]["id"]
     first = ok(api, RECORD, input=_proposal(plan, "step-3"))["recordDecision"]["decision"]
     before = count_graph(graph)
 
-    body = api.post("/graphql", json={"query": RECORD, "variables": {"input": _proposal(plan, "step-3", chosenOption="a leaky bucket")}}).json()
+    body = api.post(
+        "/graphql", json={"query": RECORD, "variables": {"input": _proposal(plan, "step-3", chosenOption="a leaky bucket")}}
+    ).json()
 
     error = body["errors"][0]
     assert error["extensions"]["code"] == "CONFLICT"
@@ -295,9 +323,18 @@ def test_a_key_reused_in_its_plan_for_another_request_is_a_conflict_naming_the_d
 def test_a_key_reused_for_another_request_in_one_batch_is_refused_whole(api: httpx.Client, store: DecisionStore) -> None:
     plan = ok(api, INSTANTIATE, input={"description": "a"})["instantiatePlan"]["id"]
     batch = """mutation($inputs: [RecordDecisionInput!]!) { recordDecisions(inputs: $inputs) { decision { id } } }"""
-    body = api.post("/graphql", json={"query": batch, "variables": {"inputs": [
-        _proposal(plan, "step-4"), _proposal(plan, "step-4", chosenOption="a leaky bucket"),
-    ]}}).json()
+    body = api.post(
+        "/graphql",
+        json={
+            "query": batch,
+            "variables": {
+                "inputs": [
+                    _proposal(plan, "step-4"),
+                    _proposal(plan, "step-4", chosenOption="a leaky bucket"),
+                ]
+            },
+        },
+    ).json()
     assert body["errors"][0]["extensions"]["code"] == "CONFLICT"
     assert len(store.list_decisions(plan)) == 1
 
@@ -309,37 +346,42 @@ def test_child_plans_instantiated_during_a_correction_of_their_spawn_are_never_l
     """Two clients instantiate child plans under a spawn while a correction supersedes it: each
     child is refused or invalidated with the spawn, in every trial (a partial invalidation is not
     permitted, ADR-007)."""
-    import threading
-
-    from decisiontrail.exceptions import DecisionTrailError
-
     for trial in range(10):
-        plan, root = instantiate_plan(store, f"race {trial}")
-        strategy = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-        spawn = store.record_decision(decision(plan.plan_id, DecisionType.SUBPLAN_SPAWN, strategy.decision_id))
-        barrier = threading.Barrier(3)
-        unexpected: list[BaseException] = []
-
-        def instantiate(i: int) -> None:
-            barrier.wait()
-            try:
-                instantiate_plan(store, f"child {i}", spawned_by_decision_id=spawn.decision_id)
-            except DecisionTrailError as e:  # refused: the spawn was superseded first
-                if getattr(e, "rule", None) != "spawn_by_current_decision":
-                    unexpected.append(e)
-
-        def correction() -> None:
-            barrier.wait()
-            correct(store, strategy.decision_id, "revert", "another approach", "race")
-
-        threads = [threading.Thread(target=instantiate, args=(i,)) for i in range(2)] + [threading.Thread(target=correction)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(60)
-        assert not unexpected, unexpected
-        children = store.child_plans_of([plan.plan_id])[0]
+        plan_id = _race_instantiations_against_a_correction(store, trial)
+        children = store.child_plans_of([plan_id])[0]
         active = [c for c in children if not store.get_plan(c).is_invalidated]
         assert active == [], f"trial {trial}: child plans {active} are active under the superseded spawn"
         for child in children:
             assert store.list_decisions(child, current_only=True) == []
+
+
+def _race_instantiations_against_a_correction(store: DecisionStore, trial: int) -> str:
+    """A plan whose spawn's strategy is corrected while two clients instantiate under the spawn; its id."""
+    plan, root = instantiate_plan(store, f"race {trial}")
+    strategy = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    spawn = store.record_decision(decision(plan.plan_id, DecisionType.SUBPLAN_SPAWN, strategy.decision_id))
+    barrier = threading.Barrier(3)
+    unexpected: list[BaseException] = []
+
+    def instantiate(i: int) -> None:
+        barrier.wait()
+        try:
+            instantiate_plan(store, f"child {i}", spawned_by_decision_id=spawn.decision_id)
+        except DecisionTrailError as e:  # refused: the spawn was superseded first
+            if getattr(e, "rule", None) != "spawn_by_current_decision":
+                unexpected.append(e)
+
+    def correction() -> None:
+        barrier.wait()
+        try:
+            correct(store, strategy.decision_id, "revert", "another approach", "race")
+        except BaseException as e:  # the correction must succeed whatever the race
+            unexpected.append(e)
+
+    threads = [threading.Thread(target=instantiate, args=(i,)) for i in range(2)] + [threading.Thread(target=correction)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not unexpected, unexpected
+    return plan.plan_id

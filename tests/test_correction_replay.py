@@ -33,12 +33,16 @@ def _corrected(messages: Sequence[BaseMessage]) -> bool:
 
 def strategy_step(messages: Sequence[BaseMessage]) -> AIMessage:
     where = "per-service middleware" if _corrected(messages) else "the API gateway"
-    return decide(decision_type="strategy_choice", question="Where to limit?", chosen_option=where, confidence_score=0.9, rationale="r")
+    return decide(
+        decision_type="strategy_choice", question="Where to limit?", chosen_option=where, confidence_score=0.9, rationale="r"
+    )
 
 
 def resources_step(messages: Sequence[BaseMessage]) -> AIMessage:
     files = "services/*/middleware.py" if _corrected(messages) else "gateway/limits.py"
-    return decide(decision_type="resource_selection", question="Which files?", chosen_option=files, confidence_score=0.9, rationale="r")
+    return decide(
+        decision_type="resource_selection", question="Which files?", chosen_option=files, confidence_score=0.9, rationale="r"
+    )
 
 
 def test_revert_replays_the_actor_from_the_recorded_checkpoint(store: DecisionStore, checkpointer: SqliteSaver) -> None:

@@ -152,8 +152,7 @@ def test_rationale_names_winner_overridden_scopes_and_chain() -> None:
     declared = [coverage(Scope.GLOBAL, ">= 80%"), coverage(Scope.PROJECT, ">= 85%"), coverage(Scope.PLAN, ">= 95%")]
     [enforced] = reconcile(declared)
     assert enforced.rationale == (
-        "Declared at plan scope; overrides the conflicting project scope ('>= 85%'), "
-        f"global scope ('>= 80%'); {CHAIN}."
+        f"Declared at plan scope; overrides the conflicting project scope ('>= 85%'), global scope ('>= 80%'); {CHAIN}."
     )
 
 

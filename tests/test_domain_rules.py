@@ -146,9 +146,7 @@ def test_superseded_dependency_rejected() -> None:
 def test_missing_corrected_decision_not_found() -> None:
     corrected = new_ulid()
     with pytest.raises(NotFound, match=f"corrected decision {corrected} does not exist") as caught:
-        check_decision_placement(
-            child(is_correction=True, corrects_decision_id=corrected), facts(corrected_exists=False)
-        )
+        check_decision_placement(child(is_correction=True, corrects_decision_id=corrected), facts(corrected_exists=False))
     assert (caught.value.kind, caught.value.identifier) == ("corrected decision", corrected)
 
 

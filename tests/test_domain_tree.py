@@ -18,9 +18,7 @@ def root(plan_id: str = PLAN, **fields: Any) -> Decision:
     return decision(plan_id, DecisionType.PROMPT_DEFINITION, sequence_number=0, **fields)
 
 
-def under(
-    parent: Decision, seq: int, decision_type: DecisionType = DecisionType.STRATEGY_CHOICE, **fields: Any
-) -> Decision:
+def under(parent: Decision, seq: int, decision_type: DecisionType = DecisionType.STRATEGY_CHOICE, **fields: Any) -> Decision:
     """A decision hanging under ``parent`` with sequence number ``seq`` and chosen option "option <seq>"."""
     return decision(
         parent.plan_id, decision_type, parent.decision_id, sequence_number=seq, chosen_option=f"option {seq}", **fields

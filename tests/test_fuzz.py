@@ -57,7 +57,11 @@ def test_cypher_looking_text_is_stored_and_read_back_verbatim(session: Session, 
 
 def _record(plan_id: str, **odd: Any) -> dict[str, Any]:
     fields = {
-        "planId": plan_id, "decisionType": "STRATEGY_CHOICE", "question": "q", "chosenOption": "o", "rationale": "r",
+        "planId": plan_id,
+        "decisionType": "STRATEGY_CHOICE",
+        "question": "q",
+        "chosenOption": "o",
+        "rationale": "r",
         "contextSnapshot": fuzz.snapshot("context", own=False),
     }
     return {"input": {**fields, **odd}}
@@ -77,18 +81,49 @@ OWN_REF_WITHOUT_CONTEXT = {
     [
         (Probe("hand-made", b"null"), "BAD_REQUEST"),
         (Probe("hand-made", b"5"), "BAD_REQUEST"),
-        (Probe("hand-made", b'{"query": "{ plans { totalCount } }", "variables": {"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"), "BAD_REQUEST"),
+        (
+            Probe(
+                "hand-made",
+                b'{"query": "{ plans { totalCount } }", "variables": {"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+            ),
+            "BAD_REQUEST",
+        ),
         (Probe("hand-made", b"{"), "BAD_REQUEST"),
-        (Probe("hand-made", fuzz._json({"query": "{ plans { totalCount } }", "variables": {"a": "x" * 2_000_000}}), chunked=True), "PAYLOAD_TOO_LARGE"),
-        (Probe("hand-made", b"", method="GET", content_type="", query="query=mutation%7BadvancePhase(planId%3A%22x%22%2Cphase%3AAPPLY)%7Bid%7D%7D"), "BAD_REQUEST"),
+        (
+            Probe(
+                "hand-made", fuzz._json({"query": "{ plans { totalCount } }", "variables": {"a": "x" * 2_000_000}}), chunked=True
+            ),
+            "PAYLOAD_TOO_LARGE",
+        ),
+        (
+            Probe(
+                "hand-made",
+                b"",
+                method="GET",
+                content_type="",
+                query="query=mutation%7BadvancePhase(planId%3A%22x%22%2Cphase%3AAPPLY)%7Bid%7D%7D",
+            ),
+            "BAD_REQUEST",
+        ),
         (Probe("hand-made", b"", method="PUT"), "METHOD_NOT_ALLOWED"),
         (Probe("hand-made", b"\xff\xfe\x00"), "BAD_REQUEST"),
         ({"question": "\ud800"}, "BAD_REQUEST"),
         ({"idempotencyKey": "k" * 100_000}, "VALIDATION_FAILED"),
         (OWN_REF_WITHOUT_CONTEXT, "VALIDATION_FAILED"),
     ],
-    ids=["null", "number", "deep-json", "not-json", "chunked-2MB", "mutation-over-get", "put", "utf-16-garbage", "lone-surrogate",
-         "huge-idempotency-key", "own-ref-without-context"],
+    ids=[
+        "null",
+        "number",
+        "deep-json",
+        "not-json",
+        "chunked-2MB",
+        "mutation-over-get",
+        "put",
+        "utf-16-garbage",
+        "lone-surrogate",
+        "huge-idempotency-key",
+        "own-ref-without-context",
+    ],
 )
 def test_what_fuzzing_found_is_answered_with_a_client_code(session: Session, graph: Graph, probe: Any, code: str) -> None:
     if isinstance(probe, dict):  # a recording into a real plan, odd in these fields
@@ -121,21 +156,61 @@ def test_a_time_without_offset_is_read_as_utc(session: Session) -> None:
         (502, json.dumps({"data": None}), "", True),
         (400, "Unable to parse request body as JSON", "", True),
         (200, json.dumps([1, 2]), "", True),
-        (200, json.dumps({"errors": [{"message": "Traceback (most recent call last):\n  File \"x.py\""}]}), "", True),
-        (200, json.dumps({"errors": [{"message": "{neo4j_code: Neo.ClientError.Statement.SyntaxError}", "path": ["plan"]}]}), "", True),
-        (200, json.dumps({"errors": [{"message": "'NoneType' object is not subscriptable", "extensions": {"code": "VALIDATION_FAILED"}}]}), "", True),
+        (200, json.dumps({"errors": [{"message": 'Traceback (most recent call last):\n  File "x.py"'}]}), "", True),
+        (
+            200,
+            json.dumps({"errors": [{"message": "{neo4j_code: Neo.ClientError.Statement.SyntaxError}", "path": ["plan"]}]}),
+            "",
+            True,
+        ),
+        (
+            200,
+            json.dumps(
+                {"errors": [{"message": "'NoneType' object is not subscriptable", "extensions": {"code": "VALIDATION_FAILED"}}]}
+            ),
+            "",
+            True,
+        ),
         (200, json.dumps({"errors": [{"message": "plan lost", "path": ["plan"]}]}), "", True),
         (200, json.dumps({"errors": [{"message": "nope", "extensions": {"code": "INTERNAL_SERVER_ERROR"}}]}), "", True),
         (200, json.dumps({"errors": [{"nomessage": 1}]}), "", True),
         (200, json.dumps({"data": {"plan": None}}), "", False),
         (200, json.dumps({"data": None, "errors": [{"message": "Unexpected error.", "path": ["plan"]}]}), "", False),
-        (200, json.dumps({"errors": [{"message": "Cannot query field 'x' on type 'Query'.", "locations": [{"line": 1, "column": 3}]}]}), "", False),
-        (200, json.dumps({"errors": [{"message": "decision '}) MATCH (n) RETURN n does not exist", "extensions": {"code": "NOT_FOUND"}}]}),
-         "'}) MATCH (n) RETURN n", False),
+        (
+            200,
+            json.dumps(
+                {"errors": [{"message": "Cannot query field 'x' on type 'Query'.", "locations": [{"line": 1, "column": 3}]}]}
+            ),
+            "",
+            False,
+        ),
+        (
+            200,
+            json.dumps(
+                {"errors": [{"message": "decision '}) MATCH (n) RETURN n does not exist", "extensions": {"code": "NOT_FOUND"}}]}
+            ),
+            "'}) MATCH (n) RETURN n",
+            False,
+        ),
         (413, json.dumps({"errors": [{"message": "too big", "extensions": {"code": "PAYLOAD_TOO_LARGE"}}]}), "", False),
     ],
-    ids=["500", "502-json", "plain-text-400", "not-a-result", "traceback", "neo4j-error", "leak-behind-a-code", "no-code-at-a-path",
-         "unknown-code", "no-message", "data", "masked", "graphql-validation", "input-echoed", "413"],
+    ids=[
+        "500",
+        "502-json",
+        "plain-text-400",
+        "not-a-result",
+        "traceback",
+        "neo4j-error",
+        "leak-behind-a-code",
+        "no-code-at-a-path",
+        "unknown-code",
+        "no-message",
+        "data",
+        "masked",
+        "graphql-validation",
+        "input-echoed",
+        "413",
+    ],
 )
 def test_the_classifier_fails_broken_answers_and_passes_good_ones(status: int, body: str, echo: str, broken: bool) -> None:
     verdict = classify(status, body, echo=echo)

@@ -11,7 +11,6 @@ from decisiontrail.actors.graph import sqlite_checkpointer
 from decisiontrail.checks import run_checks
 from decisiontrail.checks.closure import downstream, lineage
 from decisiontrail.checks.model import Label, Rel, decisions, edges_of
-from decisiontrail.domain import DecisionType
 from decisiontrail.exceptions import NotFound, ValidationFailed
 from decisiontrail.graphdb import DecisionStore, Graph
 from decisiontrail.graphdb.loading import LoadScope, load_graph
@@ -31,17 +30,25 @@ def _write(graph: Graph, statement: str, **params: object) -> None:
 def test_the_demonstration_loads_whole_and_passes_every_check(graph: Graph, store: DecisionStore, demo: Demonstration) -> None:
     G = load_graph(graph, LoadScope.ALL)
 
-    stored = {d.decision_id: d for p in (demo.root_plan, demo.child_plan) for d in store.list_decisions(p.plan_id, current_only=False)}
+    stored = {
+        d.decision_id: d for p in (demo.root_plan, demo.child_plan) for d in store.list_decisions(p.plan_id, current_only=False)
+    }
     loaded = dict(decisions(G))
     assert loaded.keys() == stored.keys()
     for decision_id, d in stored.items():
         data = loaded[decision_id]
-        assert (data["decision_type"], data["plan_id"], data["sequence_number"]) == (d.decision_type.value, d.plan_id, d.sequence_number)
+        assert (data["decision_type"], data["plan_id"], data["sequence_number"]) == (
+            d.decision_type.value,
+            d.plan_id,
+            d.sequence_number,
+        )
         assert data["status"] == ("superseded" if d.superseded_by else "current")
         assert data["created_at"] == d.created_at
     parents = {(s, t) for s, t, _ in edges_of(G, Rel.PARENT)}
     assert parents == {(d.decision_id, d.parent_decision_id) for d in stored.values() if d.parent_decision_id}
-    assert {(s, t) for s, t, _ in edges_of(G, Rel.SPAWNED_BY)} == {(demo.child_plan.plan_id, demo.child_plan.spawned_by_decision_id)}
+    assert {(s, t) for s, t, _ in edges_of(G, Rel.SPAWNED_BY)} == {
+        (demo.child_plan.plan_id, demo.child_plan.spawned_by_decision_id)
+    }
     assert any(data["label"] == Label.REVIEW.value for _, data in G.nodes(data=True))
     assert any(data["label"] == Label.CORRECTION_ATTEMPT.value for _, data in G.nodes(data=True))
 
@@ -86,36 +93,63 @@ def test_networkx_closures_agree_with_the_cypher_traversals(graph: Graph, store:
 
 BREAKAGES = [
     # rule, Cypher that breaks exactly that rule on the demonstration data
-    ("single_root", "MATCH (p:Plan {plan_id: $plan})<-[:IN_PLAN]-(d:Decision {decision_type: 'strategy_choice'})-[r:PARENT]->() "
-                    "WITH r LIMIT 1 DELETE r"),
-    ("parent_in_same_plan", "MATCH (c:Plan {plan_id: $child})<-[:IN_PLAN]-(d:Decision {decision_type: 'implementation_choice'})-[r:PARENT]->() "
-                            "MATCH (:Plan {plan_id: $plan})<-[:IN_PLAN]-(s:Decision {decision_type: 'strategy_choice'}) "
-                            "WHERE s.superseded_at IS NULL "
-                            "WITH d, r, s LIMIT 1 DELETE r CREATE (d)-[:PARENT]->(s)"),
-    ("no_dependency_cycle", "MATCH (:Plan {plan_id: $plan})<-[:IN_PLAN]-(a:Decision {decision_type: 'strategy_choice'}) WHERE a.superseded_at IS NULL "
-                            "MATCH (b:Decision)-[:PARENT]->(a) WHERE b.superseded_at IS NULL "
-                            "WITH a, b LIMIT 1 CREATE (a)-[:DEPENDS_ON {ordinal: 0}]->(b), (b)-[:DEPENDS_ON {ordinal: 0}]->(a)"),
-    ("dependency_is_current", "MATCH (a:Decision) WHERE a.superseded_at IS NULL AND a.decision_type = 'strategy_choice' "
-                              "MATCH (b:Decision) WHERE b.superseded_at IS NOT NULL "
-                              "WITH a, b LIMIT 1 CREATE (a)-[:DEPENDS_ON {ordinal: 9}]->(b)"),
-    ("no_partial_invalidation", "MATCH (d:Decision)-[:PARENT]->(s:Decision) WHERE d.superseded_at IS NOT NULL AND s.superseded_at IS NOT NULL "
-                                "WITH d LIMIT 1 MATCH (d)-[r:SUPERSEDED_BY]->() DELETE r SET d.superseded_at = null"),
+    (
+        "single_root",
+        "MATCH (p:Plan {plan_id: $plan})<-[:IN_PLAN]-(d:Decision {decision_type: 'strategy_choice'})-[r:PARENT]->() "
+        "WITH r LIMIT 1 DELETE r",
+    ),
+    (
+        "parent_in_same_plan",
+        "MATCH (c:Plan {plan_id: $child})<-[:IN_PLAN]-(d:Decision {decision_type: 'implementation_choice'})-[r:PARENT]->() "
+        "MATCH (:Plan {plan_id: $plan})<-[:IN_PLAN]-(s:Decision {decision_type: 'strategy_choice'}) "
+        "WHERE s.superseded_at IS NULL "
+        "WITH d, r, s LIMIT 1 DELETE r CREATE (d)-[:PARENT]->(s)",
+    ),
+    (
+        "no_dependency_cycle",
+        "MATCH (:Plan {plan_id: $plan})<-[:IN_PLAN]-(a:Decision {decision_type: 'strategy_choice'}) WHERE a.superseded_at IS NULL "
+        "MATCH (b:Decision)-[:PARENT]->(a) WHERE b.superseded_at IS NULL "
+        "WITH a, b LIMIT 1 CREATE (a)-[:DEPENDS_ON {ordinal: 0}]->(b), (b)-[:DEPENDS_ON {ordinal: 0}]->(a)",
+    ),
+    (
+        "dependency_is_current",
+        "MATCH (a:Decision) WHERE a.superseded_at IS NULL AND a.decision_type = 'strategy_choice' "
+        "MATCH (b:Decision) WHERE b.superseded_at IS NOT NULL "
+        "WITH a, b LIMIT 1 CREATE (a)-[:DEPENDS_ON {ordinal: 9}]->(b)",
+    ),
+    (
+        "no_partial_invalidation",
+        "MATCH (d:Decision)-[:PARENT]->(s:Decision) WHERE d.superseded_at IS NOT NULL AND s.superseded_at IS NOT NULL "
+        "WITH d LIMIT 1 MATCH (d)-[r:SUPERSEDED_BY]->() DELETE r SET d.superseded_at = null",
+    ),
     ("correction_consistency", "MATCH (c:Decision {is_correction: true}) WITH c LIMIT 1 SET c.is_correction = false"),
     # (a unique constraint keeps sequence numbers apart; their order against creation is the check's)
-    ("sequence_order", "MATCH (:Plan {plan_id: $plan})<-[:IN_PLAN]-(d:Decision {sequence_number: 2}) "
-                       "SET d.created_at = d.created_at - duration('PT1H')"),
+    (
+        "sequence_order",
+        "MATCH (:Plan {plan_id: $plan})<-[:IN_PLAN]-(d:Decision {sequence_number: 2}) "
+        "SET d.created_at = d.created_at - duration('PT1H')",
+    ),
     ("type_in_phase", "MATCH (d:Decision {decision_type: 'tool_invocation'}) WITH d LIMIT 1 SET d.phase = 'strategize'"),
     ("context_snapshot", "MATCH (d:Decision {decision_type: 'strategy_choice'})-[r:CAPTURED]->() WITH r LIMIT 1 DELETE r"),
     ("spawn_link", "MATCH (:Plan {plan_id: $child})-[r:SPAWNED_BY]->() DELETE r"),
-    ("strategize_coverage", "MATCH (:Plan {plan_id: $child})<-[:IN_PLAN]-(d:Decision {decision_type: 'strategy_choice'}) "
-                            "SET d.decision_type = 'resource_selection'"),
-    ("invariant_coverage", "MATCH (:Plan {plan_id: $plan})<-[:IN_PLAN]-(d:Decision {decision_type: 'invariant_enforced'}) "
-                           "WITH d LIMIT 1 SET d.decision_type = 'strategy_choice'"),
-    ("execute_under_strategize", "MATCH (:Plan {plan_id: $child})<-[:IN_PLAN]-(d:Decision)-[r:PARENT]->(p:Decision) "
-                                 "WHERE d.phase = 'execute' AND p.phase = 'strategize' AND d.superseded_at IS NULL "
-                                 "MATCH (:Plan {plan_id: $child})<-[:IN_PLAN]-(root:Decision {decision_type: 'prompt_definition'}) "
-                                 "WHERE root.superseded_at IS NULL "
-                                 "WITH d, r, root LIMIT 1 DELETE r CREATE (d)-[:PARENT]->(root)"),
+    (
+        "strategize_coverage",
+        "MATCH (:Plan {plan_id: $child})<-[:IN_PLAN]-(d:Decision {decision_type: 'strategy_choice'}) "
+        "SET d.decision_type = 'resource_selection'",
+    ),
+    (
+        "invariant_coverage",
+        "MATCH (:Plan {plan_id: $plan})<-[:IN_PLAN]-(d:Decision {decision_type: 'invariant_enforced'}) "
+        "WITH d LIMIT 1 SET d.decision_type = 'strategy_choice'",
+    ),
+    (
+        "execute_under_strategize",
+        "MATCH (:Plan {plan_id: $child})<-[:IN_PLAN]-(d:Decision)-[r:PARENT]->(p:Decision) "
+        "WHERE d.phase = 'execute' AND p.phase = 'strategize' AND d.superseded_at IS NULL "
+        "MATCH (:Plan {plan_id: $child})<-[:IN_PLAN]-(root:Decision {decision_type: 'prompt_definition'}) "
+        "WHERE root.superseded_at IS NULL "
+        "WITH d, r, root LIMIT 1 DELETE r CREATE (d)-[:PARENT]->(root)",
+    ),
 ]
 
 

@@ -14,7 +14,13 @@ from decisiontrail.graphdb.migrations import apply_migrations
 def test_start_up_created_every_constraint_and_index(graph: Graph) -> None:
     constraints, indexes = schema_names(graph)
 
-    assert {"decision_id_unique", "plan_id_unique", "decision_sequence_unique", "schema_migration_name_unique", "plan_lock_unique"} <= constraints
+    assert {
+        "decision_id_unique",
+        "plan_id_unique",
+        "decision_sequence_unique",
+        "schema_migration_name_unique",
+        "plan_lock_unique",
+    } <= constraints
     assert {"decision_plan_id", "decision_type", "plan_project"} <= indexes
 
 

@@ -42,7 +42,9 @@ def stoppable(tmp_path: Path) -> Iterator[tuple[EmbeddedNeo4j, Graph]]:
         server.stop()
 
 
-def _during_stop(server: EmbeddedNeo4j, graph: Graph, request: Callable[[], object], running: Callable[[], bool]) -> BaseException:
+def _during_stop(
+    server: EmbeddedNeo4j, graph: Graph, request: Callable[[], object], running: Callable[[], bool]
+) -> BaseException:
     """Start ``request``, stop the server once ``running()`` says it is under way; what it raised."""
     raised: list[BaseException] = []
 

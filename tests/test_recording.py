@@ -165,7 +165,9 @@ def test_a_plan_cannot_be_spawned_by_another_kind_of_decision_and_nothing_is_wri
 def test_user_interventions_come_from_the_lifecycle_engine(store: DecisionStore) -> None:
     plan, root = _plan(store)
 
-    guidance = record_user_intervention(store, plan.plan_id, "Prefer Redis", parent_decision_id=root.decision_id, reason="ops asked")
+    guidance = record_user_intervention(
+        store, plan.plan_id, "Prefer Redis", parent_decision_id=root.decision_id, reason="ops asked"
+    )
 
     assert store.get_decision(guidance.decision_id).decision_type is DecisionType.USER_INTERVENTION
 
@@ -378,12 +380,30 @@ def test_the_same_call_twice_records_once(store: DecisionStore, graph: Graph) ->
     after_first = count_graph(graph)
 
     second = record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=snapshot)
-    explicit = record_decision(store, tool_input("strategy_choice", question="other"), plan_id=plan.plan_id, snapshot=actor_snapshot(), idempotency_key="k-1")
+    explicit = record_decision(
+        store,
+        tool_input("strategy_choice", question="other"),
+        plan_id=plan.plan_id,
+        snapshot=actor_snapshot(),
+        idempotency_key="k-1",
+    )
     # The same request under its key again (from a resumed run: another checkpoint id) is the same recording.
-    again = record_decision(store, tool_input("strategy_choice", question="other"), plan_id=plan.plan_id, snapshot=actor_snapshot(), idempotency_key="k-1")
+    again = record_decision(
+        store,
+        tool_input("strategy_choice", question="other"),
+        plan_id=plan.plan_id,
+        snapshot=actor_snapshot(),
+        idempotency_key="k-1",
+    )
     # Another request under a key already used in the plan is refused, naming what the key recorded.
     with pytest.raises(Conflict, match=_decision(explicit).decision_id):
-        record_decision(store, tool_input("strategy_choice", question="changed"), plan_id=plan.plan_id, snapshot=actor_snapshot(), idempotency_key="k-1")
+        record_decision(
+            store,
+            tool_input("strategy_choice", question="changed"),
+            plan_id=plan.plan_id,
+            snapshot=actor_snapshot(),
+            idempotency_key="k-1",
+        )
 
     assert _decision(second).decision_id == _decision(first).decision_id
     assert _decision(again).decision_id == _decision(explicit).decision_id
@@ -400,7 +420,11 @@ def test_concurrent_retries_with_one_key_record_one_decision(store: DecisionStor
     def retry() -> None:
         try:
             barrier.wait()
-            results.append(_decision(record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=snapshot)).decision_id)
+            results.append(
+                _decision(
+                    record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=snapshot)
+                ).decision_id
+            )
         except BaseException as e:
             errors.append(e)
 
@@ -449,7 +473,8 @@ def test_a_batch_places_each_decision_as_if_the_earlier_ones_were_recorded(store
     sequential = [_decision(_record(store, one_by_one, t, thread=run, question=q)) for t, run, q in BATCH]
     batched_plan, strategy_b = _executing_plan(store)
     proposals = [
-        (propose(tool_input(t, question=q), plan_id=batched_plan.plan_id, snapshot=actor_snapshot(run)), None) for t, run, q in BATCH
+        (propose(tool_input(t, question=q), plan_id=batched_plan.plan_id, snapshot=actor_snapshot(run)), None)
+        for t, run, q in BATCH
     ]
 
     batched = [_decision(o) for o in record_decisions(store, proposals)]
@@ -476,7 +501,9 @@ def test_a_key_twice_in_one_batch_records_once(store: DecisionStore) -> None:
 def test_one_refused_proposal_refuses_the_batch_and_nothing_is_written(store: DecisionStore, graph: Graph) -> None:
     plan, _ = _executing_plan(store)
     good = propose(tool_input("implementation_choice"), plan_id=plan.plan_id, snapshot=actor_snapshot("executor-1"))
-    bad = propose(tool_input("tool_invocation", parent_decision_id=new_ulid()), plan_id=plan.plan_id, snapshot=actor_snapshot("x"))
+    bad = propose(
+        tool_input("tool_invocation", parent_decision_id=new_ulid()), plan_id=plan.plan_id, snapshot=actor_snapshot("x")
+    )
     before = count_graph(graph)
 
     with pytest.raises(NotFound):

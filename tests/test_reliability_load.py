@@ -44,10 +44,18 @@ def test_neo4j_stopped_mid_load_answers_unavailable_at_once_and_loses_nothing(tm
 def _input(plan_id: str, parent_id: str, key: str) -> dict[str, Any]:
     digest = hashlib.sha256(key.encode()).hexdigest()
     return {
-        "planId": plan_id, "decisionType": "STRATEGY_CHOICE", "question": f"how ({key})?", "chosenOption": "so",
-        "rationale": "r", "parentDecisionId": parent_id, "idempotencyKey": key,
-        "contextSnapshot": {"hotContextHash": digest, "hotContextRef": f"test://{digest}",
-                            "actorStateRef": {"threadId": "t", "checkpointId": new_ulid()}},
+        "planId": plan_id,
+        "decisionType": "STRATEGY_CHOICE",
+        "question": f"how ({key})?",
+        "chosenOption": "so",
+        "rationale": "r",
+        "parentDecisionId": parent_id,
+        "idempotencyKey": key,
+        "contextSnapshot": {
+            "hotContextHash": digest,
+            "hotContextRef": f"test://{digest}",
+            "actorStateRef": {"threadId": "t", "checkpointId": new_ulid()},
+        },
     }
 
 
@@ -74,7 +82,8 @@ def test_the_verifier_reports_lost_duplicated_and_half_written_decisions(graph: 
     # A second decision answering to k-1 (as a retried write recorded twice would), and one without its parent.
     graph.driver.execute_query(
         "MATCH (d:Decision {decision_id: $id}) SET d.retired_idempotency_key = 'k-1' REMOVE d.idempotency_key",
-        id=copy.decision_id, database_=graph.database,
+        id=copy.decision_id,
+        database_=graph.database,
     )
     orphan = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     graph.driver.execute_query(
@@ -82,8 +91,17 @@ def test_the_verifier_reports_lost_duplicated_and_half_written_decisions(graph: 
     )
 
     def ack(decision_id: str, sequence_number: int, key: str | None) -> dict[str, Any]:
-        return {"type": "ack", "op": "record", "decision_id": decision_id, "plan_id": plan.plan_id, "client": 0,
-                "request": sequence_number, "sequence_number": sequence_number, "idempotency_key": key, "ms": 1.0}
+        return {
+            "type": "ack",
+            "op": "record",
+            "decision_id": decision_id,
+            "plan_id": plan.plan_id,
+            "client": 0,
+            "request": sequence_number,
+            "sequence_number": sequence_number,
+            "idempotency_key": key,
+            "ms": 1.0,
+        }
 
     events = [
         {"type": "plan", "plan_id": plan.plan_id},

@@ -7,7 +7,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from decisiontrail.domain import ArtifactRef, CheckpointRef, ContextSnapshot, Decision, DecisionType, Invariant, Phase, Plan, Scope
+from decisiontrail.domain import (
+    ArtifactRef,
+    CheckpointRef,
+    ContextSnapshot,
+    Decision,
+    DecisionType,
+    Invariant,
+    Phase,
+    Plan,
+    Scope,
+)
 from decisiontrail.domain.decision import PHASES_BY_TYPE, ResourceRef
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation
@@ -151,7 +161,9 @@ def test_current_only_leaves_out_superseded_decisions(store: DecisionStore) -> N
     plan, root = new_plan(store)
     old = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     new = store.record_decision(
-        decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id, is_correction=True, corrects_decision_id=old.decision_id)
+        decision(
+            plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id, is_correction=True, corrects_decision_id=old.decision_id
+        )
     )
     store.supersede(old.decision_id, new.decision_id)
 
@@ -185,7 +197,10 @@ def test_plan_round_trips_with_every_field(store: DecisionStore) -> None:
         arguments={"n": 3, "nested": {"list": [1, "two", None, True]}, "text": "ü"},
         phase=Phase.EXECUTE,
         automation_profile=AutomationProfile(edit_code=0.8, execute_command=0.25),
-        invariants=(Invariant(name="uptime", statement="no downtime", scope=Scope.PROJECT), Invariant(name="tests", statement="tests pass")),
+        invariants=(
+            Invariant(name="uptime", statement="no downtime", scope=Scope.PROJECT),
+            Invariant(name="tests", statement="tests pass"),
+        ),
         created_at=datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC),
     )
     store.create_plan(plan)
@@ -223,7 +238,13 @@ def _refusals(store: DecisionStore) -> dict[str, tuple[object, type[Exception], 
     strategy = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     replaced = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     successor = store.record_decision(
-        decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id, is_correction=True, corrects_decision_id=replaced.decision_id)
+        decision(
+            plan.plan_id,
+            DecisionType.STRATEGY_CHOICE,
+            root.decision_id,
+            is_correction=True,
+            corrects_decision_id=replaced.decision_id,
+        )
     )
     store.supersede(replaced.decision_id, successor.decision_id)
     p, r = plan.plan_id, root.decision_id
@@ -296,12 +317,16 @@ def _refusals(store: DecisionStore) -> dict[str, tuple[object, type[Exception], 
             "spawn_by_spawning_type",
         ),
         "child plan spawned from another plan": (
-            lambda: store.create_plan(Plan(description="x", parent_plan_id=other.plan_id, spawned_by_decision_id=strategy.decision_id)),
+            lambda: store.create_plan(
+                Plan(description="x", parent_plan_id=other.plan_id, spawned_by_decision_id=strategy.decision_id)
+            ),
             RuleViolation,
             "spawn_from_parent_plan",
         ),
         "child plan of unknown parent": (
-            lambda: store.create_plan(Plan(description="x", parent_plan_id=new_ulid(), spawned_by_decision_id=strategy.decision_id)),
+            lambda: store.create_plan(
+                Plan(description="x", parent_plan_id=new_ulid(), spawned_by_decision_id=strategy.decision_id)
+            ),
             NotFound,
             "parent plan",
         ),
@@ -381,6 +406,8 @@ def test_created_at_keeps_microseconds_and_utc(store: DecisionStore) -> None:
 
 def test_system_decision_without_checkpoint_round_trips(store: DecisionStore) -> None:
     plan = store.create_plan(Plan(description="p"))
-    root = store.record_decision(decision(plan.plan_id, DecisionType.PROMPT_DEFINITION, context_snapshot=snapshot(checkpoint=False)))
+    root = store.record_decision(
+        decision(plan.plan_id, DecisionType.PROMPT_DEFINITION, context_snapshot=snapshot(checkpoint=False))
+    )
 
     assert store.get_decision(root.decision_id).context_snapshot.actor_state_ref is None

@@ -84,11 +84,16 @@ def plans(store: DecisionStore) -> dict[str, Any]:
     store.record_decision(decision(mine.plan_id, DecisionType.RESOURCE_SELECTION, strategy.decision_id, question="r?"))
     mixed = store.record_decision(
         decision(
-            mine.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id, question="mixed?",
+            mine.plan_id,
+            DecisionType.STRATEGY_CHOICE,
+            root.decision_id,
+            question="mixed?",
             depends_on=(theirs.decision_id, strategy.decision_id, elsewhere.decision_id),
         )
     )
-    store.record_decision(decision(mine.plan_id, DecisionType.RESOURCE_SELECTION, mixed.decision_id, depends_on=(strategy.decision_id,)))
+    store.record_decision(
+        decision(mine.plan_id, DecisionType.RESOURCE_SELECTION, mixed.decision_id, depends_on=(strategy.decision_id,))
+    )
     corrected = correct(store, strategy.decision_id, "revert", "try again", "wrong")
     return {"plan_id": mine.plan_id, "theirs": theirs.decision_id, "elsewhere": elsewhere.decision_id, "at": corrected.attempt.at}
 

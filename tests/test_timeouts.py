@@ -152,7 +152,9 @@ def test_the_embedded_neo4j_stops_within_its_bound_with_a_query_running(tmp_path
         runner.start()
         _wait_for(
             lambda: bool(
-                driver.execute_query("SHOW TRANSACTIONS YIELD currentQuery WHERE currentQuery CONTAINS 'range(1, 1000' RETURN 1").records
+                driver.execute_query(
+                    "SHOW TRANSACTIONS YIELD currentQuery WHERE currentQuery CONTAINS 'range(1, 1000' RETURN 1"
+                ).records
             ),
             10,
             "the query ran",

@@ -48,11 +48,7 @@ class Hierarchy:
     spawns: list[Decision] = field(default_factory=list)
 
     def decision_ids(self, levels: range) -> set[str]:
-        return {
-            d.decision_id
-            for i in levels
-            for d in (self.roots[i], self.strategies[i], self.bystanders[i], self.spawns[i])
-        }
+        return {d.decision_id for i in levels for d in (self.roots[i], self.strategies[i], self.bystanders[i], self.spawns[i])}
 
 
 def _add(store: DecisionStore, plan: Plan, decision_type: DecisionType, parent: Decision, *deps: Decision) -> Decision:

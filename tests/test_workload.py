@@ -30,11 +30,20 @@ def _in_memory(plans: Iterable[PlanRows]) -> nx.MultiDiGraph[str]:
         add_plan(G, rows.plan_id, **{k: v for k, v in rows.plan.items() if k != "plan_id"})
         for row in rows.decisions:
             fixed = ("decision_id", "plan_id", "decision_type", "sequence_number")
-            add_decision(G, row["decision_id"], plan_id=row["plan_id"], decision_type=row["decision_type"],
-                         sequence_number=row["sequence_number"], **{k: v for k, v in row.items() if k not in fixed})
-        for kind, links in (("PARENT", rows.parents), ("CORRECTS", rows.corrects),
-                            ("CHILD_OF", [rows.child_of] if rows.child_of else []),
-                            ("SPAWNED_BY", [rows.spawned_by] if rows.spawned_by else [])):
+            add_decision(
+                G,
+                row["decision_id"],
+                plan_id=row["plan_id"],
+                decision_type=row["decision_type"],
+                sequence_number=row["sequence_number"],
+                **{k: v for k, v in row.items() if k not in fixed},
+            )
+        for kind, links in (
+            ("PARENT", rows.parents),
+            ("CORRECTS", rows.corrects),
+            ("CHILD_OF", [rows.child_of] if rows.child_of else []),
+            ("SPAWNED_BY", [rows.spawned_by] if rows.spawned_by else []),
+        ):
             for link in links:
                 add_edge(G, link.source, link.target, kind)
         for dependency in rows.depends_on:
@@ -46,7 +55,9 @@ def _in_memory(plans: Iterable[PlanRows]) -> nx.MultiDiGraph[str]:
 
 def _stored(graph: Graph, statement: LiteralString, key: str) -> dict[str, dict[str, Any]]:
     records, _, _ = graph.driver.execute_query(statement, database_=graph.database, routing_="r")
-    native: list[dict[str, Any]] = [{k: v.to_native() if isinstance(v, DateTime) else v for k, v in r["p"].items()} for r in records]
+    native: list[dict[str, Any]] = [
+        {k: v.to_native() if isinstance(v, DateTime) else v for k, v in r["p"].items()} for r in records
+    ]
     return {props[key]: props for props in native}
 
 
@@ -73,12 +84,15 @@ def test_sized_picks_the_hierarchies_that_come_nearest() -> None:
         WorkloadSpec(fan_out=2, decisions_per_plan=4)  # no room for the root, a strategy, two spawns and an implementation choice
 
 
-@pytest.mark.parametrize("spec", [
-    WorkloadSpec(seed=1, hierarchies=2, depth=3, fan_out=2, decisions_per_plan=40, superseded_share=0.2),
-    WorkloadSpec(seed=2, hierarchies=2, depth=1, fan_out=4, decisions_per_plan=300, depends_on_density=0.6),
-    WorkloadSpec(seed=3, hierarchies=3, depth=2, fan_out=2, decisions_per_plan=5, superseded_share=0.5),
-    WorkloadSpec(seed=4, hierarchies=2, depth=0, decisions_per_plan=20, superseded_share=0.0, depends_on_density=0.0),
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        WorkloadSpec(seed=1, hierarchies=2, depth=3, fan_out=2, decisions_per_plan=40, superseded_share=0.2),
+        WorkloadSpec(seed=2, hierarchies=2, depth=1, fan_out=4, decisions_per_plan=300, depends_on_density=0.6),
+        WorkloadSpec(seed=3, hierarchies=3, depth=2, fan_out=2, decisions_per_plan=5, superseded_share=0.5),
+        WorkloadSpec(seed=4, hierarchies=2, depth=0, decisions_per_plan=20, superseded_share=0.0, depends_on_density=0.0),
+    ],
+)
 def test_generated_rows_pass_every_check_in_memory(spec: WorkloadSpec) -> None:
     report = run_checks(_in_memory(generate(spec)))
     assert report.ok, report.render()
@@ -101,7 +115,9 @@ def test_a_loaded_workload_passes_every_check(graph: Graph, store: DecisionStore
     assert _stored(graph, "MATCH (d:Decision) RETURN properties(d) AS p", "decision_id") == {
         row["decision_id"]: row for rows in generate(SMALL) for row in rows.decisions
     }
-    assert _stored(graph, "MATCH (p:Plan) RETURN properties(p) AS p", "plan_id") == {rows.plan_id: rows.plan for rows in generate(SMALL)}
+    assert _stored(graph, "MATCH (p:Plan) RETURN properties(p) AS p", "plan_id") == {
+        rows.plan_id: rows.plan for rows in generate(SMALL)
+    }
     plans = store.get_plans(list(result.root_plan_ids))
     assert [p.parent_plan_id for p in plans if p] == [None, None]
     read = [d for rows in generate(SMALL) for d in store.list_decisions(rows.plan_id)]

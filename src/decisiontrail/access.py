@@ -54,9 +54,7 @@ class Principal:
     def sees(self, owner: str | None, project: str | None = None) -> bool:
         """Actors see the plans they instantiated; every other role sees every plan; and a
         principal with a project sees only that project's plans."""
-        return (self.owner_scope is None or owner == self.owner_scope) and (
-            self.project is None or project == self.project
-        )
+        return (self.owner_scope is None or owner == self.owner_scope) and (self.project is None or project == self.project)
 
 
 LOCAL = Principal(name="local", role=Role.ADMIN)

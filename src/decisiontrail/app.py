@@ -87,7 +87,9 @@ class DecisionTrailGraphQL(GraphQL[Context, None]):
             try:
                 json.dumps(decoded, ensure_ascii=False).encode()
             except UnicodeEncodeError:
-                raise HTTPException(400, "the JSON holds a lone UTF-16 surrogate (\\ud800 to \\udfff), which is not text") from None
+                raise HTTPException(
+                    400, "the JSON holds a lone UTF-16 surrogate (\\ud800 to \\udfff), which is not text"
+                ) from None
         return decoded
 
 
@@ -245,7 +247,9 @@ def create_app(
             fmt = ExportFormat(suffix)
             view = View(view_name)
         except ValueError:
-            return _error(404, "NOT_FOUND", f"no export {request.url.path}: formats are {', '.join(f.value for f in ExportFormat)}")
+            return _error(
+                404, "NOT_FOUND", f"no export {request.url.path}: formats are {', '.join(f.value for f in ExportFormat)}"
+            )
         try:
             G = await run_in_threadpool(
                 analysis.view_graph,

@@ -70,13 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
     tree = commands.add_parser("tree", help="print a plan's decision tree", description="Print a plan's decision tree.")
     tree.add_argument("plan_id", help="the plan's ULID")
     tree.add_argument("--history", action="store_true", help="also show superseded decisions, marked, under what replaced them")
-    tree.add_argument("--as-of", type=_moment, metavar="TIME", help="the tree as it stood at this ISO 8601 time (UTC if no offset)")
+    tree.add_argument(
+        "--as-of", type=_moment, metavar="TIME", help="the tree as it stood at this ISO 8601 time (UTC if no offset)"
+    )
     commands.add_parser(
         "migrate", help="apply schema migrations (constraints, indexes) and exit", description="Apply migrations."
     )
-    sdl = commands.add_parser(
-        "schema", help="print the GraphQL schema (SDL)", description="Print the GraphQL schema in SDL."
-    )
+    sdl = commands.add_parser("schema", help="print the GraphQL schema (SDL)", description="Print the GraphQL schema in SDL.")
     sdl.add_argument("--output", help="write to this file instead of standard output")
     serve = commands.add_parser(
         "serve",
@@ -98,9 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     token.add_argument("--name", required=True, help="who the token is for")
     token.add_argument("--role", required=True, choices=["actor", "reviewer", "analyst", "admin"], help="what it may do")
     token.add_argument("--file", required=True, help="the token file (point DECISIONTRAIL_TOKENS_FILE at it)")
-    token.add_argument(
-        "--project", help="limit the token to this project's plans (without it, the token sees every project)"
-    )
+    token.add_argument("--project", help="limit the token to this project's plans (without it, the token sees every project)")
     impact = commands.add_parser(
         "impact",
         help="preview what correcting a decision would invalidate (writes nothing)",
@@ -166,7 +164,8 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     _scope_arguments(check)
     check.add_argument("--format", choices=["text", "json"], default="text", help="report format (default: text)")
     check.add_argument(
-        "--coverage", metavar="FILE",
+        "--coverage",
+        metavar="FILE",
         help='expected coverage as JSON, e.g. {"strategize_minimums": {"strategy_choice": 2}, '
         '"invariants_enforced": true, "spawns_have_children": true, "execute_under_strategize": true}',
     )
@@ -180,7 +179,9 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         ),
     )
     _scope_arguments(analyze, everything=False)
-    analyze.add_argument("--top", type=int, default=10, help="how many decisions to list as most corrected and most critical (default: 10)")
+    analyze.add_argument(
+        "--top", type=int, default=10, help="how many decisions to list as most corrected and most critical (default: 10)"
+    )
     analyze.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
     export = commands.add_parser(
         "export",
@@ -198,7 +199,9 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     what.add_argument("--lineage", metavar="DECISION", help="a decision and where it comes from")
     what.add_argument("--impact", metavar="DECISION", help="a decision and what correcting it would invalidate")
     export.add_argument(
-        "--format", choices=["graphml", "dot", "cyjs", "json"], default="graphml",
+        "--format",
+        choices=["graphml", "dot", "cyjs", "json"],
+        default="graphml",
         help="graphml (Gephi, yEd), dot (Graphviz), cyjs (Cytoscape.js), json (networkx node-link); default graphml",
     )
     export.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
@@ -214,7 +217,9 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         ),
     )
     prune.add_argument(
-        "--older-than", required=True, metavar="AGE",
+        "--older-than",
+        required=True,
+        metavar="AGE",
         help="retention period: 30d, 2w, 12h, 90m, or a number of days",
     )
     prune.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
@@ -277,7 +282,9 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
         elif args.command == "impact":
             print(describe_impact(preview(store, args.decision_id)))
         elif args.command == "correct":
-            print(describe_correction(correct(store, args.decision_id, args.mode, args.guidance, args.reason, requested_by=args.by)))
+            print(
+                describe_correction(correct(store, args.decision_id, args.mode, args.guidance, args.reason, requested_by=args.by))
+            )
         elif args.command == "history":
             for attempt in history(store, args.decision_id):
                 print(
@@ -301,7 +308,6 @@ def _offline(args: argparse.Namespace, graph: Graph) -> int:
     from decisiontrail.checks.coverage import load_spec
     from decisiontrail.checks.export import ExportFormat
     from decisiontrail.domain.retention import RetentionPolicy
-    from decisiontrail.graphdb.loading import LoadScope
     from decisiontrail.graphdb.retention import prune
     from decisiontrail.services import analysis
 
@@ -356,8 +362,7 @@ def describe_correction(result: CorrectionResult) -> str:
     lines = [
         f"correction {result.correction.decision_id} ({result.correction.decision_type.value}) "
         f"supersedes {attempt.corrected_decision_id}, attempt {attempt.attempt_number}",
-        f"invalidated {len(result.invalidated)} decision(s): "
-        + ", ".join(f"{n} {t}" for t, n in attempt.counts_by_type.items()),
+        f"invalidated {len(result.invalidated)} decision(s): " + ", ".join(f"{n} {t}" for t, n in attempt.counts_by_type.items()),
         f"invalidated {len(result.invalidated_plans)} child plan(s)"
         + (": " + ", ".join(result.invalidated_plans) if result.invalidated_plans else ""),
     ]
@@ -406,6 +411,7 @@ def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
             )
             return 2
         log.warning("no tokens configured: authentication is off and the API is served on loopback only")
+
     def load_demo(store: DecisionStore) -> None:
         if store.count_plans():
             return

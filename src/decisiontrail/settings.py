@@ -32,9 +32,7 @@ class Neo4jSettings:
     password: str | None = None
     database: str = "neo4j"
     data_dir: Path = field(default_factory=lambda: _xdg(os.environ, "XDG_DATA_HOME", ".local/share") / "neo4j")
-    checkpoints: Path = field(
-        default_factory=lambda: _xdg(os.environ, "XDG_DATA_HOME", ".local/share") / "checkpoints.sqlite"
-    )
+    checkpoints: Path = field(default_factory=lambda: _xdg(os.environ, "XDG_DATA_HOME", ".local/share") / "checkpoints.sqlite")
     cache_dir: Path = field(default_factory=lambda: _xdg(os.environ, "XDG_CACHE_HOME", ".cache"))
     bolt_port: int = 7687
     heap_mb: int = 1024
@@ -58,7 +56,11 @@ class Neo4jSettings:
         """Read the settings from the environment (variables are listed in docs/embedded-neo4j.md)."""
         env = os.environ if env is None else env
         defaults = cls()
-        data_root = Path(env["DECISIONTRAIL_DATA_DIR"]) if env.get("DECISIONTRAIL_DATA_DIR") else _xdg(env, "XDG_DATA_HOME", ".local/share")
+        data_root = (
+            Path(env["DECISIONTRAIL_DATA_DIR"])
+            if env.get("DECISIONTRAIL_DATA_DIR")
+            else _xdg(env, "XDG_DATA_HOME", ".local/share")
+        )
         return cls(
             uri=env.get("NEO4J_URI") or None,
             user=env.get("NEO4J_USER") or env.get("NEO4J_USERNAME") or None,

@@ -62,7 +62,12 @@ def run_actor(
     actor = build_actor(ScriptedChatModel(script=list(script)), [record_decision_tool(store)], checkpointer)
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
     state: dict[str, Any] = actor.invoke(
-        {"messages": [HumanMessage(brief)], "plan_id": plan.plan_id, "resources": list(resources), "depends_on": list(depends_on)},
+        {
+            "messages": [HumanMessage(brief)],
+            "plan_id": plan.plan_id,
+            "resources": list(resources),
+            "depends_on": list(depends_on),
+        },
         config,
     )
     while state.get("__interrupt__"):
@@ -86,7 +91,9 @@ def unless_corrected(original: AIMessage, replacement: AIMessage) -> Callable[[S
     return lambda messages: replacement if _corrected(messages) else original
 
 
-def record_demonstration(store: DecisionStore, checkpointer: BaseCheckpointSaver[Any], log: Log = lambda _: None) -> Demonstration:
+def record_demonstration(
+    store: DecisionStore, checkpointer: BaseCheckpointSaver[Any], log: Log = lambda _: None
+) -> Demonstration:
     """Record the whole hierarchy; every decision goes through record_decision or the lifecycle engine."""
     plan, _ = instantiate_plan(
         store,
@@ -263,7 +270,9 @@ def record_demonstration(store: DecisionStore, checkpointer: BaseCheckpointSaver
         d for d in store.list_decisions(plan.plan_id, current_only=True) if d.decision_type.value == "implementation_choice"
     )
     guidance = "Use Redis counters shared by every gateway replica"
-    result = correct(store, implementation.decision_id, "revert", guidance, "the gateway runs three replicas", requested_by="demo")
+    result = correct(
+        store, implementation.decision_id, "revert", guidance, "the gateway runs three replicas", requested_by="demo"
+    )
     log(f"corrected {implementation.decision_id}: invalidated {len(result.invalidated)} decision(s); replaying")
     replayed: list[str] = []
     for point in result.replay_frontier:
@@ -277,10 +286,7 @@ def record_demonstration(store: DecisionStore, checkpointer: BaseCheckpointSaver
     )
     demo.reviews_resolved = [r.review_id for r in store.list_reviews(plan.plan_id) if r.decision_id]
     demo.checkpoint_groups = sum(
-        1
-        for p in (plan, child)
-        for d in store.list_decisions(p.plan_id)
-        if store.get_checkpoint_group(d.decision_id) is not None
+        1 for p in (plan, child) for d in store.list_decisions(p.plan_id) if store.get_checkpoint_group(d.decision_id) is not None
     )
     return demo
 

@@ -41,7 +41,9 @@ def reconcile_invariants(
     store: DecisionStore, plan: Plan, checkpointer: BaseCheckpointSaver[Any], *, thread_id: str | None = None
 ) -> dict[str, Any]:
     """Run the reconciliation actor over the plan's declared invariants; returns its final state."""
-    actor = build_actor(ScriptedChatModel(script=reconciliation_script(plan.invariants)), [record_decision_tool(store)], checkpointer)
+    actor = build_actor(
+        ScriptedChatModel(script=reconciliation_script(plan.invariants)), [record_decision_tool(store)], checkpointer
+    )
     declared = "\n".join(f"- [{i.scope.value}] {i.name}: {i.statement}" for i in plan.invariants) or "(none)"
     config: RunnableConfig = {"configurable": {"thread_id": thread_id or f"reconcile-{plan.plan_id}"}}
     result: dict[str, Any] = actor.invoke(

@@ -16,16 +16,46 @@ from decisiontrail.checks.model import decisions, plans
 from decisiontrail.checks.report import Report, Rule, Violation
 
 VALIDATION_RULES: tuple[Rule, ...] = (
-    Rule("single_root", "validation", "exactly one current root per active plan, and it is the prompt_definition", validation.check_single_root),
-    Rule("tree_per_plan", "validation", "PARENT edges form one tree per plan: the root has no parent, every other decision one, no cycles", validation.check_tree_per_plan),
+    Rule(
+        "single_root",
+        "validation",
+        "exactly one current root per active plan, and it is the prompt_definition",
+        validation.check_single_root,
+    ),
+    Rule(
+        "tree_per_plan",
+        "validation",
+        "PARENT edges form one tree per plan: the root has no parent, every other decision one, no cycles",
+        validation.check_tree_per_plan,
+    ),
     Rule("parent_in_same_plan", "validation", "PARENT edges never cross plans", validation.check_parent_in_same_plan),
     Rule("no_dependency_cycle", "validation", "DEPENDS_ON has no cycles", validation.check_no_dependency_cycle),
-    Rule("dependency_is_current", "validation", "the current tree depends on no superseded decision", validation.check_dependency_is_current),
-    Rule("no_partial_invalidation", "validation", "everything downstream of a superseded decision is superseded", validation.check_no_partial_invalidation),
+    Rule(
+        "dependency_is_current",
+        "validation",
+        "the current tree depends on no superseded decision",
+        validation.check_dependency_is_current,
+    ),
+    Rule(
+        "no_partial_invalidation",
+        "validation",
+        "everything downstream of a superseded decision is superseded",
+        validation.check_no_partial_invalidation,
+    ),
     Rule("correction_consistency", "validation", "correction metadata agrees both ways", validation.check_correction_consistency),
-    Rule("sequence_order", "validation", "sequence numbers are unique per plan and follow creation order", validation.check_sequence_order),
+    Rule(
+        "sequence_order",
+        "validation",
+        "sequence numbers are unique per plan and follow creation order",
+        validation.check_sequence_order,
+    ),
     Rule("type_in_phase", "validation", "decision types match their phases", validation.check_type_in_phase),
-    Rule("context_snapshot", "validation", "every decision has a context snapshot that can replay it", validation.check_context_snapshot),
+    Rule(
+        "context_snapshot",
+        "validation",
+        "every decision has a context snapshot that can replay it",
+        validation.check_context_snapshot,
+    ),
     Rule("spawn_link", "validation", "child plans link to the decision that spawned them", validation.check_spawn_link),
 )
 
@@ -33,14 +63,30 @@ VALIDATION_RULES: tuple[Rule, ...] = (
 def coverage_rules(spec: CoverageSpec = DEFAULT_SPEC) -> tuple[Rule, ...]:
     """The post-phase coverage rules, judged against ``spec``."""
     return (
-        Rule("strategize_coverage", "coverage", "after Strategize, the expected decision types are there",
-             partial(coverage.check_strategize_coverage, spec=spec)),
-        Rule("invariant_coverage", "coverage", "after Strategize, an invariant_enforced per declared invariant",
-             partial(coverage.check_invariant_coverage, spec=spec)),
-        Rule("spawns_have_children", "coverage", "after Execute, every spawning decision has its child plan(s)",
-             partial(coverage.check_spawns_have_children, spec=spec)),
-        Rule("execute_under_strategize", "coverage", "Execute decisions hang under Strategize decisions",
-             partial(coverage.check_execute_under_strategize, spec=spec)),
+        Rule(
+            "strategize_coverage",
+            "coverage",
+            "after Strategize, the expected decision types are there",
+            partial(coverage.check_strategize_coverage, spec=spec),
+        ),
+        Rule(
+            "invariant_coverage",
+            "coverage",
+            "after Strategize, an invariant_enforced per declared invariant",
+            partial(coverage.check_invariant_coverage, spec=spec),
+        ),
+        Rule(
+            "spawns_have_children",
+            "coverage",
+            "after Execute, every spawning decision has its child plan(s)",
+            partial(coverage.check_spawns_have_children, spec=spec),
+        ),
+        Rule(
+            "execute_under_strategize",
+            "coverage",
+            "Execute decisions hang under Strategize decisions",
+            partial(coverage.check_execute_under_strategize, spec=spec),
+        ),
     )
 
 
@@ -71,4 +117,14 @@ def run_checks(G: nx.MultiDiGraph[str], *, scope: str = "graph", rules: tuple[Ru
     )
 
 
-__all__ = ["DEFAULT_SPEC", "VALIDATION_RULES", "CoverageSpec", "Report", "Rule", "Violation", "all_rules", "coverage_rules", "run_checks"]
+__all__ = [
+    "DEFAULT_SPEC",
+    "VALIDATION_RULES",
+    "CoverageSpec",
+    "Report",
+    "Rule",
+    "Violation",
+    "all_rules",
+    "coverage_rules",
+    "run_checks",
+]

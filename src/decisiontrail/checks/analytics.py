@@ -340,9 +340,7 @@ def corrected_decisions(G: nx.MultiDiGraph[str]) -> frozenset[str]:
     >>> sorted(corrected_decisions(G))
     ['D']
     """
-    return frozenset(
-        d for d, _ in decisions(G) if sources(G, d, Rel.CORRECTS) or sources(G, d, Rel.ATTEMPT_ON)
-    )
+    return frozenset(d for d, _ in decisions(G) if sources(G, d, Rel.CORRECTS) or sources(G, d, Rel.ATTEMPT_ON))
 
 
 def correction_summary(G: nx.MultiDiGraph[str], *, top: int = 10) -> CorrectionSummary:
@@ -371,9 +369,7 @@ def correction_summary(G: nx.MultiDiGraph[str], *, top: int = 10) -> CorrectionS
         rate=len(corrected) / len(recorded) if recorded else None,
         attempts=sum(1 for _ in _nodes(G, Label.CORRECTION_ATTEMPT)),
         replay_outcomes=_ordered_counts(outcomes, ("pending", "replayed", "failed", "not_needed")),
-        most_corrected=tuple(
-            CorrectedDecision(**_identity(d, recorded[d]), corrections=per_chain[d]) for d in ranked
-        ),
+        most_corrected=tuple(CorrectedDecision(**_identity(d, recorded[d]), corrections=per_chain[d]) for d in ranked),
     )
 
 
@@ -469,9 +465,7 @@ def blast_radius(G: nx.MultiDiGraph[str]) -> dict[str, int]:
     {'R': 2, 'S': 1, 'I': 0}
     """
     recorded = dict(decisions(G))
-    return {
-        d: len(downstream(G, d).decision_ids & recorded.keys()) for d, data in recorded.items() if _is_current(data)
-    }
+    return {d: len(downstream(G, d).decision_ids & recorded.keys()) for d, data in recorded.items() if _is_current(data)}
 
 
 def most_critical(G: nx.MultiDiGraph[str], radius: Mapping[str, int], *, top: int = 10) -> tuple[CriticalDecision, ...]:
@@ -485,9 +479,7 @@ def most_critical(G: nx.MultiDiGraph[str], radius: Mapping[str, int], *, top: in
     [('R', 1)]
     """
     recorded = dict(decisions(G))
-    ranked = sorted(
-        (d for d in radius if d in recorded), key=lambda d: (-radius[d], _sequence(recorded[d]), d)
-    )[:top]
+    ranked = sorted((d for d in radius if d in recorded), key=lambda d: (-radius[d], _sequence(recorded[d]), d))[:top]
     return tuple(CriticalDecision(**_identity(d, recorded[d]), blast_radius=radius[d]) for d in ranked)
 
 
@@ -516,9 +508,7 @@ def review_summary(G: nx.MultiDiGraph[str]) -> ReviewSummary:
         total=len(statuses),
         pending=pending,
         by_status=_ordered_counts(statuses, (s.value for s in ReviewStatus)),
-        by_resolution=_ordered_counts(
-            (_RESOLUTION[s] for s in statuses if s in _RESOLUTION), (a.value for a in ReviewAction)
-        ),
+        by_resolution=_ordered_counts((_RESOLUTION[s] for s in statuses if s in _RESOLUTION), (a.value for a in ReviewAction)),
         rate=len(statuses) / proposals if proposals else None,
     )
 
@@ -545,9 +535,7 @@ def plan_summaries(G: nx.MultiDiGraph[str]) -> tuple[PlanSummary, ...]:
     for d, data in decisions(G):
         by_plan[str(data.get("plan_id"))].append((d, data))
     reviews = Counter(str(data.get("plan_id")) for _, data in _nodes(G, Label.REVIEW))
-    summaries = [
-        _plan_summary(G, p, data, levels[p], by_plan[p], depths, reviews[p]) for p, data in plans(G)
-    ]
+    summaries = [_plan_summary(G, p, data, levels[p], by_plan[p], depths, reviews[p]) for p, data in plans(G)]
     # Stable: within a level, plans keep the loader's order (creation order).
     return tuple(sorted(summaries, key=lambda s: s.level))
 
@@ -651,16 +639,14 @@ def _corrections_text(corrections: CorrectionSummary, recorded: int) -> list[str
         + (f" ({_counts_text(corrections.replay_outcomes)})" if corrections.replay_outcomes else "")
     ]
     lines += [
-        f"  {c.corrections}x  {c.decision_id}  {c.decision_type}  {c.question or ''}".rstrip()
-        for c in corrections.most_corrected
+        f"  {c.corrections}x  {c.decision_id}  {c.decision_type}  {c.question or ''}".rstrip() for c in corrections.most_corrected
     ]
     return lines
 
 
 def _critical_text(critical: tuple[CriticalDecision, ...]) -> list[str]:
     return ["Most critical decisions (blast radius):"] + [
-        f"  {c.blast_radius:>4}  {c.decision_id}  {c.decision_type}  {c.plan_id}#{c.sequence_number}  "
-        f"{c.question or ''}".rstrip()
+        f"  {c.blast_radius:>4}  {c.decision_id}  {c.decision_type}  {c.plan_id}#{c.sequence_number}  {c.question or ''}".rstrip()
         for c in critical
     ]
 

@@ -54,16 +54,18 @@ def check_strategize_coverage(G: nx.MultiDiGraph[str], spec: CoverageSpec = DEFA
     """
     found = []
     counts = _current_types(G)
-    for plan_id, plan in _active_plans(G, _PAST_STRATEGIZE):
+    for plan_id, _plan in _active_plans(G, _PAST_STRATEGIZE):
         for kind, minimum in spec.strategize_minimums.items():
             have = counts.get(plan_id, Counter())[kind.value]
             if have < minimum:
-                found.append(Violation(
-                    "strategize_coverage",
-                    f"plan {plan_id} left Strategize with {have} {kind.value} decision(s); at least {minimum} expected",
-                    plan_ids=(plan_id,),
-                    hint="an actor may have skipped record_decision; ADR-033 expects these types from Strategize",
-                ))
+                found.append(
+                    Violation(
+                        "strategize_coverage",
+                        f"plan {plan_id} left Strategize with {have} {kind.value} decision(s); at least {minimum} expected",
+                        plan_ids=(plan_id,),
+                        hint="an actor may have skipped record_decision; ADR-033 expects these types from Strategize",
+                    )
+                )
     return found
 
 
@@ -83,17 +85,20 @@ def check_invariant_coverage(G: nx.MultiDiGraph[str], spec: CoverageSpec = DEFAU
     found = []
     for plan_id, plan in _active_plans(G, _PAST_STRATEGIZE):
         enforced = [
-            data for _, data in _plan_decisions(G, plan_id)
+            data
+            for _, data in _plan_decisions(G, plan_id)
             if data["decision_type"] == DecisionType.INVARIANT_ENFORCED.value and data["status"] == "current"
         ]
         for name, statement in _declared(plan):
             if not any(d.get("chosen_option") == statement or d.get("rationale", "").startswith(f"{name}:") for d in enforced):
-                found.append(Violation(
-                    "invariant_coverage",
-                    f"plan {plan_id} declares invariant {name!r} but no current invariant_enforced decision enforces it",
-                    plan_ids=(plan_id,),
-                    hint="the Invariant Reconciliation Actor records one invariant_enforced per enforced invariant (ADR-033)",
-                ))
+                found.append(
+                    Violation(
+                        "invariant_coverage",
+                        f"plan {plan_id} declares invariant {name!r} but no current invariant_enforced decision enforces it",
+                        plan_ids=(plan_id,),
+                        hint="the Invariant Reconciliation Actor records one invariant_enforced per enforced invariant (ADR-033)",
+                    )
+                )
     return found
 
 
@@ -123,12 +128,15 @@ def check_spawns_have_children(G: nx.MultiDiGraph[str], spec: CoverageSpec = DEF
             expected = "at least one"
         else:
             continue
-        found.append(Violation(
-            "spawns_have_children",
-            f"{kind.value} {d} of plan {data['plan_id']} has {len(children)} active child plans; it should have {expected}",
-            decision_ids=(d,), plan_ids=(data["plan_id"], *children),
-            hint="Execute instantiates the child plans its spawning decisions chose",
-        ))
+        found.append(
+            Violation(
+                "spawns_have_children",
+                f"{kind.value} {d} of plan {data['plan_id']} has {len(children)} active child plans; it should have {expected}",
+                decision_ids=(d,),
+                plan_ids=(data["plan_id"], *children),
+                hint="Execute instantiates the child plans its spawning decisions chose",
+            )
+        )
     return found
 
 
@@ -151,19 +159,25 @@ def check_execute_under_strategize(G: nx.MultiDiGraph[str], spec: CoverageSpec =
             continue
         anchor = _first_outside_execute(G, d)
         if anchor is None or G.nodes[anchor].get("phase") != Phase.STRATEGIZE.value:
-            found.append(Violation(
-                "execute_under_strategize",
-                f"execute decision {d} ({data['decision_type']}) has no Strategize decision above it",
-                decision_ids=(d,), plan_ids=(data["plan_id"],),
-                hint="ADR-007: decisions made during Execute must be constrained by Strategize decisions",
-            ))
+            found.append(
+                Violation(
+                    "execute_under_strategize",
+                    f"execute decision {d} ({data['decision_type']}) has no Strategize decision above it",
+                    decision_ids=(d,),
+                    plan_ids=(data["plan_id"],),
+                    hint="ADR-007: decisions made during Execute must be constrained by Strategize decisions",
+                )
+            )
         elif G.nodes[anchor]["decision_type"] == DecisionType.PROMPT_DEFINITION.value:
-            found.append(Violation(
-                "execute_under_strategize",
-                f"execute decision {d} ({data['decision_type']}) hangs under no Strategize decision but the prompt_definition {anchor}",
-                decision_ids=(d, anchor), plan_ids=(data["plan_id"],),
-                hint="ADR-007: decisions made during Execute must be constrained by Strategize decisions, not by the prompt alone",
-            ))
+            found.append(
+                Violation(
+                    "execute_under_strategize",
+                    f"execute decision {d} ({data['decision_type']}) hangs under no Strategize decision but the prompt_definition {anchor}",
+                    decision_ids=(d, anchor),
+                    plan_ids=(data["plan_id"],),
+                    hint="ADR-007: decisions made during Execute must be constrained by Strategize decisions, not by the prompt alone",
+                )
+            )
     return found
 
 
@@ -212,4 +226,6 @@ def _declared(plan: dict[str, Any]) -> list[tuple[str, str]]:
     except (ValueError, ValidationFailed):
         # Instantiation refuses conflicting invariants; a plan that has them anyway still needs
         # each name enforced once.
-        return sorted({(i["name"], "") for i in json.loads(plan.get("invariants") or "[]") if isinstance(i, dict) and "name" in i})
+        return sorted(
+            {(i["name"], "") for i in json.loads(plan.get("invariants") or "[]") if isinstance(i, dict) and "name" in i}
+        )

@@ -7,6 +7,7 @@ nodes are read where a rule needs the far end of an edge.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import defaultdict
 from typing import Any
@@ -45,19 +46,27 @@ def check_single_root(G: nx.MultiDiGraph[str]) -> list[Violation]:
         if not current_roots:
             found.append(Violation("single_root", f"plan {plan_id} has no current root", plan_ids=(plan_id,), hint=hint))
         elif len(current_roots) > 1:
-            found.append(Violation(
-                "single_root",
-                f"plan {plan_id} has {len(current_roots)} current roots ({', '.join(current_roots)}); "
-                "exactly one, its prompt_definition, is allowed",
-                decision_ids=tuple(current_roots), plan_ids=(plan_id,), hint=hint,
-            ))
+            found.append(
+                Violation(
+                    "single_root",
+                    f"plan {plan_id} has {len(current_roots)} current roots ({', '.join(current_roots)}); "
+                    "exactly one, its prompt_definition, is allowed",
+                    decision_ids=tuple(current_roots),
+                    plan_ids=(plan_id,),
+                    hint=hint,
+                )
+            )
         elif G.nodes[current_roots[0]]["decision_type"] != _PROMPT:
             root = current_roots[0]
-            found.append(Violation(
-                "single_root",
-                f"plan {plan_id}'s root {root} is a {G.nodes[root]['decision_type']}, not a prompt_definition",
-                decision_ids=(root,), plan_ids=(plan_id,), hint=hint,
-            ))
+            found.append(
+                Violation(
+                    "single_root",
+                    f"plan {plan_id}'s root {root} is a {G.nodes[root]['decision_type']}, not a prompt_definition",
+                    decision_ids=(root,),
+                    plan_ids=(plan_id,),
+                    hint=hint,
+                )
+            )
     return found
 
 
@@ -79,23 +88,35 @@ def check_tree_per_plan(G: nx.MultiDiGraph[str]) -> list[Violation]:
     for d, data in decisions(G):
         parents = targets(G, d, Rel.PARENT)
         if data["decision_type"] == _PROMPT and parents:
-            found.append(Violation(
-                "tree_per_plan",
-                f"prompt_definition {d} has a parent ({', '.join(parents)}); the prompt_definition is always its plan's root",
-                decision_ids=(d, *parents), plan_ids=(data["plan_id"],), hint=hint,
-            ))
+            found.append(
+                Violation(
+                    "tree_per_plan",
+                    f"prompt_definition {d} has a parent ({', '.join(parents)}); the prompt_definition is always its plan's root",
+                    decision_ids=(d, *parents),
+                    plan_ids=(data["plan_id"],),
+                    hint=hint,
+                )
+            )
         elif data["decision_type"] != _PROMPT and len(parents) != 1:
-            found.append(Violation(
-                "tree_per_plan",
-                f"{data['decision_type']} {d} has {len(parents)} parents; every decision but the root has exactly one",
-                decision_ids=(d, *parents), plan_ids=(data["plan_id"],), hint=hint,
-            ))
+            found.append(
+                Violation(
+                    "tree_per_plan",
+                    f"{data['decision_type']} {d} has {len(parents)} parents; every decision but the root has exactly one",
+                    decision_ids=(d, *parents),
+                    plan_ids=(data["plan_id"],),
+                    hint=hint,
+                )
+            )
     parent_graph: nx.DiGraph[str] = nx.DiGraph([(s, t) for s, t, _ in edges_of(G, Rel.PARENT)])
     for cycle in _cycles(parent_graph):
-        found.append(Violation(
-            "tree_per_plan", "PARENT edges form a cycle: " + " -> ".join([*cycle, cycle[0]]),
-            decision_ids=tuple(cycle), hint=hint,
-        ))
+        found.append(
+            Violation(
+                "tree_per_plan",
+                "PARENT edges form a cycle: " + " -> ".join([*cycle, cycle[0]]),
+                decision_ids=tuple(cycle),
+                hint=hint,
+            )
+        )
     return found
 
 
@@ -115,13 +136,16 @@ def check_parent_in_same_plan(G: nx.MultiDiGraph[str]) -> list[Violation]:
         if child_data.get("boundary") or child_data.get("label") != Label.DECISION.value:
             continue
         if parent_data.get("plan_id") != child_data["plan_id"]:
-            found.append(Violation(
-                "parent_in_same_plan",
-                f"decision {child} of plan {child_data['plan_id']} hangs under decision {parent} of plan "
-                f"{parent_data.get('plan_id', '(unknown)')}",
-                decision_ids=(child, parent), plan_ids=sorted_ids(p for p in (child_data["plan_id"], parent_data.get("plan_id")) if p),
-                hint="a child plan hangs under its spawning decision through SPAWNED_BY, never through PARENT",
-            ))
+            found.append(
+                Violation(
+                    "parent_in_same_plan",
+                    f"decision {child} of plan {child_data['plan_id']} hangs under decision {parent} of plan "
+                    f"{parent_data.get('plan_id', '(unknown)')}",
+                    decision_ids=(child, parent),
+                    plan_ids=sorted_ids(p for p in (child_data["plan_id"], parent_data.get("plan_id")) if p),
+                    hint="a child plan hangs under its spawning decision through SPAWNED_BY, never through PARENT",
+                )
+            )
     return found
 
 
@@ -139,7 +163,8 @@ def check_no_dependency_cycle(G: nx.MultiDiGraph[str]) -> list[Violation]:
     depends: nx.DiGraph[str] = nx.DiGraph([(s, t) for s, t, _ in edges_of(G, Rel.DEPENDS_ON)])
     return [
         Violation(
-            "no_dependency_cycle", "DEPENDS_ON edges form a cycle: " + " -> ".join([*cycle, cycle[0]]),
+            "no_dependency_cycle",
+            "DEPENDS_ON edges form a cycle: " + " -> ".join([*cycle, cycle[0]]),
             decision_ids=tuple(cycle),
             hint="a dependency points at an influence; following them must never come back",
         )
@@ -165,12 +190,15 @@ def check_dependency_is_current(G: nx.MultiDiGraph[str]) -> list[Violation]:
         if data.get("boundary") or data.get("status") != "current":
             continue
         if G.nodes[dependency].get("status") == "superseded":
-            found.append(Violation(
-                "dependency_is_current",
-                f"current decision {dependent} depends on superseded decision {dependency}",
-                decision_ids=(dependent, dependency), plan_ids=sorted_ids([data["plan_id"]]),
-                hint="a correction supersedes everything that depends on what it supersedes; this dependent was missed",
-            ))
+            found.append(
+                Violation(
+                    "dependency_is_current",
+                    f"current decision {dependent} depends on superseded decision {dependency}",
+                    decision_ids=(dependent, dependency),
+                    plan_ids=sorted_ids([data["plan_id"]]),
+                    hint="a correction supersedes everything that depends on what it supersedes; this dependent was missed",
+                )
+            )
     return found
 
 
@@ -195,23 +223,35 @@ def check_no_partial_invalidation(G: nx.MultiDiGraph[str]) -> list[Violation]:
         if source_data.get("boundary") or target_data.get("status") not in ("superseded", "invalidated"):
             continue
         if key in relation and source_data.get("status") == "current":
-            found.append(Violation(
-                "no_partial_invalidation",
-                f"decision {target} is superseded but its {relation[key]} {source} is current",
-                decision_ids=(target, source), plan_ids=sorted_ids([source_data["plan_id"]]), hint=hint,
-            ))
+            found.append(
+                Violation(
+                    "no_partial_invalidation",
+                    f"decision {target} is superseded but its {relation[key]} {source} is current",
+                    decision_ids=(target, source),
+                    plan_ids=sorted_ids([source_data["plan_id"]]),
+                    hint=hint,
+                )
+            )
         elif key == Rel.SPAWNED_BY.value and source_data.get("status") == "active":
-            found.append(Violation(
-                "no_partial_invalidation",
-                f"decision {target} is superseded but plan {source}, which it spawned, is not invalidated",
-                decision_ids=(target,), plan_ids=(source,), hint=hint,
-            ))
+            found.append(
+                Violation(
+                    "no_partial_invalidation",
+                    f"decision {target} is superseded but plan {source}, which it spawned, is not invalidated",
+                    decision_ids=(target,),
+                    plan_ids=(source,),
+                    hint=hint,
+                )
+            )
         elif key == Rel.IN_PLAN.value and source_data.get("status") == "current":
-            found.append(Violation(
-                "no_partial_invalidation",
-                f"plan {target} is invalidated but its decision {source} is current",
-                decision_ids=(source,), plan_ids=(target,), hint=hint,
-            ))
+            found.append(
+                Violation(
+                    "no_partial_invalidation",
+                    f"plan {target} is invalidated but its decision {source} is current",
+                    decision_ids=(source,),
+                    plan_ids=(target,),
+                    hint=hint,
+                )
+            )
     return found
 
 
@@ -239,36 +279,90 @@ def check_correction_consistency(G: nx.MultiDiGraph[str]) -> list[Violation]:
         successors = targets(G, d, Rel.SUPERSEDED_BY)
         if data.get("is_correction"):
             if len(corrects) > 1:
-                found.append(Violation("correction_consistency", f"correction {d} corrects {len(corrects)} decisions; exactly one",
-                                       decision_ids=(d, *corrects), plan_ids=plan_ids, hint=hint))
+                found.append(
+                    Violation(
+                        "correction_consistency",
+                        f"correction {d} corrects {len(corrects)} decisions; exactly one",
+                        decision_ids=(d, *corrects),
+                        plan_ids=plan_ids,
+                        hint=hint,
+                    )
+                )
             elif not corrects and not _original_pruned(G, produced_by.get(d, [])):
-                found.append(Violation("correction_consistency", f"decision {d} is a correction but corrects no decision",
-                                       decision_ids=(d,), plan_ids=plan_ids, hint=hint))
+                found.append(
+                    Violation(
+                        "correction_consistency",
+                        f"decision {d} is a correction but corrects no decision",
+                        decision_ids=(d,),
+                        plan_ids=plan_ids,
+                        hint=hint,
+                    )
+                )
             for original in corrects:
                 if d not in targets(G, original, Rel.SUPERSEDED_BY):
-                    found.append(Violation("correction_consistency", f"correction {d} corrects {original}, but {original} is not superseded by {d}",
-                                           decision_ids=(d, original), plan_ids=plan_ids, hint=hint))
+                    found.append(
+                        Violation(
+                            "correction_consistency",
+                            f"correction {d} corrects {original}, but {original} is not superseded by {d}",
+                            decision_ids=(d, original),
+                            plan_ids=plan_ids,
+                            hint=hint,
+                        )
+                    )
         elif corrects:
-            found.append(Violation("correction_consistency", f"decision {d} CORRECTS {', '.join(corrects)} but is not marked is_correction",
-                                   decision_ids=(d, *corrects), plan_ids=plan_ids, hint=hint))
+            found.append(
+                Violation(
+                    "correction_consistency",
+                    f"decision {d} CORRECTS {', '.join(corrects)} but is not marked is_correction",
+                    decision_ids=(d, *corrects),
+                    plan_ids=plan_ids,
+                    hint=hint,
+                )
+            )
         superseded = data.get("superseded_at") is not None
         if superseded and len(successors) != 1:
-            found.append(Violation("correction_consistency", f"decision {d} is superseded but has {len(successors)} SUPERSEDED_BY edges; exactly one",
-                                   decision_ids=(d, *successors), plan_ids=plan_ids, hint=hint))
+            found.append(
+                Violation(
+                    "correction_consistency",
+                    f"decision {d} is superseded but has {len(successors)} SUPERSEDED_BY edges; exactly one",
+                    decision_ids=(d, *successors),
+                    plan_ids=plan_ids,
+                    hint=hint,
+                )
+            )
         elif not superseded and successors:
-            found.append(Violation("correction_consistency", f"decision {d} has SUPERSEDED_BY {successors[0]} but no superseded_at",
-                                   decision_ids=(d, *successors), plan_ids=plan_ids, hint=hint))
+            found.append(
+                Violation(
+                    "correction_consistency",
+                    f"decision {d} has SUPERSEDED_BY {successors[0]} but no superseded_at",
+                    decision_ids=(d, *successors),
+                    plan_ids=plan_ids,
+                    hint=hint,
+                )
+            )
         for successor in successors:
             if not G.nodes[successor].get("is_correction", False):
-                found.append(Violation("correction_consistency", f"decision {d} is superseded by {successor}, which is not a correction",
-                                       decision_ids=(d, successor), plan_ids=plan_ids, hint=hint))
+                found.append(
+                    Violation(
+                        "correction_consistency",
+                        f"decision {d} is superseded by {successor}, which is not a correction",
+                        decision_ids=(d, successor),
+                        plan_ids=plan_ids,
+                        hint=hint,
+                    )
+                )
     for attempt, data in _attempts(G):
         for rel, prop in ((Rel.ATTEMPT_ON, "corrected_decision_id"), (Rel.PRODUCED, "correction_decision_id")):
             linked = targets(G, attempt, rel)
             if linked and linked != [data.get(prop)]:
-                found.append(Violation("correction_consistency",
-                                       f"correction attempt {attempt} records {prop} {data.get(prop)} but links {rel.value} to {', '.join(linked)}",
-                                       decision_ids=tuple(linked), hint=hint))
+                found.append(
+                    Violation(
+                        "correction_consistency",
+                        f"correction attempt {attempt} records {prop} {data.get(prop)} but links {rel.value} to {', '.join(linked)}",
+                        decision_ids=tuple(linked),
+                        hint=hint,
+                    )
+                )
     return found
 
 
@@ -294,14 +388,26 @@ def check_sequence_order(G: nx.MultiDiGraph[str]) -> list[Violation]:
             seen[number].append(d)
         for number, ids in seen.items():
             if len(ids) > 1:
-                found.append(Violation("sequence_order", f"plan {plan_id}: sequence number {number} is held by {', '.join(ids)}",
-                                       decision_ids=tuple(ids), plan_ids=(plan_id,),
-                                       hint="each decision of a plan gets the next number, under the plan's write lock"))
-        for (n1, d1), (n2, d2) in zip(numbered, numbered[1:]):
+                found.append(
+                    Violation(
+                        "sequence_order",
+                        f"plan {plan_id}: sequence number {number} is held by {', '.join(ids)}",
+                        decision_ids=tuple(ids),
+                        plan_ids=(plan_id,),
+                        hint="each decision of a plan gets the next number, under the plan's write lock",
+                    )
+                )
+        for (n1, d1), (n2, d2) in itertools.pairwise(numbered):
             if n1 != n2 and G.nodes[d2]["created_at"] < G.nodes[d1]["created_at"]:
-                found.append(Violation("sequence_order", f"plan {plan_id}: decision {d2} (#{n2}) was created before {d1} (#{n1})",
-                                       decision_ids=(d1, d2), plan_ids=(plan_id,),
-                                       hint="sequence numbers are given in the order decisions are recorded"))
+                found.append(
+                    Violation(
+                        "sequence_order",
+                        f"plan {plan_id}: decision {d2} (#{n2}) was created before {d1} (#{n1})",
+                        decision_ids=(d1, d2),
+                        plan_ids=(plan_id,),
+                        hint="sequence numbers are given in the order decisions are recorded",
+                    )
+                )
     return found
 
 
@@ -319,9 +425,15 @@ def check_type_in_phase(G: nx.MultiDiGraph[str]) -> list[Violation]:
         allowed = [p.value for p in PHASES_BY_TYPE.get(DecisionType(data["decision_type"]), ())]
         if data.get("phase") not in allowed:
             kind = data["decision_type"]
-            found.append(Violation("type_in_phase", f"{kind} {d} was recorded in {data.get('phase')}; {kind} belongs to {' or '.join(allowed)}",
-                                   decision_ids=(d,), plan_ids=(data["plan_id"],),
-                                   hint="Strategize decides what to do, Execute how; each type has its phases"))
+            found.append(
+                Violation(
+                    "type_in_phase",
+                    f"{kind} {d} was recorded in {data.get('phase')}; {kind} belongs to {' or '.join(allowed)}",
+                    decision_ids=(d,),
+                    plan_ids=(data["plan_id"],),
+                    hint="Strategize decides what to do, Execute how; each type has its phases",
+                )
+            )
     return found
 
 
@@ -355,8 +467,13 @@ def check_context_snapshot(G: nx.MultiDiGraph[str]) -> list[Violation]:
         ):
             problems.append("no actor checkpoint (actor_state_ref) to replay from")
         found.extend(
-            Violation("context_snapshot", f"{data['decision_type']} {d}: {problem}", decision_ids=(d,), plan_ids=(data["plan_id"],),
-                      hint="ADR-007: the snapshot must be enough to replay the decision alone (hash, full context, checkpoint)")
+            Violation(
+                "context_snapshot",
+                f"{data['decision_type']} {d}: {problem}",
+                decision_ids=(d,),
+                plan_ids=(data["plan_id"],),
+                hint="ADR-007: the snapshot must be enough to replay the decision alone (hash, full context, checkpoint)",
+            )
             for problem in problems
         )
     return found
@@ -383,16 +500,37 @@ def check_spawn_link(G: nx.MultiDiGraph[str]) -> list[Violation]:
         if not parents and not spawners:
             continue
         if len(parents) != 1 or len(spawners) != 1:
-            found.append(Violation("spawn_link", f"plan {plan_id} has {len(parents)} parent plan(s) and {len(spawners)} spawning decision(s); a child plan has one of each",
-                                   decision_ids=tuple(spawners), plan_ids=(plan_id, *parents), hint=hint))
+            found.append(
+                Violation(
+                    "spawn_link",
+                    f"plan {plan_id} has {len(parents)} parent plan(s) and {len(spawners)} spawning decision(s); a child plan has one of each",
+                    decision_ids=tuple(spawners),
+                    plan_ids=(plan_id, *parents),
+                    hint=hint,
+                )
+            )
             continue
         spawner = G.nodes[spawners[0]]
         if spawner.get("decision_type") not in spawning_types:
-            found.append(Violation("spawn_link", f"plan {plan_id} was spawned by {spawners[0]}, a {spawner.get('decision_type')}; only subplan_spawn and subplan_parallel_spawn spawn plans",
-                                   decision_ids=(spawners[0],), plan_ids=(plan_id,), hint=hint))
+            found.append(
+                Violation(
+                    "spawn_link",
+                    f"plan {plan_id} was spawned by {spawners[0]}, a {spawner.get('decision_type')}; only subplan_spawn and subplan_parallel_spawn spawn plans",
+                    decision_ids=(spawners[0],),
+                    plan_ids=(plan_id,),
+                    hint=hint,
+                )
+            )
         elif spawner.get("plan_id") != parents[0]:
-            found.append(Violation("spawn_link", f"plan {plan_id} is a child of {parents[0]} but was spawned by {spawners[0]} of plan {spawner.get('plan_id')}",
-                                   decision_ids=(spawners[0],), plan_ids=(plan_id, parents[0]), hint=hint))
+            found.append(
+                Violation(
+                    "spawn_link",
+                    f"plan {plan_id} is a child of {parents[0]} but was spawned by {spawners[0]} of plan {spawner.get('plan_id')}",
+                    decision_ids=(spawners[0],),
+                    plan_ids=(plan_id, parents[0]),
+                    hint=hint,
+                )
+            )
     return found
 
 
@@ -418,4 +556,3 @@ def _cycles(G: nx.DiGraph[str]) -> list[list[str]]:
         rotate = cycle.index(min(cycle))
         cycles.append(cycle[rotate:] + cycle[:rotate])
     return sorted(cycles)
-

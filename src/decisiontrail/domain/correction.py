@@ -7,7 +7,6 @@ from collections import Counter
 from collections.abc import Collection, Iterable
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -57,9 +56,7 @@ def check_guidance(guidance: str) -> str:
 def check_correctable(decision_id: str, superseded_by: str | None) -> None:
     """A superseded decision is history: correct what superseded it instead."""
     if superseded_by is not None:
-        raise Conflict(
-            f"decision {decision_id} is already superseded by {superseded_by}; correct {superseded_by} instead"
-        )
+        raise Conflict(f"decision {decision_id} is already superseded by {superseded_by}; correct {superseded_by} instead")
 
 
 class ImpactedDecision(BaseModel):

@@ -82,6 +82,8 @@ def reconcile(declared: Iterable[Invariant]) -> list[Enforced]:
                 field="invariants",
             )
         overridden = tuple(dict.fromkeys(i for i in ranked[1:] if i.statement != winner.statement))
-        same = tuple(dict.fromkeys(i.scope for i in ranked[1:] if i.statement == winner.statement and i.scope is not winner.scope))
+        same = tuple(
+            dict.fromkeys(i.scope for i in ranked[1:] if i.statement == winner.statement and i.scope is not winner.scope)
+        )
         enforced.append(Enforced(winner, overridden, same))
     return enforced

@@ -150,9 +150,7 @@ def check_snapshot_for_actor(snapshot: ContextSnapshot | None) -> ContextSnapsho
 def check_type_in_phase(decision_type: DecisionType, phase: Phase) -> None:
     """A plan accepts a decision type only in the phases ADR-007 gives it; Apply accepts none."""
     if phase is Phase.APPLY:
-        raise RuleViolation(
-            "the plan is in its Apply phase, which accepts no new decisions", rule="apply_accepts_no_decisions"
-        )
+        raise RuleViolation("the plan is in its Apply phase, which accepts no new decisions", rule="apply_accepts_no_decisions")
     allowed = PHASES_BY_TYPE[decision_type]
     if phase not in allowed:
         names = " or ".join(p.value for p in allowed)
@@ -223,7 +221,9 @@ class Review(BaseModel):
 
     @property
     def reason(self) -> str:
-        score = "no confidence score" if self.proposal.confidence_score is None else f"confidence {self.proposal.confidence_score:g}"
+        score = (
+            "no confidence score" if self.proposal.confidence_score is None else f"confidence {self.proposal.confidence_score:g}"
+        )
         return f"{score} is below the {self.phase.value} threshold {self.threshold:g}"
 
 
@@ -233,9 +233,7 @@ def resolution(review: Review, action: ReviewAction, option: str | None) -> tupl
     An override puts the actor's original choice into alternatives_considered.
     """
     if review.status is not ReviewStatus.PENDING:
-        raise RuleViolation(
-            f"review {review.review_id} was already resolved ({review.status.value})", rule="review_is_pending"
-        )
+        raise RuleViolation(f"review {review.review_id} was already resolved ({review.status.value})", rule="review_is_pending")
     proposal = review.proposal
     decision = proposal.decision(parent_decision_id=review.parent_decision_id, phase=review.phase)
     if action is ReviewAction.APPROVE:
@@ -244,9 +242,7 @@ def resolution(review: Review, action: ReviewAction, option: str | None) -> tupl
         raise ValidationFailed(f"option: {action.value} needs the option the reviewer chose", field="option")
     if action is ReviewAction.SELECT_ALTERNATIVE and option not in proposal.alternatives_considered:
         listed = ", ".join(repr(a) for a in proposal.alternatives_considered) or "none"
-        raise ValidationFailed(
-            f"option: {option!r} is not one of the alternatives considered ({listed})", field="option"
-        )
+        raise ValidationFailed(f"option: {option!r} is not one of the alternatives considered ({listed})", field="option")
     option = option.strip()
     others = tuple(a for a in proposal.alternatives_considered if a != option)
     original = () if option == proposal.chosen_option else (proposal.chosen_option,)

@@ -60,9 +60,7 @@ class DecisionTree:
         return cls._assemble(plan_id, by_id.values(), parent_of)
 
     @classmethod
-    def _assemble(
-        cls, plan_id: str, decisions: Iterable[Decision], parent_of: Callable[[Decision], str | None]
-    ) -> DecisionTree:
+    def _assemble(cls, plan_id: str, decisions: Iterable[Decision], parent_of: Callable[[Decision], str | None]) -> DecisionTree:
         by_id = {d.decision_id: d for d in decisions}
         children: dict[str | None, list[Decision]] = {}
         for decision in by_id.values():

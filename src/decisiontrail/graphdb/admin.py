@@ -22,9 +22,7 @@ def count_graph(graph: Graph) -> GraphCounts:
 
 def server_version(graph: Graph) -> str:
     """The Neo4j kernel's version and edition, e.g. ``5.26.30 community``."""
-    records, _, _ = graph.driver.execute_query(
-        query("admin/server_components"), database_=graph.database, routing_="r"
-    )
+    records, _, _ = graph.driver.execute_query(query("admin/server_components"), database_=graph.database, routing_="r")
     kernel = next(r for r in records if r["name"] == "Neo4j Kernel")
     return f"{kernel['version']} {kernel['edition']}"
 

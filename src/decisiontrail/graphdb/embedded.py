@@ -280,9 +280,7 @@ class EmbeddedNeo4j:
                     f"{hint}its output ends:\n{self._log_tail()}"
                 )
             if time.monotonic() > deadline:
-                raise Unavailable(
-                    f"embedded Neo4j did not start within {self.startup_timeout:.0f}s:\n{self._log_tail()}"
-                )
+                raise Unavailable(f"embedded Neo4j did not start within {self.startup_timeout:.0f}s:\n{self._log_tail()}")
             time.sleep(0.2)
         with neo4j.GraphDatabase.driver(self.uri, auth=None) as driver:
             while True:
@@ -332,9 +330,7 @@ class EmbeddedNeo4j:
         self.start()
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()
 
 

@@ -20,7 +20,6 @@ from neo4j.time import DateTime
 from tqdm import tqdm
 
 from decisiontrail.checks.model import (
-    Label,
     Rel,
     add_attempt,
     add_decision,
@@ -72,9 +71,10 @@ def load_plans(graph: Graph, plan_ids: Iterable[str], *, progress: bool | None =
 
 @contextmanager
 def _session(graph: Graph) -> Iterator[neo4j.Session]:
-    with translated_errors(), graph.driver.session(
-        database=graph.database, default_access_mode=neo4j.READ_ACCESS, fetch_size=FETCH_SIZE
-    ) as session:
+    with (
+        translated_errors(),
+        graph.driver.session(database=graph.database, default_access_mode=neo4j.READ_ACCESS, fetch_size=FETCH_SIZE) as session,
+    ):
         yield session
 
 
@@ -196,8 +196,17 @@ def _add_boundary(session: neo4j.Session, G: nx.MultiDiGraph[str]) -> None:
 
 
 _POINTS_AT_DECISION = {
-    r.value for r in (Rel.PARENT, Rel.DEPENDS_ON, Rel.CORRECTS, Rel.SUPERSEDED_BY, Rel.SPAWNED_BY, Rel.RESOLVED_AS,
-                      Rel.ATTEMPT_ON, Rel.PRODUCED)
+    r.value
+    for r in (
+        Rel.PARENT,
+        Rel.DEPENDS_ON,
+        Rel.CORRECTS,
+        Rel.SUPERSEDED_BY,
+        Rel.SPAWNED_BY,
+        Rel.RESOLVED_AS,
+        Rel.ATTEMPT_ON,
+        Rel.PRODUCED,
+    )
 }
 _POINTS_AT_PLAN = {r.value for r in (Rel.IN_PLAN, Rel.CHILD_OF, Rel.FOR_PLAN)}
 

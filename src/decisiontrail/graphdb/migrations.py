@@ -17,9 +17,7 @@ def apply_migrations(graph: Graph) -> list[str]:
     data fix written to find nothing left to do on a second run; so running one twice (say, two processes starting together) is harmless. Schema statements cannot
     share a transaction with writes, so each runs in its own.
     """
-    records, _, _ = graph.driver.execute_query(
-        query("migration/list_applied"), database_=graph.database, routing_="r"
-    )
+    records, _, _ = graph.driver.execute_query(query("migration/list_applied"), database_=graph.database, routing_="r")
     done = {record["name"] for record in records}
     applied = []
     for name in migration_names():

@@ -227,7 +227,8 @@ def attempt_properties(attempt: CorrectionAttempt) -> dict[str, Any]:
     """A correction attempt as node properties (nested parts as JSON)."""
     return {
         **attempt.model_dump(
-            mode="python", exclude={"counts_by_type", "replay_frontier", "replay_detail", "invalidated_decision_ids", "invalidated_plan_ids"}
+            mode="python",
+            exclude={"counts_by_type", "replay_frontier", "replay_detail", "invalidated_decision_ids", "invalidated_plan_ids"},
         ),
         "mode": attempt.mode.value,
         "replay_outcome": attempt.replay_outcome.value,

@@ -277,9 +277,7 @@ class DecisionStore:
         found = {r["parent_id"]: list(r["child_ids"]) for r in records}
         return [found.get(decision_id, []) for decision_id in decision_ids]
 
-    def list_decisions(
-        self, plan_id: str, *, current_only: bool = False, as_of: datetime | None = None
-    ) -> list[Decision]:
+    def list_decisions(self, plan_id: str, *, current_only: bool = False, as_of: datetime | None = None) -> list[Decision]:
         """A plan's decisions in sequence order; NotFound if the plan does not exist.
 
         ``current_only`` keeps those no correction has superseded; ``as_of`` those that were
@@ -303,9 +301,7 @@ class DecisionStore:
             return None
         return DecisionTree.history(plan_id, decisions) if history else DecisionTree.build(plan_id, decisions)
 
-    def get_tree_outline(
-        self, plan_id: str, *, as_of: datetime | None = None
-    ) -> tuple[DecisionTree | None, list[Decision]]:
+    def get_tree_outline(self, plan_id: str, *, as_of: datetime | None = None) -> tuple[DecisionTree | None, list[Decision]]:
         """``get_tree`` built from outlines (``decision_outline_from_record``) in one statement,
         and every decision of the plan as an outline, in sequence order (the list keeps those
         the tree leaves out)."""
@@ -340,7 +336,9 @@ class DecisionStore:
             dependency = tx.run(query("decision/get_decisions"), decision_ids=[depends_on_id]).single()
             if dependency is None:
                 raise NotFound("decision", depends_on_id)
-            decision = decision_from_record(tx.run(query("decision/get_decisions"), decision_ids=[decision_id]).single(strict=True))
+            decision = decision_from_record(
+                tx.run(query("decision/get_decisions"), decision_ids=[decision_id]).single(strict=True)
+            )
             downstream = self._impact_in(tx, decision_id).decision_ids
             check_new_dependency(decision, decision_from_record(dependency), downstream)
             tx.run(query("decision/add_dependency"), decision_id=decision_id, depends_on_id=depends_on_id).consume()
@@ -374,9 +372,7 @@ class DecisionStore:
         records = self._read(query("correction/downstream"), decision_id=decision_id)
         return _impact(records[0]).with_origin(ImpactedDecision.of(original))
 
-    def correct(
-        self, decision_id: str, mode: CorrectionMode, guidance: str, reason: str, requested_by: str
-    ) -> CorrectionResult:
+    def correct(self, decision_id: str, mode: CorrectionMode, guidance: str, reason: str, requested_by: str) -> CorrectionResult:
         """Supersede the decision and its whole downstream by a correction, in one transaction.
 
         The decision and its plan are locked first, so of two concurrent corrections one
@@ -429,10 +425,7 @@ class DecisionStore:
             draft, context = correction_decision(original, mode, guidance, reason, anchor_id=anchor, at=at)
             correction = self._record_in(tx, draft, idempotency_key=None, context=context)
             # Reviews waiting in the plans it touches that it makes moot are cancelled with it.
-            pending = [
-                review_from_record(r)
-                for r in tx.run(query("review/pending_in_plans"), plan_ids=sorted(locked)).data()
-            ]
+            pending = [review_from_record(r) for r in tx.run(query("review/pending_in_plans"), plan_ids=sorted(locked)).data()]
             moot = moot_reviews(
                 pending,
                 superseded=superseded,
@@ -549,7 +542,15 @@ class DecisionStore:
                 raise NotFound("review", review_id)
             review = review_from_record(locked)
             decision, status = resolution(review, action, option)
-            row = self._placement(tx, review.plan_id, decision, review.proposal.idempotency_key, infer_parent=False, actor_thread=None, check_seen=False)
+            row = self._placement(
+                tx,
+                review.plan_id,
+                decision,
+                review.proposal.idempotency_key,
+                infer_parent=False,
+                actor_thread=None,
+                check_seen=False,
+            )
             # Created now, under the plan's lock, not when it was proposed: decisions recorded while
             # the review waited come before it in sequence and in time.
             placed = decision.model_copy(update={"sequence_number": row["sequence_number"], "created_at": utc_now()})
@@ -715,7 +716,7 @@ class DecisionStore:
                     "depends_on": list(draft.depends_on),
                     "idempotency_key": p.idempotency_key,
                 }
-                for i, ((p, _), draft) in enumerate(zip(items, drafts))
+                for i, ((p, _), draft) in enumerate(zip(items, drafts, strict=True))
             ],
         ).data()
         # Stamped under the plans' locks, so creation times follow the sequence numbers given here.
@@ -723,7 +724,7 @@ class DecisionStore:
         batch = _Batch()
         outcomes: list[Decision | Review | _Seen] = []
         reviews: list[tuple[Review, CapturedContext | None]] = []
-        for (proposal, context), draft, row in zip(items, drafts, facts):
+        for (proposal, context), draft, row in zip(items, drafts, facts, strict=True):
             earlier = batch.outcome_for(proposal)
             if earlier is not None:
                 outcomes.append(earlier)
@@ -780,7 +781,10 @@ class DecisionStore:
         self._create_all(tx, batch)
         for review, context in reviews:
             tx.run(
-                query("review/create_review"), plan_id=review.plan_id, props=review_properties(review), context=_context_param(context)
+                query("review/create_review"),
+                plan_id=review.plan_id,
+                props=review_properties(review),
+                context=_context_param(context),
             ).consume()
         return outcomes
 
@@ -884,9 +888,7 @@ class _Batch:
             return proposal.parent_decision_id, (row["parent_plan_id"], row["parent_exists"], row["parent_superseded"])
         thread = _thread(proposal)
         types = set(PARENT_TYPES[proposal.decision_type])
-        ours = [
-            (d, t) for d, t in self._placed.values() if d.plan_id == proposal.plan_id and d.decision_type in types
-        ]
+        ours = [(d, t) for d, t in self._placed.values() if d.plan_id == proposal.plan_id and d.decision_type in types]
         same_run = [d for d, t in ours if thread is not None and t == thread]
         stored, stored_thread = row["inferred_parent_id"], row["inferred_parent_thread"]
         if same_run:
@@ -914,9 +916,7 @@ def _thread(proposal: Proposal) -> str | None:
 
 
 def _impact(record: neo4j.Record) -> Impact:
-    decisions = sorted(
-        (impacted_from_row(row) for row in record["decisions"]), key=lambda d: (d.plan_id, d.sequence_number)
-    )
+    decisions = sorted((impacted_from_row(row) for row in record["decisions"]), key=lambda d: (d.plan_id, d.sequence_number))
     return Impact(decision_id=record["decision_id"], decisions=tuple(decisions), plan_ids=tuple(sorted(record["plan_ids"])))
 
 

@@ -14,9 +14,7 @@ from decisiontrail.resolvers.context import Context, in_thread
 
 T = TypeVar("T")
 
-PHASE_RULES = frozenset(
-    {"type_allowed_in_phase", "apply_accepts_no_decisions", "phase_transition", "no_pending_reviews"}
-)
+PHASE_RULES = frozenset({"type_allowed_in_phase", "apply_accepts_no_decisions", "phase_transition", "no_pending_reviews"})
 
 
 def client_error(error: DecisionTrailError) -> GraphQLError:

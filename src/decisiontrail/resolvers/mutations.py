@@ -139,9 +139,7 @@ async def record_decision(info: Info[Context, None], input: RecordDecisionInput)
 async def record_decisions(info: Info[Context, None], inputs: list[RecordDecisionInput]) -> list[RecordDecisionPayload]:
     """A batch in one transaction: every decision is recorded (or held for review), or none."""
     await _require_targets(info.context, inputs)
-    outcomes = await call(
-        lambda: recording.record_decisions(info.context.store, [(_proposal(i), _context(i)) for i in inputs])
-    )
+    outcomes = await call(lambda: recording.record_decisions(info.context.store, [(_proposal(i), _context(i)) for i in inputs]))
     return [_payload(o) for o in outcomes]
 
 

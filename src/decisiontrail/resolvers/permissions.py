@@ -21,9 +21,7 @@ class _Needs(BasePermission):
                 "a bearer token is required (Authorization: Bearer <token>)", extensions={"code": "UNAUTHENTICATED"}
             )
         if not principal.may(self.action):
-            raise GraphQLError(
-                f"the {principal.role.value} role may not {self.action.value}", extensions={"code": "FORBIDDEN"}
-            )
+            raise GraphQLError(f"the {principal.role.value} role may not {self.action.value}", extensions={"code": "FORBIDDEN"})
         return True
 
 

@@ -83,9 +83,7 @@ class Mutation:
         resolver=mutations.record_decisions, permission_classes=[CanRecord]
     )
     add_dependency: Decision = strawberry.mutation(resolver=mutations.add_dependency, permission_classes=[CanRecord])
-    resolve_review: ResolveReviewPayload = strawberry.mutation(
-        resolver=mutations.resolve_review, permission_classes=[CanReview]
-    )
+    resolve_review: ResolveReviewPayload = strawberry.mutation(resolver=mutations.resolve_review, permission_classes=[CanReview])
     correct_decision: CorrectionPayload = strawberry.mutation(
         resolver=mutations.correct_decision, permission_classes=[CanCorrect]
     )
@@ -98,9 +96,7 @@ class Subscription:
         description="A plan's recorded, superseded and review events over graphql-transport-ws.",
         permission_classes=[CanRead],
     )
-    async def decision_events(
-        self, info: Info[Context, None], plan_id: strawberry.ID
-    ) -> AsyncGenerator[DecisionEvent, None]:
+    async def decision_events(self, info: Info[Context, None], plan_id: strawberry.ID) -> AsyncGenerator[DecisionEvent, None]:
         async for event in queries.decision_events(info, plan_id):
             yield event
 
@@ -113,6 +109,7 @@ LIMIT_RULES = [
 ]
 QUERY_CACHE_SIZE = 512  # distinct documents kept parsed and validated; bounded against floods of unique queries
 
+
 def _parse_datetime(value: object) -> datetime:
     """strawberry's DateTime, read in UTC when it gives no offset: every stored time is UTC, and
     comparing one with a naive time would fail (``tree(asOf: "2024-01-01T00:00:00")`` was a masked error)."""
@@ -122,6 +119,7 @@ def _parse_datetime(value: object) -> datetime:
 
 
 DateTime = dataclasses.replace(DateTimeDefinition, parse_value=_parse_datetime)
+
 
 class Schema(strawberry.Schema):
     """The schema, logging only what is the server's fault.

@@ -162,7 +162,8 @@ class PlanAnalytics:
                 attempts=c.attempts,
                 replay_outcomes=_counts(c.replay_outcomes),
                 most_corrected=[
-                    CorrectedDecision(**{**d.model_dump(), "decision_type": DecisionType(d.decision_type)}) for d in c.most_corrected
+                    CorrectedDecision(**{**d.model_dump(), "decision_type": DecisionType(d.decision_type)})
+                    for d in c.most_corrected
                 ],
             ),
             shape=TreeShape(**a.shape.model_dump()),

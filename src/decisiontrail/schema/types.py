@@ -39,7 +39,6 @@ from decisiontrail.services import analysis
 MAX_TOP = 100
 
 
-
 # The domain's enums, served as they are (GraphQL shows their member names: STRATEGY_CHOICE).
 strawberry.enum(DecisionType)
 strawberry.enum(Phase)
@@ -83,7 +82,11 @@ class ContextSnapshot:
 
 
 def _checkpoint(ref: Any) -> CheckpointRef | None:
-    return None if ref is None else CheckpointRef(thread_id=ref.thread_id, checkpoint_ns=ref.checkpoint_ns, checkpoint_id=ref.checkpoint_id)
+    return (
+        None
+        if ref is None
+        else CheckpointRef(thread_id=ref.thread_id, checkpoint_ns=ref.checkpoint_ns, checkpoint_id=ref.checkpoint_id)
+    )
 
 
 @strawberry.type
@@ -408,8 +411,14 @@ class Plan:
         if not 0 <= top <= MAX_TOP:
             raise client_error(ValidationFailed(f"top: between 0 and {MAX_TOP}", field="top"))
         result = await call(
-            analysis.analyze, info.context.store.graph, LoadScope(scope.value), self.model.plan_id,
-            top=top, owner=info.context.owner_filter, project=info.context.project_filter, progress=False,
+            analysis.analyze,
+            info.context.store.graph,
+            LoadScope(scope.value),
+            self.model.plan_id,
+            top=top,
+            owner=info.context.owner_filter,
+            project=info.context.project_filter,
+            progress=False,
         )
         return PlanAnalytics.of(result)
 
@@ -858,7 +867,6 @@ class CorrectDecisionInput:
     mode: CorrectionMode
     guidance: str
     reason: str = ""
-
 
 
 @strawberry.type

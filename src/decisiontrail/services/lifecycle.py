@@ -18,9 +18,7 @@ PROMPT_QUESTION = "What is this plan to accomplish?"
 
 def prompt_context(description: str, arguments: Mapping[str, Any]) -> CapturedContext:
     """The prompt_definition's content: the action's description and the user's arguments."""
-    return CapturedContext(
-        json.dumps({"description": description, "arguments": arguments}, sort_keys=True, ensure_ascii=False)
-    )
+    return CapturedContext(json.dumps({"description": description, "arguments": arguments}, sort_keys=True, ensure_ascii=False))
 
 
 def instantiate_plan(

@@ -172,9 +172,7 @@ def record_proposal(store: DecisionStore, proposal: Proposal, context: CapturedC
 MAX_BATCH = 500
 
 
-def record_decisions(
-    store: DecisionStore, items: Sequence[tuple[Proposal, CapturedContext | None]]
-) -> list[Decision | Review]:
+def record_decisions(store: DecisionStore, items: Sequence[tuple[Proposal, CapturedContext | None]]) -> list[Decision | Review]:
     """A batch of proposals (from ``propose``), each with its captured context if any, in one
     transaction: all or none."""
     if len(items) > MAX_BATCH:
