@@ -566,3 +566,28 @@ def test_neo4j_down_is_unavailable_at_once_and_retryable() -> None:
     assert (error["code"], error["retryable"]) == ("UNAVAILABLE", True)
     assert error["message"] == "Neo4j is unavailable; the request wrote nothing and can be retried"
     assert ready.status_code == 503 and ready.json()["status"] == "unavailable"
+
+
+def test_a_reviewer_sees_what_the_review_asks_them_to_judge(api: httpx.Client) -> None:
+    plan = ok(api, INSTANTIATE, input={"description": "p", "automationProfile": {"editCode": 0.8}})["instantiatePlan"]
+    held = record(api, plan["id"], confidenceScore=0.5, alternativesConsidered=["other way"], context="judged")["review"]
+    query = """query($id: ID!) { pendingReviews(planId: $id) {
+        id question chosenOption alternativesConsidered confidenceScore rationale phase threshold
+        parent { id } contextSnapshot { hotContextHash actorStateRef { threadId } } createdAt resolvedAt resolvedBy } }"""
+
+    [review] = ok(api, query, id=plan["id"])["pendingReviews"]
+
+    assert review["id"] == held["id"]
+    assert (review["question"], review["chosenOption"], review["alternativesConsidered"]) == (
+        "Which way?",
+        "this way",
+        ["other way"],
+    )
+    assert (review["confidenceScore"], review["threshold"], review["phase"]) == (0.5, 0.8, "STRATEGIZE")
+    assert review["rationale"] == "because"
+    assert review["parent"] == {"id": plan["rootDecision"]["id"]}
+    assert review["contextSnapshot"] == {
+        "hotContextHash": snapshot("judged")["hotContextHash"],
+        "actorStateRef": {"threadId": "agent-1"},
+    }
+    assert review["createdAt"] is not None and review["resolvedAt"] is None and review["resolvedBy"] is None

@@ -26,6 +26,7 @@ from decisiontrail.domain.correction import CorrectionAttempt as DomainCorrectio
 from decisiontrail.domain.correction import CorrectionResult as DomainCorrectionResult
 from decisiontrail.domain.correction import FrontierPoint as DomainFrontierPoint
 from decisiontrail.domain.correction import Impact as DomainImpact
+from decisiontrail.domain.decision import ContextSnapshot as DomainContextSnapshot
 from decisiontrail.domain.recording import Review as DomainReview
 from decisiontrail.domain.pages import DecisionPage, page_size
 from decisiontrail.exceptions import ValidationFailed
@@ -148,13 +149,7 @@ class Decision:
 
     @strawberry.field
     def context_snapshot(self) -> ContextSnapshot:
-        s = self.model.context_snapshot
-        return ContextSnapshot(
-            hot_context_hash=s.hot_context_hash,
-            hot_context_ref=s.hot_context_ref,
-            relevant_resources=[ResourceRef(resource_id=r.resource_id, path=r.path) for r in s.relevant_resources],
-            actor_state_ref=_checkpoint(s.actor_state_ref),
-        )
+        return _snapshot(self.model.context_snapshot)
 
     @strawberry.field
     def artifacts_produced(self) -> list[ArtifactRef]:
@@ -629,6 +624,29 @@ class Review:
         return self.model.resolved_at
 
     @strawberry.field
+    def rationale(self) -> str:
+        return self.model.proposal.rationale
+
+    @strawberry.field
+    def phase(self) -> Phase:
+        """The phase the proposal was made in."""
+        return Phase(self.model.phase.value)
+
+    @strawberry.field
+    def threshold(self) -> float:
+        """The plan's confidence threshold for that phase, which the proposal fell below."""
+        return self.model.threshold
+
+    @strawberry.field
+    async def parent(self, info: Info[Context, None]) -> Decision | None:
+        """The decision the proposal would hang under once resolved."""
+        return await _decision(info, self.model.parent_decision_id)
+
+    @strawberry.field
+    def context_snapshot(self) -> ContextSnapshot:
+        return _snapshot(self.model.proposal.context_snapshot)
+
+    @strawberry.field
     def resolved_by(self) -> str | None:
         """Who resolved it (the caller's token name); null while pending or when cancelled."""
         return self.model.resolved_by
@@ -637,6 +655,15 @@ class Review:
     async def cancelled_by(self, info: Info[Context, None]) -> Decision | None:
         """The correction decision that made this review moot (status CANCELLED)."""
         return await _decision(info, self.model.cancelled_by)
+
+
+def _snapshot(s: DomainContextSnapshot) -> ContextSnapshot:
+    return ContextSnapshot(
+        hot_context_hash=s.hot_context_hash,
+        hot_context_ref=s.hot_context_ref,
+        relevant_resources=[ResourceRef(resource_id=r.resource_id, path=r.path) for r in s.relevant_resources],
+        actor_state_ref=_checkpoint(s.actor_state_ref),
+    )
 
 
 @strawberry.type
