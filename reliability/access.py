@@ -31,7 +31,7 @@ from decisiontrail.domain.decision import CheckpointRef
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.graphdb import DecisionStore, Graph
 from decisiontrail.graphdb.admin import count_graph
-from decisiontrail.services import lifecycle, recording
+from decisiontrail.services import correction, lifecycle, recording
 from reliability.outcome import Outcome
 
 OWNER = "agent"  # who instantiated the fixture's plans
@@ -231,6 +231,22 @@ OPERATIONS: tuple[Operation, ...] = (
         writes=True,
         consumes=True,
     ),
+    Operation(
+        "recordReplay",
+        "Mutation.recordReplay",
+        Action.RECORD,
+        'mutation($attempt: ID!) { recordReplay(input: {attemptId: $attempt, outcome: REPLAYED, detail: "d"})'
+        " { attemptId replayOutcome replayDetail } }",
+        writes=True,
+    ),
+    Operation(
+        "addGuidance",
+        "Mutation.addGuidance",
+        Action.CORRECT,
+        'mutation($plan: ID!, $root: ID!) { addGuidance(input: {planId: $plan, parentDecisionId: $root, guidance: "g"})'
+        " { id planId decisionType } }",
+        writes=True,
+    ),
     Operation("export plan", None, Action.READ, "/export/plans/{plan}.graphml"),
     Operation("export hierarchy", None, Action.READ, "/export/plans/{plan}.json?scope=hierarchy"),
     Operation("export lineage", None, Action.READ, "/export/decisions/{decision}/lineage.graphml"),
@@ -309,17 +325,19 @@ def make_fixture(store: DecisionStore) -> Fixture:
         store, "matrix gated plan", automation_profile=AutomationProfile(edit_code=1.0), owner=OWNER, project=ALPHA
     )
     review = record(gated.plan_id, "strategy_choice", gated_root.decision_id)
+    corrected = record(plan.plan_id, "strategy_choice", root.decision_id)
+    attempt = correction.correct(store, corrected.decision_id, "revert", "matrix guidance", "matrix").attempt
     ids = {
         "plan": plan.plan_id, "root": root.decision_id, "decision": d.decision_id, "other": other.decision_id,
         "spawn": spawn.decision_id, "child": child.plan_id, "childRoot": child_root.decision_id,
         "gated": gated.plan_id, "gatedRoot": gated_root.decision_id, "review": review.review_id,
         "beta": beta.plan_id, "betaRoot": beta_root.decision_id, "upstream": upstream.decision_id,
-        "downstream": downstream.decision_id,
+        "downstream": downstream.decision_id, "attempt": attempt.attempt_id,
     }  # fmt: skip
     plan_of = {
         "plan": "plan", "root": "plan", "decision": "plan", "other": "plan", "spawn": "plan",
         "child": "child", "childRoot": "child", "gated": "gated", "gatedRoot": "gated", "review": "gated",
-        "beta": "beta", "betaRoot": "beta", "upstream": "beta", "downstream": "beta",
+        "beta": "beta", "betaRoot": "beta", "upstream": "beta", "downstream": "beta", "attempt": "plan",
     }  # fmt: skip
     projects = {"plan": ALPHA, "child": ALPHA, "gated": ALPHA, "beta": BETA}
     return Fixture(ids, plan_of, projects)

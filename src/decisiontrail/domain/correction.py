@@ -40,6 +40,15 @@ class ReplayOutcome(StrEnum):
     NOT_NEEDED = "not_needed"
 
 
+def check_replay_outcome(outcome: ReplayOutcome) -> ReplayOutcome:
+    """A replay is reported done (replayed, failed, or not needed); pending is where it starts."""
+    if outcome is ReplayOutcome.PENDING:
+        raise ValidationFailed(
+            "outcome: report how the replay went (replayed, failed or not_needed), not pending", field="outcome"
+        )
+    return outcome
+
+
 def parse_mode(value: str) -> CorrectionMode:
     try:
         return CorrectionMode(value.lower())
@@ -204,6 +213,7 @@ class CorrectionAttempt(BaseModel):
     replay_frontier: tuple[FrontierPoint, ...]
     replay_outcome: ReplayOutcome = ReplayOutcome.PENDING
     replay_detail: str | None = None
+    replayed_decision_ids: tuple[str, ...] = ()  # what the replay recorded, as the replaying actor reported it
 
 
 class CorrectionResult(BaseModel):

@@ -228,7 +228,14 @@ def attempt_properties(attempt: CorrectionAttempt) -> dict[str, Any]:
     return {
         **attempt.model_dump(
             mode="python",
-            exclude={"counts_by_type", "replay_frontier", "replay_detail", "invalidated_decision_ids", "invalidated_plan_ids"},
+            exclude={
+                "counts_by_type",
+                "replay_frontier",
+                "replay_detail",
+                "replayed_decision_ids",
+                "invalidated_decision_ids",
+                "invalidated_plan_ids",
+            },
         ),
         "mode": attempt.mode.value,
         "replay_outcome": attempt.replay_outcome.value,

@@ -489,21 +489,33 @@ class DecisionStore:
         records = self._read(query("correction/list_attempts"), decision_id=decision_id)
         return [attempt_from_properties(r["attempt"]) for r in records]
 
-    def set_replay_outcome(self, attempt_id: str, outcome: ReplayOutcome, detail: str | None = None) -> None:
-        """Record how replaying a correction's frontier went."""
+    def set_replay_outcome(
+        self, attempt_id: str, outcome: ReplayOutcome, detail: str | None = None, decision_ids: tuple[str, ...] = ()
+    ) -> CorrectionAttempt:
+        """Record how replaying a correction's frontier went, and what it recorded; the attempt as stored."""
 
-        def work(tx: neo4j.ManagedTransaction) -> bool:
+        def work(tx: neo4j.ManagedTransaction) -> CorrectionAttempt:
             row = tx.run(
                 query("correction/set_replay_outcome"),
                 attempt_id=attempt_id,
                 outcome=outcome.value,
                 detail=detail,
+                decision_ids=list(decision_ids),
                 at=utc_now(),
             ).single()
-            return row is not None
+            if row is None:
+                raise NotFound("correction attempt", attempt_id)
+            if row["missing"]:
+                raise NotFound("decision", row["missing"][0])  # rolls the outcome back too
+            return attempt_from_properties(row["attempt"])
 
-        if not self._write(work):
+        return self._write(work)
+
+    def get_attempt(self, attempt_id: str) -> CorrectionAttempt:
+        records = self._read(query("correction/get_attempt"), attempt_id=attempt_id)
+        if not records:
             raise NotFound("correction attempt", attempt_id)
+        return attempt_from_properties(records[0]["attempt"])
 
     def _publish(self, kind: EventKind, plan_id: str, *, decision_id: str | None = None, review_id: str | None = None) -> None:
         if self._events is not None:

@@ -16,6 +16,9 @@ from decisiontrail.exceptions import NotFound, ValidationFailed
 from decisiontrail.resolvers.context import Context
 from decisiontrail.resolvers.errors import call, client_error, require_decision, require_plan
 from decisiontrail.schema.types import (
+    AddGuidanceInput,
+    CorrectionAttempt,
+    RecordReplayInput,
     CorrectDecisionInput,
     CorrectionPayload,
     Decision,
@@ -186,6 +189,35 @@ async def correct_decision(info: Info[Context, None], input: CorrectDecisionInpu
     )
     info.context.decisions.clear_all()  # a check above cached the decision as it was before it was superseded
     return CorrectionPayload(model=result)
+
+
+async def record_replay(info: Info[Context, None], input: RecordReplayInput) -> CorrectionAttempt:
+    """Report a correction's replay; an attempt on a decision the caller may not see is NOT_FOUND."""
+    attempt_id = str(input.attempt_id)
+    decision_ids = [str(d) for d in input.decision_ids]
+    if info.context.limited:
+        found = await call(correction.attempt, info.context.store, attempt_id)
+        if await info.context.decisions.load(found.corrected_decision_id) is None:
+            raise client_error(NotFound("correction attempt", attempt_id))
+        for decision_id in decision_ids:
+            await require_decision(info.context, decision_id)
+    updated = await call(correction.record_replay, info.context.store, attempt_id, input.outcome, input.detail, decision_ids)
+    return CorrectionAttempt.of(updated)
+
+
+async def add_guidance(info: Info[Context, None], input: AddGuidanceInput) -> Decision:
+    """Record a user's guidance in a plan the caller may see, under a decision of that plan."""
+    await require_plan(info.context, str(input.plan_id))
+    decision = await call(
+        lifecycle.add_guidance,
+        info.context.store,
+        str(input.plan_id),
+        input.guidance,
+        parent_decision_id=str(input.parent_decision_id),
+        reason=input.reason,
+        given_by=info.context.caller,
+    )
+    return Decision(model=decision)
 
 
 async def advance_phase(info: Info[Context, None], plan_id: strawberry.ID, phase: Phase) -> Plan:

@@ -28,6 +28,7 @@ from decisiontrail.resolvers.context import Context
 from decisiontrail.resolvers.errors import should_mask
 from decisiontrail.resolvers.permissions import CanCorrect, CanRead, CanRecord, CanReview
 from decisiontrail.schema.types import (
+    CorrectionAttempt,
     CorrectionPayload,
     Decision,
     DecisionEvent,
@@ -88,6 +89,16 @@ class Mutation:
         resolver=mutations.correct_decision, permission_classes=[CanCorrect]
     )
     advance_phase: Plan = strawberry.mutation(resolver=mutations.advance_phase, permission_classes=[CanRecord])
+    record_replay: CorrectionAttempt = strawberry.mutation(
+        resolver=mutations.record_replay,
+        description="How a correction's replay went (REPLAYED, FAILED, NOT_NEEDED) and which decisions it recorded.",
+        permission_classes=[CanRecord],
+    )
+    add_guidance: Decision = strawberry.mutation(
+        resolver=mutations.add_guidance,
+        description="Guidance without a correction (ADR-033's `agents plan prompt`): a user_intervention the actor's next decisions can depend on.",
+        permission_classes=[CanCorrect],
+    )
 
 
 @strawberry.type

@@ -15,7 +15,7 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from decisiontrail.domain import Decision as DomainDecision
-from decisiontrail.domain.correction import CorrectionMode
+from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome
 from decisiontrail.domain.decision import DecisionType, Phase
 from decisiontrail.domain.recording import ReviewAction, ReviewStatus
 from decisiontrail.events import EventKind as DecisionEventKind
@@ -44,6 +44,7 @@ MAX_TOP = 100
 strawberry.enum(DecisionType)
 strawberry.enum(Phase)
 strawberry.enum(CorrectionMode)
+strawberry.enum(ReplayOutcome)
 strawberry.enum(ReviewAction)
 strawberry.enum(ReviewStatus)
 strawberry.enum(DecisionEventKind, name="DecisionEventKind")
@@ -749,10 +750,20 @@ class CorrectionAttempt:
     invalidated_plan_count: int
     counts_by_type: list[CountByType]
     replay_outcome: str
+    original_decision_id: strawberry.ID
+    corrected_decision_id: strawberry.ID
+    correction_decision_id: strawberry.ID
+    replay_detail: str | None
+    replayed_decision_ids: list[strawberry.ID]
 
     @classmethod
     def of(cls, a: DomainCorrectionAttempt) -> CorrectionAttempt:
         return cls(
+            original_decision_id=strawberry.ID(a.original_decision_id),
+            corrected_decision_id=strawberry.ID(a.corrected_decision_id),
+            correction_decision_id=strawberry.ID(a.correction_decision_id),
+            replay_detail=a.replay_detail,
+            replayed_decision_ids=[strawberry.ID(i) for i in a.replayed_decision_ids],
             attempt_id=strawberry.ID(a.attempt_id),
             attempt_number=a.attempt_number,
             mode=CorrectionMode(a.mode.value),
@@ -886,6 +897,26 @@ class ResolveReviewInput:
     review_id: strawberry.ID
     action: ReviewAction
     option: str | None = None
+
+
+@strawberry.input
+class RecordReplayInput:
+    """How replaying a correction's frontier went: its outcome, the decisions it recorded, a note."""
+
+    attempt_id: strawberry.ID
+    outcome: ReplayOutcome
+    decision_ids: list[strawberry.ID] = strawberry.field(default_factory=list)
+    detail: str | None = None
+
+
+@strawberry.input
+class AddGuidanceInput:
+    """Guidance for a plan without correcting anything: recorded as a user_intervention under ``parentDecisionId``."""
+
+    plan_id: strawberry.ID
+    guidance: str
+    parent_decision_id: strawberry.ID
+    reason: str = ""
 
 
 @strawberry.input

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from decisiontrail.domain.correction import (
     CorrectionAttempt,
     CorrectionResult,
     Impact,
     ReplayOutcome,
     check_guidance,
+    check_replay_outcome,
     parse_mode,
 )
 from decisiontrail.graphdb import DecisionStore
@@ -43,6 +46,17 @@ def history(store: DecisionStore, decision_id: str) -> list[CorrectionAttempt]:
     return store.correction_attempts(decision_id)
 
 
-def record_replay(store: DecisionStore, attempt_id: str, outcome: ReplayOutcome, detail: str | None = None) -> None:
-    """Record how the actors' replay of a correction went."""
-    store.set_replay_outcome(attempt_id, outcome, detail)
+def record_replay(
+    store: DecisionStore,
+    attempt_id: str,
+    outcome: ReplayOutcome,
+    detail: str | None = None,
+    decision_ids: Sequence[str] = (),
+) -> CorrectionAttempt:
+    """Record how the actors' replay of a correction went and which decisions it recorded."""
+    return store.set_replay_outcome(attempt_id, check_replay_outcome(outcome), detail, tuple(dict.fromkeys(decision_ids)))
+
+
+def attempt(store: DecisionStore, attempt_id: str) -> CorrectionAttempt:
+    """One correction attempt by its id."""
+    return store.get_attempt(attempt_id)

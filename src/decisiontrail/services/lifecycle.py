@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import JsonValue, ValidationError
 
 from decisiontrail.domain import AutomationProfile, ContextSnapshot, Decision, DecisionType, Invariant, Phase, Plan
+from decisiontrail.domain.correction import check_guidance
 from decisiontrail.domain.recording import CapturedContext
 from decisiontrail.exceptions import ValidationFailed, validation_failed
 from decisiontrail.graphdb import DecisionStore
@@ -82,9 +83,11 @@ def record_user_intervention(
     question: str = "What did the user direct?",
     reason: str = "",
     depends_on: Sequence[str] = (),
+    given_by: str | None = None,
 ) -> Decision:
     """A user's guidance as a user_intervention decision: the lifecycle engine's to create, never an actor's."""
-    context = CapturedContext(json.dumps({"guidance": guidance, "reason": reason}, sort_keys=True, ensure_ascii=False))
+    said = {"guidance": guidance, "reason": reason} | ({"given_by": given_by} if given_by is not None else {})
+    context = CapturedContext(json.dumps(said, sort_keys=True, ensure_ascii=False))
     try:
         decision = Decision(
             plan_id=plan_id,
@@ -99,6 +102,23 @@ def record_user_intervention(
     except ValidationError as e:
         raise validation_failed(e) from e
     return store.record_decision(decision, context=context)
+
+
+def add_guidance(
+    store: DecisionStore, plan_id: str, guidance: str, *, parent_decision_id: str, reason: str = "", given_by: str | None = None
+) -> Decision:
+    """Guidance without a correction (ADR-033's ``agents plan prompt``): a user_intervention under
+    ``parent_decision_id`` that supersedes nothing; the actor's next decisions may depend on it.
+    Who gave it is kept in its context."""
+    return record_user_intervention(
+        store,
+        plan_id,
+        check_guidance(guidance),
+        parent_decision_id=parent_decision_id,
+        question="What guidance did the user give?",
+        reason=reason.strip(),
+        given_by=given_by,
+    )
 
 
 def advance_phase(store: DecisionStore, plan_id: str, phase: Phase, reason: str = "") -> Plan:

@@ -1,0 +1,79 @@
+"""recordReplay over HTTP: an API client reports how a correction's replay went, or is refused with nothing written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from decisiontrail.domain.correction import ReplayOutcome
+from decisiontrail.graphdb import DecisionStore
+from test_api import INSTANTIATE, gql, ok, record
+
+CORRECT = """
+mutation($input: CorrectDecisionInput!) {
+  correctDecision(input: $input) { correction { id } attempt { attemptId replayOutcome } }
+}"""
+REPLAY = """
+mutation($input: RecordReplayInput!) {
+  recordReplay(input: $input) {
+    attemptId replayOutcome replayDetail replayedDecisionIds originalDecisionId correctedDecisionId correctionDecisionId
+  }
+}"""
+
+
+def _corrected(api: httpx.Client) -> tuple[str, str, str, str]:
+    """A plan whose strategy was corrected: (plan, strategy, correction decision, attempt)."""
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]["id"]
+    strategy = record(api, plan)["decision"]["id"]
+    corrected = ok(api, CORRECT, input={"decisionId": strategy, "mode": "REVERT", "guidance": "the other way"})["correctDecision"]
+    return plan, strategy, corrected["correction"]["id"], corrected["attempt"]["attemptId"]
+
+
+def test_a_client_reports_the_replay_and_the_decisions_it_recorded(api: httpx.Client, store: DecisionStore) -> None:
+    plan, strategy, correction_id, attempt_id = _corrected(api)
+    replacement = record(api, plan, chosenOption="the other way", parentDecisionId=correction_id, context="replay")["decision"][
+        "id"
+    ]
+
+    reported = ok(
+        api,
+        REPLAY,
+        input={"attemptId": attempt_id, "outcome": "REPLAYED", "decisionIds": [replacement], "detail": "1 step re-run"},
+    )["recordReplay"]
+
+    assert reported == {
+        "attemptId": attempt_id,
+        "replayOutcome": "replayed",
+        "replayDetail": "1 step re-run",
+        "replayedDecisionIds": [replacement],
+        "originalDecisionId": strategy,
+        "correctedDecisionId": strategy,
+        "correctionDecisionId": correction_id,
+    }
+    stored = store.get_attempt(attempt_id)
+    assert (stored.replay_outcome, stored.replayed_decision_ids) == (ReplayOutcome.REPLAYED, (replacement,))
+
+
+@pytest.mark.parametrize(
+    ("change", "code", "detail"),
+    [
+        ({"outcome": "PENDING"}, "VALIDATION_FAILED", "outcome"),
+        ({"decisionIds": ["01ARZ3NDEKTSV4RRFFQ69G5FAV"]}, "NOT_FOUND", "decision 01ARZ3NDEKTSV4RRFFQ69G5FAV"),
+        ({"attemptId": "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, "NOT_FOUND", "correction attempt 01ARZ3NDEKTSV4RRFFQ69G5FAV"),
+        ({"outcome": "DONE"}, None, "ReplayOutcome"),
+    ],
+)
+def test_a_refused_report_writes_nothing(
+    api: httpx.Client, store: DecisionStore, change: dict[str, Any], code: str | None, detail: str
+) -> None:
+    _, _, _, attempt_id = _corrected(api)
+
+    body = gql(api, REPLAY, input={"attemptId": attempt_id, "outcome": "FAILED", "detail": "x"} | change)
+
+    error = body["errors"][0]
+    assert (error.get("extensions") or {}).get("code") == code, error
+    assert detail in error["message"]
+    stored = store.get_attempt(attempt_id)
+    assert (stored.replay_outcome, stored.replay_detail, stored.replayed_decision_ids) == (ReplayOutcome.PENDING, None, ())
