@@ -223,3 +223,29 @@ def test_corrections_and_review_resolutions_record_who_asked(base_url: str, stor
     assert resolved["data"]["resolveReview"]["review"] == {"resolvedBy": "reviewer-1"}
     assert [a.requested_by for a in store.correction_attempts(ids["d"])] == ["reviewer-1"]
     assert store.get_review(ids["review"]).resolved_by == "reviewer-1"
+
+
+def test_phase_changes_record_who_and_why_and_a_reviewer_may_only_revert(
+    base_url: str, store: DecisionStore, tokens: dict[str, str]
+) -> None:
+    plan, _ = instantiate_plan(store, "phases", owner="actor-1")
+    move = (
+        "mutation($plan: ID!, $phase: Phase!, $reason: String!) { advancePhase(planId: $plan, phase: $phase, reason: $reason)"
+        " { phase phaseHistory { fromPhase toPhase reason by at } } }"
+    )
+
+    forward = _as(base_url, tokens["actor"], move, plan=plan.plan_id, phase="EXECUTE", reason="strategy settled")
+    reviewer_forward = _as(base_url, tokens["reviewer"], move, plan=plan.plan_id, phase="APPLY", reason="done")
+    analyst_back = _as(base_url, tokens["analyst"], move, plan=plan.plan_id, phase="STRATEGIZE", reason="no")
+    reverted = _as(base_url, tokens["reviewer"], move, plan=plan.plan_id, phase="STRATEGIZE", reason="execute cannot proceed")
+
+    assert forward["data"]["advancePhase"]["phase"] == "EXECUTE"
+    assert reviewer_forward["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+    assert analyst_back["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+    history = reverted["data"]["advancePhase"]["phaseHistory"]
+    assert [(h["fromPhase"], h["toPhase"], h["reason"], h["by"]) for h in history] == [
+        ("STRATEGIZE", "EXECUTE", "strategy settled", "actor-1"),
+        ("EXECUTE", "STRATEGIZE", "execute cannot proceed", "reviewer-1"),
+    ]
+    assert all(h["at"] for h in history)
+    assert store.get_plan(plan.plan_id).phase.value == "strategize"

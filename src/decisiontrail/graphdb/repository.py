@@ -156,9 +156,9 @@ class DecisionStore:
         record = self._read(query("decision/page_plan_decisions"), plan_id=plan_id, **page.params())[0]
         return int(record["total"]), list(record["decision_ids"])
 
-    def advance_phase(self, plan_id: str, target: Phase, reason: str = "") -> Plan:
+    def advance_phase(self, plan_id: str, target: Phase, reason: str = "", *, by: str | None = None) -> Plan:
         """Move the plan to ``target`` (Strategize -> Execute -> Apply, or Execute -> Strategize),
-        recording the change; refused while reviews are pending."""
+        recording the change with its reason and who asked; refused while reviews are pending."""
 
         def work(tx: neo4j.ManagedTransaction) -> None:
             row = tx.run(query("plan/read_phase"), plan_id=plan_id).single()
@@ -173,13 +173,14 @@ class DecisionStore:
                 to_phase=target.value,
                 reason=reason,
                 at=utc_now(),
+                by=by,
             ).consume()
 
         self._write(work)
         return self.get_plan(plan_id)
 
     def phase_changes(self, plan_id: str) -> list[dict[str, Any]]:
-        """The plan's phase changes, oldest first: from_phase, to_phase, reason, at."""
+        """The plan's phase changes, oldest first: from_phase, to_phase, reason, at, by."""
         return [dict(r) for r in self._read(query("plan/list_phase_changes"), plan_id=plan_id)]
 
     # -- decisions -------------------------------------------------------------------------
@@ -421,6 +422,7 @@ class DecisionStore:
                 to_phase=phase.value,
                 reason=f"correction of {decision_id} ({mode.value})",
                 at=at,
+                by=requested_by,
             ).consume()
             draft, context = correction_decision(original, mode, guidance, reason, anchor_id=anchor, at=at)
             correction = self._record_in(tx, draft, idempotency_key=None, context=context)

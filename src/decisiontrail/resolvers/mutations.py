@@ -220,7 +220,9 @@ async def add_guidance(info: Info[Context, None], input: AddGuidanceInput) -> De
     return Decision(model=decision)
 
 
-async def advance_phase(info: Info[Context, None], plan_id: strawberry.ID, phase: Phase) -> Plan:
+async def advance_phase(info: Info[Context, None], plan_id: strawberry.ID, phase: Phase, reason: str = "") -> Plan:
     await require_plan(info.context, str(plan_id))
-    plan = await call(lifecycle.advance_phase, info.context.store, str(plan_id), DomainPhase(phase.value))
+    plan = await call(
+        lifecycle.advance_phase, info.context.store, str(plan_id), DomainPhase(phase.value), reason, by=info.context.caller
+    )
     return Plan(model=plan)

@@ -9,6 +9,7 @@ from strawberry.permission import BasePermission
 from strawberry.types import Info
 
 from decisiontrail.access import Action
+from decisiontrail.domain.decision import Phase
 
 
 class _Needs(BasePermission):
@@ -39,3 +40,16 @@ class CanReview(_Needs):
 
 class CanCorrect(_Needs):
     action = Action.CORRECT
+
+
+class CanChangePhase(_Needs):
+    """Who may record may move a plan's phase; a reviewer may also revert it to Strategize (ADR-006's
+    phase reversion, when Execute cannot proceed within the strategy)."""
+
+    action = Action.RECORD
+
+    def has_permission(self, source: Any, info: Info, **kwargs: Any) -> bool:
+        principal = info.context.principal
+        if principal is not None and principal.may(Action.REVIEW) and kwargs.get("phase") is Phase.STRATEGIZE:
+            return True
+        return super().has_permission(source, info, **kwargs)

@@ -26,7 +26,7 @@ from strawberry.extensions import (
 from decisiontrail.resolvers import mutations, queries
 from decisiontrail.resolvers.context import Context
 from decisiontrail.resolvers.errors import should_mask
-from decisiontrail.resolvers.permissions import CanCorrect, CanRead, CanRecord, CanReview
+from decisiontrail.resolvers.permissions import CanChangePhase, CanCorrect, CanRead, CanRecord, CanReview
 from decisiontrail.schema.types import (
     CorrectionAttempt,
     CorrectionPayload,
@@ -88,7 +88,7 @@ class Mutation:
     correct_decision: CorrectionPayload = strawberry.mutation(
         resolver=mutations.correct_decision, permission_classes=[CanCorrect]
     )
-    advance_phase: Plan = strawberry.mutation(resolver=mutations.advance_phase, permission_classes=[CanRecord])
+    advance_phase: Plan = strawberry.mutation(resolver=mutations.advance_phase, permission_classes=[CanChangePhase])
     record_replay: CorrectionAttempt = strawberry.mutation(
         resolver=mutations.record_replay,
         description="How a correction's replay went (REPLAYED, FAILED, NOT_NEEDED) and which decisions it recorded.",

@@ -305,10 +305,36 @@ class Invariant:
 
 
 @strawberry.type
+class PhaseChange:
+    """One change of a plan's phase: from, to, why, when and who asked (a correction names itself)."""
+
+    from_phase: Phase
+    to_phase: Phase
+    reason: str
+    at: datetime
+    by: str | None
+
+
+@strawberry.type
 class Plan:
     """A unit of work whose decisions form one tree."""
 
     model: strawberry.Private[DomainPlan]
+
+    @strawberry.field
+    async def phase_history(self, info: Info[Context, None]) -> list[PhaseChange]:
+        """Every change of the plan's phase, oldest first."""
+        changes = await call(info.context.store.phase_changes, self.model.plan_id)
+        return [
+            PhaseChange(
+                from_phase=Phase(c["from_phase"]),
+                to_phase=Phase(c["to_phase"]),
+                reason=c["reason"] or "",
+                at=c["at"].to_native(),
+                by=c["by"],
+            )
+            for c in changes
+        ]
 
     @strawberry.field
     def id(self) -> strawberry.ID:

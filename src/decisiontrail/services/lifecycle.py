@@ -121,6 +121,7 @@ def add_guidance(
     )
 
 
-def advance_phase(store: DecisionStore, plan_id: str, phase: Phase, reason: str = "") -> Plan:
-    """Strategize -> Execute -> Apply; Execute -> Strategize is a phase reversion, recorded with its reason."""
-    return store.advance_phase(plan_id, phase, reason)
+def advance_phase(store: DecisionStore, plan_id: str, phase: Phase, reason: str = "", *, by: str | None = None) -> Plan:
+    """Strategize -> Execute -> Apply; Execute -> Strategize is a phase reversion. Each change is
+    recorded with its reason and who asked (``Plan.phaseHistory``)."""
+    return store.advance_phase(plan_id, phase, reason.strip(), by=by)
