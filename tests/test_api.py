@@ -591,3 +591,58 @@ def test_a_reviewer_sees_what_the_review_asks_them_to_judge(api: httpx.Client) -
         "actorStateRef": {"threadId": "agent-1"},
     }
     assert review["createdAt"] is not None and review["resolvedAt"] is None and review["resolvedBy"] is None
+
+
+def test_a_recording_keeps_the_actors_reasoning_and_artifacts(api: httpx.Client, graph: Graph) -> None:
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]["id"]
+    read = "query($id: ID!) { decision(id: $id) { actorReasoning artifactsProduced { artifactPath artifactType } } }"
+    artifacts = [{"artifactPath": "src/limits.py", "artifactType": "source"}]
+
+    recorded = record(api, plan, actorReasoning="the gateway is shared, so...", artifactsProduced=artifacts)["decision"]
+    before = count_graph(graph)
+    refused = gql(
+        api,
+        RECORD,
+        input={
+            "planId": plan,
+            "decisionType": "STRATEGY_CHOICE",
+            "question": "q",
+            "chosenOption": "o",
+            "rationale": "r",
+            "contextSnapshot": snapshot("bad artifact"),
+            "artifactsProduced": [{"artifactPath": " ", "artifactType": "source"}],
+        },
+    )
+
+    assert ok(api, read, id=recorded["id"])["decision"] == {
+        "actorReasoning": "the gateway is shared, so...",
+        "artifactsProduced": artifacts,
+    }
+    assert refused["errors"][0]["extensions"]["code"] == "VALIDATION_FAILED"
+    assert "artifact_path" in refused["errors"][0]["message"]
+    assert count_graph(graph) == before
+
+
+def test_the_client_sends_the_actors_reasoning_and_artifacts(base_url: str, store: DecisionStore) -> None:
+    from decisiontrail.client import DecisionTrailClient
+    from decisiontrail.domain import ArtifactRef
+    from factories import actor_snapshot
+
+    with DecisionTrailClient(base_url) as client:
+        plan = client.instantiate_plan("p")
+        recorded = client.record(
+            {
+                "decision_type": "strategy_choice",
+                "question": "Which limiter?",
+                "chosen_option": "a token bucket",
+                "rationale": "r",
+            },
+            plan_id=plan["id"],
+            snapshot=actor_snapshot("client"),
+            actor_reasoning="bursts matter",
+            artifacts_produced=[ArtifactRef(artifact_path="docs/limits.md", artifact_type="doc")],
+        )
+
+    stored = store.get_decision(recorded.decision_id)
+    assert stored.actor_reasoning == "bursts matter"
+    assert stored.artifacts_produced == (ArtifactRef(artifact_path="docs/limits.md", artifact_type="doc"),)

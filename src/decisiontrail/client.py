@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from decisiontrail.domain import ContextSnapshot
+from decisiontrail.domain import ArtifactRef, ContextSnapshot
 from decisiontrail.domain.recording import CapturedContext, derive_idempotency_key
 from decisiontrail.exceptions import Conflict, DecisionTrailError, NotFound, RuleViolation, Unavailable, ValidationFailed
 
@@ -99,6 +99,8 @@ class DecisionTrailClient:
         depends_on: Sequence[str] = (),
         step_id: str | None = None,
         idempotency_key: str | None = None,
+        actor_reasoning: str | None = None,
+        artifacts_produced: Sequence[ArtifactRef] = (),
     ) -> Recorded:
         """record_decision through the API, with the same idempotency key the service would derive."""
         state = snapshot.actor_state_ref
@@ -121,6 +123,8 @@ class DecisionTrailClient:
             "parentDecisionId": arguments.get("parent_decision_id"),
             "dependsOn": list(depends_on),
             "idempotencyKey": idempotency_key,
+            "actorReasoning": actor_reasoning,
+            "artifactsProduced": [{"artifactPath": a.artifact_path, "artifactType": a.artifact_type} for a in artifacts_produced],
             "contextSnapshot": {
                 "hotContextHash": snapshot.hot_context_hash,
                 "hotContextRef": snapshot.hot_context_ref,

@@ -104,6 +104,10 @@ def _proposal(input: RecordDecisionInput) -> Any:
         snapshot=snapshot,
         idempotency_key=input.idempotency_key,
         depends_on=[str(d) for d in input.depends_on or []],
+        actor_reasoning=input.actor_reasoning,
+        artifacts_produced=[
+            {"artifact_path": a.artifact_path, "artifact_type": a.artifact_type} for a in input.artifacts_produced or []
+        ],
     )
 
 

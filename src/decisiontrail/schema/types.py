@@ -916,6 +916,8 @@ class RecordDecisionInput:
     parent_decision_id: strawberry.ID | None = None
     depends_on: list[strawberry.ID] | None = None
     idempotency_key: str | None = None
+    actor_reasoning: str | None = None
+    artifacts_produced: list[ArtifactInput] | None = None
 
 
 @strawberry.input
@@ -923,6 +925,14 @@ class ResolveReviewInput:
     review_id: strawberry.ID
     action: ReviewAction
     option: str | None = None
+
+
+@strawberry.input
+class ArtifactInput:
+    """Something the decision produced (during Execute): where it is and what kind it is."""
+
+    artifact_path: str
+    artifact_type: str
 
 
 @strawberry.input

@@ -101,6 +101,7 @@ def propose(
     depends_on: Sequence[str] = (),
     actor_reasoning: str | None = None,
     step_id: str | None = None,
+    artifacts_produced: Sequence[Mapping[str, str]] = (),
 ) -> Proposal:
     """Validate an actor's record_decision call and make it a Proposal (nothing is written)."""
     validate_arguments(arguments)
@@ -125,6 +126,7 @@ def propose(
             depends_on=tuple(depends_on),
             context_snapshot=snapshot,
             actor_reasoning=actor_reasoning,
+            artifacts_produced=tuple(artifacts_produced),  # type: ignore[arg-type]  # validated into ArtifactRef
             idempotency_key=key,
         )
     except ValidationError as e:
