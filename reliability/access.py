@@ -162,6 +162,13 @@ OPERATIONS: tuple[Operation, ...] = (
         "query($gated: ID!) { pendingReviews(planId: $gated) { id planId decision { id } } }",
     ),
     Operation(
+        "reviews",
+        "Query.reviews",
+        Action.READ,
+        "query($gated: ID!) { reviews(planId: $gated) { totalCount nodes { id planId status } } }",
+        absent=HIDDEN,
+    ),
+    Operation(
         "lineage",
         "Query.lineage",
         Action.READ,
@@ -382,6 +389,9 @@ def observe(operation: Operation, answer: Answer, fixture: Fixture) -> str:
     if operation.field == "Query.plans":
         nodes = (data.get("plans") or {}).get("nodes") or []
         return ALLOWED_ if [n["id"] for n in nodes][:1] == [fixture.ids["plan"]] else HIDDEN
+    if operation.field == "Query.reviews":
+        nodes = (data.get("reviews") or {}).get("nodes") or []
+        return ALLOWED_ if [n["id"] for n in nodes] == [fixture.ids["review"]] else HIDDEN
     return ALLOWED_ if data.get(operation.field.split(".")[1] if operation.field else "") else HIDDEN
 
 

@@ -53,6 +53,28 @@ class DecisionPage:
 
 
 @dataclass(frozen=True)
+class ReviewPage:
+    """A page of reviews across plans: after a review id, by status, plan, and what the caller sees."""
+
+    first: int = DEFAULT_PAGE
+    after: str | None = None
+    status: str | None = None
+    plan_id: str | None = None
+    owner: str | None = None
+    project: str | None = None
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "limit": self.first,
+            "after": self.after,
+            "status": self.status,
+            "plan_id": self.plan_id,
+            "owner": self.owner,
+            "project": self.project,
+        }
+
+
+@dataclass(frozen=True)
 class PlanPage:
     """A page of plans: after a plan id, filtered by phase and by being top-level."""
 

@@ -44,7 +44,7 @@ from decisiontrail.domain.recording import (
     resolution,
     review_threshold,
 )
-from decisiontrail.domain.pages import DecisionPage, PlanPage
+from decisiontrail.domain.pages import DecisionPage, PlanPage, ReviewPage
 from decisiontrail.domain.rules import (
     DecisionPlacement,
     SpawnLink,
@@ -539,6 +539,11 @@ class DecisionStore:
         """The reviews with these ids that exist, in the order given."""
         found = {r.review_id: r for r in map(review_from_record, self._read(query("review/get_reviews"), review_ids=review_ids))}
         return [found[review_id] for review_id in review_ids if review_id in found]
+
+    def page_reviews(self, page: ReviewPage) -> tuple[int, list[Review]]:
+        """(how many reviews match, one page of them after ``page.after``), in one statement."""
+        record = self._read(query("review/page_reviews"), **page.params())[0]
+        return int(record["total"]), [review_from_record(r) for r in record["reviews"]]
 
     def list_reviews(self, plan_id: str, status: ReviewStatus | None = None) -> list[Review]:
         """The plan's reviews, oldest first, optionally only those with ``status``."""

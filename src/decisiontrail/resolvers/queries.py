@@ -9,7 +9,8 @@ from strawberry.types import Info
 
 from decisiontrail.resolvers.context import Context
 from decisiontrail.domain import Phase as DomainPhase
-from decisiontrail.domain.pages import PlanPage, page_size
+from decisiontrail.domain.pages import PlanPage, ReviewPage, page_size
+from decisiontrail.domain.recording import ReviewStatus
 from decisiontrail.exceptions import Unavailable, ValidationFailed
 from decisiontrail.resolvers.errors import call, client_error, require_decision, require_plan
 from decisiontrail.schema.types import (
@@ -24,8 +25,11 @@ from decisiontrail.schema.types import (
     PlanConnection,
     PlanEdge,
     Review,
+    ReviewConnection,
+    ReviewEdge,
     parse_cursor,
     plan_cursor,
+    review_cursor,
 )
 from decisiontrail.services import correction, reviews
 
@@ -84,6 +88,40 @@ async def plans(
     edges = [PlanEdge(cursor=plan_cursor(p.plan_id), node=Plan(model=p)) for p in found if p is not None]
     return PlanConnection(
         edges=edges, page_info=PageInfo(has_next_page=more, end_cursor=edges[-1].cursor if edges else None), total_count=total
+    )
+
+
+async def review_inbox(
+    info: Info[Context, None],
+    status: ReviewStatus | None = None,
+    plan_id: strawberry.ID | None = None,
+    project: str | None = None,
+    first: int | None = None,
+    after: str | None = None,
+) -> ReviewConnection:
+    """The reviewer's inbox across plans, oldest first, a page at a time (at most 100): filtered by
+    status, plan and project, and limited to the plans the caller may see."""
+    try:
+        size = page_size(first)
+    except ValidationFailed as e:
+        raise client_error(e) from e
+    limited_to = info.context.project_filter
+    if limited_to is not None and project is not None and project != limited_to:
+        return ReviewConnection(edges=[], page_info=PageInfo(has_next_page=False, end_cursor=None), total_count=0)
+    page = ReviewPage(
+        first=size + 1,
+        after=parse_cursor("review", after),
+        status=status.value if status else None,
+        plan_id=str(plan_id) if plan_id is not None else None,
+        owner=info.context.owner_filter,
+        project=limited_to or project,
+    )
+    total, found = await call(info.context.store.page_reviews, page)
+    edges = [ReviewEdge(cursor=review_cursor(r.review_id), node=Review(model=r)) for r in found[:size]]
+    return ReviewConnection(
+        edges=edges,
+        page_info=PageInfo(has_next_page=len(found) > size, end_cursor=edges[-1].cursor if edges else None),
+        total_count=total,
     )
 
 

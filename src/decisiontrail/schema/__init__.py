@@ -39,6 +39,7 @@ from decisiontrail.schema.types import (
     RecordDecisionPayload,
     ResolveReviewPayload,
     Review,
+    ReviewConnection,
 )
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,11 @@ class Query:
     impact: Impact = strawberry.field(
         resolver=queries.impact,
         description="What correcting a decision would invalidate (writes nothing).",
+        permission_classes=[CanRead],
+    )
+    reviews: ReviewConnection = strawberry.field(
+        resolver=queries.review_inbox,
+        description="The reviewer's inbox across plans: reviews by status, plan and project, oldest first.",
         permission_classes=[CanRead],
     )
     pending_reviews: list[Review] = strawberry.field(

@@ -561,6 +561,10 @@ def plan_cursor(plan_id: str) -> str:
     return _cursor("plan", plan_id)
 
 
+def review_cursor(review_id: str) -> str:
+    return _cursor("review", review_id)
+
+
 def parse_cursor(kind: str, cursor: str | None) -> str | None:
     """The value an opaque cursor of ``kind`` carries; VALIDATION_FAILED for a foreign one."""
     if cursor is None:
@@ -691,6 +695,23 @@ def _snapshot(s: DomainContextSnapshot) -> ContextSnapshot:
         relevant_resources=[ResourceRef(resource_id=r.resource_id, path=r.path) for r in s.relevant_resources],
         actor_state_ref=_checkpoint(s.actor_state_ref),
     )
+
+
+@strawberry.type
+class ReviewEdge:
+    cursor: str
+    node: Review
+
+
+@strawberry.type
+class ReviewConnection:
+    edges: list[ReviewEdge]
+    page_info: PageInfo
+    total_count: int
+
+    @strawberry.field
+    def nodes(self) -> list[Review]:
+        return [e.node for e in self.edges]
 
 
 @strawberry.type
