@@ -63,3 +63,57 @@ def test_an_unreachable_server_is_reported_not_raised(
     assert main(["-q", "migrate"]) == 2
 
     assert "cannot reach Neo4j at bolt://127.0.0.1:9" in capsys.readouterr().err
+
+
+def test_the_spec_commands_end_to_end(
+    store: DecisionStore, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """tree prints ids and PLAN#N references work; guide, reviews, resolve, phase, correct, history
+    and replay call the same services as the API, and what they print is what was stored."""
+    from decisiontrail.domain import AutomationProfile, DecisionType
+    from decisiontrail.services.lifecycle import instantiate_plan
+    from decisiontrail.services.recording import record_decision
+    from factories import actor_snapshot, decision, tool_input
+
+    monkeypatch.setenv("NEO4J_URI", graph.uri)
+    monkeypatch.setenv("NEO4J_DATABASE", graph.database)
+    plan, root = instantiate_plan(store, "cli plan", automation_profile=AutomationProfile(edit_code=0.5))
+    strategy = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    held = record_decision(
+        store, tool_input("strategy_choice", confidence_score=0.1), plan_id=plan.plan_id, snapshot=actor_snapshot()
+    )
+
+    def run(*argv: str) -> str:
+        assert main(["-q", *argv]) == 0, capsys.readouterr().err
+        return capsys.readouterr().out
+
+    assert f"#1 {strategy.decision_id} strategy_choice" in run("tree", plan.plan_id)
+    assert strategy.decision_id in run("impact", f"{plan.plan_id}#1")
+    guided = run("guide", f"{plan.plan_id}#0", "--guidance", "public endpoints only", "--by", "ana")
+    guidance = [d for d in store.list_decisions(plan.plan_id) if d.decision_type is DecisionType.USER_INTERVENTION]
+    assert len(guidance) == 1 and guidance[0].decision_id in guided and guidance[0].chosen_option == "public endpoints only"
+    assert held.review_id in run("reviews", "--plan", plan.plan_id)  # type: ignore[union-attr]
+    assert "approved" in run("resolve", held.review_id, "--by", "rev")  # type: ignore[union-attr]
+    assert store.get_review(held.review_id).resolved_by == "rev"  # type: ignore[union-attr]
+    assert run("reviews", "--plan", plan.plan_id) == ""
+    assert "execute" in run("phase", plan.plan_id, "execute", "--reason", "settled", "--by", "ana")
+    assert [(c["to_phase"], c["by"]) for c in store.phase_changes(plan.plan_id)] == [("execute", "ana")]
+    run("correct", f"{plan.plan_id}#1", "--guidance", "a sliding window", "--by", "ana")
+    [attempt] = store.correction_attempts(strategy.decision_id)
+    assert attempt.requested_by == "ana" and "by ana" in run("history", strategy.decision_id)
+    assert "replay replayed" in run("replay", attempt.attempt_id, "replayed", "--detail", "re-ran")
+    assert store.get_attempt(attempt.attempt_id).replay_detail == "re-ran"
+
+
+def test_a_bad_decision_reference_is_a_clear_error(
+    store: DecisionStore, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from decisiontrail.services.lifecycle import instantiate_plan
+
+    monkeypatch.setenv("NEO4J_URI", graph.uri)
+    plan, _ = instantiate_plan(store, "cli plan")
+
+    assert main(["-q", "impact", f"{plan.plan_id}#9"]) == 2
+    assert f"decision {plan.plan_id}#9 does not exist" in capsys.readouterr().err
+    assert main(["-q", "impact", f"{plan.plan_id}#x"]) == 2
+    assert "neither a ULID nor PLAN_ID#N" in capsys.readouterr().err

@@ -15,11 +15,11 @@ from datetime import UTC, datetime
 
 from decisiontrail import __version__
 from decisiontrail.domain.correction import CorrectionResult, Impact
-from decisiontrail.exceptions import DecisionTrailError
+from decisiontrail.exceptions import DecisionTrailError, NotFound, ValidationFailed
 from decisiontrail.settings import Neo4jSettings
 
 if TYPE_CHECKING:
-    from decisiontrail.graphdb import Graph
+    from decisiontrail.graphdb import DecisionStore, Graph
     from decisiontrail.graphdb.loading import LoadScope
 
 log = logging.getLogger("decisiontrail")
@@ -104,7 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="preview what correcting a decision would invalidate (writes nothing)",
         description="Preview what correcting a decision would invalidate: decisions, plans, counts by type.",
     )
-    impact.add_argument("decision_id", help="the decision's ULID")
+    impact.add_argument(
+        "decision_id",
+        help="the decision: its ULID, or PLAN_ID#N for the plan's decision with sequence number N (as `tree` prints)",
+    )
     correct = commands.add_parser(
         "correct",
         help="correct a decision: supersede it and exactly its downstream",
@@ -114,7 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
             "and the replay frontier (the actor checkpoints to re-run from)."
         ),
     )
-    correct.add_argument("decision_id", help="the decision's ULID")
+    correct.add_argument(
+        "decision_id",
+        help="the decision: its ULID, or PLAN_ID#N for the plan's decision with sequence number N (as `tree` prints)",
+    )
     correct.add_argument(
         "--mode",
         choices=["revert", "append"],
@@ -128,7 +134,63 @@ def build_parser() -> argparse.ArgumentParser:
     corrections = commands.add_parser(
         "history", help="list the correction attempts on a decision's chain", description="List correction attempts."
     )
-    corrections.add_argument("decision_id", help="the decision's ULID")
+    corrections.add_argument(
+        "decision_id",
+        help="the decision: its ULID, or PLAN_ID#N for the plan's decision with sequence number N (as `tree` prints)",
+    )
+    guide = commands.add_parser(
+        "guide",
+        help="give a plan guidance without correcting anything (ADR-033's `agents plan prompt`)",
+        description="Record a user's guidance as a user_intervention under a decision of the plan; the actor's next "
+        "decisions can depend on it. Nothing is superseded.",
+    )
+    guide.add_argument(
+        "decision_id",
+        help="the decision to hang the guidance under: "
+        + "the decision: its ULID, or PLAN_ID#N for the plan's decision with sequence number N (as `tree` prints)",
+    )
+    guide.add_argument("--guidance", required=True, help="the guidance, in words")
+    guide.add_argument("--reason", default="", help="why it is given")
+    guide.add_argument("--by", default="cli", help="who gives it (default: cli)")
+    inbox = commands.add_parser(
+        "reviews",
+        help="list reviews across plans (pending by default): the reviewer's inbox",
+        description="List reviews across plans, oldest first.",
+    )
+    inbox.add_argument(
+        "--status",
+        choices=["pending", "approved", "alternative_selected", "custom", "cancelled", "all"],
+        default="pending",
+        help="which reviews (default: pending)",
+    )
+    inbox.add_argument("--plan", help="only this plan's reviews")
+    inbox.add_argument("--project", help="only this project's reviews")
+    inbox.add_argument("--first", type=int, default=100, help="how many (1 to 100, default 100)")
+    resolve = commands.add_parser(
+        "resolve", help="resolve a pending review", description="Approve, select an alternative, or give a custom choice."
+    )
+    resolve.add_argument("review_id", help="the review's ULID (as `reviews` prints)")
+    resolve.add_argument("--action", choices=["approve", "select_alternative", "custom"], default="approve")
+    resolve.add_argument("--option", help="the alternative chosen, or the custom choice")
+    resolve.add_argument("--by", default="cli", help="who resolves it (default: cli)")
+    phase = commands.add_parser(
+        "phase",
+        help="move a plan to another phase (strategize -> execute -> apply, or back to strategize)",
+        description="Advance a plan's phase, recording who and why; refused while reviews are pending.",
+    )
+    phase.add_argument("plan_id", help="the plan's ULID")
+    phase.add_argument("phase", choices=["strategize", "execute", "apply"])
+    phase.add_argument("--reason", default="", help="why")
+    phase.add_argument("--by", default="cli", help="who asks (default: cli)")
+    replay = commands.add_parser(
+        "replay",
+        help="report how a correction's replay went",
+        description="Record a correction attempt's replay outcome and the decisions the replay recorded.",
+    )
+    replay.add_argument("attempt_id", help="the correction attempt's ULID (as `correct` and `history` print)")
+    replay.add_argument("outcome", choices=["replayed", "failed", "not_needed"])
+    replay.add_argument("--decision", action="append", default=[], metavar="ID", help="a decision the replay recorded (repeat)")
+    replay.add_argument("--detail", help="a note on how it went")
 
     _offline_commands(commands)
 
@@ -255,7 +317,12 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
     from decisiontrail.actors.demonstration import record_demonstration, render_demonstration
     from decisiontrail.actors.graph import sqlite_checkpointer
     from decisiontrail.graphdb import DecisionStore, open_graph
-    from decisiontrail.services.correction import correct, history, preview
+    from decisiontrail.domain import Phase
+    from decisiontrail.domain.correction import ReplayOutcome
+    from decisiontrail.domain.pages import ReviewPage, page_size
+    from decisiontrail.domain.recording import ReviewAction
+    from decisiontrail.services import lifecycle, reviews
+    from decisiontrail.services.correction import correct, history, preview, record_replay
 
     with open_graph(settings, progress=log.info) as graph:
         store = DecisionStore(graph)
@@ -280,13 +347,42 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
             else:
                 print(found.render(ids=True))
         elif args.command == "impact":
-            print(describe_impact(preview(store, args.decision_id)))
+            print(describe_impact(preview(store, _decision_id(store, args.decision_id))))
         elif args.command == "correct":
-            print(
-                describe_correction(correct(store, args.decision_id, args.mode, args.guidance, args.reason, requested_by=args.by))
+            decision_id = _decision_id(store, args.decision_id)
+            print(describe_correction(correct(store, decision_id, args.mode, args.guidance, args.reason, requested_by=args.by)))
+        elif args.command == "guide":
+            parent = store.get_decision(_decision_id(store, args.decision_id))
+            guided = lifecycle.add_guidance(
+                store, parent.plan_id, args.guidance, parent_decision_id=parent.decision_id, reason=args.reason, given_by=args.by
             )
+            print(
+                f"recorded guidance {guided.decision_id} (#{guided.sequence_number} user_intervention) in plan {guided.plan_id}"
+            )
+        elif args.command == "reviews":
+            status = None if args.status == "all" else args.status
+            _, inbox = store.page_reviews(
+                ReviewPage(first=page_size(args.first), status=status, plan_id=args.plan, project=args.project)
+            )
+            for waiting in inbox:
+                print(
+                    f"{waiting.review_id} {waiting.status.value} plan {waiting.plan_id}: "
+                    f"{waiting.proposal.decision_type.value}: {waiting.proposal.question} -> {waiting.proposal.chosen_option} "
+                    f"({waiting.reason})"
+                )
+        elif args.command == "resolve":
+            review, decision = reviews.resolve_review(
+                store, args.review_id, ReviewAction(args.action), args.option, resolved_by=args.by
+            )
+            print(f"review {review.review_id} {review.status.value}: recorded {decision.decision_id} ({decision.chosen_option})")
+        elif args.command == "phase":
+            plan = lifecycle.advance_phase(store, args.plan_id, Phase(args.phase), args.reason, by=args.by)
+            print(f"plan {plan.plan_id} is in {plan.phase.value}")
+        elif args.command == "replay":
+            attempt = record_replay(store, args.attempt_id, ReplayOutcome(args.outcome), args.detail, args.decision)
+            print(f"attempt {attempt.attempt_id}: replay {attempt.replay_outcome.value}")
         elif args.command == "history":
-            for attempt in history(store, args.decision_id):
+            for attempt in history(store, _decision_id(store, args.decision_id)):
                 print(
                     f"attempt {attempt.attempt_number} at {attempt.at:%Y-%m-%d %H:%M:%S} by {attempt.requested_by} "
                     f"({attempt.mode.value}): {attempt.guidance!r}; invalidated {len(attempt.invalidated_decision_ids)} "
@@ -384,6 +480,19 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _decision_id(store: DecisionStore, reference: str) -> str:
+    """A decision's ULID from a ULID or PLAN_ID#N (the plan's decision with sequence number N, as `tree` prints)."""
+    plan_id, hash_sign, number = reference.partition("#")
+    if not hash_sign:
+        return reference
+    if not number.isdigit():
+        raise ValidationFailed(f"decision: {reference!r} is neither a ULID nor PLAN_ID#N", field="decision_id")
+    for decision in store.list_decisions(plan_id):
+        if decision.sequence_number == int(number):
+            return decision.decision_id
+    raise NotFound("decision", reference)
+
+
 def _moment(text: str) -> datetime:
     try:
         moment = datetime.fromisoformat(text)
@@ -399,7 +508,6 @@ def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
     from decisiontrail.actors.demonstration import record_demonstration, render_demonstration
     from decisiontrail.actors.graph import sqlite_checkpointer
     from decisiontrail.app import create_app
-    from decisiontrail.graphdb import DecisionStore
 
     tokens = TokenRegistry.from_env()
     if not tokens.enabled:
