@@ -646,3 +646,32 @@ def test_the_client_sends_the_actors_reasoning_and_artifacts(base_url: str, stor
     stored = store.get_decision(recorded.decision_id)
     assert stored.actor_reasoning == "bursts matter"
     assert stored.artifacts_produced == (ArtifactRef(artifact_path="docs/limits.md", artifact_type="doc"),)
+
+
+def test_a_decision_shows_its_stored_context_and_checkpoint_group(api: httpx.Client) -> None:
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
+    strategy = record(api, plan["id"], context="strategize context")["decision"]
+    elsewhere = {k: v for k, v in snapshot("kept elsewhere").items() if k != "hotContext"} | {"hotContextRef": "s3://contexts/1"}
+    external = ok(
+        api,
+        RECORD,
+        input={
+            "planId": plan["id"],
+            "decisionType": "STRATEGY_CHOICE",
+            "question": "q",
+            "chosenOption": "o",
+            "rationale": "r",
+            "contextSnapshot": elsewhere,
+        },
+    )["recordDecision"]["decision"]
+    ok(api, "mutation($id: ID!) { advancePhase(planId: $id, phase: EXECUTE) { id } }", id=plan["id"])
+    tool = record(api, plan["id"], "TOOL_INVOCATION", context="execute context", parentDecisionId=strategy["id"])["decision"]
+    read = "query($id: ID!) { decision(id: $id) { context checkpointGroup { threadId checkpointId resources } } }"
+
+    assert ok(api, read, id=strategy["id"])["decision"] == {"context": "strategize context", "checkpointGroup": None}
+    assert ok(api, read, id=external["id"])["decision"] == {"context": None, "checkpointGroup": None}
+    executed = ok(api, read, id=tool["id"])["decision"]
+    assert executed["context"] == "execute context"
+    group = executed["checkpointGroup"]
+    assert (group["threadId"], group["checkpointId"]) == ("agent-1", "cp-execute context")
+    assert len(group["resources"]) == 1 and "repo:app" in group["resources"][0]

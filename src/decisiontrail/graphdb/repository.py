@@ -357,6 +357,11 @@ class DecisionStore:
             group["group_id"], group["thread_id"], group["checkpoint_ns"], group["checkpoint_id"], tuple(group["resources"])
         )
 
+    def find_context(self, context_hash: str) -> str | None:
+        """The full context stored under ``context_hash``, or None when the service holds none."""
+        records = self._read(query("context/get_context"), context_hash=context_hash)
+        return str(records[0]["content"]) if records else None
+
     def read_context(self, context_hash: str) -> str:
         """The full context stored under ``context_hash``."""
         records = self._read(query("context/get_context"), context_hash=context_hash)

@@ -63,6 +63,17 @@ class ResourceRef:
 
 
 @strawberry.type
+class CheckpointGroup:
+    """What an Execute-phase recording checkpointed: the actor's checkpoint and the resources in play."""
+
+    group_id: str
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    resources: list[str]
+
+
+@strawberry.type
 class ArtifactRef:
     artifact_path: str
     artifact_type: str
@@ -151,6 +162,26 @@ class Decision:
     @strawberry.field
     def context_snapshot(self) -> ContextSnapshot:
         return _snapshot(self.model.context_snapshot)
+
+    @strawberry.field
+    async def checkpoint_group(self, info: Info[Context, None]) -> CheckpointGroup | None:
+        """The checkpoint group an Execute-phase decision was recorded with (null in Strategize)."""
+        group = await call(info.context.store.get_checkpoint_group, self.model.decision_id)
+        if group is None:
+            return None
+        return CheckpointGroup(
+            group_id=group.group_id,
+            thread_id=group.thread_id,
+            checkpoint_ns=group.checkpoint_ns,
+            checkpoint_id=group.checkpoint_id,
+            resources=list(group.resources),
+        )
+
+    @strawberry.field
+    async def context(self, info: Info[Context, None]) -> str | None:
+        """The full context the snapshot's hash names, when the service stores it (sent as
+        ``hotContext``); null when the context lives elsewhere (``hotContextRef``). One read per decision."""
+        return await call(info.context.store.find_context, self.model.context_snapshot.hot_context_hash)
 
     @strawberry.field
     def artifacts_produced(self) -> list[ArtifactRef]:
