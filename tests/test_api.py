@@ -675,3 +675,24 @@ def test_a_decision_shows_its_stored_context_and_checkpoint_group(api: httpx.Cli
     group = executed["checkpointGroup"]
     assert (group["threadId"], group["checkpointId"]) == ("agent-1", "cp-execute context")
     assert len(group["resources"]) == 1 and "repo:app" in group["resources"][0]
+
+
+def test_recording_offers_actors_exactly_their_nine_types(api: httpx.Client) -> None:
+    from decisiontrail.domain.recording import SYSTEM_DECISION_TYPES
+    from decisiontrail.schema.types import ActorDecisionType
+
+    assert {t.value for t in ActorDecisionType} == {t.value for t in DecisionType} - {t.value for t in SYSTEM_DECISION_TYPES}
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
+    refused = gql(
+        api,
+        RECORD,
+        input={
+            "planId": plan["id"],
+            "decisionType": "USER_INTERVENTION",
+            "question": "q",
+            "chosenOption": "o",
+            "rationale": "r",
+            "contextSnapshot": snapshot("system type"),
+        },
+    )
+    assert "ActorDecisionType" in refused["errors"][0]["message"]

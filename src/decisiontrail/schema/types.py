@@ -50,6 +50,19 @@ strawberry.enum(ReviewStatus)
 strawberry.enum(DecisionEventKind, name="DecisionEventKind")
 
 
+@strawberry.enum(description="The nine types an actor records; prompt_definition and user_intervention are the system's.")
+class ActorDecisionType(Enum):
+    INVARIANT_ENFORCED = "invariant_enforced"
+    STRATEGY_CHOICE = "strategy_choice"
+    IMPLEMENTATION_CHOICE = "implementation_choice"
+    RESOURCE_SELECTION = "resource_selection"
+    SUBPLAN_SPAWN = "subplan_spawn"
+    SUBPLAN_PARALLEL_SPAWN = "subplan_parallel_spawn"
+    TOOL_INVOCATION = "tool_invocation"
+    ERROR_RECOVERY = "error_recovery"
+    VALIDATION_RESPONSE = "validation_response"
+
+
 @strawberry.enum
 class DecisionStatus(Enum):
     CURRENT = "current"
@@ -958,7 +971,7 @@ class ContextSnapshotInput:
 @strawberry.input
 class RecordDecisionInput:
     plan_id: strawberry.ID
-    decision_type: DecisionType
+    decision_type: ActorDecisionType
     question: str
     chosen_option: str
     rationale: str
