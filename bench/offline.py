@@ -15,7 +15,8 @@ from decisiontrail.checks import run_checks
 from decisiontrail.checks.export import ExportFormat, export
 from decisiontrail.checks.model import decisions
 from decisiontrail.graphdb.connection import Graph, create_driver
-from decisiontrail.graphdb.loading import LoadScope, load_graph
+from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.graphdb.loading import load_graph
 
 
 def main(uri: str, database: str) -> None:

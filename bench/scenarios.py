@@ -20,10 +20,13 @@ from decisiontrail.checks.closure import downstream
 from decisiontrail.cypher import query
 from decisiontrail.domain import AutomationProfile, DecisionType
 from decisiontrail.domain.ids import new_ulid
-from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.loading import load_plans
 from decisiontrail.services.correction import correct
 from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services import reading
+from decisiontrail.services import recording as recording_service
+from decisiontrail.services import Trail
 
 
 @dataclass(frozen=True)
@@ -139,10 +142,10 @@ def _raw_row(plan_id: str, i: int) -> dict[str, Any]:
     }
 
 
-def _plan_for_recording(store: DecisionStore, name: str) -> tuple[str, str]:
+def _plan_for_recording(store: Trail, name: str) -> tuple[str, str]:
     """A plan that never holds a decision for review, and the strategy recordings hang under."""
     plan, root = instantiate_plan(store, name, automation_profile=AutomationProfile(edit_code=0.0, execute_command=0.0))
-    strategy = store.record_decision(_strategy(plan.plan_id, root.decision_id))
+    strategy = recording_service.record(store, _strategy(plan.plan_id, root.decision_id))
     return plan.plan_id, strategy.decision_id
 
 
@@ -167,7 +170,7 @@ def _strategy(plan_id: str, root_id: str) -> Any:
 
 
 def recording(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], None]) -> list[Row]:
-    store = DecisionStore(graph)
+    store = Trail.on(graph)
     rows = []
     driver, database = graph.driver, graph.database
 
@@ -313,7 +316,7 @@ def _concurrently(call: Callable[[int, Any], object], api: str | None, per_clien
 def correction(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], None]) -> list[Row]:
     from bench.workload import subtree_fixture
 
-    store = DecisionStore(graph)
+    store = Trail.on(graph)
     rows = []
     for size in sizes.corrections:
         repeat = sizes.correction_repeat if size < 100_000 else 2
@@ -325,7 +328,7 @@ def correction(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], N
         )
         raw = timed_each([partial(_raw_correct, graph, t) for t in raw_targets], ops=size)
         nx_target = subtree_fixture(graph, size, copies=1, seed=size + 2)[0]
-        plan_id = store.get_decision(nx_target).plan_id
+        plan_id = reading.get_decision(store, nx_target).plan_id
         G = load_plans(graph, [plan_id], progress=False)
         found = len(downstream(G, nx_target)) + 1
         in_memory = timed(partial(downstream, G, nx_target), repeat=repeat, warmup=1, ops=size)
@@ -367,7 +370,7 @@ def lineage_and_impact(
         progress(f"{name}: {sizes.queries} GraphQL queries against the raw Cypher")
         rows.append(_walk_row(graph, api, sizes, name, text, statement, samples[name], "a deep decision"))
     progress(f"walk shapes: a {WALK_LEVELS}-level plan hierarchy and a {WALK_CHAIN:,}-decision chain")
-    shapes = walk_shapes(DecisionStore(graph))
+    shapes = walk_shapes(Trail.on(graph))
     for name, text, statement, shape, decision_id in (
         ("lineage", LINEAGE, "decision/lineage", f"the deepest decision of {WALK_LEVELS} levels of plans", shapes.deepest),
         ("impact", IMPACT, "correction/downstream", f"the top strategy of {WALK_LEVELS} levels of plans", shapes.top),
@@ -408,14 +411,16 @@ class WalkShapes:
     chain_head: str  # the first decision under the chain's root
 
 
-def walk_shapes(store: DecisionStore) -> WalkShapes:
+def walk_shapes(store: Trail) -> WalkShapes:
     """Record both shapes through the store, as actors would."""
     spawn: str | None = None
     top = ""
     for level in range(WALK_LEVELS):
         plan, root = instantiate_plan(store, f"walk benchmark level {level}", spawned_by_decision_id=spawn)
-        strategy = store.record_decision(_decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-        spawn = store.record_decision(_decision(plan.plan_id, DecisionType.SUBPLAN_SPAWN, strategy.decision_id)).decision_id
+        strategy = recording_service.record(store, _decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+        spawn = recording_service.record(
+            store, _decision(plan.plan_id, DecisionType.SUBPLAN_SPAWN, strategy.decision_id)
+        ).decision_id
         top = top or strategy.decision_id
     assert spawn is not None
     plan, root = instantiate_plan(store, f"walk benchmark: a {WALK_CHAIN:,}-decision chain")
@@ -423,8 +428,8 @@ def walk_shapes(store: DecisionStore) -> WalkShapes:
     for _ in range(WALK_CHAIN):
         depends_on = (chain[-2],) if len(chain) > 1 else ()
         chain.append(
-            store.record_decision(
-                _decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, chain[-1], depends_on=depends_on)
+            recording_service.record(
+                store, _decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, chain[-1], depends_on=depends_on)
             ).decision_id
         )
     return WalkShapes(deepest=spawn, top=top, chain_end=chain[-1], chain_head=chain[1])

@@ -19,7 +19,8 @@ from decisiontrail.app import create_app
 from decisiontrail.checks import run_checks
 from decisiontrail.graphdb import Graph, open_graph
 from decisiontrail.graphdb.admin import count_graph, delete_all_data, server_version
-from decisiontrail.graphdb.loading import LoadScope, load_graph
+from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.graphdb.loading import load_graph
 from decisiontrail.settings import Neo4jSettings
 from reliability import access, faults, fuzz, load, report
 from reliability.outcome import Outcome

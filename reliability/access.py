@@ -29,9 +29,10 @@ from decisiontrail.access import ALLOWED, Action, Role, issue_token
 from decisiontrail.domain import AutomationProfile, ContextSnapshot
 from decisiontrail.domain.decision import CheckpointRef
 from decisiontrail.domain.ids import new_ulid
-from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
 from decisiontrail.services import correction, lifecycle, recording
+from decisiontrail.services import Trail
 from reliability.outcome import Outcome
 
 OWNER = "agent"  # who instantiated the fixture's plans
@@ -303,7 +304,7 @@ def _snapshot(text: str) -> ContextSnapshot:
     )
 
 
-def make_fixture(store: DecisionStore) -> Fixture:
+def make_fixture(store: Trail) -> Fixture:
     """Write the records the matrix asks about (through the services, as an unscoped owner would)."""
 
     def record(plan_id: str, decision_type: str, parent: str | None = None, depends_on: tuple[str, ...] = ()) -> Any:
@@ -432,7 +433,7 @@ def run(
         "project-scoped tokens against another project's plan",
     )
     started = time.monotonic()
-    store = DecisionStore(graph)
+    store = Trail.on(graph)
     tally = {"allowed as expected": 0, "refused as expected": 0, "unexpected": 0, "writes by refused requests": 0,
              "leaks": 0, "refusals unlike a missing record": 0}  # fmt: skip
     fixture: Fixture | None = None

@@ -28,9 +28,9 @@ from hypothesis_graphql import Mode, from_schema, mutations, nodes, queries
 
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
-from decisiontrail.graphdb.loading import LoadScope
-from decisiontrail.schema import schema
-from decisiontrail.services import analysis
+from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.api import schema
+from decisiontrail.services import Trail, analysis
 from reliability.outcome import Outcome
 
 CLIENT_CODES = frozenset(
@@ -922,7 +922,7 @@ def run(
     finally:
         session.close()
     progress("fuzz: checking the whole database")
-    report = analysis.check(graph, LoadScope.ALL, progress=False)
+    report = analysis.check(Trail.on(graph), LoadScope.ALL, progress=False)
     nodes_after = count_graph(graph).nodes
     for problem, example in session.examples.items():
         outcome.require(False, f"{example} (x{session.problems[problem]})")

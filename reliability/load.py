@@ -42,7 +42,8 @@ import httpx
 from decisiontrail.checks import run_checks
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.graphdb import Graph
-from decisiontrail.graphdb.loading import LoadScope, load_graph
+from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.graphdb.loading import load_graph
 from reliability.outcome import Outcome
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,9 +9,10 @@ import httpx
 import pytest
 
 from decisiontrail.app import create_app
-from decisiontrail.graphdb import DecisionStore, Graph, open_graph
+from decisiontrail.graphdb import Graph, open_graph
 from decisiontrail.graphdb.admin import delete_all_data
 from decisiontrail.settings import Neo4jSettings
+from decisiontrail.services import Trail
 from serving import served
 
 
@@ -54,14 +55,14 @@ def base_url(graph: Graph) -> Iterator[str]:
 
 
 @pytest.fixture
-def api(base_url: str, store: DecisionStore) -> Iterator[httpx.Client]:
+def api(base_url: str, store: Trail) -> Iterator[httpx.Client]:
     """A client of the module's service, on an empty database."""
     with httpx.Client(base_url=base_url, timeout=30) as client:
         yield client
 
 
 @pytest.fixture
-def store(graph: Graph) -> DecisionStore:
+def store(graph: Graph) -> Trail:
     """A decision store on an empty database (schema kept)."""
     delete_all_data(graph)
-    return DecisionStore(graph)
+    return Trail.on(graph)

@@ -8,7 +8,9 @@ from typing import Any
 from decisiontrail.domain import ContextSnapshot, Decision, DecisionType, Plan
 from decisiontrail.domain.decision import CheckpointRef
 from decisiontrail.domain.ids import new_ulid
-from decisiontrail.graphdb import DecisionStore
+from decisiontrail.services import lifecycle as lifecycle_service
+from decisiontrail.services import recording as recording_service
+from decisiontrail.services import Trail
 
 
 def snapshot(text: str = "context", *, checkpoint: bool = True) -> ContextSnapshot:
@@ -34,10 +36,10 @@ def decision(plan_id: str, decision_type: DecisionType, parent: str | None = Non
     return Decision(**values)
 
 
-def new_plan(store: DecisionStore, **fields: Any) -> tuple[Plan, Decision]:
+def new_plan(store: Trail, **fields: Any) -> tuple[Plan, Decision]:
     """A stored plan and its stored prompt_definition root."""
-    plan = store.create_plan(Plan(description=fields.pop("description", "a plan"), **fields))
-    root = store.record_decision(decision(plan.plan_id, DecisionType.PROMPT_DEFINITION, chosen_option="do it"))
+    plan = lifecycle_service.create_plan(store, Plan(description=fields.pop("description", "a plan"), **fields))
+    root = recording_service.record(store, decision(plan.plan_id, DecisionType.PROMPT_DEFINITION, chosen_option="do it"))
     return plan, root
 
 

@@ -11,11 +11,14 @@ import pytest
 
 from decisiontrail.access import Role, TokenRegistry, issue_token, token_hash
 from decisiontrail.app import create_app
-from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
 from decisiontrail.services.lifecycle import instantiate_plan
 from decisiontrail.domain import AutomationProfile, DecisionType
 from decisiontrail.services.recording import record_decision
+from decisiontrail.services import reading
+from decisiontrail.services import recording as recording_service
+from decisiontrail.services import Trail
 from serving import served
 from factories import actor_snapshot, decision, tool_input
 
@@ -55,10 +58,10 @@ OPERATIONS: dict[str, tuple[str, set[str]]] = {
 }
 
 
-def _fixture_ids(store: DecisionStore) -> dict[str, str]:
+def _fixture_ids(store: Trail) -> dict[str, str]:
     plan, root = instantiate_plan(store, "p", owner="actor-1")  # the actor token's own plan
-    d = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    other = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    d = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    other = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     gated, _ = instantiate_plan(store, "gated", automation_profile=AutomationProfile(edit_code=1.0), owner="actor-1")
     review = record_decision(store, tool_input("strategy_choice"), plan_id=gated.plan_id, snapshot=actor_snapshot())
     return {"plan": plan.plan_id, "d": d.decision_id, "other": other.decision_id, "review": review.review_id}  # type: ignore[union-attr]
@@ -67,7 +70,7 @@ def _fixture_ids(store: DecisionStore) -> dict[str, str]:
 @pytest.mark.parametrize("role", [r.value for r in Role])
 @pytest.mark.parametrize("operation", list(OPERATIONS))
 def test_each_role_against_each_operation(
-    base_url: str, store: DecisionStore, graph: Graph, tokens: dict[str, str], role: str, operation: str
+    base_url: str, store: Trail, graph: Graph, tokens: dict[str, str], role: str, operation: str
 ) -> None:
     ids = _fixture_ids(store)
     document, allowed = OPERATIONS[operation]
@@ -90,7 +93,7 @@ def test_each_role_against_each_operation(
 
 
 @pytest.mark.parametrize("authorization", [None, "Bearer not-a-real-token", "Basic dXNlcjpwYXNz", "Bearer"])
-def test_missing_or_unknown_tokens_are_unauthenticated(base_url: str, store: DecisionStore, authorization: str | None) -> None:
+def test_missing_or_unknown_tokens_are_unauthenticated(base_url: str, store: Trail, authorization: str | None) -> None:
     headers = {"Authorization": authorization} if authorization else {}
 
     body = httpx.post(f"{base_url}/graphql", json={"query": "{ plans { totalCount } }"}, headers=headers, timeout=30).json()
@@ -133,7 +136,7 @@ def test_tokens_can_come_from_the_environment(tokens: dict[str, str]) -> None:
 def test_unexpected_errors_are_masked() -> None:
     from graphql import GraphQLError
 
-    from decisiontrail.resolvers.errors import should_mask
+    from decisiontrail.schema.errors import should_mask
 
     assert should_mask(GraphQLError("boom", original_error=RuntimeError("password=secret in MATCH (n)")))
     assert not should_mask(GraphQLError("plan X does not exist", extensions={"code": "NOT_FOUND"}))
@@ -150,9 +153,7 @@ def _as(base_url: str, token: str, document: str, **variables: Any) -> dict[str,
     return body
 
 
-def test_an_actor_sees_and_writes_only_its_own_plans(
-    base_url: str, store: DecisionStore, graph: Graph, tokens: dict[str, str]
-) -> None:
+def test_an_actor_sees_and_writes_only_its_own_plans(base_url: str, store: Trail, graph: Graph, tokens: dict[str, str]) -> None:
     mine, theirs = tokens["actor"], tokens["other-actor"]
     plan = _as(base_url, mine, 'mutation { instantiatePlan(input: {description: "mine"}) { id rootDecision { id } } }')["data"][
         "instantiatePlan"
@@ -199,7 +200,7 @@ def test_an_actor_sees_and_writes_only_its_own_plans(
     assert seen_by_reviewer["data"]["plans"]["totalCount"] == 2
 
 
-def test_corrections_and_review_resolutions_record_who_asked(base_url: str, store: DecisionStore, tokens: dict[str, str]) -> None:
+def test_corrections_and_review_resolutions_record_who_asked(base_url: str, store: Trail, tokens: dict[str, str]) -> None:
     """The caller's token name, not a placeholder, is stored on what it did, for two callers."""
     ids = _fixture_ids(store)
     history = "query($d: ID!) { decision(id: $d) { corrections { requestedBy } } }"
@@ -221,12 +222,12 @@ def test_corrections_and_review_resolutions_record_who_asked(base_url: str, stor
         {"requestedBy": "admin-1"}
     ]
     assert resolved["data"]["resolveReview"]["review"] == {"resolvedBy": "reviewer-1"}
-    assert [a.requested_by for a in store.correction_attempts(ids["d"])] == ["reviewer-1"]
-    assert store.get_review(ids["review"]).resolved_by == "reviewer-1"
+    assert [a.requested_by for a in reading.correction_attempts(store, ids["d"])] == ["reviewer-1"]
+    assert reading.get_review(store, ids["review"]).resolved_by == "reviewer-1"
 
 
 def test_phase_changes_record_who_and_why_and_a_reviewer_may_only_revert(
-    base_url: str, store: DecisionStore, tokens: dict[str, str]
+    base_url: str, store: Trail, tokens: dict[str, str]
 ) -> None:
     plan, _ = instantiate_plan(store, "phases", owner="actor-1")
     move = (
@@ -248,4 +249,4 @@ def test_phase_changes_record_who_and_why_and_a_reviewer_may_only_revert(
         ("EXECUTE", "STRATEGIZE", "execute cannot proceed", "reviewer-1"),
     ]
     assert all(h["at"] for h in history)
-    assert store.get_plan(plan.plan_id).phase.value == "strategize"
+    assert reading.get_plan(store, plan.plan_id).phase.value == "strategize"

@@ -14,9 +14,11 @@ from decisiontrail import access
 from decisiontrail.access import Role, TokenRegistry, issue_token, token_hash
 from decisiontrail.app import create_app
 from decisiontrail.exceptions import ValidationFailed
-from decisiontrail.graphdb import DecisionStore, Graph
-from decisiontrail.schema import schema
+from decisiontrail.graphdb import Graph
+from decisiontrail.api import schema
 from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services import reading
+from decisiontrail.services import Trail
 from reliability.access import CALLERS, OPERATIONS, issue_tokens, make_fixture, run
 from serving import served
 
@@ -49,7 +51,7 @@ def test_every_query_and_mutation_of_the_schema_is_in_the_matrix() -> None:
     assert {op.request.split("/")[2] for op in OPERATIONS if op.field is None} == {"plans", "decisions"}
 
 
-def test_every_caller_against_every_operation(base_url: str, graph: Graph, store: DecisionStore, tokens: dict[str, str]) -> None:
+def test_every_caller_against_every_operation(base_url: str, graph: Graph, store: Trail, tokens: dict[str, str]) -> None:
     outcome = run(base_url, graph, tokens)
 
     assert outcome.failures == [], "\n".join(outcome.failures)
@@ -63,7 +65,7 @@ def test_every_caller_against_every_operation(base_url: str, graph: Graph, store
     assert figures["allowed as expected"] > 0
 
 
-def test_a_project_token_lists_and_exports_only_its_project(base_url: str, store: DecisionStore, tokens: dict[str, str]) -> None:
+def test_a_project_token_lists_and_exports_only_its_project(base_url: str, store: Trail, tokens: dict[str, str]) -> None:
     import httpx
 
     fixture = make_fixture(store)
@@ -82,7 +84,7 @@ def test_a_project_token_lists_and_exports_only_its_project(base_url: str, store
     assert not {fixture.ids["beta"], fixture.ids["upstream"], fixture.ids["downstream"]} & exported
 
 
-def test_a_child_plan_inherits_its_parents_project_and_refuses_another(store: DecisionStore) -> None:
+def test_a_child_plan_inherits_its_parents_project_and_refuses_another(store: Trail) -> None:
     fixture = make_fixture(store)
 
     child, _ = instantiate_plan(store, "inherits", spawned_by_decision_id=fixture.ids["spawn"])
@@ -90,7 +92,7 @@ def test_a_child_plan_inherits_its_parents_project_and_refuses_another(store: De
     with pytest.raises(ValidationFailed, match="parent plan's project") as refused:
         instantiate_plan(store, "elsewhere", spawned_by_decision_id=fixture.ids["spawn"], project="beta")
 
-    assert store.get_plan(child.plan_id).project == store.get_plan(same.plan_id).project == "alpha"
+    assert reading.get_plan(store, child.plan_id).project == reading.get_plan(store, same.plan_id).project == "alpha"
     assert refused.value.field == "project"
 
 

@@ -20,11 +20,13 @@ from decisiontrail.actors.snapshot import canonical_context
 from decisiontrail.actors.tool import record_decision_tool
 from decisiontrail.domain import AutomationProfile, DecisionType, Invariant, Phase, Plan, Scope
 from decisiontrail.domain.recording import ReviewAction
-from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services.recording import RECORD_DECISION_INPUT_SCHEMA
 from decisiontrail.services.reviews import pending_reviews, resolve_review
+from decisiontrail.services import reading
+from decisiontrail.services import Trail
 
 
 @pytest.fixture
@@ -33,7 +35,7 @@ def checkpointer() -> Iterator[SqliteSaver]:
         yield saver
 
 
-def _run(store: DecisionStore, saver: SqliteSaver, plan: Plan, script: list[Any], thread: str = "t-1", **state: Any) -> Any:
+def _run(store: Trail, saver: SqliteSaver, plan: Plan, script: list[Any], thread: str = "t-1", **state: Any) -> Any:
     actor = build_actor(ScriptedChatModel(script=script), [record_decision_tool(store)], saver)
     config = {"configurable": {"thread_id": thread}}
     result = actor.invoke({"messages": [HumanMessage("go")], "plan_id": plan.plan_id, **state}, config)
@@ -44,7 +46,7 @@ def _tool_results(result: dict[str, Any]) -> list[ToolMessage]:
     return [m for m in result["messages"] if isinstance(m, ToolMessage)]
 
 
-def test_the_model_sees_adr_033s_input_schema(store: DecisionStore) -> None:
+def test_the_model_sees_adr_033s_input_schema(store: Trail) -> None:
     function = convert_to_openai_tool(record_decision_tool(store))["function"]
 
     assert function["name"] == "record_decision"
@@ -53,7 +55,7 @@ def test_the_model_sees_adr_033s_input_schema(store: DecisionStore) -> None:
     assert function["parameters"]["required"] == ["decision_type", "question", "chosen_option", "rationale"]
 
 
-def test_a_strategize_run_records_root_invariants_and_strategy(store: DecisionStore, checkpointer: SqliteSaver) -> None:
+def test_a_strategize_run_records_root_invariants_and_strategy(store: Trail, checkpointer: SqliteSaver) -> None:
     invariants = [
         Invariant(name="coverage", statement=">= 80%", scope=Scope.GLOBAL),
         Invariant(name="coverage", statement=">= 90%", scope=Scope.ACTION),
@@ -70,7 +72,7 @@ def test_a_strategize_run_records_root_invariants_and_strategy(store: DecisionSt
         [decide(decision_type="strategy_choice", question="how?", chosen_option="this way", confidence_score=0.9, rationale="r")],
     )
 
-    decisions = store.list_decisions(plan.plan_id)
+    decisions = reading.list_decisions(store, plan.plan_id)
     enforced = {d.chosen_option: d for d in decisions if d.decision_type is DecisionType.INVARIANT_ENFORCED}
 
     assert decisions[0].decision_id == root.decision_id
@@ -83,7 +85,7 @@ def test_a_strategize_run_records_root_invariants_and_strategy(store: DecisionSt
     assert any(d.decision_type is DecisionType.STRATEGY_CHOICE for d in decisions)
 
 
-def test_snapshot_is_captured_and_restoring_it_resumes_the_actor(store: DecisionStore, checkpointer: SqliteSaver) -> None:
+def test_snapshot_is_captured_and_restoring_it_resumes_the_actor(store: Trail, checkpointer: SqliteSaver) -> None:
     plan, _ = instantiate_plan(store, "p")
     actor, _, result = _run(
         store,
@@ -96,12 +98,12 @@ def test_snapshot_is_captured_and_restoring_it_resumes_the_actor(store: Decision
         resources=["repo:app", {"resource_id": "repo:app", "path": "src/x.py"}],
     )
     (first_id, second_id) = [json.loads(str(m.content))["decision_id"] for m in _tool_results(result)]
-    second = store.get_decision(second_id)
+    second = reading.get_decision(store, second_id)
     snapshot = second.context_snapshot
     assert snapshot.actor_state_ref is not None
 
     restored = restore(actor, snapshot.actor_state_ref)
-    stored_context = store.read_context(snapshot.hot_context_hash)
+    stored_context = reading.read_context(store, snapshot.hot_context_hash)
 
     # The checkpoint is the one the tool step started from: the model had just asked for the call.
     assert restored.next == ("tools",)
@@ -110,18 +112,18 @@ def test_snapshot_is_captured_and_restoring_it_resumes_the_actor(store: Decision
     assert isinstance(restored.values["messages"][-1], AIMessage)
     assert restored.values["messages"][-1].tool_calls[0]["args"]["question"] == "files?"
     assert [(r.resource_id, r.path) for r in snapshot.relevant_resources] == [("repo:app", None), ("repo:app", "src/x.py")]
-    assert store.get_decision(first_id).context_snapshot.actor_state_ref != snapshot.actor_state_ref
+    assert reading.get_decision(store, first_id).context_snapshot.actor_state_ref != snapshot.actor_state_ref
 
-    decisions_before = len(store.list_decisions(plan.plan_id))
+    decisions_before = len(reading.list_decisions(store, plan.plan_id))
     resumed = resume_from(actor, snapshot.actor_state_ref)
 
     # The actor ran on from there to its end; replaying the recording step recorded nothing new.
     assert resumed["messages"][-1].content == "done"
     assert json.loads(str(_tool_results(resumed)[-1].content))["decision_id"] == second_id
-    assert len(store.list_decisions(plan.plan_id)) == decisions_before
+    assert len(reading.list_decisions(store, plan.plan_id)) == decisions_before
 
 
-def test_a_gated_decision_pauses_the_actor_until_a_reviewer_resolves_it(store: DecisionStore, checkpointer: SqliteSaver) -> None:
+def test_a_gated_decision_pauses_the_actor_until_a_reviewer_resolves_it(store: Trail, checkpointer: SqliteSaver) -> None:
     plan, _ = instantiate_plan(store, "p", automation_profile=AutomationProfile(edit_code=0.8))
     actor, config, result = _run(
         store,
@@ -144,20 +146,18 @@ def test_a_gated_decision_pauses_the_actor_until_a_reviewer_resolves_it(store: D
     request = paused.value
     assert request["question"] == "which cache?" and "below the strategize threshold 0.8" in request["reason"]
     assert [r.review_id for r in pending_reviews(store, plan.plan_id)] == [request["review_id"]]
-    assert all(d.decision_type is not DecisionType.STRATEGY_CHOICE for d in store.list_decisions(plan.plan_id))
+    assert all(d.decision_type is not DecisionType.STRATEGY_CHOICE for d in reading.list_decisions(store, plan.plan_id))
 
     _, decision = resolve_review(store, request["review_id"], ReviewAction.CUSTOM, "an in-process LRU")
     final = actor.invoke(Command(resume={"review_id": request["review_id"]}), config)
 
-    stored = store.get_decision(decision.decision_id)
+    stored = reading.get_decision(store, decision.decision_id)
     assert (stored.chosen_option, stored.alternatives_considered) == ("an in-process LRU", ("redis", "memcached"))
     assert json.loads(str(_tool_results(final)[-1].content)) == {"decision_id": decision.decision_id}
     assert final["messages"][-1].content == f"recorded ['{decision.decision_id}']"  # the actor resumed with it
 
 
-def test_refusals_reach_the_model_as_tool_errors_and_write_nothing(
-    store: DecisionStore, graph: Graph, checkpointer: SqliteSaver
-) -> None:
+def test_refusals_reach_the_model_as_tool_errors_and_write_nothing(store: Trail, graph: Graph, checkpointer: SqliteSaver) -> None:
     plan, _ = instantiate_plan(store, "p")
     before = count_graph(graph)
 
@@ -180,7 +180,7 @@ def test_refusals_reach_the_model_as_tool_errors_and_write_nothing(
     assert count_graph(graph) == before
 
 
-def test_recording_outside_a_checkpointed_run_is_refused(store: DecisionStore, graph: Graph) -> None:
+def test_recording_outside_a_checkpointed_run_is_refused(store: Trail, graph: Graph) -> None:
     plan, _ = instantiate_plan(store, "p")
     actor = build_actor(
         ScriptedChatModel(script=[decide(decision_type="strategy_choice", question="q", chosen_option="o", rationale="r")]),
@@ -196,7 +196,7 @@ def test_recording_outside_a_checkpointed_run_is_refused(store: DecisionStore, g
     assert count_graph(graph) == before
 
 
-def test_execute_decisions_recorded_by_an_actor_get_a_checkpoint_group(store: DecisionStore, checkpointer: SqliteSaver) -> None:
+def test_execute_decisions_recorded_by_an_actor_get_a_checkpoint_group(store: Trail, checkpointer: SqliteSaver) -> None:
     plan, _ = instantiate_plan(store, "p")
     advance_phase(store, plan.plan_id, Phase.EXECUTE)
     actor, _, result = _run(
@@ -207,9 +207,9 @@ def test_execute_decisions_recorded_by_an_actor_get_a_checkpoint_group(store: De
         resources=[{"resource_id": "repo:app", "path": "tests/"}],
     )
     decision_id = json.loads(str(_tool_results(result)[0].content))["decision_id"]
-    decision = store.get_decision(decision_id)
+    decision = reading.get_decision(store, decision_id)
 
-    group = store.get_checkpoint_group(decision_id)
+    group = reading.checkpoint_group(store, decision_id)
 
     assert group is not None and decision.context_snapshot.actor_state_ref is not None
     assert group.checkpoint_id == decision.context_snapshot.actor_state_ref.checkpoint_id

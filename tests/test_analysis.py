@@ -12,22 +12,27 @@ import networkx as nx
 import pydot
 import pytest
 
+from decisiontrail.access import Principal, Role
 from decisiontrail.actors.demonstration import Demonstration, record_demonstration
 from decisiontrail.actors.graph import sqlite_checkpointer
 from decisiontrail.app import create_app
 from decisiontrail.checks.model import decisions
 from decisiontrail.cli import main
 from decisiontrail.exceptions import NotFound
-from decisiontrail.graphdb import DecisionStore, Graph
-from decisiontrail.graphdb.loading import LoadScope, load_graph
+from decisiontrail.graphdb import Graph
+from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.graphdb.loading import load_graph
 from decisiontrail.services import analysis
+from decisiontrail.services import correction as correction_service
+from decisiontrail.services import reading
+from decisiontrail.services import Trail
 from serving import served
 
 pytestmark = pytest.mark.filterwarnings("ignore::pyparsing.warnings.PyparsingDeprecationWarning")
 
 
 @pytest.fixture
-def demo(store: DecisionStore) -> Iterator[Demonstration]:
+def demo(store: Trail) -> Iterator[Demonstration]:
     with sqlite_checkpointer(":memory:") as checkpointer:
         yield record_demonstration(store, checkpointer)
 
@@ -45,12 +50,12 @@ def cli_env(graph: Graph, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     monkeypatch.setenv("DECISIONTRAIL_DATA_DIR", str(tmp_path))
 
 
-def test_analytics_of_the_demonstration_match_the_store(graph: Graph, store: DecisionStore, demo: Demonstration) -> None:
+def test_analytics_of_the_demonstration_match_the_store(graph: Graph, store: Trail, demo: Demonstration) -> None:
     plan_id = demo.root_plan.plan_id
-    stored = store.list_decisions(plan_id, current_only=False)
+    stored = reading.list_decisions(store, plan_id, current_only=False)
 
-    result = analysis.analyze(graph, LoadScope.PLAN, plan_id)
-    hierarchy = analysis.analyze(graph, LoadScope.HIERARCHY, plan_id)
+    result = analysis.analyze(store, LoadScope.PLAN, plan_id)
+    hierarchy = analysis.analyze(store, LoadScope.HIERARCHY, plan_id)
 
     assert result.decisions.total == len(stored)
     assert result.decisions.superseded == sum(1 for d in stored if d.superseded_by)
@@ -59,13 +64,13 @@ def test_analytics_of_the_demonstration_match_the_store(graph: Graph, store: Dec
     top = hierarchy.most_critical[0]
     # Over the hierarchy, the most critical decision's blast radius is what correcting it would
     # invalidate across plans (over one plan, only that plan's share counts).
-    assert top.blast_radius == len(store.preview_correction(top.decision_id).decisions) - 1 > 0
+    assert top.blast_radius == len(correction_service.preview(store, top.decision_id).decisions) - 1 > 0
     assert [p.plan_id for p in hierarchy.plans] == [plan_id, demo.child_plan.plan_id]
     assert hierarchy.decisions.total == result.decisions.total + len(
-        store.list_decisions(demo.child_plan.plan_id, current_only=False)
+        reading.list_decisions(store, demo.child_plan.plan_id, current_only=False)
     )
     with pytest.raises(NotFound):
-        analysis.analyze(graph, LoadScope.PLAN, plan_id, owner="someone-else")
+        analysis.analyze(store, LoadScope.PLAN, plan_id, principal=Principal("someone-else", Role.ACTOR))
 
 
 def test_plan_analytics_over_graphql(base_url: str, graph: Graph, demo: Demonstration) -> None:
@@ -85,7 +90,7 @@ def test_plan_analytics_over_graphql(base_url: str, graph: Graph, demo: Demonstr
         ).json()
     assert "errors" not in body, body
     analytics = body["data"]["plan"]["analytics"]
-    expected = analysis.analyze(graph, LoadScope.HIERARCHY, demo.root_plan.plan_id, top=3)
+    expected = analysis.analyze(Trail.on(graph), LoadScope.HIERARCHY, demo.root_plan.plan_id, top=3)
 
     assert analytics["decisions"]["total"] == expected.decisions.total
     assert {t["decisionType"]: t["count"] for t in analytics["decisions"]["byType"]} == {
@@ -99,9 +104,7 @@ def test_plan_analytics_over_graphql(base_url: str, graph: Graph, demo: Demonstr
     assert refused["errors"][0]["extensions"] == {"code": "VALIDATION_FAILED", "field": "top"}
 
 
-def test_exports_over_http_parse_back_to_the_loaded_graph(
-    base_url: str, graph: Graph, store: DecisionStore, demo: Demonstration
-) -> None:
+def test_exports_over_http_parse_back_to_the_loaded_graph(base_url: str, graph: Graph, store: Trail, demo: Demonstration) -> None:
     plan_id, child_id = demo.root_plan.plan_id, demo.child_plan.plan_id
     loaded = load_graph(graph, LoadScope.PLAN, plan_id)
     with httpx.Client(base_url=base_url, timeout=60) as client:
@@ -109,7 +112,7 @@ def test_exports_over_http_parse_back_to_the_loaded_graph(
         hierarchy = client.get(f"/export/plans/{plan_id}.json", params={"scope": "hierarchy"})
         dot = client.get(f"/export/plans/{child_id}.dot")
         cyjs = client.get(f"/export/plans/{child_id}.cyjs")
-        spawn = next(d for d in store.list_decisions(plan_id) if d.decision_type.value == "subplan_spawn")
+        spawn = next(d for d in reading.list_decisions(store, plan_id) if d.decision_type.value == "subplan_spawn")
         impact = client.get(f"/export/decisions/{spawn.decision_id}/impact.json")
         unknown_plan = client.get("/export/plans/01ARZ3NDEKTSV4RRFFQ69G5FAV.graphml")
         unknown_format = client.get(f"/export/plans/{plan_id}.png")
@@ -124,13 +127,13 @@ def test_exports_over_http_parse_back_to_the_loaded_graph(
 
     (drawn,) = pydot.graph_from_dot_data(dot.text)
     assert {n.get_name().strip('"') for n in _dot_nodes(drawn)} >= {
-        d.decision_id for d in store.list_decisions(child_id, current_only=False)
+        d.decision_id for d in reading.list_decisions(store, child_id, current_only=False)
     }
     assert {e["data"]["source"] for e in cyjs.json()["elements"]["edges"]} >= {
-        d.decision_id for d in store.list_decisions(child_id)
+        d.decision_id for d in reading.list_decisions(store, child_id)
     }
 
-    expected = {d.decision_id for d in store.preview_correction(spawn.decision_id).decisions}
+    expected = {d.decision_id for d in correction_service.preview(store, spawn.decision_id).decisions}
     assert {n for n, _ in decisions(nx.node_link_graph(impact.json(), edges="edges"))} == expected | {spawn.decision_id}
 
     assert unknown_plan.status_code == 404 and unknown_plan.json()["errors"][0]["extensions"]["code"] == "NOT_FOUND"

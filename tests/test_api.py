@@ -16,12 +16,15 @@ import uvicorn
 from decisiontrail.access import LOCAL
 from decisiontrail.app import create_app
 from decisiontrail.domain import DecisionType
-from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph, delete_all_data
 from decisiontrail.graphdb.embedded import free_port
-from decisiontrail.resolvers.context import Context
-from decisiontrail.schema import schema
+from decisiontrail.schema.context import Context
+from decisiontrail.api import schema
 from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services import reading
+from decisiontrail.services import recording as recording_service
+from decisiontrail.services import Trail
 from factories import decision
 
 
@@ -233,30 +236,30 @@ query($id: ID!) { plan(id: $id) {
 } }"""
 
 
-def _plan_with(store: DecisionStore, decisions: int) -> str:
+def _plan_with(store: Trail, decisions: int) -> str:
     plan, root = instantiate_plan(store, f"{decisions} decisions")
     previous = root
     for i in range(decisions):
         parent = root if i % 3 == 0 else previous
-        previous = store.record_decision(
-            decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, parent.decision_id, depends_on=(previous.decision_id,))
+        previous = recording_service.record(
+            store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, parent.decision_id, depends_on=(previous.decision_id,))
         )
     return plan.plan_id
 
 
 def test_nested_queries_cost_round_trips_by_depth_not_by_size(graph: Graph) -> None:
     delete_all_data(graph)
-    setup = DecisionStore(graph)
+    setup = Trail.on(graph)
     trips = []
     for size in (3, 40):
         plan_id = _plan_with(setup, size)
-        store = DecisionStore(graph)
+        store = Trail.on(graph)
         result = asyncio.run(
-            schema.execute(NESTED, variable_values={"id": plan_id}, context_value=Context(store=store, principal=LOCAL))
+            schema.execute(NESTED, variable_values={"id": plan_id}, context_value=Context(trail=store, principal=LOCAL))
         )
         assert result.errors is None, result.errors
         assert result.data is not None and len(result.data["plan"]["decisions"]["nodes"]) == size + 1
-        trips.append(store.round_trips)
+        trips.append(store.database.round_trips)
 
     # The plan, the page of its decisions, those decisions (one batch), and one batch for every
     # decision's children; dependsOn and plan come from what those loaded (the loaders'
@@ -267,7 +270,7 @@ def test_nested_queries_cost_round_trips_by_depth_not_by_size(graph: Graph) -> N
 LINEAGE = "query($id: ID!) { lineage(decisionId: $id) { decisions { id decisionType } plans { id } } }"
 
 
-def test_lineage_walks_up_through_parent_plans_and_dependencies(api: httpx.Client, store: DecisionStore) -> None:
+def test_lineage_walks_up_through_parent_plans_and_dependencies(api: httpx.Client, store: Trail) -> None:
     plan = ok(api, INSTANTIATE, input={"description": "parent"})["instantiatePlan"]
     strategy = record(api, plan["id"])["decision"]
     other = record(api, plan["id"], question="Other?", context="o")["decision"]
@@ -470,7 +473,7 @@ def test_decision_events_stream_over_a_real_websocket(api: httpx.Client, base_ur
     assert (events[3]["kind"], events[3]["decisionId"]) == ("SUPERSEDED", strategy["id"])
 
 
-def test_a_langgraph_actor_records_through_the_client(api: httpx.Client, base_url: str, store: DecisionStore) -> None:
+def test_a_langgraph_actor_records_through_the_client(api: httpx.Client, base_url: str, store: Trail) -> None:
     from langchain_core.messages import HumanMessage
     from langgraph.types import Command
 
@@ -511,18 +514,20 @@ def test_a_langgraph_actor_records_through_the_client(api: httpx.Client, base_ur
         final = actor.invoke(Command(resume=True), config)
 
     ids = [json.loads(str(m.content))["decision_id"] for m in final["messages"] if m.type == "tool"]
-    stored = [store.get_decision(i) for i in ids]
+    stored = [reading.get_decision(store, i) for i in ids]
     assert [d.chosen_option for d in stored] == ["carefully", "b.py"]
     assert stored[1].parent_decision_id == stored[0].decision_id
     # The same snapshot capture as in-process: the context is stored and hashes back.
     snapshot = stored[0].context_snapshot
     assert snapshot.actor_state_ref is not None and snapshot.actor_state_ref.thread_id == "remote-1"
-    assert hashlib.sha256(store.read_context(snapshot.hot_context_hash).encode()).hexdigest() == snapshot.hot_context_hash
+    assert (
+        hashlib.sha256(reading.read_context(store, snapshot.hot_context_hash).encode()).hexdigest() == snapshot.hot_context_hash
+    )
     assert [r.resource_id for r in snapshot.relevant_resources] == ["repo:x"]
-    assert len(store.list_decisions(plan["id"])) == 3  # root + two, the reviewed one once
+    assert len(reading.list_decisions(store, plan["id"])) == 3  # root + two, the reviewed one once
 
 
-def test_the_client_raises_the_services_exceptions(base_url: str, store: DecisionStore) -> None:
+def test_the_client_raises_the_services_exceptions(base_url: str, store: Trail) -> None:
     from decisiontrail.client import DecisionTrailClient
     from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, ValidationFailed
 
@@ -623,7 +628,7 @@ def test_a_recording_keeps_the_actors_reasoning_and_artifacts(api: httpx.Client,
     assert count_graph(graph) == before
 
 
-def test_the_client_sends_the_actors_reasoning_and_artifacts(base_url: str, store: DecisionStore) -> None:
+def test_the_client_sends_the_actors_reasoning_and_artifacts(base_url: str, store: Trail) -> None:
     from decisiontrail.client import DecisionTrailClient
     from decisiontrail.domain import ArtifactRef
     from factories import actor_snapshot
@@ -643,7 +648,7 @@ def test_the_client_sends_the_actors_reasoning_and_artifacts(base_url: str, stor
             artifacts_produced=[ArtifactRef(artifact_path="docs/limits.md", artifact_type="doc")],
         )
 
-    stored = store.get_decision(recorded.decision_id)
+    stored = reading.get_decision(store, recorded.decision_id)
     assert stored.actor_reasoning == "bursts matter"
     assert stored.artifacts_produced == (ArtifactRef(artifact_path="docs/limits.md", artifact_type="doc"),)
 

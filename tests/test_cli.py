@@ -9,7 +9,10 @@ import pytest
 
 from decisiontrail.cli import main
 from decisiontrail.domain.tree import describe
-from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb import Graph
+from decisiontrail.services import reading
+from decisiontrail.services import recording as recording_service
+from decisiontrail.services import Trail
 
 
 def test_help_lists_commands_and_environment(capsys: pytest.CaptureFixture[str]) -> None:
@@ -23,7 +26,7 @@ def test_help_lists_commands_and_environment(capsys: pytest.CaptureFixture[str])
 
 
 def test_demo_prints_the_tree_read_back_from_neo4j(
-    store: DecisionStore,
+    store: Trail,
     graph: Graph,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -40,7 +43,7 @@ def test_demo_prints_the_tree_read_back_from_neo4j(
     assert len(plan_ids) == 2
     # Every decision line printed is a decision that is really in the database.
     for plan_id in plan_ids:
-        for d in store.list_decisions(plan_id):
+        for d in reading.list_decisions(store, plan_id):
             assert describe(d) in out
     assert (tmp_path / "checkpoints.sqlite").is_file()  # the actors' LangGraph checkpoints
 
@@ -66,7 +69,7 @@ def test_an_unreachable_server_is_reported_not_raised(
 
 
 def test_the_spec_commands_end_to_end(
-    store: DecisionStore, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """tree prints ids and PLAN#N references work; guide, reviews, resolve, phase, correct, history
     and replay call the same services as the API, and what they print is what was stored."""
@@ -78,7 +81,7 @@ def test_the_spec_commands_end_to_end(
     monkeypatch.setenv("NEO4J_URI", graph.uri)
     monkeypatch.setenv("NEO4J_DATABASE", graph.database)
     plan, root = instantiate_plan(store, "cli plan", automation_profile=AutomationProfile(edit_code=0.5))
-    strategy = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    strategy = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     held = record_decision(
         store, tool_input("strategy_choice", confidence_score=0.1), plan_id=plan.plan_id, snapshot=actor_snapshot()
     )
@@ -90,23 +93,23 @@ def test_the_spec_commands_end_to_end(
     assert f"#1 {strategy.decision_id} strategy_choice" in run("tree", plan.plan_id)
     assert strategy.decision_id in run("impact", f"{plan.plan_id}#1")
     guided = run("guide", f"{plan.plan_id}#0", "--guidance", "public endpoints only", "--by", "ana")
-    guidance = [d for d in store.list_decisions(plan.plan_id) if d.decision_type is DecisionType.USER_INTERVENTION]
+    guidance = [d for d in reading.list_decisions(store, plan.plan_id) if d.decision_type is DecisionType.USER_INTERVENTION]
     assert len(guidance) == 1 and guidance[0].decision_id in guided and guidance[0].chosen_option == "public endpoints only"
     assert held.review_id in run("reviews", "--plan", plan.plan_id)  # type: ignore[union-attr]
     assert "approved" in run("resolve", held.review_id, "--by", "rev")  # type: ignore[union-attr]
-    assert store.get_review(held.review_id).resolved_by == "rev"  # type: ignore[union-attr]
+    assert reading.get_review(store, held.review_id).resolved_by == "rev"  # type: ignore[union-attr]
     assert run("reviews", "--plan", plan.plan_id) == ""
     assert "execute" in run("phase", plan.plan_id, "execute", "--reason", "settled", "--by", "ana")
-    assert [(c["to_phase"], c["by"]) for c in store.phase_changes(plan.plan_id)] == [("execute", "ana")]
+    assert [(c["to_phase"], c["by"]) for c in reading.phase_changes(store, plan.plan_id)] == [("execute", "ana")]
     run("correct", f"{plan.plan_id}#1", "--guidance", "a sliding window", "--by", "ana")
-    [attempt] = store.correction_attempts(strategy.decision_id)
+    [attempt] = reading.correction_attempts(store, strategy.decision_id)
     assert attempt.requested_by == "ana" and "by ana" in run("history", strategy.decision_id)
     assert "replay replayed" in run("replay", attempt.attempt_id, "replayed", "--detail", "re-ran")
-    assert store.get_attempt(attempt.attempt_id).replay_detail == "re-ran"
+    assert reading.get_attempt(store, attempt.attempt_id).replay_detail == "re-ran"
 
 
 def test_a_bad_decision_reference_is_a_clear_error(
-    store: DecisionStore, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from decisiontrail.services.lifecycle import instantiate_plan
 

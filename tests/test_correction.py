@@ -12,33 +12,37 @@ from decisiontrail.domain import Decision, DecisionType, Phase, Plan
 from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, ValidationFailed
-from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
 from decisiontrail.services.correction import correct, history, preview, record_replay
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
+from decisiontrail.services import reading
+from decisiontrail.services import recording as recording_service
+from decisiontrail.services import Trail
 from factories import decision
 
 S = DecisionType.STRATEGY_CHOICE
 
 
-def _add(store: DecisionStore, plan: Plan, decision_type: DecisionType, parent: Decision | None, *deps: Decision) -> Decision:
-    return store.record_decision(
+def _add(store: Trail, plan: Plan, decision_type: DecisionType, parent: Decision | None, *deps: Decision) -> Decision:
+    return recording_service.record(
+        store,
         decision(
             plan.plan_id, decision_type, parent.decision_id if parent else None, depends_on=tuple(d.decision_id for d in deps)
-        )
+        ),
     )
 
 
-def _current(store: DecisionStore, plan: Plan) -> set[str]:
-    return {d.decision_id for d in store.list_decisions(plan.plan_id, current_only=True)}
+def _current(store: Trail, plan: Plan) -> set[str]:
+    return {d.decision_id for d in reading.list_decisions(store, plan.plan_id, current_only=True)}
 
 
-def _all(store: DecisionStore, plan: Plan) -> set[str]:
-    return {d.decision_id for d in store.list_decisions(plan.plan_id)}
+def _all(store: Trail, plan: Plan) -> set[str]:
+    return {d.decision_id for d in reading.list_decisions(store, plan.plan_id)}
 
 
 @pytest.fixture
-def hierarchy(store: DecisionStore) -> dict[str, Any]:
+def hierarchy(store: Trail) -> dict[str, Any]:
     """A plan with two strategies, a spawn, a child plan with a grandchild, and cross-plan influence."""
     plan, root = instantiate_plan(store, "parent")
     invariant = _add(store, plan, DecisionType.INVARIANT_ENFORCED, root)
@@ -56,9 +60,7 @@ def hierarchy(store: DecisionStore) -> dict[str, Any]:
     return locals()
 
 
-def test_a_vague_prompt_corrects_the_root_and_invalidates_the_whole_hierarchy(
-    store: DecisionStore, hierarchy: dict[str, Any]
-) -> None:
+def test_a_vague_prompt_corrects_the_root_and_invalidates_the_whole_hierarchy(store: Trail, hierarchy: dict[str, Any]) -> None:
     h = hierarchy
     everything = _all(store, h["plan"]) | _all(store, h["child"]) | _all(store, h["grandchild"])
 
@@ -66,15 +68,15 @@ def test_a_vague_prompt_corrects_the_root_and_invalidates_the_whole_hierarchy(
 
     assert set(result.invalidated) == everything
     assert set(result.invalidated_plans) == {h["child"].plan_id, h["grandchild"].plan_id}
-    new_root = store.get_decision(result.correction.decision_id)
+    new_root = reading.get_decision(store, result.correction.decision_id)
     assert new_root.decision_type is DecisionType.PROMPT_DEFINITION and new_root.parent_decision_id is None
     assert new_root.chosen_option == "Rate-limit only the public endpoints"
     assert _current(store, h["plan"]) == {new_root.decision_id}
-    assert _current(store, h["child"]) == set() and store.get_plan(h["child"].plan_id).is_invalidated
-    assert not store.get_plan(h["plan"].plan_id).is_invalidated
+    assert _current(store, h["child"]) == set() and reading.get_plan(store, h["child"].plan_id).is_invalidated
+    assert not reading.get_plan(store, h["plan"].plan_id).is_invalidated
 
 
-def test_a_bad_strategy_choice_invalidates_exactly_its_downstream(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+def test_a_bad_strategy_choice_invalidates_exactly_its_downstream(store: Trail, hierarchy: dict[str, Any]) -> None:
     h = hierarchy
     expected = {
         h["strategy"].decision_id,
@@ -92,12 +94,12 @@ def test_a_bad_strategy_choice_invalidates_exactly_its_downstream(store: Decisio
     untouched = {h["root"], h["invariant"], h["other"], h["bystander"]}
     assert _current(store, h["plan"]) == {d.decision_id for d in untouched} | {result.correction.decision_id}
     for d in untouched:
-        assert store.get_decision(d.decision_id).superseded_by is None
+        assert reading.get_decision(store, d.decision_id).superseded_by is None
     for decision_id in expected:
-        assert store.get_decision(decision_id).superseded_by == result.correction.decision_id
+        assert reading.get_decision(store, decision_id).superseded_by == result.correction.decision_id
 
 
-def test_a_parents_bad_prompt_to_a_child_corrects_only_the_child_plan(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+def test_a_parents_bad_prompt_to_a_child_corrects_only_the_child_plan(store: Trail, hierarchy: dict[str, Any]) -> None:
     h = hierarchy
     parent_before = _current(store, h["plan"])
 
@@ -107,10 +109,10 @@ def test_a_parents_bad_prompt_to_a_child_corrects_only_the_child_plan(store: Dec
     assert result.invalidated_plans == (h["grandchild"].plan_id,)
     assert _current(store, h["plan"]) == parent_before
     assert _current(store, h["child"]) == {result.correction.decision_id}
-    assert not store.get_plan(h["child"].plan_id).is_invalidated
+    assert not reading.get_plan(store, h["child"].plan_id).is_invalidated
 
 
-def test_a_superseded_spawn_spawns_no_more_plans(store: DecisionStore, graph: Graph, hierarchy: dict[str, Any]) -> None:
+def test_a_superseded_spawn_spawns_no_more_plans(store: Trail, graph: Graph, hierarchy: dict[str, Any]) -> None:
     h = hierarchy
     correct(store, h["spawn"].decision_id, "revert", "No child plan after all", "scope creep")
     before = count_graph(graph)
@@ -122,7 +124,7 @@ def test_a_superseded_spawn_spawns_no_more_plans(store: DecisionStore, graph: Gr
     assert count_graph(graph) == before
 
 
-def test_an_invariant_that_should_not_apply_is_corrected_away(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+def test_an_invariant_that_should_not_apply_is_corrected_away(store: Trail, hierarchy: dict[str, Any]) -> None:
     h = hierarchy
 
     result = correct(store, h["invariant"].decision_id, "revert", "Do not enforce this invariant for this plan", "not applicable")
@@ -134,14 +136,14 @@ def test_an_invariant_that_should_not_apply_is_corrected_away(store: DecisionSto
         *_all(store, h["child"]),
         *_all(store, h["grandchild"]),
     }
-    removal = store.get_decision(result.correction.decision_id)
+    removal = reading.get_decision(store, result.correction.decision_id)
     assert removal.decision_type is DecisionType.USER_INTERVENTION
     assert removal.parent_decision_id == h["root"].decision_id
     assert removal.alternatives_considered == (h["invariant"].chosen_option,)
 
 
 def test_a_missing_constraint_is_added_as_a_new_decision_and_invalidates_nothing(
-    store: DecisionStore, graph: Graph, hierarchy: dict[str, Any]
+    store: Trail, graph: Graph, hierarchy: dict[str, Any]
 ) -> None:
     h = hierarchy
     plan = h["plan"]
@@ -155,10 +157,10 @@ def test_a_missing_constraint_is_added_as_a_new_decision_and_invalidates_nothing
     # Adding a constraint supersedes nothing: decisions made without it stay current until a
     # correction (of the ones that violate it) says otherwise.
     assert _current(store, plan) == current_before | {added.decision_id}
-    assert all(d.superseded_by is None for d in store.list_decisions(plan.plan_id))
+    assert all(d.superseded_by is None for d in reading.list_decisions(store, plan.plan_id))
 
 
-def test_sequential_children_become_parallel(store: DecisionStore) -> None:
+def test_sequential_children_become_parallel(store: Trail) -> None:
     plan, root = instantiate_plan(store, "two parts")
     strategy = _add(store, plan, S, root)
     first = _add(store, plan, DecisionType.SUBPLAN_SPAWN, strategy)
@@ -167,25 +169,25 @@ def test_sequential_children_become_parallel(store: DecisionStore) -> None:
     child_b, _ = instantiate_plan(store, "part b", spawned_by_decision_id=second.decision_id)
 
     result = correct(store, first.decision_id, "revert", "Spawn both parts in parallel", "they are independent")
-    parallel = _add(store, plan, DecisionType.SUBPLAN_PARALLEL_SPAWN, store.get_decision(result.correction.decision_id))
+    parallel = _add(store, plan, DecisionType.SUBPLAN_PARALLEL_SPAWN, reading.get_decision(store, result.correction.decision_id))
     new_a, _ = instantiate_plan(store, "part a", spawned_by_decision_id=parallel.decision_id)
     new_b, _ = instantiate_plan(store, "part b", spawned_by_decision_id=parallel.decision_id)
 
     assert {first.decision_id, second.decision_id} <= set(result.invalidated)
     assert set(result.invalidated_plans) == {child_a.plan_id, child_b.plan_id}
-    assert store.get_decision(parallel.decision_id).downstream_plan_ids == tuple(sorted([new_a.plan_id, new_b.plan_id]))
+    assert reading.get_decision(store, parallel.decision_id).downstream_plan_ids == tuple(sorted([new_a.plan_id, new_b.plan_id]))
 
 
 # -- whole or not at all, and errors --------------------------------------------------------
 
 
-def test_corrections_never_change_what_a_decision_said(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+def test_corrections_never_change_what_a_decision_said(store: Trail, hierarchy: dict[str, Any]) -> None:
     h = hierarchy
-    before = {d.decision_id: d for d in store.list_decisions(h["plan"].plan_id)}
+    before = {d.decision_id: d for d in reading.list_decisions(store, h["plan"].plan_id)}
 
     correct(store, h["strategy"].decision_id, "append", "fix", "r")
 
-    for d in store.list_decisions(h["plan"].plan_id):
+    for d in reading.list_decisions(store, h["plan"].plan_id):
         if d.decision_id in before:
             unchanged = before[d.decision_id].model_dump(exclude={"superseded_by", "superseded_at", "downstream_decision_ids"})
             assert d.model_dump(exclude={"superseded_by", "superseded_at", "downstream_decision_ids"}) == unchanged
@@ -200,7 +202,7 @@ def test_corrections_never_change_what_a_decision_said(store: DecisionStore, hie
     ],
 )
 def test_bad_requests_are_refused_and_nothing_is_written(
-    store: DecisionStore,
+    store: Trail,
     graph: Graph,
     hierarchy: dict[str, Any],
     decision_id: str,
@@ -219,9 +221,7 @@ def test_bad_requests_are_refused_and_nothing_is_written(
     assert count_graph(graph) == before
 
 
-def test_correcting_a_superseded_decision_names_what_superseded_it(
-    store: DecisionStore, hierarchy: dict[str, Any], graph: Graph
-) -> None:
+def test_correcting_a_superseded_decision_names_what_superseded_it(store: Trail, hierarchy: dict[str, Any], graph: Graph) -> None:
     h = hierarchy
     first = correct(store, h["strategy"].decision_id, "revert", "g", "r")
     before = count_graph(graph)
@@ -234,9 +234,7 @@ def test_correcting_a_superseded_decision_names_what_superseded_it(
     assert count_graph(graph) == before
 
 
-def test_two_concurrent_corrections_of_one_decision_one_wins(
-    store: DecisionStore, graph: Graph, hierarchy: dict[str, Any]
-) -> None:
+def test_two_concurrent_corrections_of_one_decision_one_wins(store: Trail, graph: Graph, hierarchy: dict[str, Any]) -> None:
     h = hierarchy
     outcomes: list[Any] = []
     barrier = threading.Barrier(2)
@@ -258,7 +256,7 @@ def test_two_concurrent_corrections_of_one_decision_one_wins(
     losers = [o for o in outcomes if isinstance(o, Conflict)]
     assert len(winners) == 1 and len(losers) == 1
     assert winners[0].correction.decision_id in str(losers[0])
-    corrections = [d for d in store.list_decisions(h["plan"].plan_id) if d.is_correction]
+    corrections = [d for d in reading.list_decisions(store, h["plan"].plan_id) if d.is_correction]
     assert [d.decision_id for d in corrections] == [winners[0].correction.decision_id]
     assert len(history(store, h["strategy"].decision_id)) == 1
 
@@ -267,7 +265,7 @@ def test_two_concurrent_corrections_of_one_decision_one_wins(
 
 
 def test_preview_equals_what_the_correction_then_does_and_writes_nothing(
-    store: DecisionStore, graph: Graph, hierarchy: dict[str, Any]
+    store: Trail, graph: Graph, hierarchy: dict[str, Any]
 ) -> None:
     h = hierarchy
     before = count_graph(graph)
@@ -282,7 +280,7 @@ def test_preview_equals_what_the_correction_then_does_and_writes_nothing(
     assert impact.counts_by_type == {"resource_selection": 2, "strategy_choice": 3, "subplan_spawn": 2, "prompt_definition": 2}
 
 
-def test_every_correction_is_kept_as_an_attempt_on_its_chain(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+def test_every_correction_is_kept_as_an_attempt_on_its_chain(store: Trail, hierarchy: dict[str, Any]) -> None:
     h = hierarchy
     first = correct(store, h["other"].decision_id, "revert", "try b", "a was wrong", requested_by="alice")
     second = correct(store, first.correction.decision_id, "append", "try c", "b was wrong too", requested_by="bob")
@@ -307,7 +305,7 @@ def test_every_correction_is_kept_as_an_attempt_on_its_chain(store: DecisionStor
     assert history(store, h["other"].decision_id) == attempts
 
 
-def test_as_of_reads_show_the_tree_before_and_after_a_correction(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+def test_as_of_reads_show_the_tree_before_and_after_a_correction(store: Trail, hierarchy: dict[str, Any]) -> None:
     h = hierarchy
     plan_id = h["plan"].plan_id
     before = _current(store, h["plan"])
@@ -315,15 +313,15 @@ def test_as_of_reads_show_the_tree_before_and_after_a_correction(store: Decision
     result = correct(store, h["strategy"].decision_id, "revert", "g", "r")
     at = result.attempt.at
 
-    as_of_before = {d.decision_id for d in store.list_decisions(plan_id, as_of=at - timedelta(microseconds=1))}
-    as_of_after = {d.decision_id for d in store.list_decisions(plan_id, as_of=at)}
+    as_of_before = {d.decision_id for d in reading.list_decisions(store, plan_id, as_of=at - timedelta(microseconds=1))}
+    as_of_after = {d.decision_id for d in reading.list_decisions(store, plan_id, as_of=at)}
     assert as_of_before == before
     assert as_of_after == _current(store, h["plan"])
     assert as_of_after == before - set(result.invalidated) | {result.correction.decision_id}
-    assert len(store.get_tree(plan_id, as_of=at - timedelta(microseconds=1))) == len(before)
+    assert len(reading.get_tree(store, plan_id, as_of=at - timedelta(microseconds=1))) == len(before)
 
 
-def test_append_places_the_fix_after_the_latest_decision(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+def test_append_places_the_fix_after_the_latest_decision(store: Trail, hierarchy: dict[str, Any]) -> None:
     h = hierarchy
 
     result = correct(store, h["strategy"].decision_id, "append", "g", "r")
@@ -333,7 +331,7 @@ def test_append_places_the_fix_after_the_latest_decision(store: DecisionStore, h
     assert all(p.checkpoint is None for p in result.replay_frontier)
 
 
-def test_revert_frontier_starts_at_the_originals_checkpoint(store: DecisionStore, hierarchy: dict[str, Any]) -> None:
+def test_revert_frontier_starts_at_the_originals_checkpoint(store: Trail, hierarchy: dict[str, Any]) -> None:
     h = hierarchy
 
     result = correct(store, h["strategy"].decision_id, "revert", "g", "r")

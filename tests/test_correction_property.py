@@ -10,10 +10,13 @@ from hypothesis import strategies as st
 
 from decisiontrail.domain import DecisionType
 from decisiontrail.domain.decision import SPAWNING_TYPES
-from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import delete_all_data
 from decisiontrail.services.correction import correct, preview
 from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services import reading
+from decisiontrail.services import recording as recording_service
+from decisiontrail.services import Trail
 from factories import decision
 
 # A new plan is in Strategize; these are the non-root types it accepts there.
@@ -120,7 +123,7 @@ def test_a_correction_supersedes_exactly_the_downstream_closure(graph: Graph, fo
     plans) supersedes exactly the decision and what networkx finds downstream of it, and
     invalidates exactly the child plans spawned inside that closure; nothing else changes."""
     delete_all_data(graph)
-    store = DecisionStore(graph)
+    store = Trail.on(graph)
     ids: dict[int, str] = {}
     plan_ids: dict[int, str] = {}
     spawning_of: dict[str, int] = {}  # child plan id -> key of its spawning decision
@@ -138,7 +141,7 @@ def test_a_correction_supersedes_exactly_the_downstream_closure(graph: Graph, fo
                 ids[step.parent],
                 depends_on=tuple(ids[d] for d in step.depends_on),
             )
-            ids[step.key] = store.record_decision(draft).decision_id
+            ids[step.key] = recording_service.record(store, draft).decision_id
 
     closure = {forest.target} | nx.descendants(downstream_graph(forest), forest.target)
     expected = {ids[key] for key in closure}
@@ -153,7 +156,7 @@ def test_a_correction_supersedes_exactly_the_downstream_closure(graph: Graph, fo
     assert set(result.invalidated) == expected
     assert set(result.invalidated_plans) == expected_plans
     correction_id = result.correction.decision_id
-    stored = {d.decision_id: d for plan_id in plan_ids.values() for d in store.list_decisions(plan_id)}
+    stored = {d.decision_id: d for plan_id in plan_ids.values() for d in reading.list_decisions(store, plan_id)}
     assert set(stored) == set(ids.values()) | {correction_id}
     for decision_id in ids.values():
         assert stored[decision_id].superseded_by == (correction_id if decision_id in expected else None)

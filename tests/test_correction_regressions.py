@@ -18,9 +18,12 @@ import pytest
 from decisiontrail.cli import main
 from decisiontrail.domain import DecisionType
 from decisiontrail.exceptions import DecisionTrailError
-from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb import Graph
 from decisiontrail.services.correction import correct
 from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services import reading
+from decisiontrail.services import recording as recording_service
+from decisiontrail.services import Trail
 from factories import decision
 from test_api import INSTANTIATE, RECORD, ok, snapshot
 
@@ -34,45 +37,45 @@ mutation($input: CorrectDecisionInput!) {
 """
 
 
-def _plan_with_strategy(store: DecisionStore) -> tuple[str, str, str]:
+def _plan_with_strategy(store: Trail) -> tuple[str, str, str]:
     plan, root = instantiate_plan(store, "Add rate limiting")
-    strategy = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    strategy = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     return plan.plan_id, root.decision_id, strategy.decision_id
 
 
 # -- 1. the tree reads after a prompt correction --------------------------------------------
 
 
-def test_the_current_tree_after_a_prompt_correction_is_the_new_root_alone(store: DecisionStore) -> None:
+def test_the_current_tree_after_a_prompt_correction_is_the_new_root_alone(store: Trail) -> None:
     plan_id, root_id, strategy_id = _plan_with_strategy(store)
-    before = store.get_decision(strategy_id).created_at + timedelta(microseconds=1)
+    before = reading.get_decision(store, strategy_id).created_at + timedelta(microseconds=1)
 
     result = correct(store, root_id, "revert", "Rate-limit only the public endpoints", "too vague")
 
-    tree = store.get_tree(plan_id)
+    tree = reading.get_tree(store, plan_id)
     assert tree is not None
     assert [d.decision_id for d in tree] == [result.correction.decision_id]
-    past = store.get_tree(plan_id, as_of=before)
+    past = reading.get_tree(store, plan_id, as_of=before)
     assert past is not None and [d.decision_id for d in past] == [root_id, strategy_id]
-    history = store.get_tree(plan_id, history=True)
+    history = reading.get_tree(store, plan_id, history=True)
     assert history is not None
     assert [d.decision_id for d in history] == [result.correction.decision_id, root_id, strategy_id]
     assert "superseded by" in history.render()
 
 
-def test_a_prompt_corrected_twice_keeps_one_history_tree(store: DecisionStore) -> None:
+def test_a_prompt_corrected_twice_keeps_one_history_tree(store: Trail) -> None:
     plan_id, root_id, _ = _plan_with_strategy(store)
     second = correct(store, root_id, "revert", "public endpoints only", "too vague").correction
     third = correct(store, second.decision_id, "revert", "public and partner endpoints", "too narrow").correction
-    history = store.get_tree(plan_id, history=True)
+    history = reading.get_tree(store, plan_id, history=True)
     assert history is not None and history.root.decision.decision_id == third.decision_id
-    current = store.get_tree(plan_id)
+    current = reading.get_tree(store, plan_id)
     assert current is not None and [d.decision_id for d in current] == [third.decision_id]
 
 
-def test_plan_tree_reads_over_http_after_a_prompt_correction_on_both_paths(api: httpx.Client, store: DecisionStore) -> None:
+def test_plan_tree_reads_over_http_after_a_prompt_correction_on_both_paths(api: httpx.Client, store: Trail) -> None:
     plan_id, root_id, strategy_id = _plan_with_strategy(store)
-    before = store.get_decision(strategy_id).created_at + timedelta(microseconds=1)
+    before = reading.get_decision(store, strategy_id).created_at + timedelta(microseconds=1)
 
     corrected = ok(
         api, CORRECT, input={"decisionId": root_id, "mode": "REVERT", "guidance": "public endpoints only", "reason": "vague"}
@@ -89,9 +92,9 @@ def test_plan_tree_reads_over_http_after_a_prompt_correction_on_both_paths(api: 
     assert [(e["depth"], e["decision"]["id"]) for e in past] == [(0, root_id), (1, strategy_id)]
 
 
-def test_an_invalidated_child_plan_has_an_empty_current_tree_over_http(api: httpx.Client, store: DecisionStore) -> None:
+def test_an_invalidated_child_plan_has_an_empty_current_tree_over_http(api: httpx.Client, store: Trail) -> None:
     plan_id, root_id, strategy_id = _plan_with_strategy(store)
-    spawn = store.record_decision(decision(plan_id, DecisionType.SUBPLAN_SPAWN, strategy_id))
+    spawn = recording_service.record(store, decision(plan_id, DecisionType.SUBPLAN_SPAWN, strategy_id))
     child, _ = instantiate_plan(store, "child", spawned_by_decision_id=spawn.decision_id)
     correct(store, root_id, "revert", "public endpoints only", "vague")
     assert ok(api, TREE_OUTLINES, id=child.plan_id)["plan"]["tree"] == []
@@ -99,7 +102,7 @@ def test_an_invalidated_child_plan_has_an_empty_current_tree_over_http(api: http
 
 
 def test_decisiontrail_tree_prints_the_corrected_plan_with_ids(
-    store: DecisionStore, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     plan_id, root_id, strategy_id = _plan_with_strategy(store)
     new_root = correct(store, root_id, "revert", "public endpoints only", "vague").correction.decision_id
@@ -193,9 +196,7 @@ def test_a_correction_cancels_a_review_whose_parent_it_supersedes_and_the_plan_a
     assert body["errors"][0]["extensions"]["rule"] == "review_is_pending"
 
 
-def test_a_correction_that_reverts_the_phase_cancels_reviews_of_types_the_phase_refuses(
-    api: httpx.Client, store: DecisionStore
-) -> None:
+def test_a_correction_that_reverts_the_phase_cancels_reviews_of_types_the_phase_refuses(api: httpx.Client, store: Trail) -> None:
     plan_id, root_id, strategy_id = _gated_plan(api)
     other = ok(
         api,
@@ -218,25 +219,28 @@ def test_a_correction_that_reverts_the_phase_cancels_reviews_of_types_the_phase_
     corrected = ok(api, CORRECT_WITH_REVIEWS, input={"decisionId": strategy_id, "mode": "REVERT", "guidance": "a sliding window"})
 
     assert [r["id"] for r in corrected["correctDecision"]["cancelledReviews"]] == [tool]
-    assert store.get_plan(plan_id).phase.value == "strategize"
+    assert reading.get_plan(store, plan_id).phase.value == "strategize"
     assert [r["id"] for r in ok(api, PENDING, id=plan_id)["pendingReviews"]] == [keeps]
     resolved = ok(api, RESOLVE, input={"reviewId": keeps, "action": "APPROVE"})["resolveReview"]
     assert resolved["review"]["status"] == "APPROVED"
     assert ok(api, ADVANCE, id=plan_id, phase="EXECUTE")["advancePhase"]["phase"] == "EXECUTE"
 
 
-def test_a_prompt_correction_cancels_the_reviews_of_its_invalidated_child_plans(api: httpx.Client, store: DecisionStore) -> None:
+def test_a_prompt_correction_cancels_the_reviews_of_its_invalidated_child_plans(api: httpx.Client, store: Trail) -> None:
     plan_id, root_id, strategy_id = _gated_plan(api)
-    spawn = store.record_decision(decision(plan_id, DecisionType.SUBPLAN_SPAWN, strategy_id))
+    spawn = recording_service.record(store, decision(plan_id, DecisionType.SUBPLAN_SPAWN, strategy_id))
     child, child_root = instantiate_plan(
-        store, "child", spawned_by_decision_id=spawn.decision_id, automation_profile=store.get_plan(plan_id).automation_profile
+        store,
+        "child",
+        spawned_by_decision_id=spawn.decision_id,
+        automation_profile=reading.get_plan(store, plan_id).automation_profile,
     )
     child_review = _held(api, child.plan_id, child_root.decision_id)
 
     corrected = ok(api, CORRECT_WITH_REVIEWS, input={"decisionId": root_id, "mode": "REVERT", "guidance": "narrower"})
 
     assert [r["id"] for r in corrected["correctDecision"]["cancelledReviews"]] == [child_review]
-    assert store.list_reviews(child.plan_id)[0].status.value == "cancelled"
+    assert reading.list_reviews(store, child.plan_id)[0].status.value == "cancelled"
 
 
 def test_a_replay_after_a_correction_records_anew_with_the_reviews_key(api: httpx.Client) -> None:
@@ -282,7 +286,7 @@ def _proposal(plan_id: str, key: str, **fields: Any) -> dict[str, Any]:
     }
 
 
-def test_a_key_used_in_another_plan_records_in_this_plan(api: httpx.Client, store: DecisionStore) -> None:
+def test_a_key_used_in_another_plan_records_in_this_plan(api: httpx.Client, store: Trail) -> None:
     plan_a = ok(api, INSTANTIATE, input={"description": "a"})["instantiatePlan"]["id"]
     plan_b = ok(api, INSTANTIATE, input={"description": "b"})["instantiatePlan"]["id"]
 
@@ -290,17 +294,17 @@ def test_a_key_used_in_another_plan_records_in_this_plan(api: httpx.Client, stor
     in_b = ok(api, RECORD, input=_proposal(plan_b, "step-1", question="Which store?"))["recordDecision"]["decision"]
 
     assert in_b["id"] != in_a["id"]
-    assert store.get_decision(in_b["id"]).plan_id == plan_b
-    assert store.get_decision(in_b["id"]).question == "Which store?"
-    assert len(store.list_decisions(plan_b)) == 2
+    assert reading.get_decision(store, in_b["id"]).plan_id == plan_b
+    assert reading.get_decision(store, in_b["id"]).question == "Which store?"
+    assert len(reading.list_decisions(store, plan_b)) == 2
 
 
-def test_the_same_request_with_its_key_returns_the_same_decision(api: httpx.Client, store: DecisionStore) -> None:
+def test_the_same_request_with_its_key_returns_the_same_decision(api: httpx.Client, store: Trail) -> None:
     plan = ok(api, INSTANTIATE, input={"description": "a"})["instantiatePlan"]["id"]
     first = ok(api, RECORD, input=_proposal(plan, "step-2"))["recordDecision"]["decision"]
     again = ok(api, RECORD, input=_proposal(plan, "step-2"))["recordDecision"]["decision"]
     assert again["id"] == first["id"]
-    assert len(store.list_decisions(plan)) == 2
+    assert len(reading.list_decisions(store, plan)) == 2
 
 
 def test_a_key_reused_in_its_plan_for_another_request_is_a_conflict_naming_the_decision(api: httpx.Client, graph: Graph) -> None:
@@ -320,7 +324,7 @@ def test_a_key_reused_in_its_plan_for_another_request_is_a_conflict_naming_the_d
     assert count_graph(graph) == before
 
 
-def test_a_key_reused_for_another_request_in_one_batch_is_refused_whole(api: httpx.Client, store: DecisionStore) -> None:
+def test_a_key_reused_for_another_request_in_one_batch_is_refused_whole(api: httpx.Client, store: Trail) -> None:
     plan = ok(api, INSTANTIATE, input={"description": "a"})["instantiatePlan"]["id"]
     batch = """mutation($inputs: [RecordDecisionInput!]!) { recordDecisions(inputs: $inputs) { decision { id } } }"""
     body = api.post(
@@ -336,30 +340,30 @@ def test_a_key_reused_for_another_request_in_one_batch_is_refused_whole(api: htt
         },
     ).json()
     assert body["errors"][0]["extensions"]["code"] == "CONFLICT"
-    assert len(store.list_decisions(plan)) == 1
+    assert len(reading.list_decisions(store, plan)) == 1
 
 
 # -- a race: child plans instantiated while the correction supersedes their spawn -----------------
 
 
-def test_child_plans_instantiated_during_a_correction_of_their_spawn_are_never_left_active(store: DecisionStore) -> None:
+def test_child_plans_instantiated_during_a_correction_of_their_spawn_are_never_left_active(store: Trail) -> None:
     """Two clients instantiate child plans under a spawn while a correction supersedes it: each
     child is refused or invalidated with the spawn, in every trial (a partial invalidation is not
     permitted, ADR-007)."""
     for trial in range(10):
         plan_id = _race_instantiations_against_a_correction(store, trial)
-        children = store.child_plans_of([plan_id])[0]
-        active = [c for c in children if not store.get_plan(c).is_invalidated]
+        children = reading.child_plans_of(store, [plan_id])[0]
+        active = [c for c in children if not reading.get_plan(store, c).is_invalidated]
         assert active == [], f"trial {trial}: child plans {active} are active under the superseded spawn"
         for child in children:
-            assert store.list_decisions(child, current_only=True) == []
+            assert reading.list_decisions(store, child, current_only=True) == []
 
 
-def _race_instantiations_against_a_correction(store: DecisionStore, trial: int) -> str:
+def _race_instantiations_against_a_correction(store: Trail, trial: int) -> str:
     """A plan whose spawn's strategy is corrected while two clients instantiate under the spawn; its id."""
     plan, root = instantiate_plan(store, f"race {trial}")
-    strategy = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    spawn = store.record_decision(decision(plan.plan_id, DecisionType.SUBPLAN_SPAWN, strategy.decision_id))
+    strategy = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    spawn = recording_service.record(store, decision(plan.plan_id, DecisionType.SUBPLAN_SPAWN, strategy.decision_id))
     barrier = threading.Barrier(3)
     unexpected: list[BaseException] = []
 

@@ -16,9 +16,11 @@ from decisiontrail.actors.scripted import ScriptedChatModel, decide
 from decisiontrail.actors.tool import record_decision_tool
 from decisiontrail.domain import DecisionType, Invariant
 from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome
-from decisiontrail.graphdb import DecisionStore
+
 from decisiontrail.services.correction import correct, history, record_replay
 from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services import reading
+from decisiontrail.services import Trail
 
 
 @pytest.fixture
@@ -45,12 +47,12 @@ def resources_step(messages: Sequence[BaseMessage]) -> AIMessage:
     )
 
 
-def test_revert_replays_the_actor_from_the_recorded_checkpoint(store: DecisionStore, checkpointer: SqliteSaver) -> None:
+def test_revert_replays_the_actor_from_the_recorded_checkpoint(store: Trail, checkpointer: SqliteSaver) -> None:
     plan, root = instantiate_plan(store, "rate limiting", invariants=[Invariant(name="api", statement="no breaking changes")])
     reconcile_invariants(store, plan, checkpointer)
     actor = build_actor(ScriptedChatModel(script=[strategy_step, resources_step]), [record_decision_tool(store)], checkpointer)
     actor.invoke({"messages": [HumanMessage("Plan it.")], "plan_id": plan.plan_id}, {"configurable": {"thread_id": "strategy"}})
-    by_type = {d.decision_type: d for d in store.list_decisions(plan.plan_id)}
+    by_type = {d.decision_type: d for d in reading.list_decisions(store, plan.plan_id)}
     strategy, resources = by_type[DecisionType.STRATEGY_CHOICE], by_type[DecisionType.RESOURCE_SELECTION]
     invariant = by_type[DecisionType.INVARIANT_ENFORCED]
 
@@ -61,7 +63,7 @@ def test_revert_replays_the_actor_from_the_recorded_checkpoint(store: DecisionSt
     final = replay_correction(actor, point, "Limit in per-service middleware", mode=CorrectionMode.REVERT)
     record_replay(store, result.attempt.attempt_id, ReplayOutcome.REPLAYED)
 
-    current = store.list_decisions(plan.plan_id, current_only=True)
+    current = reading.list_decisions(store, plan.plan_id, current_only=True)
     replaced = {d.decision_type: d for d in current if d.sequence_number > result.correction.sequence_number}
     assert set(result.invalidated) == {strategy.decision_id, resources.decision_id}
     assert replaced[DecisionType.STRATEGY_CHOICE].chosen_option == "per-service middleware"

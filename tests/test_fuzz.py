@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from decisiontrail.app import create_app
-from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
+from decisiontrail.services import Trail
 from reliability import fuzz
 from reliability.fuzz import CYPHER_LOOKALIKES, Probe, Session, classify
 from reliability.outcome import Outcome
@@ -25,7 +26,7 @@ def base_url(graph: Graph) -> Iterator[str]:
 
 
 @pytest.fixture
-def session(base_url: str, store: DecisionStore) -> Iterator[Session]:
+def session(base_url: str, store: Trail) -> Iterator[Session]:
     client = Session(base_url, Outcome("test", "one test's requests"), token=None, progress=lambda _: None)
     try:
         yield client
@@ -33,7 +34,7 @@ def session(base_url: str, store: DecisionStore) -> Iterator[Session]:
         client.close()
 
 
-def test_fuzzing_breaks_no_guarantee(base_url: str, graph: Graph, store: DecisionStore) -> None:
+def test_fuzzing_breaks_no_guarantee(base_url: str, graph: Graph, store: Trail) -> None:
     outcome = fuzz.run(base_url, graph, examples=120, seed=0)
 
     assert outcome.passed, "\n".join(outcome.failures)

@@ -8,8 +8,10 @@ from typing import Any
 import httpx
 import pytest
 
-from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
+from decisiontrail.services import reading
+from decisiontrail.services import Trail
 from test_api import INSTANTIATE, RECORD, gql, ok, snapshot
 
 GUIDE = """
@@ -23,7 +25,7 @@ def _plan(api: httpx.Client) -> tuple[str, str]:
     return plan["id"], plan["rootDecision"]["id"]
 
 
-def test_guidance_is_a_user_intervention_the_next_decision_can_depend_on(api: httpx.Client, store: DecisionStore) -> None:
+def test_guidance_is_a_user_intervention_the_next_decision_can_depend_on(api: httpx.Client, store: Trail) -> None:
     plan_id, root_id = _plan(api)
     guidance = ok(
         api,
@@ -34,8 +36,8 @@ def test_guidance_is_a_user_intervention_the_next_decision_can_depend_on(api: ht
     assert guidance["decisionType"] == "USER_INTERVENTION" and guidance["planId"] == plan_id
     assert (guidance["chosenOption"], guidance["rationale"]) == ("Only the public endpoints", "scope")
     assert guidance["parent"] == {"id": root_id} and guidance["status"] == "CURRENT"
-    stored = store.get_decision(guidance["id"])
-    assert json.loads(store.read_context(stored.context_snapshot.hot_context_hash))["given_by"] == "local"
+    stored = reading.get_decision(store, guidance["id"])
+    assert json.loads(reading.read_context(store, stored.context_snapshot.hot_context_hash))["given_by"] == "local"
 
     after = ok(
         api,
@@ -50,8 +52,12 @@ def test_guidance_is_a_user_intervention_the_next_decision_can_depend_on(api: ht
             "contextSnapshot": snapshot("guided"),
         },
     )["recordDecision"]["decision"]
-    assert store.get_decision(after["id"]).depends_on == (guidance["id"],)
-    assert [d.decision_id for d in store.list_decisions(plan_id, current_only=True)] == [root_id, guidance["id"], after["id"]]
+    assert reading.get_decision(store, after["id"]).depends_on == (guidance["id"],)
+    assert [d.decision_id for d in reading.list_decisions(store, plan_id, current_only=True)] == [
+        root_id,
+        guidance["id"],
+        after["id"],
+    ]
 
 
 @pytest.mark.parametrize(

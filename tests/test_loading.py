@@ -12,12 +12,16 @@ from decisiontrail.checks import run_checks
 from decisiontrail.checks.closure import downstream, lineage
 from decisiontrail.checks.model import Label, Rel, decisions, edges_of
 from decisiontrail.exceptions import NotFound, ValidationFailed
-from decisiontrail.graphdb import DecisionStore, Graph
-from decisiontrail.graphdb.loading import LoadScope, load_graph
+from decisiontrail.graphdb import Graph
+from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.graphdb.loading import load_graph
+from decisiontrail.services import correction as correction_service
+from decisiontrail.services import reading
+from decisiontrail.services import Trail
 
 
 @pytest.fixture
-def demo(store: DecisionStore) -> Iterator[Demonstration]:
+def demo(store: Trail) -> Iterator[Demonstration]:
     with sqlite_checkpointer(":memory:") as checkpointer:
         yield record_demonstration(store, checkpointer)
 
@@ -27,11 +31,13 @@ def _write(graph: Graph, statement: str, **params: object) -> None:
     graph.driver.execute_query(statement, params, database_=graph.database)  # type: ignore[arg-type]
 
 
-def test_the_demonstration_loads_whole_and_passes_every_check(graph: Graph, store: DecisionStore, demo: Demonstration) -> None:
+def test_the_demonstration_loads_whole_and_passes_every_check(graph: Graph, store: Trail, demo: Demonstration) -> None:
     G = load_graph(graph, LoadScope.ALL)
 
     stored = {
-        d.decision_id: d for p in (demo.root_plan, demo.child_plan) for d in store.list_decisions(p.plan_id, current_only=False)
+        d.decision_id: d
+        for p in (demo.root_plan, demo.child_plan)
+        for d in reading.list_decisions(store, p.plan_id, current_only=False)
     }
     loaded = dict(decisions(G))
     assert loaded.keys() == stored.keys()
@@ -71,22 +77,22 @@ def test_scopes_load_a_plan_or_its_hierarchy_with_boundary_nodes(graph: Graph, d
     assert run_checks(child).ok and run_checks(root_only).ok
 
 
-def test_loading_refuses_an_unknown_plan_and_a_scope_without_one(graph: Graph, store: DecisionStore) -> None:
+def test_loading_refuses_an_unknown_plan_and_a_scope_without_one(graph: Graph, store: Trail) -> None:
     with pytest.raises(NotFound):
         load_graph(graph, LoadScope.HIERARCHY, "01J0000000000000000000000X")
     with pytest.raises(ValidationFailed):
         load_graph(graph, LoadScope.PLAN)
 
 
-def test_networkx_closures_agree_with_the_cypher_traversals(graph: Graph, store: DecisionStore, demo: Demonstration) -> None:
+def test_networkx_closures_agree_with_the_cypher_traversals(graph: Graph, store: Trail, demo: Demonstration) -> None:
     G = load_graph(graph, LoadScope.ALL)
     for decision_id, data in decisions(G):
         if data["status"] != "current":
             continue
-        impact = store.preview_correction(decision_id)
+        impact = correction_service.preview(store, decision_id)
         assert set(downstream(G, decision_id).decision_ids) == set(impact.decision_ids) - {decision_id}, decision_id
         assert set(downstream(G, decision_id).plan_ids) == set(impact.plan_ids), decision_id
-        ancestors, plans = store.lineage(decision_id)
+        ancestors, plans = reading.lineage(store, decision_id)
         assert set(lineage(G, decision_id).decision_ids) == set(ancestors), decision_id
         assert set(lineage(G, decision_id).plan_ids) == set(plans), decision_id
 
@@ -155,7 +161,7 @@ BREAKAGES = [
 
 @pytest.mark.parametrize(("rule", "statement"), BREAKAGES, ids=[rule for rule, _ in BREAKAGES])
 def test_a_hand_broken_copy_fails_with_the_rule_it_breaks(
-    graph: Graph, store: DecisionStore, demo: Demonstration, rule: str, statement: str
+    graph: Graph, store: Trail, demo: Demonstration, rule: str, statement: str
 ) -> None:
     _write(graph, statement, plan=demo.root_plan.plan_id, child=demo.child_plan.plan_id)
 

@@ -12,19 +12,27 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import neo4j
 import pytest
 
 from decisiontrail.domain import DecisionType
 from decisiontrail.exceptions import DecisionTrailError, Unavailable
-from decisiontrail.graphdb import DecisionStore, Graph
-from decisiontrail.graphdb.connection import create_driver, read
+from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb.connection import create_driver
+from decisiontrail.graphdb.database import Database
 from decisiontrail.graphdb.embedded import EmbeddedNeo4j
 from decisiontrail.graphdb.migrations import apply_migrations
 from decisiontrail.services.lifecycle import instantiate_plan
 from decisiontrail.settings import Neo4jSettings
+from decisiontrail.services import recording as recording_service
+from decisiontrail.services import Trail
 from factories import decision
 
 SLOW_READ = "UNWIND range(1, 10000000000) AS i WITH i WHERE i = -1 RETURN count(i) AS n"
+
+
+def _slow_read(tx: neo4j.ManagedTransaction) -> None:
+    tx.run(SLOW_READ).consume()
 
 
 @pytest.fixture
@@ -78,13 +86,13 @@ def _transactions(graph: Graph, fragment: str) -> bool:
 
 def test_a_query_running_while_neo4j_stops_is_unavailable(stoppable: tuple[EmbeddedNeo4j, Graph]) -> None:
     server, graph = stoppable
-    error = _during_stop(server, graph, lambda: read(graph, SLOW_READ), lambda: _transactions(graph, "range(1, 1000"))  # type: ignore[arg-type]
+    error = _during_stop(server, graph, lambda: Database(graph).read(_slow_read), lambda: _transactions(graph, "range(1, 1000"))  # type: ignore[arg-type]
     assert isinstance(error, Unavailable), repr(error)
 
 
 def test_a_write_waiting_for_a_lock_while_neo4j_stops_is_unavailable(stoppable: tuple[EmbeddedNeo4j, Graph]) -> None:
     server, graph = stoppable
-    store = DecisionStore(graph)
+    store = Trail.on(graph)
     plan, root = instantiate_plan(store, "locked while stopping")
     session = graph.driver.session(database=graph.database)
     holder = session.begin_transaction()
@@ -93,7 +101,7 @@ def test_a_write_waiting_for_a_lock_while_neo4j_stops_is_unavailable(stoppable: 
         error = _during_stop(
             server,
             graph,
-            lambda: store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id)),
+            lambda: recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id)),
             lambda: _transactions(graph, "PlanLock"),
         )
     finally:

@@ -13,7 +13,7 @@ from decisiontrail.domain import AutomationProfile, Decision, DecisionType, Inva
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.domain.recording import Review, ReviewAction, ReviewStatus
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, ValidationFailed
-from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan, record_user_intervention
 from decisiontrail.services.recording import (
@@ -24,12 +24,14 @@ from decisiontrail.services.recording import (
     record_decisions,
 )
 from decisiontrail.services.reviews import pending_reviews, resolve_review
+from decisiontrail.services import reading
+from decisiontrail.services import Trail
 from factories import actor_snapshot, tool_input
 
 ADR_033 = Path(__file__).resolve().parents[2] / "shared" / "spec" / "ADR-033-decision-recording-protocol.txt"
 
 
-def _plan(store: DecisionStore, edit_code: float = 0.0, execute_command: float = 0.0) -> tuple[Plan, Decision]:
+def _plan(store: Trail, edit_code: float = 0.0, execute_command: float = 0.0) -> tuple[Plan, Decision]:
     return instantiate_plan(
         store,
         "Ship the feature",
@@ -38,7 +40,7 @@ def _plan(store: DecisionStore, edit_code: float = 0.0, execute_command: float =
     )
 
 
-def _record(store: DecisionStore, plan: Plan, decision_type: str, *, thread: str = "actor-1", **fields: Any) -> Decision | Review:
+def _record(store: Trail, plan: Plan, decision_type: str, *, thread: str = "actor-1", **fields: Any) -> Decision | Review:
     return record_decision(store, tool_input(decision_type, **fields), plan_id=plan.plan_id, snapshot=actor_snapshot(thread))
 
 
@@ -92,7 +94,7 @@ def test_input_and_output_schema_are_adr_033s_verbatim() -> None:
     ],
 )
 def test_bad_input_is_refused_naming_the_field_and_nothing_is_written(
-    store: DecisionStore, graph: Graph, arguments: dict[str, Any], error: type[Exception], named: str
+    store: Trail, graph: Graph, arguments: dict[str, Any], error: type[Exception], named: str
 ) -> None:
     plan, _ = _plan(store)
     arguments = {k: v for k, v in arguments.items() if v is not None}
@@ -106,7 +108,7 @@ def test_bad_input_is_refused_naming_the_field_and_nothing_is_written(
     assert count_graph(graph) == before
 
 
-def test_a_decision_without_a_whole_snapshot_is_not_persisted(store: DecisionStore, graph: Graph) -> None:
+def test_a_decision_without_a_whole_snapshot_is_not_persisted(store: Trail, graph: Graph) -> None:
     plan, _ = _plan(store)
     before = count_graph(graph)
     no_checkpoint = actor_snapshot().model_copy(update={"actor_state_ref": None})
@@ -120,7 +122,7 @@ def test_a_decision_without_a_whole_snapshot_is_not_persisted(store: DecisionSto
     assert count_graph(graph) == before
 
 
-def test_an_unknown_plan_is_not_found(store: DecisionStore) -> None:
+def test_an_unknown_plan_is_not_found(store: Trail) -> None:
     with pytest.raises(NotFound, match="plan"):
         record_decision(store, tool_input("strategy_choice"), plan_id=new_ulid(), snapshot=actor_snapshot())
 
@@ -128,29 +130,29 @@ def test_an_unknown_plan_is_not_found(store: DecisionStore) -> None:
 # -- system-created decisions --------------------------------------------------------------
 
 
-def test_instantiating_a_plan_creates_its_root_from_description_and_arguments(store: DecisionStore) -> None:
+def test_instantiating_a_plan_creates_its_root_from_description_and_arguments(store: Trail) -> None:
     plan, root = _plan(store)
 
-    stored = store.get_decision(root.decision_id)
+    stored = reading.get_decision(store, root.decision_id)
 
     assert stored.decision_type is DecisionType.PROMPT_DEFINITION and stored.parent_decision_id is None
     assert '"description": "Ship the feature"' in stored.chosen_option and '"ticket": 42' in stored.chosen_option
-    assert store.read_context(stored.context_snapshot.hot_context_hash) == stored.chosen_option
-    assert [d.decision_id for d in store.list_decisions(plan.plan_id)] == [root.decision_id]
+    assert reading.read_context(store, stored.context_snapshot.hot_context_hash) == stored.chosen_option
+    assert [d.decision_id for d in reading.list_decisions(store, plan.plan_id)] == [root.decision_id]
 
 
-def test_a_plan_spawned_by_a_subplan_decision_becomes_its_child(store: DecisionStore) -> None:
+def test_a_plan_spawned_by_a_subplan_decision_becomes_its_child(store: Trail) -> None:
     plan, root = _plan(store)
     spawn = _decision(_record(store, plan, "subplan_parallel_spawn"))
 
     child, child_root = instantiate_plan(store, "child work", {"part": 1}, spawned_by_decision_id=spawn.decision_id)
 
     assert child.parent_plan_id == plan.plan_id and child.spawned_by_decision_id == spawn.decision_id
-    assert store.get_decision(spawn.decision_id).downstream_plan_ids == (child.plan_id,)
-    assert store.get_tree(child.plan_id).root.decision.decision_id == child_root.decision_id
+    assert reading.get_decision(store, spawn.decision_id).downstream_plan_ids == (child.plan_id,)
+    assert reading.get_tree(store, child.plan_id).root.decision.decision_id == child_root.decision_id
 
 
-def test_a_plan_cannot_be_spawned_by_another_kind_of_decision_and_nothing_is_written(store: DecisionStore, graph: Graph) -> None:
+def test_a_plan_cannot_be_spawned_by_another_kind_of_decision_and_nothing_is_written(store: Trail, graph: Graph) -> None:
     plan, _ = _plan(store)
     strategy = _decision(_record(store, plan, "strategy_choice"))
     before = count_graph(graph)
@@ -162,20 +164,20 @@ def test_a_plan_cannot_be_spawned_by_another_kind_of_decision_and_nothing_is_wri
     assert count_graph(graph) == before  # neither the plan nor its root
 
 
-def test_user_interventions_come_from_the_lifecycle_engine(store: DecisionStore) -> None:
+def test_user_interventions_come_from_the_lifecycle_engine(store: Trail) -> None:
     plan, root = _plan(store)
 
     guidance = record_user_intervention(
         store, plan.plan_id, "Prefer Redis", parent_decision_id=root.decision_id, reason="ops asked"
     )
 
-    assert store.get_decision(guidance.decision_id).decision_type is DecisionType.USER_INTERVENTION
+    assert reading.get_decision(store, guidance.decision_id).decision_type is DecisionType.USER_INTERVENTION
 
 
 # -- parent inference ----------------------------------------------------------------------
 
 
-def test_parent_is_inferred_from_the_current_decision_context(store: DecisionStore) -> None:
+def test_parent_is_inferred_from_the_current_decision_context(store: Trail) -> None:
     plan, root = _plan(store)
     strategy_a = _decision(_record(store, plan, "strategy_choice", thread="strategy"))
     strategy_b = _decision(_record(store, plan, "strategy_choice", thread="strategy", question="second?"))
@@ -195,7 +197,7 @@ def test_parent_is_inferred_from_the_current_decision_context(store: DecisionSto
     assert recovery.parent_decision_id == tool.decision_id
 
 
-def test_inference_falls_back_to_the_root_and_an_explicit_parent_wins(store: DecisionStore) -> None:
+def test_inference_falls_back_to_the_root_and_an_explicit_parent_wins(store: Trail) -> None:
     plan, root = _plan(store)
     spawn = _decision(_record(store, plan, "subplan_spawn"))  # no strategy_choice yet
     strategy = _decision(_record(store, plan, "strategy_choice"))
@@ -224,7 +226,7 @@ def test_inference_falls_back_to_the_root_and_an_explicit_parent_wins(store: Dec
 )
 @pytest.mark.parametrize("phase", [Phase.STRATEGIZE, Phase.EXECUTE])
 def test_gating_below_at_and_above_each_threshold(
-    store: DecisionStore, threshold: float, confidence: float | None, gated: bool, phase: Phase
+    store: Trail, threshold: float, confidence: float | None, gated: bool, phase: Phase
 ) -> None:
     # The other phase's threshold is set the opposite way, so the right one must be used.
     other = 0.0 if gated else 1.0
@@ -237,7 +239,7 @@ def test_gating_below_at_and_above_each_threshold(
 
     outcome = _record(store, plan, decision_type, **fields)
 
-    in_tree = [d.decision_type.value for d in store.list_decisions(plan.plan_id)]
+    in_tree = [d.decision_type.value for d in reading.list_decisions(store, plan.plan_id)]
     if gated:
         assert isinstance(outcome, Review) and outcome.status is ReviewStatus.PENDING
         assert decision_type not in in_tree
@@ -257,7 +259,7 @@ def test_gating_below_at_and_above_each_threshold(
     ],
 )
 def test_a_reviewer_approves_selects_or_overrides(
-    store: DecisionStore, action: ReviewAction, option: str | None, chosen: str, alternatives: tuple[str, ...]
+    store: Trail, action: ReviewAction, option: str | None, chosen: str, alternatives: tuple[str, ...]
 ) -> None:
     plan, root = _plan(store, edit_code=0.9)
     arguments = tool_input(
@@ -269,7 +271,7 @@ def test_a_reviewer_approves_selects_or_overrides(
 
     resolved, decision = resolve_review(store, review.review_id, action, option)
 
-    stored = store.get_decision(decision.decision_id)
+    stored = reading.get_decision(store, decision.decision_id)
     assert (stored.chosen_option, stored.alternatives_considered) == (chosen, alternatives)
     assert stored.parent_decision_id == root.decision_id and stored.sequence_number == 1
     assert resolved.status.value != "pending" and resolved.decision_id == stored.decision_id
@@ -279,7 +281,7 @@ def test_a_reviewer_approves_selects_or_overrides(
     assert _decision(again).decision_id == stored.decision_id
 
 
-def test_bad_resolutions_are_refused_and_change_nothing(store: DecisionStore, graph: Graph) -> None:
+def test_bad_resolutions_are_refused_and_change_nothing(store: Trail, graph: Graph) -> None:
     plan, _ = _plan(store, edit_code=1.0)
     review = _record(store, plan, "strategy_choice", alternatives_considered=["b"])
     assert isinstance(review, Review)
@@ -303,7 +305,7 @@ def test_bad_resolutions_are_refused_and_change_nothing(store: DecisionStore, gr
 # -- phases --------------------------------------------------------------------------------
 
 
-def test_each_type_is_accepted_only_in_its_phases_and_apply_accepts_none(store: DecisionStore, graph: Graph) -> None:
+def test_each_type_is_accepted_only_in_its_phases_and_apply_accepts_none(store: Trail, graph: Graph) -> None:
     plan, _ = _plan(store)
     _decision(_record(store, plan, "strategy_choice"))
     with pytest.raises(RuleViolation, match="made in execute; the plan is in strategize"):
@@ -323,7 +325,7 @@ def test_each_type_is_accepted_only_in_its_phases_and_apply_accepts_none(store: 
     assert execute.phase is Phase.EXECUTE
 
 
-def test_phase_moves_forward_and_reverts_from_execute_only(store: DecisionStore) -> None:
+def test_phase_moves_forward_and_reverts_from_execute_only(store: Trail) -> None:
     plan, _ = _plan(store)
 
     with pytest.raises(RuleViolation, match="strategize -> apply"):
@@ -334,7 +336,7 @@ def test_phase_moves_forward_and_reverts_from_execute_only(store: DecisionStore)
     final = advance_phase(store, plan.plan_id, Phase.APPLY, "executed")
 
     assert final.phase is Phase.APPLY
-    changes = [(c["from_phase"], c["to_phase"], c["reason"]) for c in store.phase_changes(plan.plan_id)]
+    changes = [(c["from_phase"], c["to_phase"], c["reason"]) for c in reading.phase_changes(store, plan.plan_id)]
     assert changes == [
         ("strategize", "execute", "strategy done"),
         ("execute", "strategize", "cannot proceed within the chosen strategy"),
@@ -348,7 +350,7 @@ def test_phase_moves_forward_and_reverts_from_execute_only(store: DecisionStore)
 # -- checkpoint groups ---------------------------------------------------------------------
 
 
-def test_execute_recordings_carry_a_checkpoint_group_and_strategize_ones_do_not(store: DecisionStore) -> None:
+def test_execute_recordings_carry_a_checkpoint_group_and_strategize_ones_do_not(store: Trail) -> None:
     plan, _ = _plan(store)
     strategy = _decision(_record(store, plan, "strategy_choice"))
     advance_phase(store, plan.plan_id, Phase.EXECUTE)
@@ -357,9 +359,9 @@ def test_execute_recordings_carry_a_checkpoint_group_and_strategize_ones_do_not(
     )
     tool = _decision(record_decision(store, tool_input("tool_invocation"), plan_id=plan.plan_id, snapshot=snapshot))
 
-    group = store.get_checkpoint_group(tool.decision_id)
+    group = reading.checkpoint_group(store, tool.decision_id)
 
-    assert store.get_checkpoint_group(strategy.decision_id) is None
+    assert reading.checkpoint_group(store, strategy.decision_id) is None
     assert group is not None
     assert snapshot.actor_state_ref is not None
     assert (group.thread_id, group.checkpoint_ns, group.checkpoint_id) == (
@@ -373,7 +375,7 @@ def test_execute_recordings_carry_a_checkpoint_group_and_strategize_ones_do_not(
 # -- idempotency ---------------------------------------------------------------------------
 
 
-def test_the_same_call_twice_records_once(store: DecisionStore, graph: Graph) -> None:
+def test_the_same_call_twice_records_once(store: Trail, graph: Graph) -> None:
     plan, _ = _plan(store)
     snapshot = actor_snapshot("actor-9")
     first = record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=snapshot)
@@ -410,7 +412,7 @@ def test_the_same_call_twice_records_once(store: DecisionStore, graph: Graph) ->
     assert count_graph(graph).nodes == after_first.nodes + 1  # only `explicit` was new
 
 
-def test_concurrent_retries_with_one_key_record_one_decision(store: DecisionStore) -> None:
+def test_concurrent_retries_with_one_key_record_one_decision(store: Trail) -> None:
     plan, _ = _plan(store)
     snapshot = actor_snapshot("actor-racing")
     results: list[str] = []
@@ -436,23 +438,23 @@ def test_concurrent_retries_with_one_key_record_one_decision(store: DecisionStor
 
     assert errors == []
     assert len(set(results)) == 1
-    assert sum(d.decision_type is DecisionType.STRATEGY_CHOICE for d in store.list_decisions(plan.plan_id)) == 1
+    assert sum(d.decision_type is DecisionType.STRATEGY_CHOICE for d in reading.list_decisions(store, plan.plan_id)) == 1
 
 
 # -- invariants (service level; the actor is in test_actors) --------------------------------
 
 
-def test_plan_invariants_round_trip(store: DecisionStore) -> None:
+def test_plan_invariants_round_trip(store: Trail) -> None:
     invariants = [Invariant(name="n", statement="s", scope="global"), Invariant(name="n", statement="t")]  # type: ignore[arg-type]
     plan, _ = instantiate_plan(store, "p", invariants=invariants)
 
-    assert store.get_plan(plan.plan_id).invariants == tuple(invariants)
+    assert reading.get_plan(store, plan.plan_id).invariants == tuple(invariants)
 
 
 # -- batches -------------------------------------------------------------------------------
 
 
-def _executing_plan(store: DecisionStore) -> tuple[Plan, Decision]:
+def _executing_plan(store: Trail) -> tuple[Plan, Decision]:
     plan, _ = _plan(store)
     strategy = _decision(_record(store, plan, "strategy_choice", thread="strategy"))
     advance_phase(store, plan.plan_id, Phase.EXECUTE)
@@ -468,7 +470,7 @@ BATCH = [  # (decision type, actor run, question)
 ]
 
 
-def test_a_batch_places_each_decision_as_if_the_earlier_ones_were_recorded(store: DecisionStore) -> None:
+def test_a_batch_places_each_decision_as_if_the_earlier_ones_were_recorded(store: Trail) -> None:
     one_by_one, strategy_a = _executing_plan(store)
     sequential = [_decision(_record(store, one_by_one, t, thread=run, question=q)) for t, run, q in BATCH]
     batched_plan, strategy_b = _executing_plan(store)
@@ -485,20 +487,20 @@ def test_a_batch_places_each_decision_as_if_the_earlier_ones_were_recorded(store
 
     assert shape(batched, strategy_b) == shape(sequential, strategy_a)
     assert [d.sequence_number for d in batched] == [2, 3, 4, 5, 6]
-    assert store.list_decisions(batched_plan.plan_id)[2:] == batched
+    assert reading.list_decisions(store, batched_plan.plan_id)[2:] == batched
 
 
-def test_a_key_twice_in_one_batch_records_once(store: DecisionStore) -> None:
+def test_a_key_twice_in_one_batch_records_once(store: Trail) -> None:
     plan, _ = _executing_plan(store)
     item = propose(tool_input("implementation_choice"), plan_id=plan.plan_id, snapshot=actor_snapshot("executor-1"))
 
     first, second = record_decisions(store, [(item, None), (item, None)])
 
     assert first == second
-    assert len(store.list_decisions(plan.plan_id)) == 3
+    assert len(reading.list_decisions(store, plan.plan_id)) == 3
 
 
-def test_one_refused_proposal_refuses_the_batch_and_nothing_is_written(store: DecisionStore, graph: Graph) -> None:
+def test_one_refused_proposal_refuses_the_batch_and_nothing_is_written(store: Trail, graph: Graph) -> None:
     plan, _ = _executing_plan(store)
     good = propose(tool_input("implementation_choice"), plan_id=plan.plan_id, snapshot=actor_snapshot("executor-1"))
     bad = propose(
@@ -514,12 +516,13 @@ def test_one_refused_proposal_refuses_the_batch_and_nothing_is_written(store: De
 
 def _sequence_order_violations(graph: Graph, plan_id: str) -> list[str]:
     from decisiontrail.checks.validation import check_sequence_order
-    from decisiontrail.graphdb.loading import LoadScope, load_graph
+    from decisiontrail.domain.vocabulary import LoadScope
+    from decisiontrail.graphdb.loading import load_graph
 
     return [v.message for v in check_sequence_order(load_graph(graph, LoadScope.PLAN, plan_id, progress=False))]
 
 
-def test_a_resolved_review_is_created_when_resolved_after_what_was_recorded_meanwhile(store: DecisionStore, graph: Graph) -> None:
+def test_a_resolved_review_is_created_when_resolved_after_what_was_recorded_meanwhile(store: Trail, graph: Graph) -> None:
     plan, _ = _plan(store, edit_code=0.9)
     review = _record(store, plan, "strategy_choice", confidence_score=0.5)
     meanwhile = _decision(_record(store, plan, "strategy_choice", question="Which store?", confidence_score=0.95))
@@ -531,7 +534,7 @@ def test_a_resolved_review_is_created_when_resolved_after_what_was_recorded_mean
     assert _sequence_order_violations(graph, plan.plan_id) == []
 
 
-def test_creation_times_follow_sequence_numbers_under_concurrent_actors(store: DecisionStore, graph: Graph) -> None:
+def test_creation_times_follow_sequence_numbers_under_concurrent_actors(store: Trail, graph: Graph) -> None:
     plan, _ = _plan(store)
     writers, per_writer = 4, 10
     errors: list[BaseException] = []

@@ -11,7 +11,10 @@ import httpx
 from decisiontrail.app import create_app
 from decisiontrail.domain import DecisionType
 from decisiontrail.domain.ids import new_ulid
-from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb import Graph
+from decisiontrail.services import reading
+from decisiontrail.services import recording as recording_service
+from decisiontrail.services import Trail
 from factories import decision, new_plan
 from reliability import faults, load
 from reliability.load import RECORD, RECORD_MANY
@@ -19,7 +22,7 @@ from reliability.outcome import Outcome
 from serving import served
 
 
-def test_a_short_load_stores_every_acknowledged_decision_exactly_once(graph: Graph, store: DecisionStore, tmp_path: Path) -> None:
+def test_a_short_load_stores_every_acknowledged_decision_exactly_once(graph: Graph, store: Trail, tmp_path: Path) -> None:
     with served(create_app(graph=graph)) as url:
         outcome = load.run(url, graph, seconds=10, clients=3, out=tmp_path / "acks.jsonl")
 
@@ -59,7 +62,7 @@ def _input(plan_id: str, parent_id: str, key: str) -> dict[str, Any]:
     }
 
 
-def test_a_write_sent_again_after_a_lost_answer_returns_what_was_recorded(graph: Graph, store: DecisionStore) -> None:
+def test_a_write_sent_again_after_a_lost_answer_returns_what_was_recorded(graph: Graph, store: Trail) -> None:
     plan, root = new_plan(store)
     single = _input(plan.plan_id, root.decision_id, "retry-1")
     batch = [_input(plan.plan_id, root.decision_id, f"retry-{n}") for n in (2, 3)]
@@ -72,20 +75,24 @@ def test_a_write_sent_again_after_a_lost_answer_returns_what_was_recorded(graph:
     assert first == again
     first_ids, again_ids = ([p["decision"]["id"] for p in s["data"]["recordDecisions"]] for s in sent_many)
     assert first_ids == again_ids
-    assert len(store.list_decisions(plan.plan_id)) == 1 + 3
+    assert len(reading.list_decisions(store, plan.plan_id)) == 1 + 3
 
 
-def test_the_verifier_reports_lost_duplicated_and_half_written_decisions(graph: Graph, store: DecisionStore) -> None:
+def test_the_verifier_reports_lost_duplicated_and_half_written_decisions(graph: Graph, store: Trail) -> None:
     plan, root = new_plan(store)
-    kept = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), idempotency_key="k-1")
-    copy = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), idempotency_key="k-2")
+    kept = recording_service.record(
+        store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), idempotency_key="k-1"
+    )
+    copy = recording_service.record(
+        store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), idempotency_key="k-2"
+    )
     # A second decision answering to k-1 (as a retried write recorded twice would), and one without its parent.
     graph.driver.execute_query(
         "MATCH (d:Decision {decision_id: $id}) SET d.retired_idempotency_key = 'k-1' REMOVE d.idempotency_key",
         id=copy.decision_id,
         database_=graph.database,
     )
-    orphan = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    orphan = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     graph.driver.execute_query(
         "MATCH (:Decision {decision_id: $id})-[p:PARENT]->() DELETE p", id=orphan.decision_id, database_=graph.database
     )

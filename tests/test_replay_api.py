@@ -8,7 +8,9 @@ import httpx
 import pytest
 
 from decisiontrail.domain.correction import ReplayOutcome
-from decisiontrail.graphdb import DecisionStore
+from decisiontrail.services import reading
+from decisiontrail.services import Trail
+
 from test_api import INSTANTIATE, gql, ok, record
 
 CORRECT = """
@@ -31,7 +33,7 @@ def _corrected(api: httpx.Client) -> tuple[str, str, str, str]:
     return plan, strategy, corrected["correction"]["id"], corrected["attempt"]["attemptId"]
 
 
-def test_a_client_reports_the_replay_and_the_decisions_it_recorded(api: httpx.Client, store: DecisionStore) -> None:
+def test_a_client_reports_the_replay_and_the_decisions_it_recorded(api: httpx.Client, store: Trail) -> None:
     plan, strategy, correction_id, attempt_id = _corrected(api)
     replacement = record(api, plan, chosenOption="the other way", parentDecisionId=correction_id, context="replay")["decision"][
         "id"
@@ -52,7 +54,7 @@ def test_a_client_reports_the_replay_and_the_decisions_it_recorded(api: httpx.Cl
         "correctedDecisionId": strategy,
         "correctionDecisionId": correction_id,
     }
-    stored = store.get_attempt(attempt_id)
+    stored = reading.get_attempt(store, attempt_id)
     assert (stored.replay_outcome, stored.replayed_decision_ids) == (ReplayOutcome.REPLAYED, (replacement,))
 
 
@@ -66,7 +68,7 @@ def test_a_client_reports_the_replay_and_the_decisions_it_recorded(api: httpx.Cl
     ],
 )
 def test_a_refused_report_writes_nothing(
-    api: httpx.Client, store: DecisionStore, change: dict[str, Any], code: str | None, detail: str
+    api: httpx.Client, store: Trail, change: dict[str, Any], code: str | None, detail: str
 ) -> None:
     _, _, _, attempt_id = _corrected(api)
 
@@ -75,5 +77,5 @@ def test_a_refused_report_writes_nothing(
     error = body["errors"][0]
     assert (error.get("extensions") or {}).get("code") == code, error
     assert detail in error["message"]
-    stored = store.get_attempt(attempt_id)
+    stored = reading.get_attempt(store, attempt_id)
     assert (stored.replay_outcome, stored.replay_detail, stored.replayed_decision_ids) == (ReplayOutcome.PENDING, None, ())

@@ -21,8 +21,13 @@ from decisiontrail.domain import (
 from decisiontrail.domain.decision import PHASES_BY_TYPE, ResourceRef
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation
-from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
+from decisiontrail.services import correction as correction_service
+from decisiontrail.services import lifecycle as lifecycle_service
+from decisiontrail.services import reading
+from decisiontrail.services import recording as recording_service
+from decisiontrail.services import Trail
 from factories import decision, new_plan, snapshot
 
 
@@ -52,15 +57,15 @@ def full_decision(plan_id: str, decision_type: DecisionType, parent: str | None,
 
 
 @pytest.mark.parametrize("decision_type", list(DecisionType))
-def test_every_decision_type_round_trips_with_every_field(store: DecisionStore, decision_type: DecisionType) -> None:
+def test_every_decision_type_round_trips_with_every_field(store: Trail, decision_type: DecisionType) -> None:
     plan, root = new_plan(store)
-    anchor = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    anchor = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     phase = PHASES_BY_TYPE[decision_type][0]
     if phase is Phase.EXECUTE:
-        store.advance_phase(plan.plan_id, Phase.EXECUTE)
+        lifecycle_service.advance_phase(store, plan.plan_id, Phase.EXECUTE)
     is_root = decision_type is DecisionType.PROMPT_DEFINITION
     parent = None if is_root else root.decision_id
-    original = root if is_root else store.record_decision(decision(plan.plan_id, decision_type, parent))
+    original = root if is_root else recording_service.record(store, decision(plan.plan_id, decision_type, parent))
     # The decision under test: a correction of `original`, depending on `anchor`.
     written = full_decision(
         plan.plan_id,
@@ -72,19 +77,20 @@ def test_every_decision_type_round_trips_with_every_field(store: DecisionStore, 
         corrects_decision_id=original.decision_id,
         correction_reason="the first answer was wrong",
     )
-    stored = store.record_decision(written)
-    store.supersede(original.decision_id, stored.decision_id)
+    stored = recording_service.record(store, written)
+    correction_service.supersede(store, original.decision_id, stored.decision_id)
     dependent_type = DecisionType.INVARIANT_ENFORCED if is_root else decision_type
-    dependent = store.record_decision(
-        decision(plan.plan_id, dependent_type, parent or stored.decision_id, depends_on=(stored.decision_id,))
+    dependent = recording_service.record(
+        store, decision(plan.plan_id, dependent_type, parent or stored.decision_id, depends_on=(stored.decision_id,))
     )
     child_plans: tuple[str, ...] = ()
     if decision_type in (DecisionType.SUBPLAN_SPAWN, DecisionType.SUBPLAN_PARALLEL_SPAWN):
-        child = store.create_plan(
-            Plan(description="child", parent_plan_id=plan.plan_id, spawned_by_decision_id=stored.decision_id)
+        child = lifecycle_service.create_plan(
+            store, Plan(description="child", parent_plan_id=plan.plan_id, spawned_by_decision_id=stored.decision_id)
         )
         child_plans = (child.plan_id,)
-    successor = store.record_decision(
+    successor = recording_service.record(
+        store,
         full_decision(
             plan.plan_id,
             decision_type,
@@ -93,12 +99,12 @@ def test_every_decision_type_round_trips_with_every_field(store: DecisionStore, 
             is_correction=True,
             corrects_decision_id=stored.decision_id,
             correction_reason="and so was the second",
-        )
+        ),
     )
     superseded_at = datetime(2026, 12, 1, 9, 30, 0, 250000, tzinfo=UTC)
-    store.supersede(stored.decision_id, successor.decision_id, at=superseded_at)
+    correction_service.supersede(store, stored.decision_id, successor.decision_id, at=superseded_at)
 
-    read = store.get_decision(written.decision_id)
+    read = reading.get_decision(store, written.decision_id)
 
     expected = written.model_copy(
         update={
@@ -114,7 +120,7 @@ def test_every_decision_type_round_trips_with_every_field(store: DecisionStore, 
     assert read == expected
 
 
-def test_sequence_numbers_are_unique_and_gap_free_under_concurrent_writers(store: DecisionStore) -> None:
+def test_sequence_numbers_are_unique_and_gap_free_under_concurrent_writers(store: Trail) -> None:
     plan, root = new_plan(store)
     writers, per_writer = 8, 50
     errors: list[BaseException] = []
@@ -124,7 +130,7 @@ def test_sequence_numbers_are_unique_and_gap_free_under_concurrent_writers(store
         try:
             barrier.wait()
             for _ in range(per_writer):
-                store.record_decision(decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id))
+                recording_service.record(store, decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id))
         except BaseException as e:  # reported below; a thread's exception is otherwise lost
             errors.append(e)
 
@@ -135,20 +141,20 @@ def test_sequence_numbers_are_unique_and_gap_free_under_concurrent_writers(store
         t.join()
 
     assert errors == []
-    numbers = [d.sequence_number for d in store.list_decisions(plan.plan_id)]
+    numbers = [d.sequence_number for d in reading.list_decisions(store, plan.plan_id)]
     # The root took 0; the 400 concurrent writes took 1..400, each exactly once.
     assert sorted(numbers) == list(range(writers * per_writer + 1))
     assert numbers == sorted(numbers)
 
 
-def test_list_decisions_comes_in_sequence_order_and_tree_nests_them(store: DecisionStore) -> None:
+def test_list_decisions_comes_in_sequence_order_and_tree_nests_them(store: Trail) -> None:
     plan, root = new_plan(store)
-    strategy = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    tool = store.record_decision(decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, strategy.decision_id))
-    invariant = store.record_decision(decision(plan.plan_id, DecisionType.INVARIANT_ENFORCED, root.decision_id))
+    strategy = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    tool = recording_service.record(store, decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, strategy.decision_id))
+    invariant = recording_service.record(store, decision(plan.plan_id, DecisionType.INVARIANT_ENFORCED, root.decision_id))
 
-    listed = store.list_decisions(plan.plan_id)
-    tree = store.get_tree(plan.plan_id)
+    listed = reading.list_decisions(store, plan.plan_id)
+    tree = reading.get_tree(store, plan.plan_id)
 
     assert [d.decision_id for d in listed] == [root.decision_id, strategy.decision_id, tool.decision_id, invariant.decision_id]
     assert [d.sequence_number for d in listed] == [0, 1, 2, 3]
@@ -157,39 +163,44 @@ def test_list_decisions_comes_in_sequence_order_and_tree_nests_them(store: Decis
     assert [c.decision.decision_id for c in tree.root.children[0].children] == [tool.decision_id]
 
 
-def test_current_only_leaves_out_superseded_decisions(store: DecisionStore) -> None:
+def test_current_only_leaves_out_superseded_decisions(store: Trail) -> None:
     plan, root = new_plan(store)
-    old = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    new = store.record_decision(
+    old = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    new = recording_service.record(
+        store,
         decision(
             plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id, is_correction=True, corrects_decision_id=old.decision_id
-        )
+        ),
     )
-    store.supersede(old.decision_id, new.decision_id)
+    correction_service.supersede(store, old.decision_id, new.decision_id)
 
-    current = [d.decision_id for d in store.list_decisions(plan.plan_id, current_only=True)]
+    current = [d.decision_id for d in reading.list_decisions(store, plan.plan_id, current_only=True)]
 
     assert current == [root.decision_id, new.decision_id]
-    tree, history = store.get_tree(plan.plan_id), store.get_tree(plan.plan_id, history=True)
+    tree, history = reading.get_tree(store, plan.plan_id), reading.get_tree(store, plan.plan_id, history=True)
     assert tree is not None and history is not None
     assert "[superseded by" not in tree.render() and len(tree) == 2  # the current tree
     assert f"[superseded by {new.decision_id}]" in history.render() and len(history) == 3
 
 
-def test_child_plan_links_to_its_parent_plan_and_spawning_decision(store: DecisionStore) -> None:
+def test_child_plan_links_to_its_parent_plan_and_spawning_decision(store: Trail) -> None:
     plan, root = new_plan(store)
-    spawn = store.record_decision(decision(plan.plan_id, DecisionType.SUBPLAN_PARALLEL_SPAWN, root.decision_id))
-    first = store.create_plan(Plan(description="child a", parent_plan_id=plan.plan_id, spawned_by_decision_id=spawn.decision_id))
-    second = store.create_plan(Plan(description="child b", parent_plan_id=plan.plan_id, spawned_by_decision_id=spawn.decision_id))
+    spawn = recording_service.record(store, decision(plan.plan_id, DecisionType.SUBPLAN_PARALLEL_SPAWN, root.decision_id))
+    first = lifecycle_service.create_plan(
+        store, Plan(description="child a", parent_plan_id=plan.plan_id, spawned_by_decision_id=spawn.decision_id)
+    )
+    second = lifecycle_service.create_plan(
+        store, Plan(description="child b", parent_plan_id=plan.plan_id, spawned_by_decision_id=spawn.decision_id)
+    )
 
-    read = store.get_plan(first.plan_id)
+    read = reading.get_plan(store, first.plan_id)
 
     assert read == first
     assert read.parent_plan_id == plan.plan_id and read.spawned_by_decision_id == spawn.decision_id
-    assert store.get_decision(spawn.decision_id).downstream_plan_ids == tuple(sorted([first.plan_id, second.plan_id]))
+    assert reading.get_decision(store, spawn.decision_id).downstream_plan_ids == tuple(sorted([first.plan_id, second.plan_id]))
 
 
-def test_plan_round_trips_with_every_field(store: DecisionStore) -> None:
+def test_plan_round_trips_with_every_field(store: Trail) -> None:
     from decisiontrail.domain import AutomationProfile
 
     plan = Plan(
@@ -203,135 +214,144 @@ def test_plan_round_trips_with_every_field(store: DecisionStore) -> None:
         ),
         created_at=datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC),
     )
-    store.create_plan(plan)
+    lifecycle_service.create_plan(store, plan)
 
-    assert store.get_plan(plan.plan_id) == plan
+    assert reading.get_plan(store, plan.plan_id) == plan
 
 
-def test_unknown_ids_are_not_found(store: DecisionStore) -> None:
+def test_unknown_ids_are_not_found(store: Trail) -> None:
     plan, _ = new_plan(store)
     missing = new_ulid()
 
     with pytest.raises(NotFound, match=f"decision {missing}"):
-        store.get_decision(missing)
+        reading.get_decision(store, missing)
     with pytest.raises(NotFound, match=f"plan {missing}"):
-        store.get_plan(missing)
+        reading.get_plan(store, missing)
     with pytest.raises(NotFound, match=f"plan {missing}"):
-        store.list_decisions(missing)
-    assert store.get_decisions([missing, plan.plan_id]) == [None, None]
+        reading.list_decisions(store, missing)
+    assert reading.get_decisions(store, [missing, plan.plan_id]) == [None, None]
 
 
-def test_get_decisions_answers_in_the_order_asked(store: DecisionStore) -> None:
+def test_get_decisions_answers_in_the_order_asked(store: Trail) -> None:
     plan, root = new_plan(store)
-    other = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    other = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     missing = new_ulid()
 
-    found = store.get_decisions([other.decision_id, missing, root.decision_id])
+    found = reading.get_decisions(store, [other.decision_id, missing, root.decision_id])
 
     assert [d.decision_id if d else None for d in found] == [other.decision_id, None, root.decision_id]
 
 
-def _refusals(store: DecisionStore) -> dict[str, tuple[object, type[Exception], str]]:
+def _refusals(store: Trail) -> dict[str, tuple[object, type[Exception], str]]:
     """Writes that must be refused: (callable, exception, message or rule)."""
     plan, root = new_plan(store, description="plan one")
     other, other_root = new_plan(store, description="plan two")
-    strategy = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    replaced = store.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    successor = store.record_decision(
+    strategy = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    replaced = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    successor = recording_service.record(
+        store,
         decision(
             plan.plan_id,
             DecisionType.STRATEGY_CHOICE,
             root.decision_id,
             is_correction=True,
             corrects_decision_id=replaced.decision_id,
-        )
+        ),
     )
-    store.supersede(replaced.decision_id, successor.decision_id)
+    correction_service.supersede(store, replaced.decision_id, successor.decision_id)
     p, r = plan.plan_id, root.decision_id
     return {
         "parent in another plan": (
-            lambda: store.record_decision(decision(p, DecisionType.RESOURCE_SELECTION, other_root.decision_id)),
+            lambda: recording_service.record(store, decision(p, DecisionType.RESOURCE_SELECTION, other_root.decision_id)),
             RuleViolation,
             "parent_in_same_plan",
         ),
         "dependency that does not exist": (
-            lambda: store.record_decision(decision(p, DecisionType.RESOURCE_SELECTION, r, depends_on=(new_ulid(),))),
+            lambda: recording_service.record(store, decision(p, DecisionType.RESOURCE_SELECTION, r, depends_on=(new_ulid(),))),
             RuleViolation,
             "dependency_exists",
         ),
         "second root": (
-            lambda: store.record_decision(decision(p, DecisionType.PROMPT_DEFINITION)),
+            lambda: recording_service.record(store, decision(p, DecisionType.PROMPT_DEFINITION)),
             RuleViolation,
             "single_root",
         ),
         "non-root without parent": (
-            lambda: store.record_decision(decision(p, DecisionType.STRATEGY_CHOICE)),
+            lambda: recording_service.record(store, decision(p, DecisionType.STRATEGY_CHOICE)),
             RuleViolation,
             "parent_required",
         ),
         "unknown plan": (
-            lambda: store.record_decision(decision(new_ulid(), DecisionType.PROMPT_DEFINITION)),
+            lambda: recording_service.record(store, decision(new_ulid(), DecisionType.PROMPT_DEFINITION)),
             NotFound,
             "plan",
         ),
         "unknown parent": (
-            lambda: store.record_decision(decision(p, DecisionType.RESOURCE_SELECTION, new_ulid())),
+            lambda: recording_service.record(store, decision(p, DecisionType.RESOURCE_SELECTION, new_ulid())),
             NotFound,
             "parent decision",
         ),
         "superseded parent": (
-            lambda: store.record_decision(decision(p, DecisionType.RESOURCE_SELECTION, replaced.decision_id)),
+            lambda: recording_service.record(store, decision(p, DecisionType.RESOURCE_SELECTION, replaced.decision_id)),
             RuleViolation,
             "parent_is_current",
         ),
         "superseded dependency": (
-            lambda: store.record_decision(decision(p, DecisionType.RESOURCE_SELECTION, r, depends_on=(replaced.decision_id,))),
+            lambda: recording_service.record(
+                store, decision(p, DecisionType.RESOURCE_SELECTION, r, depends_on=(replaced.decision_id,))
+            ),
             RuleViolation,
             "dependency_is_current",
         ),
         "duplicate decision id": (
-            lambda: store.record_decision(decision(p, DecisionType.RESOURCE_SELECTION, r, decision_id=strategy.decision_id)),
+            lambda: recording_service.record(
+                store, decision(p, DecisionType.RESOURCE_SELECTION, r, decision_id=strategy.decision_id)
+            ),
             RuleViolation,
             "unique_decision_id",
         ),
         "correction of unknown decision": (
-            lambda: store.record_decision(
-                decision(p, DecisionType.RESOURCE_SELECTION, r, is_correction=True, corrects_decision_id=new_ulid())
+            lambda: recording_service.record(
+                store, decision(p, DecisionType.RESOURCE_SELECTION, r, is_correction=True, corrects_decision_id=new_ulid())
             ),
             NotFound,
             "corrected decision",
         ),
         "already superseded": (
-            lambda: store.supersede(replaced.decision_id, strategy.decision_id),
+            lambda: correction_service.supersede(store, replaced.decision_id, strategy.decision_id),
             Conflict,
             f"already superseded by {successor.decision_id}",
         ),
         "written downstream ids": (
-            lambda: store.record_decision(decision(p, DecisionType.RESOURCE_SELECTION, r, downstream_decision_ids=(r,))),
+            lambda: recording_service.record(
+                store, decision(p, DecisionType.RESOURCE_SELECTION, r, downstream_decision_ids=(r,))
+            ),
             RuleViolation,
             "downstream_is_derived",
         ),
         "child plan spawned by a non-spawning decision": (
-            lambda: store.create_plan(Plan(description="x", parent_plan_id=p, spawned_by_decision_id=strategy.decision_id)),
+            lambda: lifecycle_service.create_plan(
+                store, Plan(description="x", parent_plan_id=p, spawned_by_decision_id=strategy.decision_id)
+            ),
             RuleViolation,
             "spawn_by_spawning_type",
         ),
         "child plan spawned from another plan": (
-            lambda: store.create_plan(
-                Plan(description="x", parent_plan_id=other.plan_id, spawned_by_decision_id=strategy.decision_id)
+            lambda: lifecycle_service.create_plan(
+                store, Plan(description="x", parent_plan_id=other.plan_id, spawned_by_decision_id=strategy.decision_id)
             ),
             RuleViolation,
             "spawn_from_parent_plan",
         ),
         "child plan of unknown parent": (
-            lambda: store.create_plan(
-                Plan(description="x", parent_plan_id=new_ulid(), spawned_by_decision_id=strategy.decision_id)
+            lambda: lifecycle_service.create_plan(
+                store, Plan(description="x", parent_plan_id=new_ulid(), spawned_by_decision_id=strategy.decision_id)
             ),
             NotFound,
             "parent plan",
         ),
         "duplicate plan id": (
-            lambda: store.create_plan(Plan(plan_id=plan.plan_id, description="again")),
+            lambda: lifecycle_service.create_plan(store, Plan(plan_id=plan.plan_id, description="again")),
             RuleViolation,
             "unique_plan_id",
         ),
@@ -359,7 +379,7 @@ REFUSALS = [
 
 
 @pytest.mark.parametrize("case", REFUSALS)
-def test_refused_writes_leave_the_database_unchanged(store: DecisionStore, graph: Graph, case: str) -> None:
+def test_refused_writes_leave_the_database_unchanged(store: Trail, graph: Graph, case: str) -> None:
     write, error, detail = _refusals(store)[case]
     before = count_graph(graph)
 
@@ -373,41 +393,45 @@ def test_refused_writes_leave_the_database_unchanged(store: DecisionStore, graph
     assert count_graph(graph) == before
 
 
-def test_refused_write_does_not_use_up_a_sequence_number(store: DecisionStore) -> None:
+def test_refused_write_does_not_use_up_a_sequence_number(store: Trail) -> None:
     plan, root = new_plan(store)
     with pytest.raises(RuleViolation):
-        store.record_decision(decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id, depends_on=(new_ulid(),)))
+        recording_service.record(
+            store, decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id, depends_on=(new_ulid(),))
+        )
 
-    after = store.record_decision(decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id))
+    after = recording_service.record(store, decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id))
 
     assert after.sequence_number == 1
 
 
-def test_a_root_can_be_replaced_only_by_its_correction(store: DecisionStore) -> None:
+def test_a_root_can_be_replaced_only_by_its_correction(store: Trail) -> None:
     plan, root = new_plan(store)
-    correction = store.record_decision(
-        decision(plan.plan_id, DecisionType.PROMPT_DEFINITION, is_correction=True, corrects_decision_id=root.decision_id)
+    correction = recording_service.record(
+        store, decision(plan.plan_id, DecisionType.PROMPT_DEFINITION, is_correction=True, corrects_decision_id=root.decision_id)
     )
-    store.supersede(root.decision_id, correction.decision_id)
+    correction_service.supersede(store, root.decision_id, correction.decision_id)
 
     # The corrected root is now the plan's one current root: a further plain root is refused.
     with pytest.raises(RuleViolation, match="already has its prompt_definition " + correction.decision_id):
-        store.record_decision(decision(plan.plan_id, DecisionType.PROMPT_DEFINITION))
-    assert [d.decision_id for d in store.list_decisions(plan.plan_id, current_only=True)] == [correction.decision_id]
+        recording_service.record(store, decision(plan.plan_id, DecisionType.PROMPT_DEFINITION))
+    assert [d.decision_id for d in reading.list_decisions(store, plan.plan_id, current_only=True)] == [correction.decision_id]
 
 
-def test_created_at_keeps_microseconds_and_utc(store: DecisionStore) -> None:
+def test_created_at_keeps_microseconds_and_utc(store: Trail) -> None:
     plan, root = new_plan(store)
     moment = datetime(2026, 6, 1, 23, 59, 59, 999999, tzinfo=UTC) + timedelta(hours=0)
-    stored = store.record_decision(decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id, created_at=moment))
-
-    assert store.get_decision(stored.decision_id).created_at == moment
-
-
-def test_system_decision_without_checkpoint_round_trips(store: DecisionStore) -> None:
-    plan = store.create_plan(Plan(description="p"))
-    root = store.record_decision(
-        decision(plan.plan_id, DecisionType.PROMPT_DEFINITION, context_snapshot=snapshot(checkpoint=False))
+    stored = recording_service.record(
+        store, decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id, created_at=moment)
     )
 
-    assert store.get_decision(root.decision_id).context_snapshot.actor_state_ref is None
+    assert reading.get_decision(store, stored.decision_id).created_at == moment
+
+
+def test_system_decision_without_checkpoint_round_trips(store: Trail) -> None:
+    plan = lifecycle_service.create_plan(store, Plan(description="p"))
+    root = recording_service.record(
+        store, decision(plan.plan_id, DecisionType.PROMPT_DEFINITION, context_snapshot=snapshot(checkpoint=False))
+    )
+
+    assert reading.get_decision(store, root.decision_id).context_snapshot.actor_state_ref is None

@@ -15,13 +15,17 @@ from decisiontrail.domain.ids import new_ulid
 from decisiontrail.domain.recording import CapturedContext, Review, ReviewAction
 from decisiontrail.domain.retention import PruneResult, RetentionPolicy
 from decisiontrail.exceptions import NotFound, ValidationFailed
-from decisiontrail.graphdb import DecisionStore, Graph
-from decisiontrail.graphdb.loading import LoadScope, load_graph
-from decisiontrail.graphdb.retention import prune
+from decisiontrail.graphdb import Graph
+from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.graphdb.loading import load_graph
+from decisiontrail.services.retention import prune
 from decisiontrail.services.correction import correct, history
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services.recording import record_decision
 from decisiontrail.services.reviews import resolve_review
+from decisiontrail.services import reading
+from decisiontrail.services import recording as recording_service
+from decisiontrail.services import Trail
 from factories import actor_snapshot, decision, tool_input
 
 POLICY = RetentionPolicy(older_than=timedelta(days=30))
@@ -41,7 +45,7 @@ def _labels(graph: Graph) -> Counter[str]:
     return Counter({r["label"]: r["nodes"] for r in records})
 
 
-def _record(store: DecisionStore, plan: Plan, decision_type: str, parent: Decision, **fields: Any) -> Decision | Review:
+def _record(store: Trail, plan: Plan, decision_type: str, parent: Decision, **fields: Any) -> Decision | Review:
     """An actor's decision with its own captured context."""
     text = f"context of a {decision_type} {new_ulid()}"
     return record_decision(
@@ -53,13 +57,13 @@ def _record(store: DecisionStore, plan: Plan, decision_type: str, parent: Decisi
     )
 
 
-def _add(store: DecisionStore, plan: Plan, decision_type: str, parent: Decision) -> Decision:
+def _add(store: Trail, plan: Plan, decision_type: str, parent: Decision) -> Decision:
     outcome = _record(store, plan, decision_type, parent)
     assert isinstance(outcome, Decision)
     return outcome
 
 
-def _finished_work(store: DecisionStore, *, applied: bool = True) -> dict[str, Any]:
+def _finished_work(store: Trail, *, applied: bool = True) -> dict[str, Any]:
     """A plan corrected twice (a Strategize choice, then an Execute one) and then applied.
 
     The first correction supersedes a spawn and invalidates its child plan, which had a review
@@ -96,43 +100,43 @@ def _superseded_and_gone(work: dict[str, Any]) -> set[str]:
 # -- what goes and what stays ---------------------------------------------------------------
 
 
-def test_the_dry_run_lists_exactly_what_the_prune_then_deletes(store: DecisionStore, graph: Graph) -> None:
+def test_the_dry_run_lists_exactly_what_the_prune_then_deletes(store: Trail, graph: Graph) -> None:
     work = _finished_work(store)
     now = _later(40)
     before = _labels(graph)
 
-    dry = prune(graph, POLICY, dry_run=True, now=now)
+    dry = prune(Trail.on(graph), POLICY, dry_run=True, now=now)
 
     assert _labels(graph) == before
     assert dry.dry_run and set(dry.decision_ids) == _superseded_and_gone(work)
     assert dry.plan_ids == (work["child"].plan_id,)
 
     messages: list[str] = []
-    done = prune(graph, POLICY, dry_run=False, now=now, progress=messages.append, batch_size=3)
+    done = prune(Trail.on(graph), POLICY, dry_run=False, now=now, progress=messages.append, batch_size=3)
 
     assert not done.dry_run
     assert done.model_dump(exclude={"dry_run"}) == dry.model_dump(exclude={"dry_run"})
     assert messages[-3:] == ["deleted 3/4 decision(s)", "deleted 4/4 decision(s)", "deleted 1/1 plan(s)"]
-    assert prune(graph, POLICY, dry_run=False, now=now).empty
+    assert prune(Trail.on(graph), POLICY, dry_run=False, now=now).empty
 
 
-def test_superseded_history_of_an_applied_plan_goes_and_the_current_tree_stays(store: DecisionStore, graph: Graph) -> None:
+def test_superseded_history_of_an_applied_plan_goes_and_the_current_tree_stays(store: Trail, graph: Graph) -> None:
     work = _finished_work(store)
     plan_id = work["plan"].plan_id
-    current = store.list_decisions(plan_id, current_only=True)
+    current = reading.list_decisions(store, plan_id, current_only=True)
     before = _labels(graph)
 
-    result = prune(graph, POLICY, dry_run=False, now=_later(40))
+    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40))
 
-    assert store.list_decisions(plan_id, current_only=True) == current
+    assert reading.list_decisions(store, plan_id, current_only=True) == current
     for decision_id in _superseded_and_gone(work):
         with pytest.raises(NotFound):
-            store.get_decision(decision_id)
+            reading.get_decision(store, decision_id)
     # The originals the corrections CORRECTS stay, so correction history can still find them.
     for original, corrected in (("strategy", "first"), ("implementation", "second")):
-        assert store.get_decision(work[original].decision_id).superseded_by == work[corrected].correction.decision_id
+        assert reading.get_decision(store, work[original].decision_id).superseded_by == work[corrected].correction.decision_id
     # Only the checkpoint group of the pruned tool invocation goes; the kept original's stays.
-    assert store.get_checkpoint_group(work["implementation"].decision_id) is not None
+    assert reading.checkpoint_group(store, work["implementation"].decision_id) is not None
     # The spawn's, the tool's and the review's contexts go; the child root's is the twin's too.
     assert (result.contexts, result.checkpoint_groups, result.reviews, result.phase_changes) == (3, 1, 1, 1)
     assert before - _labels(graph) == Counter(
@@ -140,31 +144,31 @@ def test_superseded_history_of_an_applied_plan_goes_and_the_current_tree_stays(s
     )
 
 
-def test_an_invalidated_child_plan_under_an_applied_parent_goes_whole(store: DecisionStore, graph: Graph) -> None:
+def test_an_invalidated_child_plan_under_an_applied_parent_goes_whole(store: Trail, graph: Graph) -> None:
     work = _finished_work(store)
     child = work["child"]
 
-    prune(graph, POLICY, dry_run=False, now=_later(40))
+    prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40))
 
     with pytest.raises(NotFound):
-        store.get_plan(child.plan_id)
-    assert store.list_reviews(child.plan_id) == []
-    assert store.phase_changes(child.plan_id) == []
+        reading.get_plan(store, child.plan_id)
+    assert reading.list_reviews(store, child.plan_id) == []
+    assert reading.phase_changes(store, child.plan_id) == []
     with pytest.raises(NotFound):
-        store.read_context(work["review"].proposal.context_snapshot.hot_context_hash)
+        reading.read_context(store, work["review"].proposal.context_snapshot.hot_context_hash)
     # A context another plan's root still captured stays.
     shared = work["twin_root"].context_snapshot.hot_context_hash
     assert shared == work["child_root"].context_snapshot.hot_context_hash
-    assert "per-service limits" in store.read_context(shared)
+    assert "per-service limits" in reading.read_context(store, shared)
 
 
-def test_correction_attempts_and_their_history_survive(store: DecisionStore, graph: Graph) -> None:
+def test_correction_attempts_and_their_history_survive(store: Trail, graph: Graph) -> None:
     work = _finished_work(store)
     corrections = [work["first"].correction.decision_id, work["second"].correction.decision_id]
     before = [history(store, decision_id) for decision_id in corrections]
     attempts = _labels(graph)["CorrectionAttempt"]
 
-    prune(graph, POLICY, dry_run=False, now=_later(40))
+    prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40))
 
     assert [history(store, decision_id) for decision_id in corrections] == before
     assert before[0][0].invalidated_decision_ids == work["first"].attempt.invalidated_decision_ids
@@ -172,11 +176,11 @@ def test_correction_attempts_and_their_history_survive(store: DecisionStore, gra
     assert _labels(graph)["CorrectionAttempt"] == attempts == 2
 
 
-def test_the_validation_checks_still_pass_after_a_prune(store: DecisionStore, graph: Graph) -> None:
+def test_the_validation_checks_still_pass_after_a_prune(store: Trail, graph: Graph) -> None:
     _finished_work(store)
     assert run_checks(load_graph(graph, LoadScope.ALL, progress=False), rules=VALIDATION_RULES).violations == ()
 
-    prune(graph, POLICY, dry_run=False, now=_later(40))
+    prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40))
 
     assert run_checks(load_graph(graph, LoadScope.ALL, progress=False), rules=VALIDATION_RULES).violations == ()
 
@@ -184,27 +188,27 @@ def test_the_validation_checks_still_pass_after_a_prune(store: DecisionStore, gr
 # -- what a policy keeps --------------------------------------------------------------------
 
 
-def test_history_newer_than_the_cutoff_is_kept(store: DecisionStore, graph: Graph) -> None:
+def test_history_newer_than_the_cutoff_is_kept(store: Trail, graph: Graph) -> None:
     _finished_work(store)
     before = _labels(graph)
 
-    result = prune(graph, POLICY, dry_run=False, now=_later(20))
+    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(20))
 
     assert result.empty and result.render().startswith("nothing to prune")
     assert _labels(graph) == before
 
 
-def test_a_plan_not_yet_applied_keeps_its_history(store: DecisionStore, graph: Graph) -> None:
+def test_a_plan_not_yet_applied_keeps_its_history(store: Trail, graph: Graph) -> None:
     _finished_work(store, applied=False)
     before = _labels(graph)
 
-    result = prune(graph, POLICY, dry_run=False, now=_later(400))
+    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(400))
 
     assert result.empty
     assert _labels(graph) == before
 
 
-def test_an_invalidated_plan_waits_for_its_live_ancestor_not_its_own_phase(store: DecisionStore, graph: Graph) -> None:
+def test_an_invalidated_plan_waits_for_its_live_ancestor_not_its_own_phase(store: Trail, graph: Graph) -> None:
     plan, root = instantiate_plan(store, "parent")
     strategy = _add(store, plan, "strategy_choice", root)
     spawn = _add(store, plan, "subplan_spawn", strategy)
@@ -214,45 +218,48 @@ def test_an_invalidated_plan_waits_for_its_live_ancestor_not_its_own_phase(store
     correct(store, spawn.decision_id, "revert", "No child plan", "r")
 
     # The child was applied when it was invalidated, but its parent is still being worked on.
-    assert prune(graph, POLICY, dry_run=True, now=_later(40)).empty
+    assert prune(Trail.on(graph), POLICY, dry_run=True, now=_later(40)).empty
 
     advance_phase(store, plan.plan_id, Phase.EXECUTE)
     advance_phase(store, plan.plan_id, Phase.APPLY)
-    result = prune(graph, POLICY, dry_run=False, now=_later(40))
+    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40))
     assert result.plan_ids == (child.plan_id,) and len(result.decision_ids) == 1  # the child's root
 
 
-def test_a_zero_age_prunes_everything_eligible_now(store: DecisionStore, graph: Graph) -> None:
+def test_a_zero_age_prunes_everything_eligible_now(store: Trail, graph: Graph) -> None:
     work = _finished_work(store)
 
-    result = prune(graph, RetentionPolicy(older_than=timedelta(0)), dry_run=True)
+    result = prune(Trail.on(graph), RetentionPolicy(older_than=timedelta(0)), dry_run=True)
 
     assert set(result.decision_ids) == _superseded_and_gone(work)
 
 
-def test_old_history_something_kept_still_refers_to_stays(store: DecisionStore, graph: Graph) -> None:
+def test_old_history_something_kept_still_refers_to_stays(store: Trail, graph: Graph) -> None:
     """A dependency in a plan not yet applied holds what it points at: pruning it would change
     what the dependent says."""
     plan, root = instantiate_plan(store, "applied")
     strategy = _add(store, plan, "strategy_choice", root)
     used = _add(store, plan, "resource_selection", strategy)
     elsewhere, other_root = instantiate_plan(store, "still strategizing")
-    dependent = store.record_decision(
-        decision(elsewhere.plan_id, DecisionType.STRATEGY_CHOICE, other_root.decision_id, depends_on=(used.decision_id,))
+    dependent = recording_service.record(
+        store, decision(elsewhere.plan_id, DecisionType.STRATEGY_CHOICE, other_root.decision_id, depends_on=(used.decision_id,))
     )
     correct(store, strategy.decision_id, "revert", "Another strategy", "r")
     advance_phase(store, plan.plan_id, Phase.EXECUTE)
     advance_phase(store, plan.plan_id, Phase.APPLY)
 
-    result = prune(graph, POLICY, dry_run=False, now=_later(40))
+    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40))
 
     assert result.empty
-    assert store.get_decision(dependent.decision_id).depends_on == (used.decision_id,)
+    assert reading.get_decision(store, dependent.decision_id).depends_on == (used.decision_id,)
 
     # Once the other plan is applied too, its superseded dependent goes, and what it held with it.
     advance_phase(store, elsewhere.plan_id, Phase.EXECUTE)
     advance_phase(store, elsewhere.plan_id, Phase.APPLY)
-    assert set(prune(graph, POLICY, dry_run=True, now=_later(40)).decision_ids) == {used.decision_id, dependent.decision_id}
+    assert set(prune(Trail.on(graph), POLICY, dry_run=True, now=_later(40)).decision_ids) == {
+        used.decision_id,
+        dependent.decision_id,
+    }
 
 
 # -- the policy and the report --------------------------------------------------------------

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from decisiontrail.schema import schema
+from decisiontrail.api import schema
 
 SDL = Path(__file__).resolve().parents[1] / "docs" / "schema.graphql"
 

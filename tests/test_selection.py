@@ -11,12 +11,14 @@ from strawberry.types.nodes import FragmentSpread, SelectedField
 
 from decisiontrail.access import LOCAL, Principal, Role
 from decisiontrail.domain import DecisionType
-from decisiontrail.graphdb import DecisionStore
-from decisiontrail.resolvers.context import Context
-from decisiontrail.schema import schema
+
+from decisiontrail.schema.context import Context
+from decisiontrail.api import schema
 from decisiontrail.schema.selection import OUTLINE, TREE_OF_OUTLINES, asks_only
 from decisiontrail.services.correction import correct
 from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services import recording as recording_service
+from decisiontrail.services import Trail
 from factories import decision
 
 
@@ -50,8 +52,8 @@ OUTLINED = TREE % ""
 WHOLE = TREE % "question"  # one field an outline lacks: the field-by-field path
 
 
-def _run(store: DecisionStore, principal: Principal, text: str, **variables: Any) -> dict[str, Any]:
-    context = Context(store=store, principal=principal)
+def _run(store: Trail, principal: Principal, text: str, **variables: Any) -> dict[str, Any]:
+    context = Context(trail=store, principal=principal)
     result = asyncio.run(schema.execute(text, variable_values=variables, context_value=context))
     assert result.errors is None, result.errors
     assert result.data is not None
@@ -73,26 +75,29 @@ def _ids(data: Any) -> set[str]:
 
 
 @pytest.fixture
-def plans(store: DecisionStore) -> dict[str, Any]:
+def plans(store: Trail) -> dict[str, Any]:
     """ann's plan, whose decisions depend on ann's other plan and on bob's, with a correction in its history."""
     mine, root = instantiate_plan(store, "ann's plan", owner="ann")
     other_mine, other_root = instantiate_plan(store, "ann's other plan", owner="ann")
     bobs, bob_root = instantiate_plan(store, "bob's plan", owner="bob")
-    theirs = store.record_decision(decision(bobs.plan_id, DecisionType.STRATEGY_CHOICE, bob_root.decision_id))
-    elsewhere = store.record_decision(decision(other_mine.plan_id, DecisionType.STRATEGY_CHOICE, other_root.decision_id))
-    strategy = store.record_decision(decision(mine.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    store.record_decision(decision(mine.plan_id, DecisionType.RESOURCE_SELECTION, strategy.decision_id, question="r?"))
-    mixed = store.record_decision(
+    theirs = recording_service.record(store, decision(bobs.plan_id, DecisionType.STRATEGY_CHOICE, bob_root.decision_id))
+    elsewhere = recording_service.record(
+        store, decision(other_mine.plan_id, DecisionType.STRATEGY_CHOICE, other_root.decision_id)
+    )
+    strategy = recording_service.record(store, decision(mine.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    recording_service.record(store, decision(mine.plan_id, DecisionType.RESOURCE_SELECTION, strategy.decision_id, question="r?"))
+    mixed = recording_service.record(
+        store,
         decision(
             mine.plan_id,
             DecisionType.STRATEGY_CHOICE,
             root.decision_id,
             question="mixed?",
             depends_on=(theirs.decision_id, strategy.decision_id, elsewhere.decision_id),
-        )
+        ),
     )
-    store.record_decision(
-        decision(mine.plan_id, DecisionType.RESOURCE_SELECTION, mixed.decision_id, depends_on=(strategy.decision_id,))
+    recording_service.record(
+        store, decision(mine.plan_id, DecisionType.RESOURCE_SELECTION, mixed.decision_id, depends_on=(strategy.decision_id,))
     )
     corrected = correct(store, strategy.decision_id, "revert", "try again", "wrong")
     return {"plan_id": mine.plan_id, "theirs": theirs.decision_id, "elsewhere": elsewhere.decision_id, "at": corrected.attempt.at}
@@ -101,42 +106,42 @@ def plans(store: DecisionStore) -> dict[str, Any]:
 @pytest.mark.parametrize("principal", [LOCAL, Principal("ann", Role.ACTOR)], ids=["admin", "actor"])
 @pytest.mark.parametrize("moment", [None, "before", "after"])
 def test_the_outlined_tree_answers_as_the_field_by_field_one(
-    store: DecisionStore, plans: dict[str, Any], principal: Principal, moment: str | None
+    store: Trail, plans: dict[str, Any], principal: Principal, moment: str | None
 ) -> None:
     at: datetime | None = {None: None, "before": plans["at"] - timedelta(microseconds=1), "after": plans["at"]}[moment]
     variables = {"id": plans["plan_id"], "at": at.isoformat() if at else None}
 
     whole = _without_question(_run(store, principal, WHOLE, **variables))
-    store.round_trips = 0
+    store.database.round_trips = 0
     outlined = _run(store, principal, OUTLINED, **variables)
 
     assert outlined == whole
     # The plan, its outline, the dependencies in other plans (and their plans, for an actor) and their children.
-    assert store.round_trips <= 5
+    assert store.database.round_trips <= 5
     seen = _ids(outlined)
     assert plans["elsewhere"] in seen
     assert (plans["theirs"] in seen) is (principal is LOCAL)  # bob's decision stays hidden from ann
 
 
-def _plan_of(store: DecisionStore, size: int) -> str:
+def _plan_of(store: Trail, size: int) -> str:
     plan, root = instantiate_plan(store, f"{size} decisions")
     previous = root
     for i in range(size):
         parent = root if i % 3 == 0 else previous
-        previous = store.record_decision(
-            decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, parent.decision_id, depends_on=(previous.decision_id,))
+        previous = recording_service.record(
+            store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, parent.decision_id, depends_on=(previous.decision_id,))
         )
     return plan.plan_id
 
 
-def test_the_outlined_tree_costs_two_statements_at_any_size(store: DecisionStore) -> None:
+def test_the_outlined_tree_costs_two_statements_at_any_size(store: Trail) -> None:
     trips = []
     for size in (3, 40):
         plan_id = _plan_of(store, size)
-        store.round_trips = 0
+        store.database.round_trips = 0
         data = _run(store, LOCAL, OUTLINED, id=plan_id, at=None)
         assert len(data["plan"]["tree"]) == size + 1
-        trips.append(store.round_trips)
+        trips.append(store.database.round_trips)
     assert trips == [2, 2]  # the plan, and its outline: no query per decision or per level
 
 

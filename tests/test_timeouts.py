@@ -27,16 +27,24 @@ import pytest
 from decisiontrail.app import create_app
 from decisiontrail.domain import DecisionType
 from decisiontrail.exceptions import TimedOut
-from decisiontrail.graphdb import DecisionStore, Graph
-from decisiontrail.graphdb.connection import REQUEST_METADATA_KEY, create_driver, read
+from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb.connection import REQUEST_METADATA_KEY, create_driver
+from decisiontrail.graphdb.database import Database
 from decisiontrail.graphdb.embedded import EmbeddedNeo4j, free_port
 from decisiontrail.services.lifecycle import instantiate_plan
 from decisiontrail.settings import Neo4jSettings
+from decisiontrail.services import reading
+from decisiontrail.services import recording as recording_service
+from decisiontrail.services import Trail
 from factories import decision
 from test_api import RECORD, snapshot
 from serving import served
 
 SLOW_READ = "UNWIND range(1, 10000000000) AS i WITH i WHERE i = -1 RETURN count(i) AS n"
+
+
+def _slow_read(tx: neo4j.ManagedTransaction) -> None:
+    tx.run(SLOW_READ).consume()
 
 
 def _running(graph: Graph, where: Callable[[neo4j.Record], bool]) -> list[neo4j.Record]:
@@ -80,27 +88,27 @@ def _payload(plan_id: str, context: str) -> dict[str, object]:
     }
 
 
-def _decision_count(store: DecisionStore, plan_id: str) -> int:
-    return len(store.list_decisions(plan_id))
+def _decision_count(store: Trail, plan_id: str) -> int:
+    return len(reading.list_decisions(store, plan_id))
 
 
 def test_a_read_past_its_time_limit_is_stopped_and_answered_timeout(graph: Graph) -> None:
     limited = replace(graph, query_timeout=1.0)
     with pytest.raises(TimedOut, match="time limit of 1s"):
-        read(limited, SLOW_READ)  # type: ignore[arg-type]
+        Database(limited).read(_slow_read)
     _wait_for(lambda: not _running(graph, lambda r: "range(1, 10000000000)" in r["currentQuery"]), 5, "the query stopped")
 
 
-def test_a_write_waiting_past_its_time_limit_writes_nothing(store: DecisionStore, graph: Graph) -> None:
+def test_a_write_waiting_past_its_time_limit_writes_nothing(store: Trail, graph: Graph) -> None:
     plan, root = instantiate_plan(store, "locked")
-    limited = DecisionStore(replace(graph, query_timeout=1.0))
+    limited = Trail.on(replace(graph, query_timeout=1.0))
     with plan_locked(graph, plan.plan_id):
         with pytest.raises(TimedOut):
-            limited.record_decision(decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+            recording_service.record(limited, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     assert _decision_count(store, plan.plan_id) == 1
 
 
-def test_a_request_past_its_time_limit_is_answered_timeout_over_http(store: DecisionStore, graph: Graph) -> None:
+def test_a_request_past_its_time_limit_is_answered_timeout_over_http(store: Trail, graph: Graph) -> None:
     plan, _ = instantiate_plan(store, "locked")
     payload = _payload(plan.plan_id, "slow")
     with served(create_app(graph=replace(graph, query_timeout=1.0))) as url, plan_locked(graph, plan.plan_id):
@@ -123,7 +131,7 @@ def _send_raw(url: str, body: dict[str, object]) -> socket.socket:
     return connection
 
 
-def test_a_request_whose_client_goes_away_stops_its_query(store: DecisionStore, graph: Graph) -> None:
+def test_a_request_whose_client_goes_away_stops_its_query(store: Trail, graph: Graph) -> None:
     plan, _ = instantiate_plan(store, "locked")
     payload = _payload(plan.plan_id, "abandoned")
     # A time limit far beyond the waits below: only the disconnect can stop the write in time.
@@ -168,7 +176,7 @@ def test_the_embedded_neo4j_stops_within_its_bound_with_a_query_running(tmp_path
     assert errors, "the query was not ended by the shutdown"
 
 
-def test_serve_stops_within_its_bound_with_a_request_waiting(store: DecisionStore, graph: Graph, tmp_path: Path) -> None:
+def test_serve_stops_within_its_bound_with_a_request_waiting(store: Trail, graph: Graph, tmp_path: Path) -> None:
     plan, _ = instantiate_plan(store, "locked")
     port = free_port()
     env = {

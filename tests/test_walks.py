@@ -17,10 +17,14 @@ import pytest
 from decisiontrail.checks.closure import downstream, lineage
 from decisiontrail.cypher import query
 from decisiontrail.domain import Decision, DecisionType, Plan
-from decisiontrail.graphdb import DecisionStore, Graph
-from decisiontrail.graphdb.loading import LoadScope, load_graph
+from decisiontrail.graphdb import Graph
+from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.graphdb.loading import load_graph
 from decisiontrail.services.correction import correct, preview
 from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services import reading
+from decisiontrail.services import recording as recording_service
+from decisiontrail.services import Trail
 from factories import decision
 
 LEVELS = 50
@@ -51,14 +55,14 @@ class Hierarchy:
         return {d.decision_id for i in levels for d in (self.roots[i], self.strategies[i], self.bystanders[i], self.spawns[i])}
 
 
-def _add(store: DecisionStore, plan: Plan, decision_type: DecisionType, parent: Decision, *deps: Decision) -> Decision:
-    return store.record_decision(
-        decision(plan.plan_id, decision_type, parent.decision_id, depends_on=tuple(d.decision_id for d in deps))
+def _add(store: Trail, plan: Plan, decision_type: DecisionType, parent: Decision, *deps: Decision) -> Decision:
+    return recording_service.record(
+        store, decision(plan.plan_id, decision_type, parent.decision_id, depends_on=tuple(d.decision_id for d in deps))
     )
 
 
 @pytest.fixture
-def deep(store: DecisionStore) -> Hierarchy:
+def deep(store: Trail) -> Hierarchy:
     """50 levels; at each, the spawn hangs under a strategy that also has a bystander sibling,
     and the strategy depends on the level's bystander of the level above (influence across plans)."""
     h = Hierarchy()
@@ -78,7 +82,7 @@ def deep(store: DecisionStore) -> Hierarchy:
 
 
 @pytest.fixture
-def chain(store: DecisionStore) -> list[Decision]:
+def chain(store: Trail) -> list[Decision]:
     """One plan whose decisions form a 1,000-long PARENT chain under its root, each also
     depending on the one two above it (two routes to every ancestor)."""
     plan, root = instantiate_plan(store, "a long chain")
@@ -89,9 +93,9 @@ def chain(store: DecisionStore) -> list[Decision]:
     return decisions
 
 
-def test_lineage_of_the_deepest_decision_of_a_50_level_hierarchy(store: DecisionStore, graph: Graph, deep: Hierarchy) -> None:
+def test_lineage_of_the_deepest_decision_of_a_50_level_hierarchy(store: Trail, graph: Graph, deep: Hierarchy) -> None:
     deepest = deep.spawns[-1]
-    decision_ids, plan_ids = store.lineage(deepest.decision_id)
+    decision_ids, plan_ids = reading.lineage(store, deepest.decision_id)
 
     # Everything above it: every level's root, strategy and spawn, and (through the strategies'
     # dependencies) every bystander but the deepest level's own.
@@ -102,9 +106,7 @@ def test_lineage_of_the_deepest_decision_of_a_50_level_hierarchy(store: Decision
     assert set(decision_ids) == oracle.decision_ids and set(plan_ids) == oracle.plan_ids
 
 
-def test_impact_and_correction_of_the_top_strategy_of_a_50_level_hierarchy(
-    store: DecisionStore, graph: Graph, deep: Hierarchy
-) -> None:
+def test_impact_and_correction_of_the_top_strategy_of_a_50_level_hierarchy(store: Trail, graph: Graph, deep: Hierarchy) -> None:
     top = deep.strategies[0]
     # Below it: its spawn, every decision of every plan beneath, and nothing of the top plan else.
     expected = deep.decision_ids(range(1, LEVELS)) | {deep.spawns[0].decision_id}
@@ -118,15 +120,13 @@ def test_impact_and_correction_of_the_top_strategy_of_a_50_level_hierarchy(
     result = correct(store, top.decision_id, "revert", "one level is enough", "too deep")
     assert set(result.invalidated) == expected | {top.decision_id}
     assert set(result.invalidated_plans) == {p.plan_id for p in deep.plans[1:]}
-    current = {d.decision_id for d in store.list_decisions(deep.plans[0].plan_id, current_only=True)}
+    current = {d.decision_id for d in reading.list_decisions(store, deep.plans[0].plan_id, current_only=True)}
     assert current == {deep.roots[0].decision_id, deep.bystanders[0].decision_id, result.correction.decision_id}
 
 
-def test_lineage_impact_and_correction_along_a_1000_decision_chain(
-    store: DecisionStore, graph: Graph, chain: list[Decision]
-) -> None:
+def test_lineage_impact_and_correction_along_a_1000_decision_chain(store: Trail, graph: Graph, chain: list[Decision]) -> None:
     last, first = chain[-1], chain[1]
-    decision_ids, _ = store.lineage(last.decision_id)
+    decision_ids, _ = reading.lineage(store, last.decision_id)
     assert set(decision_ids) == {d.decision_id for d in chain[:-1]}
 
     below_first = {d.decision_id for d in chain[2:]}
@@ -135,7 +135,7 @@ def test_lineage_impact_and_correction_along_a_1000_decision_chain(
 
     result = correct(store, first.decision_id, "revert", "shorter", "too long")
     assert set(result.invalidated) == below_first | {first.decision_id}
-    current = {d.decision_id for d in store.list_decisions(chain[0].plan_id, current_only=True)}
+    current = {d.decision_id for d in reading.list_decisions(store, chain[0].plan_id, current_only=True)}
     assert current == {chain[0].decision_id, result.correction.decision_id}
 
 

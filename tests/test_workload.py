@@ -15,9 +15,13 @@ from bench.workload import PlanRows, WorkloadSpec, generate, load, subtree_fixtu
 from decisiontrail.checks import run_checks
 from decisiontrail.checks.model import add_decision, add_edge, add_plan, decision_graph
 from decisiontrail.domain import DecisionType
-from decisiontrail.graphdb import DecisionStore, Graph
+from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
-from decisiontrail.graphdb.loading import LoadScope, load_graph
+from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.graphdb.loading import load_graph
+from decisiontrail.services import correction as correction_service
+from decisiontrail.services import reading
+from decisiontrail.services import Trail
 
 
 SMALL = WorkloadSpec(hierarchies=2, depth=2, fan_out=2, decisions_per_plan=30)
@@ -99,7 +103,7 @@ def test_generated_rows_pass_every_check_in_memory(spec: WorkloadSpec) -> None:
     assert report.decisions == spec.total_decisions
 
 
-def test_a_loaded_workload_passes_every_check(graph: Graph, store: DecisionStore) -> None:
+def test_a_loaded_workload_passes_every_check(graph: Graph, store: Trail) -> None:
     progress: list[tuple[int, int]] = []
     result = load(graph, SMALL, batch_size=100, progress=lambda done, total: progress.append((done, total)))
 
@@ -118,42 +122,42 @@ def test_a_loaded_workload_passes_every_check(graph: Graph, store: DecisionStore
     assert _stored(graph, "MATCH (p:Plan) RETURN properties(p) AS p", "plan_id") == {
         rows.plan_id: rows.plan for rows in generate(SMALL)
     }
-    plans = store.get_plans(list(result.root_plan_ids))
+    plans = reading.get_plans(store, list(result.root_plan_ids))
     assert [p.parent_plan_id for p in plans if p] == [None, None]
-    read = [d for rows in generate(SMALL) for d in store.list_decisions(rows.plan_id)]
+    read = [d for rows in generate(SMALL) for d in reading.list_decisions(store, rows.plan_id)]
     assert len(read) == SMALL.total_decisions
     assert any(d.superseded_by and d.superseded_at for d in read) and any(d.is_correction for d in read)
 
-    root, top, deep = store.get_decisions([result.root_decision_id, result.top_decision_id, result.deep_decision_id])
+    root, top, deep = reading.get_decisions(store, [result.root_decision_id, result.top_decision_id, result.deep_decision_id])
     assert root and top and deep
     assert (root.decision_type, top.decision_type) == (DecisionType.PROMPT_DEFINITION, DecisionType.STRATEGY_CHOICE)
     assert root.plan_id == top.plan_id == result.root_plan_ids[0]
-    parent_plan = store.get_plan(store.get_plan(deep.plan_id).parent_plan_id or "")
+    parent_plan = reading.get_plan(store, reading.get_plan(store, deep.plan_id).parent_plan_id or "")
     assert parent_plan.parent_plan_id is not None  # the deep decision is in a plan two levels down
-    assert store.children_of([deep.decision_id]) == [[]] and deep.is_current
-    assert result.corrected_decision_id is not None and store.get_decision(result.corrected_decision_id).superseded_by
-    top_impact = store.preview_correction(result.top_decision_id)
+    assert reading.children_of(store, [deep.decision_id]) == [[]] and deep.is_current
+    assert result.corrected_decision_id is not None and reading.get_decision(store, result.corrected_decision_id).superseded_by
+    top_impact = correction_service.preview(store, result.top_decision_id)
     assert top_impact.plan_ids  # the top strategy's downstream reaches the plans spawned below it
 
 
-def test_subtree_fixture_invalidates_exactly_the_downstream_asked_for(graph: Graph, store: DecisionStore) -> None:
+def test_subtree_fixture_invalidates_exactly_the_downstream_asked_for(graph: Graph, store: Trail) -> None:
     targets = subtree_fixture(graph, 100, copies=2)
 
     assert len(set(targets)) == 2
     for target in targets:
-        impact = store.preview_correction(target)
+        impact = correction_service.preview(store, target)
         assert impact.decision_ids[0] == target  # the preview counts the corrected decision itself
         assert len(impact.decisions) == 100 and not impact.plan_ids
     (single,) = subtree_fixture(graph, 1, seed=8)  # another seed: no id collides with the plans above
-    assert store.preview_correction(single).decision_ids == (single,)
+    assert correction_service.preview(store, single).decision_ids == (single,)
     report = run_checks(load_graph(graph, LoadScope.ALL, progress=False))
     assert report.ok, report.render()
 
 
-def test_tree_fixture_is_one_plan_of_the_asked_size(graph: Graph, store: DecisionStore) -> None:
+def test_tree_fixture_is_one_plan_of_the_asked_size(graph: Graph, store: Trail) -> None:
     plan_id = tree_fixture(graph, 1000)
 
-    decisions = store.list_decisions(plan_id)
+    decisions = reading.list_decisions(store, plan_id)
     assert len(decisions) == 1000 and all(d.is_current for d in decisions)
     assert 0.2 < sum(len(d.depends_on) for d in decisions) / 1000 < 0.4
     parent = {d.decision_id: d.parent_decision_id for d in decisions}

@@ -51,6 +51,11 @@ class Principal:
         """The owner whose plans alone this principal sees: its own name for an actor, else None (any owner)."""
         return self.name if self.role is Role.ACTOR else None
 
+    @property
+    def limited(self) -> bool:
+        """Whether some plans are hidden from this principal (its role or its project)."""
+        return self.owner_scope is not None or self.project is not None
+
     def sees(self, owner: str | None, project: str | None = None) -> bool:
         """Actors see the plans they instantiated; every other role sees every plan; and a
         principal with a project sees only that project's plans."""

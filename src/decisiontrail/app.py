@@ -11,9 +11,11 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.authentication import AuthCredentials, AuthenticationBackend, BaseUser
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 from cross_web import HTTPException
@@ -21,16 +23,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from strawberry.asgi import GraphQL
 
 from decisiontrail.access import LOCAL, Action, Principal, TokenRegistry
+from decisiontrail.api import schema
 from decisiontrail.checks.export import ExportFormat, export as export_graph
-from decisiontrail.exceptions import DecisionTrailError
-from decisiontrail.events import EventBus
 from decisiontrail.domain.ids import new_ulid
-from decisiontrail.graphdb import DecisionStore, Graph, open_graph
-from decisiontrail.graphdb.connection import request_tag, terminate_request
-from decisiontrail.resolvers.context import Context
-from decisiontrail.schema import schema
-from decisiontrail.services import analysis
+from decisiontrail.events import EventBus
+from decisiontrail.exceptions import DecisionTrailError
+from decisiontrail.graphdb.connection import Graph, open_graph, request_tag
+from decisiontrail.schema.context import Context
+from decisiontrail.services import Trail, analysis
 from decisiontrail.services.analysis import View
+from decisiontrail.services.requests import stop_request
 from decisiontrail.settings import Neo4jSettings
 
 log = logging.getLogger(__name__)
@@ -38,26 +40,60 @@ log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 1024 * 1024
 
 
-class DecisionTrailGraphQL(GraphQL[Context, None]):
-    """strawberry's ASGI app with our per-request context (fresh DataLoaders each request)."""
+class Caller(BaseUser):
+    """The authenticated caller, as Starlette's ``request.user``."""
 
-    def __init__(self, store: DecisionStore, tokens: TokenRegistry, events: EventBus) -> None:
-        super().__init__(schema, graphql_ide="graphiql", subscription_protocols=("graphql-transport-ws",))
-        self.store = store
+    def __init__(self, principal: Principal) -> None:
+        self.principal = principal
+
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+    @property
+    def display_name(self) -> str:
+        return self.principal.name
+
+
+class BearerTokens(AuthenticationBackend):
+    """Who is calling: anyone local when no tokens are configured, else the bearer token's owner.
+
+    A request without a valid token is let through unauthenticated: each operation refuses it
+    (``UNAUTHENTICATED``) if it needs a caller, so GraphQL answers it in its own error format.
+    """
+
+    def __init__(self, tokens: TokenRegistry) -> None:
         self.tokens = tokens
-        self.events = events
 
-    async def get_context(self, request: Any, response: Any = None) -> Context:
-        return Context(store=self.store, principal=self.principal(request.headers.get("authorization")), events=self.events)
+    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
+        principal = self.principal(conn.headers.get("authorization"))
+        if principal is None:
+            return None
+        return AuthCredentials([action.value for action in Action if principal.may(action)]), Caller(principal)
 
     def principal(self, authorization: str | None) -> Principal | None:
-        """The caller: anyone local when no tokens are configured, else the bearer token's owner."""
         if not self.tokens.enabled:
             return LOCAL
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token:
             return None
         return self.tokens.authenticate(token.strip())
+
+
+def caller(conn: HTTPConnection) -> Principal | None:
+    """The principal the authentication middleware found for this request, if any."""
+    user = conn.user
+    return user.principal if isinstance(user, Caller) else None
+
+
+class DecisionTrailGraphQL(GraphQL[Context, None]):
+    """strawberry's ASGI app with our per-request context (fresh DataLoaders each request)."""
+
+    def __init__(self) -> None:
+        super().__init__(schema, graphql_ide="graphiql", subscription_protocols=("graphql-transport-ws",))
+
+    async def get_context(self, request: Any, response: Any = None) -> Context:
+        return Context(trail=request.state.trail, principal=caller(request))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         # strawberry answers a request that is not GraphQL over HTTP in plain text; ours is JSON with a code.
@@ -184,9 +220,9 @@ class StopOnDisconnect:
             if not serving.done() and not complete:
                 # The client went away mid-request: nobody will read the answer.
                 serving.cancel()
-                graph: Graph | None = getattr(scope["app"].state, "graph", None)
-                if graph is not None:
-                    stopped = await run_in_threadpool(terminate_request, graph, tag)
+                trail: Trail | None = scope.get("state", {}).get("trail")
+                if trail is not None:
+                    stopped = await run_in_threadpool(stop_request, trail, tag)
                     if stopped:
                         log.info("client went away: stopped %d transaction(s) of its request", len(stopped))
             with contextlib.suppress(asyncio.CancelledError):
@@ -202,7 +238,7 @@ def create_app(
     *,
     graph: Graph | None = None,
     tokens: TokenRegistry | None = None,
-    on_start: Callable[[DecisionStore], None] | None = None,
+    on_start: Callable[[Trail], None] | None = None,
 ) -> Starlette:
     """The service. It opens Neo4j in its lifespan (embedded unless NEO4J_URI is set), or uses
     ``graph`` when given one (which it then does not close). ``tokens`` default to
@@ -210,22 +246,22 @@ def create_app(
     tokens = tokens if tokens is not None else TokenRegistry.from_env()
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
+        # What the lifespan yields is every request's ``request.state``.
         with contextlib.ExitStack() as stack:
             connected = graph or stack.enter_context(open_graph(settings or Neo4jSettings.from_env(), progress=log.info))
-            app.state.graph = connected
-            graphql.store = DecisionStore(connected, events=graphql.events)
+            trail = Trail.on(connected, EventBus())
             if on_start is not None:
-                await run_in_threadpool(on_start, graphql.store)
-            yield
+                await run_in_threadpool(on_start, trail)
+            yield {"trail": trail}
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
     async def readyz(request: Request) -> Response:
-        connected: Graph = request.app.state.graph
+        trail: Trail = request.state.trail
         try:
-            await run_in_threadpool(connected.driver.verify_connectivity)
+            await run_in_threadpool(trail.graph.driver.verify_connectivity)
         except Exception as e:  # any failure to reach Neo4j means not ready
             return JSONResponse({"status": "unavailable", "neo4j": type(e).__name__}, status_code=503)
         return JSONResponse({"status": "ready"})
@@ -233,7 +269,7 @@ def create_app(
     async def export(request: Request) -> Response:
         """``/export/plans/{id}.{format}`` (``?scope=hierarchy`` for the plans below too) and
         ``/export/decisions/{id}/{lineage|impact}.{format}``, streamed as they are written."""
-        principal = graphql.principal(request.headers.get("authorization"))
+        principal = caller(request)
         if principal is None:
             return _error(401, "UNAUTHENTICATED", "a bearer token is required")
         if not principal.may(Action.READ):
@@ -253,11 +289,10 @@ def create_app(
         try:
             G = await run_in_threadpool(
                 analysis.view_graph,
-                request.app.state.graph,
+                request.state.trail,
                 view,
                 target,
-                owner=principal.owner_scope,
-                project=principal.project,
+                principal=principal,
                 progress=False,
             )
         except DecisionTrailError as e:
@@ -269,7 +304,7 @@ def create_app(
             headers={"content-disposition": f'attachment; filename="{filename}"'},
         )
 
-    graphql = DecisionTrailGraphQL(store=None, tokens=tokens, events=EventBus())  # type: ignore[arg-type]  # store: set in the lifespan
+    graphql = DecisionTrailGraphQL()
     return Starlette(
         routes=[
             Route("/graphql", graphql),  # strawberry answers other methods with 405, in JSON here
@@ -279,6 +314,10 @@ def create_app(
             Route("/healthz", healthz),
             Route("/readyz", readyz),
         ],
-        middleware=[Middleware(StopOnDisconnect), Middleware(BodySizeLimit)],
+        middleware=[
+            Middleware(StopOnDisconnect),
+            Middleware(BodySizeLimit),
+            Middleware(AuthenticationMiddleware, backend=BearerTokens(tokens)),
+        ],
         lifespan=lifespan,
     )

@@ -19,8 +19,8 @@ from decisiontrail.exceptions import DecisionTrailError, NotFound, ValidationFai
 from decisiontrail.settings import Neo4jSettings
 
 if TYPE_CHECKING:
-    from decisiontrail.graphdb import DecisionStore, Graph
-    from decisiontrail.graphdb.loading import LoadScope
+    from decisiontrail.domain.vocabulary import LoadScope
+    from decisiontrail.services import Trail
 
 log = logging.getLogger("decisiontrail")
 
@@ -316,53 +316,53 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
     from decisiontrail.actors.demonstration import record_demonstration, render_demonstration
     from decisiontrail.actors.graph import sqlite_checkpointer
-    from decisiontrail.graphdb import DecisionStore, open_graph
     from decisiontrail.domain import Phase
     from decisiontrail.domain.correction import ReplayOutcome
     from decisiontrail.domain.pages import ReviewPage, page_size
     from decisiontrail.domain.recording import ReviewAction
-    from decisiontrail.services import lifecycle, reviews
+    from decisiontrail.graphdb.connection import open_graph
+    from decisiontrail.services import Trail, lifecycle, reading, reviews
     from decisiontrail.services.correction import correct, history, preview, record_replay
 
     with open_graph(settings, progress=log.info) as graph:
-        store = DecisionStore(graph)
+        trail = Trail.on(graph)
         if args.command == "demo":
             with sqlite_checkpointer(settings.checkpoints) as checkpointer:
-                demo = record_demonstration(store, checkpointer, log=log.info)
+                demo = record_demonstration(trail, checkpointer, log=log.info)
             log.info(
                 "recorded by scripted actors: %d review(s) resolved, %d Execute checkpoint group(s); "
                 "reading the hierarchy back from Neo4j",
                 len(demo.reviews_resolved),
                 demo.checkpoint_groups,
             )
-            print(render_demonstration(store, demo))
+            print(render_demonstration(trail, demo))
             print()
             print(describe_correction(demo.correction))
             print(f"replay recorded {len(demo.replayed)} new decision(s): " + ", ".join(demo.replayed))
         elif args.command == "tree":
-            found = store.get_tree(args.plan_id, as_of=args.as_of, history=args.history)
+            found = reading.get_tree(trail, args.plan_id, as_of=args.as_of, history=args.history)
             if found is None:
                 moment = f" at {args.as_of.isoformat()}" if args.as_of else ""
                 print(f"plan {args.plan_id} has no current decisions{moment} (a correction invalidated it); see --history")
             else:
                 print(found.render(ids=True))
         elif args.command == "impact":
-            print(describe_impact(preview(store, _decision_id(store, args.decision_id))))
+            print(describe_impact(preview(trail, _decision_id(trail, args.decision_id))))
         elif args.command == "correct":
-            decision_id = _decision_id(store, args.decision_id)
-            print(describe_correction(correct(store, decision_id, args.mode, args.guidance, args.reason, requested_by=args.by)))
+            decision_id = _decision_id(trail, args.decision_id)
+            print(describe_correction(correct(trail, decision_id, args.mode, args.guidance, args.reason, requested_by=args.by)))
         elif args.command == "guide":
-            parent = store.get_decision(_decision_id(store, args.decision_id))
+            parent = reading.get_decision(trail, _decision_id(trail, args.decision_id))
             guided = lifecycle.add_guidance(
-                store, parent.plan_id, args.guidance, parent_decision_id=parent.decision_id, reason=args.reason, given_by=args.by
+                trail, parent.plan_id, args.guidance, parent_decision_id=parent.decision_id, reason=args.reason, given_by=args.by
             )
             print(
                 f"recorded guidance {guided.decision_id} (#{guided.sequence_number} user_intervention) in plan {guided.plan_id}"
             )
         elif args.command == "reviews":
             status = None if args.status == "all" else args.status
-            _, inbox = store.page_reviews(
-                ReviewPage(first=page_size(args.first), status=status, plan_id=args.plan, project=args.project)
+            _, inbox = reading.page_reviews(
+                trail, ReviewPage(first=page_size(args.first), status=status, plan_id=args.plan, project=args.project)
             )
             for waiting in inbox:
                 print(
@@ -372,17 +372,17 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
                 )
         elif args.command == "resolve":
             review, decision = reviews.resolve_review(
-                store, args.review_id, ReviewAction(args.action), args.option, resolved_by=args.by
+                trail, args.review_id, ReviewAction(args.action), args.option, resolved_by=args.by
             )
             print(f"review {review.review_id} {review.status.value}: recorded {decision.decision_id} ({decision.chosen_option})")
         elif args.command == "phase":
-            plan = lifecycle.advance_phase(store, args.plan_id, Phase(args.phase), args.reason, by=args.by)
+            plan = lifecycle.advance_phase(trail, args.plan_id, Phase(args.phase), args.reason, by=args.by)
             print(f"plan {plan.plan_id} is in {plan.phase.value}")
         elif args.command == "replay":
-            attempt = record_replay(store, args.attempt_id, ReplayOutcome(args.outcome), args.detail, args.decision)
+            attempt = record_replay(trail, args.attempt_id, ReplayOutcome(args.outcome), args.detail, args.decision)
             print(f"attempt {attempt.attempt_id}: replay {attempt.replay_outcome.value}")
         elif args.command == "history":
-            for attempt in history(store, _decision_id(store, args.decision_id)):
+            for attempt in history(trail, _decision_id(trail, args.decision_id)):
                 print(
                     f"attempt {attempt.attempt_number} at {attempt.at:%Y-%m-%d %H:%M:%S} by {attempt.requested_by} "
                     f"({attempt.mode.value}): {attempt.guidance!r}; invalidated {len(attempt.invalidated_decision_ids)} "
@@ -391,11 +391,11 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
         elif args.command == "migrate":
             log.info("schema is up to date on %s", graph.uri)
         elif args.command in ("check", "analyze", "export", "prune"):
-            return _offline(args, graph)
+            return _offline(args, trail)
     return 0
 
 
-def _offline(args: argparse.Namespace, graph: Graph) -> int:
+def _offline(args: argparse.Namespace, trail: Trail) -> int:
     """check, analyze, export and prune: networkx over a loaded graph, and retention."""
     import json
     from pathlib import Path
@@ -404,25 +404,25 @@ def _offline(args: argparse.Namespace, graph: Graph) -> int:
     from decisiontrail.checks.coverage import load_spec
     from decisiontrail.checks.export import ExportFormat
     from decisiontrail.domain.retention import RetentionPolicy
-    from decisiontrail.graphdb.retention import prune
     from decisiontrail.services import analysis
+    from decisiontrail.services.retention import prune
 
     progress = None if not args.quiet else False
     if args.command == "check":
         spec = load_spec(Path(args.coverage).read_text(encoding="utf-8")) if args.coverage else None
         scope, plan_id = _scope(args)
-        report = analysis.check(graph, scope, plan_id, spec=spec, progress=progress)
+        report = analysis.check(trail, scope, plan_id, spec=spec, progress=progress)
         print(json.dumps(report.as_json(), indent=2) if args.format == "json" else report.render())
         return 0 if report.ok else 1
     if args.command == "analyze":
         scope, plan_id = _scope(args)
         assert plan_id is not None
-        result = analysis.analyze(graph, scope, plan_id, top=args.top, progress=progress)
+        result = analysis.analyze(trail, scope, plan_id, top=args.top, progress=progress)
         print(json.dumps(result.model_dump(mode="json"), indent=2) if args.format == "json" else render_text(result))
         return 0
     if args.command == "export":
         view, target = next((v, getattr(args, v.value)) for v in analysis.View if getattr(args, v.value))
-        chunks = analysis.export(graph, view, None if view is analysis.View.ALL else target, ExportFormat(args.format))
+        chunks = analysis.export(trail, view, None if view is analysis.View.ALL else target, ExportFormat(args.format))
         with open(args.output, "w", encoding="utf-8") if args.output else contextlib.nullcontext(sys.stdout) as out:
             for chunk in chunks:
                 out.write(chunk)
@@ -430,13 +430,13 @@ def _offline(args: argparse.Namespace, graph: Graph) -> int:
             log.info("wrote %s", args.output)
         return 0
     policy = RetentionPolicy.parse(args.older_than)
-    pruned = prune(graph, policy, dry_run=args.dry_run, progress=log.info)
+    pruned = prune(trail, policy, dry_run=args.dry_run, progress=log.info)
     print(json.dumps(pruned.model_dump(mode="json"), indent=2) if args.format == "json" else pruned.render())
     return 0
 
 
 def _scope(args: argparse.Namespace) -> tuple[LoadScope, str | None]:
-    from decisiontrail.graphdb.loading import LoadScope
+    from decisiontrail.domain.vocabulary import LoadScope
 
     if getattr(args, "all", False):
         return LoadScope.ALL, None
@@ -469,7 +469,7 @@ def describe_correction(result: CorrectionResult) -> str:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from decisiontrail.schema import schema
+    from decisiontrail.api import schema
 
     text = schema.as_str() + "\n"
     if args.output:
@@ -480,14 +480,16 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def _decision_id(store: DecisionStore, reference: str) -> str:
+def _decision_id(trail: Trail, reference: str) -> str:
     """A decision's ULID from a ULID or PLAN_ID#N (the plan's decision with sequence number N, as `tree` prints)."""
     plan_id, hash_sign, number = reference.partition("#")
     if not hash_sign:
         return reference
     if not number.isdigit():
         raise ValidationFailed(f"decision: {reference!r} is neither a ULID nor PLAN_ID#N", field="decision_id")
-    for decision in store.list_decisions(plan_id):
+    from decisiontrail.services import reading
+
+    for decision in reading.list_decisions(trail, plan_id):
         if decision.sequence_number == int(number):
             return decision.decision_id
     raise NotFound("decision", reference)
@@ -520,13 +522,15 @@ def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
             return 2
         log.warning("no tokens configured: authentication is off and the API is served on loopback only")
 
-    def load_demo(store: DecisionStore) -> None:
-        if store.count_plans():
+    from decisiontrail.services import reading
+
+    def load_demo(trail: Trail) -> None:
+        if reading.count_plans(trail):
             return
         log.info("the database is empty: recording the demonstration hierarchy")
         with sqlite_checkpointer(settings.checkpoints) as checkpointer:
-            demo = record_demonstration(store, checkpointer, log=log.info)
-        print(render_demonstration(store, demo), flush=True)
+            demo = record_demonstration(trail, checkpointer, log=log.info)
+        print(render_demonstration(trail, demo), flush=True)
 
     log.info("serving GraphQL on http://%s:%d/graphql (GraphiQL in a browser)", args.host, args.port)
     app = create_app(settings, tokens=tokens, on_start=load_demo if args.demo_if_empty else None)

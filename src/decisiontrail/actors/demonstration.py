@@ -27,10 +27,12 @@ from decisiontrail.domain import AutomationProfile, Invariant, Phase, Plan, Scop
 from decisiontrail.domain.correction import CorrectionMode, CorrectionResult, ReplayOutcome
 from decisiontrail.domain.recording import ReviewAction
 from decisiontrail.domain.tree import render_hierarchy
-from decisiontrail.graphdb import DecisionStore
+
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services.correction import correct, record_replay
 from decisiontrail.services.reviews import resolve_review
+from decisiontrail.services import reading
+from decisiontrail.services import Trail
 
 Log = Callable[[str], None]
 
@@ -46,7 +48,7 @@ class Demonstration:
 
 
 def run_actor(
-    store: DecisionStore,
+    store: Trail,
     checkpointer: BaseCheckpointSaver[Any],
     plan: Plan,
     thread_id: str,
@@ -91,9 +93,7 @@ def unless_corrected(original: AIMessage, replacement: AIMessage) -> Callable[[S
     return lambda messages: replacement if _corrected(messages) else original
 
 
-def record_demonstration(
-    store: DecisionStore, checkpointer: BaseCheckpointSaver[Any], log: Log = lambda _: None
-) -> Demonstration:
+def record_demonstration(store: Trail, checkpointer: BaseCheckpointSaver[Any], log: Log = lambda _: None) -> Demonstration:
     """Record the whole hierarchy; every decision goes through record_decision or the lifecycle engine."""
     plan, _ = instantiate_plan(
         store,
@@ -145,7 +145,7 @@ def record_demonstration(
         reviewer=lambda request: (ReviewAction.SELECT_ALTERNATIVE, request["alternatives_considered"][0]),
         log=log,
     )
-    spawn = next(d for d in store.list_decisions(plan.plan_id) if d.decision_type.value == "subplan_spawn")
+    spawn = next(d for d in reading.list_decisions(store, plan.plan_id) if d.decision_type.value == "subplan_spawn")
     child, _ = instantiate_plan(
         store,
         "Add per-client quotas to the billing API gateway",
@@ -267,7 +267,9 @@ def record_demonstration(
     # The in-process buckets were wrong: the gateway runs three replicas. Correct the choice,
     # then replay the execution actor from the checkpoint it was made from.
     implementation = next(
-        d for d in store.list_decisions(plan.plan_id, current_only=True) if d.decision_type.value == "implementation_choice"
+        d
+        for d in reading.list_decisions(store, plan.plan_id, current_only=True)
+        if d.decision_type.value == "implementation_choice"
     )
     guidance = "Use Redis counters shared by every gateway replica"
     result = correct(
@@ -276,24 +278,30 @@ def record_demonstration(
     log(f"corrected {implementation.decision_id}: invalidated {len(result.invalidated)} decision(s); replaying")
     replayed: list[str] = []
     for point in result.replay_frontier:
-        before = {d.decision_id for d in store.list_decisions(point.plan_id)}
+        before = {d.decision_id for d in reading.list_decisions(store, point.plan_id)}
         replay_correction(execution, point, guidance, mode=CorrectionMode.REVERT)
-        replayed += [d.decision_id for d in store.list_decisions(point.plan_id) if d.decision_id not in before]
+        replayed += [d.decision_id for d in reading.list_decisions(store, point.plan_id) if d.decision_id not in before]
     record_replay(store, result.attempt.attempt_id, ReplayOutcome.REPLAYED, f"{len(replayed)} decision(s) recorded anew")
 
     demo = Demonstration(
-        root_plan=store.get_plan(plan.plan_id), child_plan=store.get_plan(child.plan_id), correction=result, replayed=replayed
+        root_plan=reading.get_plan(store, plan.plan_id),
+        child_plan=reading.get_plan(store, child.plan_id),
+        correction=result,
+        replayed=replayed,
     )
-    demo.reviews_resolved = [r.review_id for r in store.list_reviews(plan.plan_id) if r.decision_id]
+    demo.reviews_resolved = [r.review_id for r in reading.list_reviews(store, plan.plan_id) if r.decision_id]
     demo.checkpoint_groups = sum(
-        1 for p in (plan, child) for d in store.list_decisions(p.plan_id) if store.get_checkpoint_group(d.decision_id) is not None
+        1
+        for p in (plan, child)
+        for d in reading.list_decisions(store, p.plan_id)
+        if reading.checkpoint_group(store, d.decision_id) is not None
     )
     return demo
 
 
-def render_demonstration(store: DecisionStore, demo: Demonstration) -> str:
+def render_demonstration(store: Trail, demo: Demonstration) -> str:
     """The hierarchy as text, every line read back from the store."""
-    plans = [store.get_plan(demo.root_plan.plan_id), store.get_plan(demo.child_plan.plan_id)]
+    plans = [reading.get_plan(store, demo.root_plan.plan_id), reading.get_plan(store, demo.child_plan.plan_id)]
     # Its whole history, superseded decisions marked, so the correction shows.
-    trees = {p.plan_id: tree for p in plans if (tree := store.get_tree(p.plan_id, history=True)) is not None}
+    trees = {p.plan_id: tree for p in plans if (tree := reading.get_tree(store, p.plan_id, history=True)) is not None}
     return render_hierarchy(demo.root_plan.plan_id, trees, {p.plan_id: p.description for p in plans})

@@ -14,7 +14,8 @@ from decisiontrail.actors.scripted import ScriptedChatModel, decide
 from decisiontrail.actors.tool import record_decision_tool
 from decisiontrail.domain import Invariant, Plan
 from decisiontrail.domain.invariants import reconcile
-from decisiontrail.graphdb import DecisionStore
+from decisiontrail.services import Trail
+
 
 QUESTION = "Should this invariant apply to this plan?"
 
@@ -38,7 +39,7 @@ def reconciliation_script(invariants: Sequence[Invariant]) -> list[AIMessage]:
 
 
 def reconcile_invariants(
-    store: DecisionStore, plan: Plan, checkpointer: BaseCheckpointSaver[Any], *, thread_id: str | None = None
+    store: Trail, plan: Plan, checkpointer: BaseCheckpointSaver[Any], *, thread_id: str | None = None
 ) -> dict[str, Any]:
     """Run the reconciliation actor over the plan's declared invariants; returns its final state."""
     actor = build_actor(

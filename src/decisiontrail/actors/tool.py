@@ -8,7 +8,8 @@ for review pauses the actor with a LangGraph ``interrupt`` until a person resolv
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import InjectedToolCallId, StructuredTool, ToolException
@@ -16,11 +17,11 @@ from langgraph.prebuilt import InjectedState
 from langgraph.types import interrupt
 from pydantic import BaseModel, ConfigDict
 
-from decisiontrail.client import DecisionTrailClient, Recorded
+from decisiontrail.client import Recorded
 from decisiontrail.domain import ContextSnapshot
 from decisiontrail.domain.recording import CapturedContext, Review
 from decisiontrail.exceptions import DecisionTrailError
-from decisiontrail.graphdb import DecisionStore
+from decisiontrail.services import Trail
 from decisiontrail.services.recording import (
     RECORD_DECISION_INPUT_SCHEMA,
     TOOL_DESCRIPTION,
@@ -70,17 +71,57 @@ def review_request(review: Review) -> dict[str, Any]:
     }
 
 
-Recorder = DecisionStore | DecisionTrailClient
-"""Where the tool records: the store in this process, or the API through the client."""
+class Recorder(Protocol):
+    """Where the tool records: the services in this process (``LocalRecorder``), or the API
+    through ``DecisionTrailClient``."""
+
+    def record(
+        self,
+        arguments: Mapping[str, Any],
+        *,
+        plan_id: str,
+        snapshot: ContextSnapshot,
+        context: CapturedContext | None = None,
+        depends_on: Sequence[str] = (),
+        step_id: str | None = None,
+    ) -> Recorded: ...
 
 
-def record_decision_tool(recorder: Recorder) -> StructuredTool:
-    """The tool, bound to a store (in-process) or a client (an actor in another process).
+class LocalRecorder:
+    """Records through the recording service in this process, as the API would."""
+
+    def __init__(self, trail: Trail) -> None:
+        self.trail = trail
+
+    def record(
+        self,
+        arguments: Mapping[str, Any],
+        *,
+        plan_id: str,
+        snapshot: ContextSnapshot,
+        context: CapturedContext | None = None,
+        depends_on: Sequence[str] = (),
+        step_id: str | None = None,
+    ) -> Recorded:
+        outcome = record_decision(
+            self.trail, arguments, plan_id=plan_id, snapshot=snapshot, context=context, depends_on=depends_on, step_id=step_id
+        )
+        if isinstance(outcome, Review):
+            return Recorded(decision_id=None, review=review_request(outcome))
+        return Recorded(decision_id=outcome.decision_id)
+
+
+def record_decision_tool(recorder: Recorder | Trail) -> StructuredTool:
+    """The tool, bound to a recorder: the services in this process (a ``Trail`` is recorded into
+    through a ``LocalRecorder``) or a client (an actor in another process).
 
     The actor's state must carry ``plan_id``; it may carry ``resources`` (captured into the
     snapshot) and ``depends_on`` (decision ids the runtime put into the actor's context as
     constraints). Snapshot capture and idempotency are the same either way.
     """
+
+    if isinstance(recorder, Trail):
+        recorder = LocalRecorder(recorder)
 
     def run(config: RunnableConfig, **kwargs: Any) -> str:
         state: dict[str, Any] = kwargs.pop("state")
@@ -124,13 +165,6 @@ def _record(
     # The tool call's id, not the checkpoint's: replaying from a checkpoint forks its id,
     # but the restored conversation holds the same tool call.
     step_id = f"tool_call:{tool_call_id}"
-    if isinstance(recorder, DecisionTrailClient):
-        return recorder.record(
-            arguments, plan_id=str(plan_id), snapshot=snapshot, context=context, depends_on=depends_on, step_id=step_id
-        )
-    outcome = record_decision(
-        recorder, arguments, plan_id=str(plan_id), snapshot=snapshot, context=context, depends_on=depends_on, step_id=step_id
+    return recorder.record(
+        arguments, plan_id=str(plan_id), snapshot=snapshot, context=context, depends_on=depends_on, step_id=step_id
     )
-    if isinstance(outcome, Review):
-        return Recorded(decision_id=None, review=review_request(outcome))
-    return Recorded(decision_id=outcome.decision_id)

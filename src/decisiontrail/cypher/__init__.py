@@ -1,6 +1,6 @@
 """Every Cypher query of the project, one named ``.cypher`` file each, loaded once at import.
 
-A query is addressed by its path without the suffix: ``query("decision/create_decision")``.
+A query is addressed by its path without the suffix: ``query("decision/create_decisions")``.
 Query text is constant; values always travel in ``$params``.
 """
 

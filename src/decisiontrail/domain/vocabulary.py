@@ -14,7 +14,7 @@ class Label(StrEnum):
     PHASE_CHANGE = "PhaseChange"
     CORRECTION_ATTEMPT = "CorrectionAttempt"
     SCHEMA_MIGRATION = "SchemaMigration"
-    PLAN_LOCK = "PlanLock"  # a plan's write lock, linked to nothing (see cypher/decision/read_placement)
+    PLAN_LOCK = "PlanLock"  # a plan's write lock, linked to nothing (see cypher/decision/read_placements)
 
 
 class Rel(StrEnum):
@@ -35,3 +35,11 @@ class Rel(StrEnum):
     ATTEMPT_ON = "ATTEMPT_ON"  # (:CorrectionAttempt)-[:ATTEMPT_ON]->(corrected:Decision)
     PRODUCED = "PRODUCED"  # (:CorrectionAttempt)-[:PRODUCED]->(correction:Decision)
     INVALIDATED_BY = "INVALIDATED_BY"  # (child:Plan)-[:INVALIDATED_BY]->(:CorrectionAttempt)
+
+
+class LoadScope(StrEnum):
+    """How much of the database a load takes."""
+
+    PLAN = "plan"  # one plan's decisions, reviews and correction attempts
+    HIERARCHY = "hierarchy"  # a plan and every plan below it
+    ALL = "all"  # the whole database

@@ -11,7 +11,6 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
-from enum import StrEnum
 from typing import Any, LiteralString
 
 import networkx as nx
@@ -30,18 +29,12 @@ from decisiontrail.checks.model import (
 )
 from decisiontrail.cypher import query
 from decisiontrail.exceptions import NotFound, ValidationFailed
-from decisiontrail.graphdb.connection import Graph, translated_errors
+from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.graphdb.connection import Graph
+from decisiontrail.graphdb.database import translated_errors
 
 PLANS_PER_QUERY = 200
 FETCH_SIZE = 2000
-
-
-class LoadScope(StrEnum):
-    """How much of the database a load takes."""
-
-    PLAN = "plan"  # one plan's decisions, reviews and correction attempts
-    HIERARCHY = "hierarchy"  # a plan and every plan below it
-    ALL = "all"  # the whole database
 
 
 def load_graph(

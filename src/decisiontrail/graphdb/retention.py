@@ -1,4 +1,4 @@
-"""Pruning superseded history: one read finds what a retention policy lets go, bounded writes delete it.
+"""Pruning superseded history in Neo4j: the read that finds what a retention policy lets go, the deletes.
 
 What goes (``cypher/retention/find_prunable.cypher``): decisions superseded before the cutoff in
 plans in Apply, and plans invalidated before the cutoff whose nearest live (not invalidated)
@@ -24,89 +24,18 @@ older than the cutoff while a prune runs could leave a dangling reference.)
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, LiteralString
-
-import neo4j
+from typing import Any
 
 from decisiontrail.cypher import query
-from decisiontrail.domain.decision import utc_now
-from decisiontrail.domain.retention import PRUNABLE_PHASE, PruneResult, RetentionPolicy
-from decisiontrail.exceptions import ValidationFailed
-from decisiontrail.graphdb.connection import Graph, translated_errors
-
-log = logging.getLogger(__name__)
-
-BATCH_SIZE = 1000
-"""Records deleted per write transaction: bounds the transaction's memory on a large history."""
+from decisiontrail.domain.retention import PRUNABLE_PHASE, PruneResult
+from decisiontrail.graphdb.database import Transaction
 
 
-def prune(
-    graph: Graph,
-    policy: RetentionPolicy,
-    *,
-    dry_run: bool,
-    now: datetime | None = None,
-    progress: Callable[[str], None] | None = None,
-    batch_size: int = BATCH_SIZE,
-) -> PruneResult:
-    """Delete (or, with ``dry_run``, only find) the history ``policy`` lets go as of ``now``.
-
-    The dry run returns exactly the set the real run would delete. The real run deletes the
-    decisions first, then the plans, ``batch_size`` at a time, each batch in its own write
-    transaction, and reports each batch through ``progress``; it returns what it deleted.
-    """
-    if batch_size < 1:
-        raise ValidationFailed(f"batch_size: a batch deletes at least one record, not {batch_size}", field="batch_size")
-    cutoff = policy.cutoff(now or utc_now())
-    report = progress or log.info
-    found = _find(graph, cutoff, dry_run)
-    report(
-        f"found {len(found.decision_ids)} decision(s) and {len(found.plan_ids)} plan(s) "
-        f"superseded or invalidated before {cutoff.isoformat()}"
-    )
-    if dry_run or found.empty:
-        return found
-
-    deleted_decisions: list[str] = []
-    deleted_plans: list[str] = []
-    contexts = groups = reviews = changes = 0
-    for batch in _batches(found.decision_ids, batch_size):
-        row = _write(graph, query("retention/delete_decisions"), decision_ids=list(batch))
-        deleted_decisions += row["deleted_ids"]
-        contexts += row["deleted_contexts"]
-        groups += row["deleted_groups"]
-        report(f"deleted {len(deleted_decisions)}/{len(found.decision_ids)} decision(s)")
-    for batch in _batches(found.plan_ids, batch_size):
-        row = _write(graph, query("retention/delete_plans"), plan_ids=list(batch))
-        deleted_plans += row["deleted_ids"]
-        reviews += row["deleted_reviews"]
-        changes += row["deleted_phase_changes"]
-        contexts += row["deleted_contexts"]
-        report(f"deleted {len(deleted_plans)}/{len(found.plan_ids)} plan(s)")
-    return PruneResult(
-        cutoff=cutoff,
-        dry_run=False,
-        decision_ids=tuple(deleted_decisions),
-        plan_ids=tuple(deleted_plans),
-        contexts=contexts,
-        checkpoint_groups=groups,
-        reviews=reviews,
-        phase_changes=changes,
-    )
-
-
-def _find(graph: Graph, cutoff: datetime, dry_run: bool) -> PruneResult:
-    with translated_errors():
-        records, _, _ = graph.driver.execute_query(
-            query("retention/find_prunable"),
-            {"cutoff": cutoff, "phase": PRUNABLE_PHASE.value},
-            database_=graph.database,
-            routing_=neo4j.RoutingControl.READ,
-        )
-    row = records[0]
+def find_prunable(tx: Transaction, cutoff: datetime, dry_run: bool) -> PruneResult:
+    """What a policy with ``cutoff`` lets go (``retention/find_prunable``)."""
+    row = tx.run(query("retention/find_prunable"), cutoff=cutoff, phase=PRUNABLE_PHASE.value).single(strict=True)
     return PruneResult(
         cutoff=cutoff,
         dry_run=dry_run,
@@ -119,14 +48,14 @@ def _find(graph: Graph, cutoff: datetime, dry_run: bool) -> PruneResult:
     )
 
 
-def _write(graph: Graph, statement: LiteralString, **params: Any) -> dict[str, Any]:
-    def work(tx: neo4j.ManagedTransaction) -> dict[str, Any]:
-        # A retried transaction deletes the same ids again: MATCH finds what is left, so it is idempotent.
-        return dict(tx.run(statement, params).single(strict=True))
+def delete_decisions(tx: Transaction, decision_ids: Sequence[str]) -> dict[str, Any]:
+    """Delete these decisions and what only they held; deleted_ids, deleted_contexts, deleted_groups.
 
-    with translated_errors("the prune conflicts with another write"), graph.driver.session(database=graph.database) as session:
-        return session.execute_write(work)
+    Run again after a retry it deletes what is left: MATCH finds only what still exists.
+    """
+    return dict(tx.run(query("retention/delete_decisions"), decision_ids=list(decision_ids)).single(strict=True))
 
 
-def _batches(ids: Sequence[str], size: int) -> list[Sequence[str]]:
-    return [ids[start : start + size] for start in range(0, len(ids), size)]
+def delete_plans(tx: Transaction, plan_ids: Sequence[str]) -> dict[str, Any]:
+    """Delete these plans whole; deleted_ids, deleted_reviews, deleted_phase_changes, deleted_contexts."""
+    return dict(tx.run(query("retention/delete_plans"), plan_ids=list(plan_ids)).single(strict=True))

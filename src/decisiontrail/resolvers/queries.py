@@ -1,4 +1,4 @@
-"""Query resolvers: parse arguments, call the store or a service, map to types."""
+"""Query resolvers: parse arguments, call a service, map to types."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from collections.abc import AsyncGenerator
 import strawberry
 from strawberry.types import Info
 
-from decisiontrail.resolvers.context import Context
 from decisiontrail.domain import Phase as DomainPhase
 from decisiontrail.domain.pages import PlanPage, ReviewPage, page_size
 from decisiontrail.domain.recording import ReviewStatus
 from decisiontrail.exceptions import Unavailable, ValidationFailed
-from decisiontrail.resolvers.errors import call, client_error, require_decision, require_plan
+from decisiontrail.schema.context import Context
+from decisiontrail.schema.errors import call, client_error
 from decisiontrail.schema.types import (
     Decision,
     DecisionEvent,
@@ -31,7 +31,7 @@ from decisiontrail.schema.types import (
     plan_cursor,
     review_cursor,
 )
-from decisiontrail.services import correction, reviews
+from decisiontrail.services import correction, reading, reviews
 
 
 async def decision(info: Info[Context, None], id: strawberry.ID) -> Decision | None:
@@ -46,19 +46,17 @@ async def plan(info: Info[Context, None], id: strawberry.ID) -> Plan | None:
 
 async def impact(info: Info[Context, None], decision_id: strawberry.ID) -> Impact:
     """What correcting the decision would invalidate; writes nothing."""
-    await require_decision(info.context, str(decision_id))
-    return Impact(model=await call(correction.preview, info.context.store, str(decision_id)))
+    return Impact(model=await call(correction.preview, info.context.trail, str(decision_id), principal=info.context.principal))
 
 
 async def pending_reviews(info: Info[Context, None], plan_id: strawberry.ID) -> list[Review]:
-    await require_plan(info.context, str(plan_id))
-    return [Review(model=r) for r in await call(reviews.pending_reviews, info.context.store, str(plan_id))]
+    found = await call(reviews.pending_reviews, info.context.trail, str(plan_id), principal=info.context.principal)
+    return [Review(model=r) for r in found]
 
 
 async def lineage(info: Info[Context, None], decision_id: strawberry.ID) -> Lineage:
     """Ancestors to the root and upward through parent plans, plus DEPENDS_ON upstream."""
-    await require_decision(info.context, str(decision_id))
-    decision_ids, plan_ids = await call(info.context.store.lineage, str(decision_id))
+    decision_ids, plan_ids = await call(reading.lineage, info.context.trail, str(decision_id), info.context.principal)
     return Lineage(decision_ids=decision_ids, plan_ids=plan_ids)
 
 
@@ -79,10 +77,8 @@ async def plans(
         after=parse_cursor("plan", after),
         phase=DomainPhase(phase.value) if phase else None,
         top_level=top_level,
-        owner=info.context.owner_filter,
-        project=info.context.project_filter,
     )
-    total, ids = await call(info.context.store.page_plans, page)
+    total, ids = await call(reading.page_plans, info.context.trail, page, info.context.principal)
     more = len(ids) > size
     found = await info.context.plans.load_many(ids[:size])
     edges = [PlanEdge(cursor=plan_cursor(p.plan_id), node=Plan(model=p)) for p in found if p is not None]
@@ -105,18 +101,14 @@ async def review_inbox(
         size = page_size(first)
     except ValidationFailed as e:
         raise client_error(e) from e
-    limited_to = info.context.project_filter
-    if limited_to is not None and project is not None and project != limited_to:
-        return ReviewConnection(edges=[], page_info=PageInfo(has_next_page=False, end_cursor=None), total_count=0)
     page = ReviewPage(
         first=size + 1,
         after=parse_cursor("review", after),
         status=status.value if status else None,
         plan_id=str(plan_id) if plan_id is not None else None,
-        owner=info.context.owner_filter,
-        project=limited_to or project,
+        project=project,
     )
-    total, found = await call(info.context.store.page_reviews, page)
+    total, found = await call(reading.page_reviews, info.context.trail, page, info.context.principal)
     edges = [ReviewEdge(cursor=review_cursor(r.review_id), node=Review(model=r)) for r in found[:size]]
     return ReviewConnection(
         edges=edges,
@@ -129,7 +121,7 @@ async def decision_events(info: Info[Context, None], plan_id: strawberry.ID) -> 
     """Recorded, superseded and review events of a plan, as they happen."""
     if info.context.events is None:
         raise client_error(Unavailable("this server publishes no events"))
-    await require_plan(info.context, str(plan_id))
+    await info.context.require_plan(str(plan_id))
     async for event in info.context.events.subscribe(str(plan_id)):
         assert event.at is not None
         yield DecisionEvent(

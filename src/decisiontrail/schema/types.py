@@ -30,12 +30,12 @@ from decisiontrail.domain.decision import ContextSnapshot as DomainContextSnapsh
 from decisiontrail.domain.recording import Review as DomainReview
 from decisiontrail.domain.pages import DecisionPage, page_size
 from decisiontrail.exceptions import ValidationFailed
-from decisiontrail.resolvers.context import Context, in_thread
-from decisiontrail.resolvers.errors import call, client_error
-from decisiontrail.graphdb.loading import LoadScope
+from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.schema.context import Context
+from decisiontrail.schema.errors import call, client_error, in_thread
 from decisiontrail.schema.analytics import AnalyticsScope, PlanAnalytics
 from decisiontrail.schema.selection import TREE_OF_OUTLINES, asks_only
-from decisiontrail.services import analysis
+from decisiontrail.services import analysis, reading
 
 MAX_TOP = 100
 
@@ -179,7 +179,7 @@ class Decision:
     @strawberry.field
     async def checkpoint_group(self, info: Info[Context, None]) -> CheckpointGroup | None:
         """The checkpoint group an Execute-phase decision was recorded with (null in Strategize)."""
-        group = await call(info.context.store.get_checkpoint_group, self.model.decision_id)
+        group = await call(reading.checkpoint_group, info.context.trail, self.model.decision_id)
         if group is None:
             return None
         return CheckpointGroup(
@@ -194,7 +194,7 @@ class Decision:
     async def context(self, info: Info[Context, None]) -> str | None:
         """The full context the snapshot's hash names, when the service stores it (sent as
         ``hotContext``); null when the context lives elsewhere (``hotContextRef``). One read per decision."""
-        return await call(info.context.store.find_context, self.model.context_snapshot.hot_context_hash)
+        return await call(reading.find_context, info.context.trail, self.model.context_snapshot.hot_context_hash)
 
     @strawberry.field
     def artifacts_produced(self) -> list[ArtifactRef]:
@@ -289,7 +289,7 @@ class Decision:
     @strawberry.field
     async def corrections(self, info: Info[Context, None]) -> list[CorrectionAttempt]:
         """The correction attempts on this decision's chain, oldest first."""
-        attempts = await call(info.context.store.correction_attempts, self.model.decision_id)
+        attempts = await call(reading.correction_attempts, info.context.trail, self.model.decision_id)
         return [CorrectionAttempt.of(a) for a in attempts]
 
 
@@ -368,7 +368,7 @@ class Plan:
     @strawberry.field
     async def phase_history(self, info: Info[Context, None]) -> list[PhaseChange]:
         """Every change of the plan's phase, oldest first."""
-        changes = await call(info.context.store.phase_changes, self.model.plan_id)
+        changes = await call(reading.phase_changes, info.context.trail, self.model.plan_id)
         return [
             PhaseChange(
                 from_phase=Phase(c["from_phase"]),
@@ -438,7 +438,7 @@ class Plan:
     ) -> DecisionConnection:
         """The plan's decisions in sequence order, a page at a time (at most 100)."""
         page = decision_page(first, after, filter)
-        total, ids = await call(info.context.store.page_decisions, self.model.plan_id, page)
+        total, ids = await call(reading.page_decisions, info.context.trail, self.model.plan_id, page)
         more = len(ids) > page.first - 1
         ids = ids[: page.first - 1]
         nodes = await _decisions(info, ids)
@@ -454,12 +454,12 @@ class Plan:
         """The current tree in pre-order with depths; ``asOf`` gives the tree as it stood then."""
         if asks_only(info.selected_fields, TREE_OF_OUTLINES):
             # Ids, types and relations only: one statement of outlines instead of whole records.
-            outline_tree, outlines = await call(info.context.store.get_tree_outline, self.model.plan_id, as_of=as_of)
+            outline_tree, outlines = await call(reading.get_tree_outline, info.context.trail, self.model.plan_id, as_of=as_of)
             if outline_tree is None:
                 return []  # an invalidated plan has no current tree
             nodes = PlanOutline(outlines).nodes
             return [TreeEntry(depth=depth, decision=nodes[node.decision.decision_id]) for depth, node in outline_tree.root.walk()]
-        tree = await call(info.context.store.get_tree, self.model.plan_id, as_of=as_of)
+        tree = await call(reading.get_tree, info.context.trail, self.model.plan_id, as_of=as_of)
         if tree is None:
             return []
         entries = []
@@ -478,12 +478,11 @@ class Plan:
             raise client_error(ValidationFailed(f"top: between 0 and {MAX_TOP}", field="top"))
         result = await call(
             analysis.analyze,
-            info.context.store.graph,
+            info.context.trail,
             LoadScope(scope.value),
             self.model.plan_id,
             top=top,
-            owner=info.context.owner_filter,
-            project=info.context.project_filter,
+            principal=info.context.principal,
             progress=False,
         )
         return PlanAnalytics.of(result)
@@ -530,7 +529,7 @@ async def _plan_decisions(
     info: Info[Context, None], plan_id: str, status: DecisionStatus | None, as_of: datetime | None
 ) -> list[Decision]:
     found = await in_thread(
-        info.context.store.list_decisions, plan_id, current_only=status is DecisionStatus.CURRENT, as_of=as_of
+        reading.list_decisions, info.context.trail, plan_id, current_only=status is DecisionStatus.CURRENT, as_of=as_of
     )
     if status is DecisionStatus.SUPERSEDED:
         found = [d for d in found if not d.is_current]
@@ -897,7 +896,7 @@ class CorrectionPayload:
     @strawberry.field
     async def cancelled_reviews(self, info: Info[Context, None]) -> list[Review]:
         """Pending reviews the correction made moot, now CANCELLED with it."""
-        reviews = await call(info.context.store.get_reviews, list(self.model.cancelled_reviews))
+        reviews = await call(reading.get_reviews, info.context.trail, list(self.model.cancelled_reviews))
         return [Review(model=r) for r in reviews]
 
 

@@ -3,60 +3,234 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 
+from decisiontrail.access import Principal
+from decisiontrail.domain import Phase
 from decisiontrail.domain.correction import (
     CorrectionAttempt,
+    CorrectionMode,
     CorrectionResult,
     Impact,
+    ImpactedDecision,
     ReplayOutcome,
+    check_correctable,
     check_guidance,
     check_replay_outcome,
+    correction_decision,
+    moot_reviews,
     parse_mode,
+    phase_after_correction,
+    replay_frontier,
 )
-from decisiontrail.graphdb import DecisionStore
+from decisiontrail.domain.decision import utc_now
+from decisiontrail.domain.placement import Recording
+from decisiontrail.events import DecisionEvent, EventKind
+from decisiontrail.exceptions import Conflict, NotFound
+from decisiontrail.graphdb import corrections, decisions, plans, reviews
+from decisiontrail.graphdb.database import Transaction
+from decisiontrail.services import reading
+from decisiontrail.services.recording import place
+from decisiontrail.services.trail import Trail
+from decisiontrail.services.visibility import require_visible
+
+LOCK_ROUNDS = 5
+"""How often a correction locks the plans its downstream reached meanwhile before it gives up."""
 
 
 def correct(
-    store: DecisionStore,
+    trail: Trail,
     decision_id: str,
     mode: str,
     guidance: str,
     reason: str = "",
     *,
+    principal: Principal | None = None,
     requested_by: str = "user",
 ) -> CorrectionResult:
     """Supersede ``decision_id`` and its whole downstream (across child plans) by a correction.
 
     ``mode`` is ``revert`` (roll back to the original's checkpoint and re-run from there) or
     ``append`` (keep the state reached and add the fix after the plan's latest decision).
-    Returns the correction decision, the attempt record, what was invalidated and the replay
-    frontier. Refused, with nothing written, for an unknown id, an unknown mode, empty
-    guidance, or a decision already superseded (the error names its successor).
+    Returns the correction decision, the attempt record, what was invalidated, the reviews it
+    made moot and the replay frontier. Refused, with nothing written, for an unknown id (or one
+    ``principal`` may not see), an unknown mode, empty guidance, or a decision already superseded
+    (the error names its successor). ``requested_by`` (by default the principal's name) is kept.
     """
-    return store.correct(decision_id, parse_mode(mode), check_guidance(guidance), reason.strip(), requested_by)
+    parsed, guidance, reason = parse_mode(mode), check_guidance(guidance), reason.strip()
+    by = principal.name if principal is not None else requested_by
+    result = trail.database.write_or(
+        f"decision {decision_id} was corrected concurrently", _correct, decision_id, parsed, guidance, reason, by, principal
+    )
+    trail.publish(
+        [
+            DecisionEvent(
+                EventKind.RECORDED, result.outcome.correction.plan_id, decision_id=result.outcome.correction.decision_id
+            ),
+            *(DecisionEvent(EventKind.SUPERSEDED, plan_id, decision_id=d) for plan_id, d in result.superseded_in),
+            *(DecisionEvent(EventKind.REVIEW_CANCELLED, plan_id, review_id=r) for plan_id, r in result.cancelled_in),
+        ]
+    )
+    return result.outcome
 
 
-def preview(store: DecisionStore, decision_id: str) -> Impact:
-    """What correcting ``decision_id`` would invalidate: decisions, plans, counts by type."""
-    return store.preview_correction(decision_id)
+@dataclass(frozen=True)
+class _Corrected:
+    outcome: CorrectionResult
+    superseded_in: list[tuple[str, str]]
+    """(plan id, decision id) of each decision superseded, for the events."""
+    cancelled_in: list[tuple[str, str]]
+    """(plan id, review id) of each review cancelled."""
 
 
-def history(store: DecisionStore, decision_id: str) -> list[CorrectionAttempt]:
+def _correct(
+    tx: Transaction,
+    decision_id: str,
+    mode: CorrectionMode,
+    guidance: str,
+    reason: str,
+    requested_by: str,
+    principal: Principal | None,
+) -> _Corrected:
+    """The correction's one transaction.
+
+    The decision and its plan are locked first, so of two concurrent corrections one wins and the
+    other finds the decision superseded. Every plan the downstream touches is then locked before
+    the downstream is read whole, so nothing recorded meanwhile escapes the supersession.
+    """
+    require_visible(tx, principal, decision_ids=[decision_id])
+    facts = corrections.begin(tx, decision_id)
+    if facts is None:
+        raise NotFound("decision", decision_id)
+    check_correctable(decision_id, facts.superseded_by)
+    original = facts.decision
+    # Lock every plan the downstream touches, then read the downstream whole: with those plans
+    # locked nothing can be recorded into it. A plan reached only after the locks (recorded
+    # meanwhile) is locked in another round.
+    locked: set[str] = set()
+    wanted = {original.plan_id, *facts.touched_plan_ids}
+    for _ in range(LOCK_ROUNDS):
+        impact = corrections.lock_and_read_downstream(tx, decision_id, sorted(wanted - locked))
+        locked |= wanted
+        wanted = {*(d.plan_id for d in impact.decisions), *impact.plan_ids}
+        if wanted <= locked:
+            break
+    else:
+        raise Conflict(f"the downstream of {decision_id} kept changing under concurrent writes; try again")
+
+    superseded = [decision_id, *impact.decision_ids]
+    anchor = corrections.latest_current(tx, original.plan_id, superseded) if mode is CorrectionMode.APPEND else None
+    at = utc_now()
+    phase = phase_after_correction(mode, original, Phase(facts.plan_phase))
+    plans.set_phase_in_correction(tx, original.plan_id, phase, f"correction of {decision_id} ({mode.value})", at, requested_by)
+    draft, context = correction_decision(original, mode, guidance, reason, anchor_id=anchor, at=at)
+    correction = place(tx, [Recording(draft, context=context)], at=at).decisions[0][0]
+    # Reviews waiting in the plans it touches that it makes moot are cancelled with it.
+    moot = moot_reviews(
+        reviews.pending_in_plans(tx, sorted(locked)),
+        superseded=superseded,
+        invalidated_plans=impact.plan_ids,
+        corrected_plan_id=original.plan_id,
+        phase=phase,
+    )
+    if moot:
+        reviews.cancel(tx, [r.review_id for r in moot], correction.decision_id, at)
+    origin = ImpactedDecision.of(original)
+    attempt = CorrectionAttempt(
+        original_decision_id=facts.first_in_chain,
+        corrected_decision_id=decision_id,
+        correction_decision_id=correction.decision_id,
+        attempt_number=facts.attempts_before + 1,
+        mode=mode,
+        guidance=guidance,
+        reason=reason,
+        requested_by=requested_by,
+        at=at,
+        invalidated_decision_ids=tuple(superseded),
+        invalidated_plan_ids=impact.plan_ids,
+        counts_by_type=impact.with_origin(origin).counts_by_type,
+        replay_frontier=replay_frontier(mode, origin, impact),
+    )
+    corrections.supersede_downstream(tx, attempt, impact.plan_ids, at)
+    outcome = CorrectionResult(
+        correction=correction,
+        attempt=attempt,
+        invalidated=tuple(superseded),
+        invalidated_plans=impact.plan_ids,
+        cancelled_reviews=tuple(r.review_id for r in moot),
+    )
+    return _Corrected(
+        outcome,
+        [(d.plan_id, d.decision_id) for d in (origin, *impact.decisions)],
+        [(r.plan_id, r.review_id) for r in moot],
+    )
+
+
+def preview(trail: Trail, decision_id: str, *, principal: Principal | None = None) -> Impact:
+    """What correcting ``decision_id`` would invalidate (the decision itself first): decisions,
+    plans, counts by type. Writes nothing."""
+
+    def work(tx: Transaction) -> Impact:
+        require_visible(tx, principal, decision_ids=[decision_id])
+        original = decisions.get_many(tx, [decision_id])[0]
+        if original is None:
+            raise NotFound("decision", decision_id)
+        check_correctable(decision_id, original.superseded_by)
+        return corrections.downstream(tx, decision_id).with_origin(ImpactedDecision.of(original))
+
+    return trail.database.read(work)
+
+
+def history(trail: Trail, decision_id: str) -> list[CorrectionAttempt]:
     """Every correction attempt on the chain ``decision_id`` belongs to, oldest first."""
-    return store.correction_attempts(decision_id)
+    return reading.correction_attempts(trail, decision_id)
 
 
 def record_replay(
-    store: DecisionStore,
+    trail: Trail,
     attempt_id: str,
     outcome: ReplayOutcome,
     detail: str | None = None,
     decision_ids: Sequence[str] = (),
+    *,
+    principal: Principal | None = None,
 ) -> CorrectionAttempt:
-    """Record how the actors' replay of a correction went and which decisions it recorded."""
-    return store.set_replay_outcome(attempt_id, check_replay_outcome(outcome), detail, tuple(dict.fromkeys(decision_ids)))
+    """Record how the actors' replay of a correction went and which decisions it recorded; an
+    attempt on a decision ``principal`` may not see is NotFound, as are decisions it may not see."""
+    outcome = check_replay_outcome(outcome)
+    named = tuple(dict.fromkeys(decision_ids))
+
+    def work(tx: Transaction) -> CorrectionAttempt:
+        found = corrections.get_attempt(tx, attempt_id)
+        if found is None:
+            raise NotFound("correction attempt", attempt_id)
+        try:
+            require_visible(tx, principal, decision_ids=[found.corrected_decision_id])
+        except NotFound:
+            raise NotFound("correction attempt", attempt_id) from None
+        require_visible(tx, principal, decision_ids=named)
+        stored, missing = corrections.set_replay_outcome(tx, attempt_id, outcome, detail, named, utc_now())
+        if stored is None:
+            raise NotFound("correction attempt", attempt_id)
+        if missing:
+            raise NotFound("decision", missing[0])  # rolls the outcome back too
+        return stored
+
+    return trail.database.write(work)
 
 
-def attempt(store: DecisionStore, attempt_id: str) -> CorrectionAttempt:
+def attempt(trail: Trail, attempt_id: str) -> CorrectionAttempt:
     """One correction attempt by its id."""
-    return store.get_attempt(attempt_id)
+    return reading.get_attempt(trail, attempt_id)
+
+
+def supersede(trail: Trail, decision_id: str, superseded_by: str, at: datetime | None = None) -> None:
+    """Mark ``decision_id`` as replaced by ``superseded_by`` alone (no downstream, no attempt);
+    refused if it already was. For repairs and tests; corrections go through ``correct``."""
+    if trail.database.write(decisions.supersede, decision_id, superseded_by, at or utc_now()):
+        return
+    original = reading.get_decision(trail, decision_id)  # NotFound if it does not exist
+    if original.superseded_by is not None:
+        raise Conflict(f"decision {decision_id} is already superseded by {original.superseded_by}")
+    raise NotFound("decision", superseded_by)

@@ -9,10 +9,20 @@ from typing import Any
 from pydantic import JsonValue, ValidationError
 
 from decisiontrail.domain import AutomationProfile, ContextSnapshot, Decision, DecisionType, Invariant, Phase, Plan
+from decisiontrail.access import Principal
 from decisiontrail.domain.correction import check_guidance
-from decisiontrail.domain.recording import CapturedContext
-from decisiontrail.exceptions import ValidationFailed, validation_failed
-from decisiontrail.graphdb import DecisionStore
+from decisiontrail.domain.decision import utc_now
+from decisiontrail.domain.placement import Recording
+from decisiontrail.domain.recording import CapturedContext, check_phase_transition
+from decisiontrail.domain.rules import check_spawn_link
+from decisiontrail.events import DecisionEvent, EventKind
+from decisiontrail.exceptions import NotFound, ValidationFailed, validation_failed
+from decisiontrail.graphdb import decisions, plans
+from decisiontrail.graphdb.database import Transaction
+from decisiontrail.services import reading, recording
+from decisiontrail.services.recording import place
+from decisiontrail.services.trail import Trail
+from decisiontrail.services.visibility import require_visible
 
 PROMPT_QUESTION = "What is this plan to accomplish?"
 
@@ -22,34 +32,93 @@ def prompt_context(description: str, arguments: Mapping[str, Any]) -> CapturedCo
     return CapturedContext(json.dumps({"description": description, "arguments": arguments}, sort_keys=True, ensure_ascii=False))
 
 
+def create_plan(trail: Trail, plan: Plan) -> Plan:
+    """Store a plan without its root (the root is recorded next); a child plan is linked to its
+    parent plan and its spawning decision, which must be a current spawn of that plan."""
+    trail.database.write_or(f"plan {plan.plan_id} already exists", _create_plan, plan)
+    return plan
+
+
+def _create_plan(tx: Transaction, plan: Plan) -> None:
+    check_spawn_link(plan, plans.read_spawn_link(tx, plan))
+    plans.create(tx, plan)
+
+
 def instantiate_plan(
-    store: DecisionStore,
+    trail: Trail,
     description: str,
     arguments: Mapping[str, JsonValue] | None = None,
     *,
     automation_profile: AutomationProfile | None = None,
     invariants: Sequence[Invariant] = (),
     spawned_by_decision_id: str | None = None,
-    owner: str | None = None,
     project: str | None = None,
+    principal: Principal | None = None,
+    owner: str | None = None,
 ) -> tuple[Plan, Decision]:
     """Create a plan from an action and its root prompt_definition, in one transaction.
 
     With ``spawned_by_decision_id`` (a subplan_spawn or subplan_parallel_spawn decision), the
     plan becomes that decision's child plan, in the spawning decision's plan's hierarchy, and
-    in its parent plan's project: a child plan inherits it, and naming another is refused.
+    in its parent plan's project: a child plan inherits it, and naming another is refused. The
+    plan's owner is the principal (else ``owner``); a principal limited to a project records only
+    into it, and spawns only from decisions it may see.
     """
     arguments = dict(arguments or {})
-    parent_plan_id = store.get_decision(spawned_by_decision_id).plan_id if spawned_by_decision_id else None
-    if parent_plan_id is not None:
-        inherited = store.get_plan(parent_plan_id).project
-        if project is not None and project != inherited:
-            raise ValidationFailed(
-                f"project: a child plan belongs to its parent plan's project ({inherited or 'none'}), not {project}",
-                field="project",
-            )
-        project = inherited
+    if principal is not None:
+        owner = principal.name
+        if principal.project is not None and project is not None and project != principal.project:
+            raise ValidationFailed(f"project: this token records only into project {principal.project}", field="project")
+        project = project if project is not None else principal.project
     context = prompt_context(description, arguments)
+
+    def work(tx: Transaction) -> tuple[Plan, Decision]:
+        parent_plan_id = None
+        inherited = project
+        if spawned_by_decision_id is not None:
+            require_visible(tx, principal, decision_ids=[spawned_by_decision_id])
+            spawning = decisions.get_many(tx, [spawned_by_decision_id])[0]
+            if spawning is None:
+                raise NotFound("decision", spawned_by_decision_id)
+            parent_plan_id = spawning.plan_id
+            parent = plans.get_many(tx, [parent_plan_id])[0]
+            assert parent is not None  # a decision's plan exists
+            if project is not None and project != parent.project:
+                raise ValidationFailed(
+                    f"project: a child plan belongs to its parent plan's project ({parent.project or 'none'}), not {project}",
+                    field="project",
+                )
+            inherited = parent.project
+        plan, root = _plan_and_root(
+            description,
+            arguments,
+            context,
+            automation_profile,
+            invariants,
+            parent_plan_id,
+            spawned_by_decision_id,
+            owner,
+            inherited,
+        )
+        _create_plan(tx, plan)
+        return plan, place(tx, [Recording(root, context=context)]).decisions[0][0]
+
+    plan, root = trail.database.write_or("the plan already exists", work)
+    trail.publish([DecisionEvent(EventKind.RECORDED, plan.plan_id, decision_id=root.decision_id)])
+    return plan, root
+
+
+def _plan_and_root(
+    description: str,
+    arguments: dict[str, JsonValue],
+    context: CapturedContext,
+    automation_profile: AutomationProfile | None,
+    invariants: Sequence[Invariant],
+    parent_plan_id: str | None,
+    spawned_by_decision_id: str | None,
+    owner: str | None,
+    project: str | None,
+) -> tuple[Plan, Decision]:
     try:
         plan = Plan(
             description=description,
@@ -71,11 +140,11 @@ def instantiate_plan(
         )
     except ValidationError as e:
         raise validation_failed(e) from e
-    return store.instantiate(plan, root, context=context)
+    return plan, root
 
 
 def record_user_intervention(
-    store: DecisionStore,
+    trail: Trail,
     plan_id: str,
     guidance: str,
     *,
@@ -84,8 +153,10 @@ def record_user_intervention(
     reason: str = "",
     depends_on: Sequence[str] = (),
     given_by: str | None = None,
+    principal: Principal | None = None,
 ) -> Decision:
-    """A user's guidance as a user_intervention decision: the lifecycle engine's to create, never an actor's."""
+    """A user's guidance as a user_intervention decision: the lifecycle engine's to create, never an
+    actor's. The plan, the parent and the dependencies must be ``principal``'s to see."""
     said = {"guidance": guidance, "reason": reason} | ({"given_by": given_by} if given_by is not None else {})
     context = CapturedContext(json.dumps(said, sort_keys=True, ensure_ascii=False))
     try:
@@ -101,27 +172,50 @@ def record_user_intervention(
         )
     except ValidationError as e:
         raise validation_failed(e) from e
-    return store.record_decision(decision, context=context)
+    return recording.record(trail, decision, context=context, principal=principal)
 
 
 def add_guidance(
-    store: DecisionStore, plan_id: str, guidance: str, *, parent_decision_id: str, reason: str = "", given_by: str | None = None
+    trail: Trail,
+    plan_id: str,
+    guidance: str,
+    *,
+    parent_decision_id: str,
+    reason: str = "",
+    principal: Principal | None = None,
+    given_by: str | None = None,
 ) -> Decision:
     """Guidance without a correction (ADR-033's ``agents plan prompt``): a user_intervention under
     ``parent_decision_id`` that supersedes nothing; the actor's next decisions may depend on it.
-    Who gave it is kept in its context."""
+    Who gave it (the principal's name, else ``given_by``) is kept in its context."""
     return record_user_intervention(
-        store,
+        trail,
         plan_id,
         check_guidance(guidance),
         parent_decision_id=parent_decision_id,
         question="What guidance did the user give?",
         reason=reason.strip(),
-        given_by=given_by,
+        given_by=principal.name if principal is not None else given_by,
+        principal=principal,
     )
 
 
-def advance_phase(store: DecisionStore, plan_id: str, phase: Phase, reason: str = "", *, by: str | None = None) -> Plan:
+def advance_phase(
+    trail: Trail, plan_id: str, target: Phase, reason: str = "", *, principal: Principal | None = None, by: str | None = None
+) -> Plan:
     """Strategize -> Execute -> Apply; Execute -> Strategize is a phase reversion. Each change is
-    recorded with its reason and who asked (``Plan.phaseHistory``)."""
-    return store.advance_phase(plan_id, phase, reason.strip(), by=by)
+    recorded with its reason and who asked (the principal's name, else ``by``: ``Plan.phaseHistory``);
+    refused while reviews are pending."""
+    who = principal.name if principal is not None else by
+
+    def work(tx: Transaction) -> None:
+        require_visible(tx, principal, plan_ids=[plan_id])
+        found = plans.lock_and_read_phase(tx, plan_id)
+        if found is None:
+            raise NotFound("plan", plan_id)
+        current, pending_reviews = found
+        check_phase_transition(current, target, pending_reviews)
+        plans.change_phase(tx, plan_id, current, target, reason.strip(), utc_now(), who)
+
+    trail.database.write(work)
+    return reading.get_plan(trail, plan_id)

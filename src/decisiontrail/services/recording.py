@@ -1,14 +1,24 @@
-"""Recording a decision on an actor's behalf: the one function behind the LangGraph tool and the API."""
+"""Recording decisions: an actor's proposals (the LangGraph tool, the API) and the decisions the service builds.
+
+Every recording is a batch (one recording is a batch of one) placed by one rule,
+``domain.placement.place_all``, in one write transaction with one pair of statements: the facts
+read under the plans' locks, the decisions written.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
+
 
 import jsonschema
 from pydantic import ValidationError
 
+from decisiontrail.access import Principal
 from decisiontrail.domain import ContextSnapshot, Decision, DecisionType
+from decisiontrail.domain.decision import utc_now
+from decisiontrail.domain.placement import Placed, Recording, Seen, place_all
 from decisiontrail.domain.recording import (
     ACTOR_DECISION_TYPES,
     CapturedContext,
@@ -19,8 +29,14 @@ from decisiontrail.domain.recording import (
     check_snapshot_for_actor,
     derive_idempotency_key,
 )
-from decisiontrail.exceptions import ValidationFailed, validation_failed
-from decisiontrail.graphdb import DecisionStore
+from decisiontrail.domain.rules import check_new_dependency
+from decisiontrail.events import DecisionEvent, EventKind
+from decisiontrail.exceptions import NotFound, ValidationFailed, validation_failed
+from decisiontrail.graphdb import corrections, decisions, reviews
+from decisiontrail.graphdb.database import Transaction
+from decisiontrail.services import reading
+from decisiontrail.services.trail import Trail
+from decisiontrail.services.visibility import require_visible
 
 TOOL_NAME = "record_decision"
 """ADR-033 registers the tool as ``local/record-decision``; model APIs allow no ``/`` in a tool name."""
@@ -134,7 +150,7 @@ def propose(
 
 
 def record_decision(
-    store: DecisionStore,
+    trail: Trail,
     arguments: Mapping[str, Any],
     *,
     plan_id: str,
@@ -144,6 +160,7 @@ def record_decision(
     depends_on: Sequence[str] = (),
     actor_reasoning: str | None = None,
     step_id: str | None = None,
+    principal: Principal | None = None,
 ) -> Decision | Review:
     """Record what an actor decided, as ADR-033's record_decision does.
 
@@ -162,23 +179,122 @@ def record_decision(
         actor_reasoning=actor_reasoning,
         step_id=step_id,
     )
-    return record_proposal(store, proposal, context)
+    return record_proposal(trail, proposal, context, principal=principal)
 
 
-def record_proposal(store: DecisionStore, proposal: Proposal, context: CapturedContext | None = None) -> Decision | Review:
+def record_proposal(
+    trail: Trail, proposal: Proposal, context: CapturedContext | None = None, *, principal: Principal | None = None
+) -> Decision | Review:
     """One proposal (from ``propose``) with the context captured for it, if any."""
-    check_own_context_ref(proposal.context_snapshot.hot_context_ref, context)
-    return store.record_proposal(proposal, context=context)
+    return record_decisions(trail, [(proposal, context)], principal=principal)[0]
 
 
 MAX_BATCH = 500
 
 
-def record_decisions(store: DecisionStore, items: Sequence[tuple[Proposal, CapturedContext | None]]) -> list[Decision | Review]:
+def record_decisions(
+    trail: Trail, items: Sequence[tuple[Proposal, CapturedContext | None]], *, principal: Principal | None = None
+) -> list[Decision | Review]:
     """A batch of proposals (from ``propose``), each with its captured context if any, in one
-    transaction: all or none."""
+    transaction, in order: all are recorded (or held for review, or found already recorded), or,
+    if one is refused, none. Everything a proposal names must be ``principal``'s to see."""
     if len(items) > MAX_BATCH:
         raise ValidationFailed(f"inputs: at most {MAX_BATCH} decisions per batch, got {len(items)}", field="inputs")
     for proposal, context in items:
         check_own_context_ref(proposal.context_snapshot.hot_context_ref, context)
-    return store.record_proposals(list(items))
+        if context is not None and context.context_hash != proposal.context_snapshot.hot_context_hash:
+            raise ValidationFailed(
+                "context_snapshot.hot_context_hash: does not match the SHA-256 of the captured context",
+                field="context_snapshot.hot_context_hash",
+            )
+    recordings = [Recording.of(proposal, context) for proposal, context in items]
+
+    def work(tx: Transaction) -> Placed:
+        require_visible(
+            tx,
+            principal,
+            plan_ids=[r.draft.plan_id for r in recordings],
+            decision_ids=[d for p, _ in items for d in (p.parent_decision_id, *p.depends_on) if d is not None],
+        )
+        return place(tx, recordings)
+
+    placed = trail.database.write_or("a decision with one of these idempotency keys was recorded concurrently", work)
+    trail.publish(events_of(placed))
+    return [_already_recorded(trail, o) if isinstance(o, Seen) else o for o in placed.outcomes]
+
+
+def record(
+    trail: Trail,
+    decision: Decision,
+    *,
+    idempotency_key: str | None = None,
+    context: CapturedContext | None = None,
+    principal: Principal | None = None,
+) -> Decision:
+    """Store a decision the service built whole (a user's guidance, say) under the next sequence
+    number of its plan, in the plan's current phase, which must allow its type. With an
+    ``idempotency_key`` seen before in the plan, the decision recorded then is returned instead.
+    The plan, the parent and the dependencies must be ``principal``'s to see."""
+    recording = Recording(decision, context=context, idempotency_key=idempotency_key)
+
+    def work(tx: Transaction) -> Placed:
+        named = [d for d in (decision.parent_decision_id, *decision.depends_on) if d is not None]
+        require_visible(tx, principal, plan_ids=[decision.plan_id], decision_ids=named)
+        return place(tx, [recording])
+
+    placed = trail.database.write_or(f"decision {decision.decision_id} is already recorded", work)
+    trail.publish(events_of(placed))
+    outcome = placed.outcomes[0]
+    found = _already_recorded(trail, outcome) if isinstance(outcome, Seen) else outcome
+    assert isinstance(found, Decision)  # only an actor's proposal is ever held for review
+    return found
+
+
+def place(tx: Transaction, recordings: Sequence[Recording], *, at: datetime | None = None) -> Placed:
+    """Inside a use-case's transaction: lock the plans, read the facts, judge, write. ``at`` is the
+    moment recorded for decisions placed now (by default, now: under the locks, so creation times
+    follow sequence numbers)."""
+    facts = decisions.read_placements(tx, recordings)
+    placed = place_all(recordings, facts, at=at or utc_now())
+    decisions.create_all(tx, placed.decisions, placed.sequences)
+    for review, context in placed.reviews:
+        reviews.create(tx, review, context)
+    return placed
+
+
+def events_of(placed: Placed) -> list[DecisionEvent]:
+    """What a placed batch announces: each decision recorded, each review held."""
+    return [
+        *(DecisionEvent(EventKind.RECORDED, d.plan_id, decision_id=d.decision_id) for d, _ in placed.decisions),
+        *(DecisionEvent(EventKind.REVIEW_PENDING, r.plan_id, review_id=r.review_id) for r, _ in placed.reviews),
+    ]
+
+
+def _already_recorded(trail: Trail, seen: Seen) -> Decision | Review:
+    if seen.decision_id is not None:
+        return reading.get_decision(trail, seen.decision_id)
+    assert seen.review_id is not None
+    return reading.get_review(trail, seen.review_id)
+
+
+def add_dependency(trail: Trail, decision_id: str, depends_on_id: str, *, principal: Principal | None = None) -> Decision:
+    """Record that ``decision_id`` was influenced by ``depends_on_id`` (a DEPENDS_ON edge).
+
+    Both must be current, and the dependency must not lie downstream of the decision: that would
+    make the decision depend on itself.
+    """
+
+    def work(tx: Transaction) -> None:
+        require_visible(tx, principal, decision_ids=[decision_id, depends_on_id])
+        if not corrections.lock_decision(tx, decision_id):
+            raise NotFound("decision", decision_id)
+        decision, dependency = decisions.get_many(tx, [decision_id, depends_on_id])
+        if decision is None:
+            raise NotFound("decision", decision_id)
+        if dependency is None:
+            raise NotFound("decision", depends_on_id)
+        check_new_dependency(decision, dependency, corrections.downstream(tx, decision_id).decision_ids)
+        decisions.add_dependency(tx, decision_id, depends_on_id)
+
+    trail.database.write(work)
+    return reading.get_decision(trail, decision_id)

@@ -2,22 +2,69 @@
 
 from __future__ import annotations
 
+from decisiontrail.access import Principal
 from decisiontrail.domain import Decision
-from decisiontrail.domain.recording import Review, ReviewAction, ReviewStatus
-from decisiontrail.graphdb import DecisionStore
+from decisiontrail.domain.decision import utc_now
+from decisiontrail.domain.placement import Recording
+from decisiontrail.domain.recording import Review, ReviewAction, resolution
+from decisiontrail.events import DecisionEvent, EventKind
+from decisiontrail.exceptions import NotFound
+from decisiontrail.graphdb import reviews
+from decisiontrail.graphdb.database import Transaction
+from decisiontrail.services import reading
+from decisiontrail.services.recording import place
+from decisiontrail.services.trail import Trail
+from decisiontrail.services.visibility import require_visible
 
 
-def pending_reviews(store: DecisionStore, plan_id: str) -> list[Review]:
+def pending_reviews(trail: Trail, plan_id: str, *, principal: Principal | None = None) -> list[Review]:
     """The plan's decisions waiting for a person, oldest first."""
-    return store.list_reviews(plan_id, ReviewStatus.PENDING)
+    return reading.pending_reviews(trail, plan_id, principal)
 
 
 def resolve_review(
-    store: DecisionStore, review_id: str, action: ReviewAction, option: str | None = None, *, resolved_by: str | None = None
+    trail: Trail,
+    review_id: str,
+    action: ReviewAction,
+    option: str | None = None,
+    *,
+    principal: Principal | None = None,
+    resolved_by: str | None = None,
 ) -> tuple[Review, Decision]:
     """Approve the actor's choice, select one of its alternatives, or give custom guidance.
 
-    The decision is persisted with that outcome; an override moves the actor's original
-    choice into alternatives_considered. ``resolved_by`` (the caller) is kept on the review.
+    The decision is persisted with that outcome, in one transaction with the review's
+    resolution; an override moves the actor's original choice into alternatives_considered. Who
+    resolved it (the principal's name, else ``resolved_by``) is kept on the review. A review in a
+    plan ``principal`` may not see is NotFound, as one that does not exist.
     """
-    return store.resolve_review(review_id, action, option, resolved_by=resolved_by)
+    by = principal.name if principal is not None else resolved_by
+
+    def work(tx: Transaction) -> Decision:
+        require_visible(tx, principal, review_ids=[review_id])
+        review = reviews.lock(tx, review_id)
+        if review is None:
+            raise NotFound("review", review_id)
+        decision, status = resolution(review, action, option)
+        recording = Recording(
+            decision,
+            idempotency_key=review.proposal.idempotency_key,
+            request_digest=review.proposal.request_digest,
+            resolves_review_id=review_id,
+        )
+        # Created now, under the plan's lock, not when it was proposed: decisions recorded while
+        # the review waited come before it in sequence and in time.
+        placed = place(tx, [recording]).decisions[0][0]
+        reviews.mark_resolved(
+            tx, review_id, status, utc_now(), placed.chosen_option if action is not ReviewAction.APPROVE else None, by
+        )
+        return placed
+
+    decision = trail.database.write_or(f"review {review_id} was resolved concurrently", work)
+    trail.publish(
+        [
+            DecisionEvent(EventKind.REVIEW_RESOLVED, decision.plan_id, decision_id=decision.decision_id, review_id=review_id),
+            DecisionEvent(EventKind.RECORDED, decision.plan_id, decision_id=decision.decision_id),
+        ]
+    )
+    return reading.get_review(trail, review_id), decision

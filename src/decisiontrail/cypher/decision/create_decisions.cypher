@@ -1,5 +1,5 @@
 // A batch of placed decisions, each with its plan membership, captured context, Execute
-// checkpoint group, parent and dependencies (which may be decisions of the same batch: Cypher
+// checkpoint group, parent, dependencies, the decision it corrects and the review it resolves (which may be decisions of the same batch: Cypher
 // finishes every CREATE of a clause before a later clause reads), and the plans' counters
 // moved past the sequence numbers the batch took. One round trip, whatever the batch's size.
 UNWIND $rows AS row
@@ -32,6 +32,19 @@ CALL (created) {
     UNWIND range(0, size(row.depends_on) - 1) AS ordinal
     MATCH (dependency:Decision {decision_id: row.depends_on[ordinal]})
     CREATE (d)-[:DEPENDS_ON {ordinal: ordinal}]->(dependency)
+  }
+  CALL (d, row) {
+    MATCH (original:Decision {decision_id: row.corrects_decision_id})
+    CREATE (d)-[:CORRECTS]->(original)
+  }
+  CALL (d, row) {
+    MATCH (review:Review {review_id: row.review_id})
+    CREATE (review)-[:RESOLVED_AS]->(d)
+    // The decision a review resolves as keeps the context the review captured for it.
+    WITH review, d
+    MATCH (review)-[:CAPTURED]->(c:Context {context_hash: d.hot_context_hash})
+    WHERE NOT EXISTS { (d)-[:CAPTURED]->(c) }
+    CREATE (d)-[:CAPTURED]->(c)
   }
 }
 CALL () {

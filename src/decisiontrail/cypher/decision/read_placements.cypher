@@ -1,8 +1,12 @@
-// The facts of read_placement for a batch of proposals, in one round trip. First it takes the
-// write lock of every plan in the batch (its :PlanLock, as read_placement explains), in plan-id
-// order (so two batches never wait on each other crosswise); then, per proposal, the facts the
-// database holds. What earlier proposals of the same batch will add (sequence numbers, parents,
-// dependencies) is the caller's to fold in.
+// Takes the write lock of every plan in a batch of recordings, then reads every fact the rules
+// judge each recording by (domain.placement), in one round trip.
+// The lock is the plan's :PlanLock node, written first (a write takes the node's exclusive lock
+// before anything below reads), in plan-id order, so two batches never wait on each other
+// crosswise: everything below runs under it, so two writers into one plan never see the same
+// state. It is not the :Plan node itself, because Neo4j aborts a transaction waiting for a node's
+// lock with DeadlockDetected whenever the holder links a relationship to that node, and every
+// recording links its decision to the plan. What earlier recordings of the same batch will add
+// (sequence numbers, parents, dependencies) is the judge's to fold in.
 UNWIND $plan_ids AS locked_id
 OPTIONAL MATCH (locked:Plan {plan_id: locked_id})
 FOREACH (_ IN CASE WHEN locked IS NULL THEN [] ELSE [1] END |
@@ -43,6 +47,7 @@ RETURN
   parent IS NOT NULL AND EXISTS { (parent)-[:SUPERSEDED_BY]->() } AS parent_superseded,
   [id IN item.depends_on WHERE NOT EXISTS { MATCH (:Decision {decision_id: id}) }] AS missing_dependencies,
   [id IN item.depends_on WHERE EXISTS { MATCH (:Decision {decision_id: id})-[:SUPERSEDED_BY]->() }] AS superseded_dependencies,
+  item.corrects_decision_id IS NULL OR EXISTS { MATCH (:Decision {decision_id: item.corrects_decision_id}) } AS corrected_exists,
   // A key is scoped to its plan; the digest tells the same request from another one with the key.
   COLLECT { MATCH (known:Decision {plan_id: item.plan_id, idempotency_key: item.idempotency_key}) RETURN [known.decision_id, known.request_digest] }[0] AS existing_decision,
   COLLECT { MATCH (held:Review {plan_id: item.plan_id, idempotency_key: item.idempotency_key}) RETURN [held.review_id, held.request_digest] }[0] AS existing_review

@@ -7,10 +7,9 @@ from typing import Any, TypeVar
 
 from graphql import GraphQLError
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 
-from decisiontrail.domain import Decision, Plan
-from decisiontrail.exceptions import DecisionTrailError, NotFound, RuleViolation, ValidationFailed, validation_failed
-from decisiontrail.resolvers.context import Context, in_thread
+from decisiontrail.exceptions import DecisionTrailError, RuleViolation, ValidationFailed, validation_failed
 
 T = TypeVar("T")
 
@@ -30,6 +29,11 @@ def client_error(error: DecisionTrailError) -> GraphQLError:
     return GraphQLError(error.message, extensions=extensions)
 
 
+async def in_thread(function: Callable[..., T], *args: object, **kwargs: object) -> T:
+    """Run a blocking service call off the event loop."""
+    return await run_in_threadpool(function, *args, **kwargs)
+
+
 async def call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run a service call off the event loop, turning our failures into client errors."""
     try:
@@ -38,22 +42,6 @@ async def call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise client_error(e) from e
     except ValidationError as e:
         raise client_error(validation_failed(e)) from e
-
-
-async def require_plan(context: Context, plan_id: str) -> Plan:
-    """The plan, if it exists and the caller may see it; else NOT_FOUND, as for a plan that does not exist."""
-    plan = await context.plans.load(plan_id)
-    if plan is None:
-        raise client_error(NotFound("plan", plan_id))
-    return plan
-
-
-async def require_decision(context: Context, decision_id: str) -> Decision:
-    """The decision, if it exists and the caller may see its plan; else NOT_FOUND."""
-    decision = await context.decisions.load(decision_id)
-    if decision is None:
-        raise client_error(NotFound("decision", decision_id))
-    return decision
 
 
 def should_mask(error: GraphQLError) -> bool:

@@ -1,0 +1,169 @@
+"""The GraphQL API: Query, Mutation and Subscription assembled in one place from the resolvers and the schema's types."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import AsyncGenerator
+from datetime import UTC, datetime
+
+import strawberry
+from graphql import GraphQLError
+from strawberry.schema.config import StrawberryConfig
+from strawberry.types import ExecutionContext
+from strawberry.schema.types.base_scalars import DateTimeDefinition
+from strawberry.types import Info
+from strawberry.extensions import (
+    AddValidationRules,
+    MaskErrors,
+    MaxAliasesLimiter,
+    MaxTokensLimiter,
+    ParserCache,
+    QueryDepthLimiter,
+    ValidationCache,
+)
+
+from decisiontrail.resolvers import mutations, queries
+from decisiontrail.resolvers.permissions import CanChangePhase, CanCorrect, CanRead, CanRecord, CanReview
+from decisiontrail.schema.context import Context
+from decisiontrail.schema.errors import should_mask
+from decisiontrail.schema.types import (
+    CorrectionAttempt,
+    CorrectionPayload,
+    Decision,
+    DecisionEvent,
+    Impact,
+    Lineage,
+    Plan,
+    PlanConnection,
+    RecordDecisionPayload,
+    ResolveReviewPayload,
+    Review,
+    ReviewConnection,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_DEPTH = 12
+MAX_ALIASES = 30
+MAX_TOKENS = 5000
+
+
+@strawberry.type
+class Query:
+    decision: Decision | None = strawberry.field(
+        resolver=queries.decision, description="A decision by id.", permission_classes=[CanRead]
+    )
+    plan: Plan | None = strawberry.field(resolver=queries.plan, description="A plan by id.", permission_classes=[CanRead])
+    plans: PlanConnection = strawberry.field(
+        resolver=queries.plans, description="Plans, a page at a time.", permission_classes=[CanRead]
+    )
+    impact: Impact = strawberry.field(
+        resolver=queries.impact,
+        description="What correcting a decision would invalidate (writes nothing).",
+        permission_classes=[CanRead],
+    )
+    reviews: ReviewConnection = strawberry.field(
+        resolver=queries.review_inbox,
+        description="The reviewer's inbox across plans: reviews by status, plan and project, oldest first.",
+        permission_classes=[CanRead],
+    )
+    pending_reviews: list[Review] = strawberry.field(
+        resolver=queries.pending_reviews,
+        description="Decisions of a plan waiting for a person.",
+        permission_classes=[CanRead],
+    )
+    lineage: Lineage = strawberry.field(
+        resolver=queries.lineage,
+        description="Where a decision comes from: ancestors through parent plans, and dependencies.",
+        permission_classes=[CanRead],
+    )
+
+
+@strawberry.type
+class Mutation:
+    instantiate_plan: Plan = strawberry.mutation(resolver=mutations.instantiate_plan, permission_classes=[CanRecord])
+    record_decision: RecordDecisionPayload = strawberry.mutation(
+        resolver=mutations.record_decision, permission_classes=[CanRecord]
+    )
+    record_decisions: list[RecordDecisionPayload] = strawberry.mutation(
+        resolver=mutations.record_decisions, permission_classes=[CanRecord]
+    )
+    add_dependency: Decision = strawberry.mutation(resolver=mutations.add_dependency, permission_classes=[CanRecord])
+    resolve_review: ResolveReviewPayload = strawberry.mutation(resolver=mutations.resolve_review, permission_classes=[CanReview])
+    correct_decision: CorrectionPayload = strawberry.mutation(
+        resolver=mutations.correct_decision, permission_classes=[CanCorrect]
+    )
+    advance_phase: Plan = strawberry.mutation(resolver=mutations.advance_phase, permission_classes=[CanChangePhase])
+    record_replay: CorrectionAttempt = strawberry.mutation(
+        resolver=mutations.record_replay,
+        description="How a correction's replay went (REPLAYED, FAILED, NOT_NEEDED) and which decisions it recorded.",
+        permission_classes=[CanRecord],
+    )
+    add_guidance: Decision = strawberry.mutation(
+        resolver=mutations.add_guidance,
+        description="Guidance without a correction (ADR-033's `agents plan prompt`): a user_intervention the actor's next decisions can depend on.",
+        permission_classes=[CanCorrect],
+    )
+
+
+@strawberry.type
+class Subscription:
+    @strawberry.subscription(  # type: ignore[untyped-decorator]
+        description="A plan's recorded, superseded and review events over graphql-transport-ws.",
+        permission_classes=[CanRead],
+    )
+    async def decision_events(self, info: Info[Context, None], plan_id: strawberry.ID) -> AsyncGenerator[DecisionEvent, None]:
+        async for event in queries.decision_events(info, plan_id):
+            yield event
+
+
+# The limits' validation rules are built once, not per request: a document's validation is then
+# cached across requests (the cache keys on the rules as well as on the document).
+LIMIT_RULES = [
+    *QueryDepthLimiter(max_depth=MAX_DEPTH).validation_rules,
+    *MaxAliasesLimiter(max_alias_count=MAX_ALIASES).validation_rules,
+]
+QUERY_CACHE_SIZE = 512  # distinct documents kept parsed and validated; bounded against floods of unique queries
+
+
+def _parse_datetime(value: object) -> datetime:
+    """strawberry's DateTime, read in UTC when it gives no offset: every stored time is UTC, and
+    comparing one with a naive time would fail (``tree(asOf: "2024-01-01T00:00:00")`` was a masked error)."""
+    assert DateTimeDefinition.parse_value is not None
+    parsed: datetime = DateTimeDefinition.parse_value(value)
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+DateTime = dataclasses.replace(DateTimeDefinition, parse_value=_parse_datetime)
+
+
+class Schema(strawberry.Schema):
+    """The schema, logging only what is the server's fault.
+
+    strawberry logs every error with its traceback. A client error (NOT_FOUND, VALIDATION_FAILED,
+    a malformed document, ...) is the caller's answer, not an operator's concern: it goes to
+    debug. What gets masked is a bug and keeps its traceback at error level.
+    """
+
+    def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
+        for error in errors:
+            if should_mask(error):
+                super().process_errors([error], execution_context)
+            else:
+                log.debug("client error: %s", error.message)
+
+
+schema = Schema(
+    query=Query,
+    mutation=Mutation,
+    subscription=Subscription,
+    config=StrawberryConfig(scalar_map={datetime: DateTime}),
+    extensions=[
+        lambda: AddValidationRules(LIMIT_RULES),
+        lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
+        lambda: ParserCache(maxsize=QUERY_CACHE_SIZE),
+        lambda: ValidationCache(maxsize=QUERY_CACHE_SIZE),
+        lambda: MaskErrors(should_mask_error=should_mask),
+    ],
+)

@@ -1,0 +1,226 @@
+"""Placing recordings: where each decision of a batch goes, judged from facts read under the plans' locks.
+
+Every recording is a batch: an actor's proposals, a system decision (a plan's root, a correction,
+a user's guidance), a review's resolution. The service reads the facts of the whole batch in one
+statement, ``place_all`` judges them here, and the service writes what it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from decisiontrail.domain.decision import PHASES_BY_TYPE, Decision, Phase
+from decisiontrail.domain.plan import AutomationProfile
+from decisiontrail.domain.recording import (
+    PARENT_TYPES,
+    CapturedContext,
+    Proposal,
+    Review,
+    check_same_request,
+    check_type_in_phase,
+    needs_review,
+    review_threshold,
+)
+from decisiontrail.domain.rules import DecisionPlacement, check_decision_placement
+
+
+@dataclass(frozen=True)
+class Recording:
+    """One decision to place: an actor's proposal, or a decision the service built whole."""
+
+    draft: Decision
+    proposal: Proposal | None = None
+    """An actor's: its parent may be inferred, it may be held for review, its key and digest count."""
+    context: CapturedContext | None = None
+    idempotency_key: str | None = None
+    request_digest: str | None = None
+    resolves_review_id: str | None = None
+    """The review this decision resolves: it keeps the review's key, which is not looked up again."""
+
+    @classmethod
+    def of(cls, proposal: Proposal, context: CapturedContext | None = None) -> Recording:
+        draft = proposal.decision(parent_decision_id=proposal.parent_decision_id, phase=PHASES_BY_TYPE[proposal.decision_type][0])
+        return cls(draft, proposal, context, proposal.idempotency_key, proposal.request_digest)
+
+    @property
+    def infer_parent(self) -> bool:
+        return self.proposal is not None and self.proposal.parent_decision_id is None
+
+    @property
+    def thread(self) -> str | None:
+        """The actor run it comes from: parents are inferred within the same run first."""
+        state = self.draft.context_snapshot.actor_state_ref
+        return state.thread_id if state else None
+
+    @property
+    def key_to_look_up(self) -> str | None:
+        return None if self.resolves_review_id is not None else self.idempotency_key
+
+    @property
+    def stamped_when_placed(self) -> bool:
+        """Its creation time is the moment it is placed (under the lock), not the one it was built at."""
+        return self.proposal is not None or self.resolves_review_id is not None
+
+
+@dataclass(frozen=True)
+class Seen:
+    """The idempotency key was seen before in the plan: what it recorded then."""
+
+    decision_id: str | None
+    review_id: str | None
+
+
+Outcome = Decision | Review | Seen
+
+
+@dataclass
+class Placed:
+    """What a batch writes: its decisions (in order), held reviews, and the plans' next sequence numbers."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+    decisions: list[tuple[Decision, Recording]] = field(default_factory=list)
+    reviews: list[tuple[Review, CapturedContext | None]] = field(default_factory=list)
+    sequences: dict[str, int] = field(default_factory=dict)
+
+
+def place_all(recordings: Sequence[Recording], facts: Sequence[Mapping[str, Any]], *, at: datetime) -> Placed:
+    """Judge a batch in order, each recording as if the ones before it were already written.
+
+    ``facts`` holds one row per recording (``decision/read_placements``); ``at`` is the moment of
+    placing. Raises on the first recording refused, so a batch is written whole or not at all.
+    """
+    batch = _Batch()
+    placed = Placed()
+    for recording, row in zip(recordings, facts, strict=True):
+        earlier = batch.outcome_for(recording)
+        if earlier is not None:
+            placed.outcomes.append(earlier)
+            continue
+        if row["existing_decision"] or row["existing_review"]:
+            placed.outcomes.append(_seen(recording, row))
+            continue
+        draft = recording.draft
+        phase = Phase(row["plan_phase"]) if row["plan_exists"] else draft.phase
+        parent_id, parent = batch.parent_for(recording, row)
+        decision = draft.model_copy(
+            update={
+                "parent_decision_id": parent_id,
+                "sequence_number": batch.next_sequence(draft.plan_id, row["sequence_number"]),
+                "phase": phase,
+                "created_at": at if recording.stamped_when_placed else draft.created_at,
+            }
+        )
+        check_decision_placement(
+            decision,
+            DecisionPlacement(
+                plan_exists=row["plan_exists"],
+                decision_exists=row["decision_exists"] or batch.holds(decision.decision_id),
+                current_root_id=row["current_root_id"],
+                parent_plan_id=parent[0],
+                parent_exists=parent[1],
+                parent_superseded=parent[2],
+                missing_dependencies=tuple(d for d in row["missing_dependencies"] if not batch.holds(d)),
+                superseded_dependencies=tuple(row["superseded_dependencies"]),
+                corrected_exists=row["corrected_exists"],
+            ),
+        )
+        check_type_in_phase(decision.decision_type, phase)
+        outcome: Decision | Review = decision
+        proposal = recording.proposal
+        profile = AutomationProfile(edit_code=row["automation_edit_code"], execute_command=row["automation_execute_command"])
+        if proposal is not None and needs_review(profile, phase, proposal.confidence_score):
+            outcome = Review(
+                plan_id=proposal.plan_id,
+                proposal=proposal,
+                parent_decision_id=decision.parent_decision_id,
+                phase=phase,
+                threshold=review_threshold(profile, phase),
+            )
+            placed.reviews.append((outcome, recording.context))
+        else:
+            batch.add(decision, recording)
+            placed.decisions.append((decision, recording))
+        batch.remember(recording, outcome)
+        placed.outcomes.append(outcome)
+    placed.sequences = batch.sequences
+    return placed
+
+
+def _seen(recording: Recording, row: Mapping[str, Any]) -> Seen:
+    decision, review = row["existing_decision"], row["existing_review"]
+    seen = Seen(decision[0] if decision else None, review[0] if review else None)
+    seen_id, seen_digest = decision or review
+    if recording.idempotency_key is not None and recording.request_digest is not None:
+        check_same_request(
+            recording.idempotency_key, recording.request_digest, seen_id, seen_digest, held=seen.decision_id is None
+        )
+    return seen
+
+
+class _Batch:
+    """What the earlier recordings of a batch have placed, so later ones are judged with it."""
+
+    def __init__(self) -> None:
+        self.sequences: dict[str, int] = {}
+        self._placed: dict[str, tuple[Decision, str | None]] = {}
+        self._by_key: dict[tuple[str, str], tuple[Decision | Review, str | None]] = {}  # (plan, key): (outcome, digest)
+
+    def next_sequence(self, plan_id: str, stored_next: int | None) -> int:
+        return self.sequences.get(plan_id, stored_next if stored_next is not None else 0)
+
+    def holds(self, decision_id: str) -> bool:
+        return decision_id in self._placed
+
+    def add(self, decision: Decision, recording: Recording) -> None:
+        self.sequences[decision.plan_id] = (decision.sequence_number or 0) + 1
+        self._placed[decision.decision_id] = (decision, recording.thread)
+
+    def remember(self, recording: Recording, outcome: Decision | Review) -> None:
+        if recording.key_to_look_up is not None:
+            self._by_key[(recording.draft.plan_id, recording.key_to_look_up)] = (outcome, recording.request_digest)
+
+    def outcome_for(self, recording: Recording) -> Decision | Review | None:
+        """What an earlier recording of the batch with this one's key made of it, if the same request."""
+        key = recording.key_to_look_up
+        found = self._by_key.get((recording.draft.plan_id, key)) if key is not None else None
+        if found is None:
+            return None
+        outcome, digest = found
+        if recording.request_digest is not None and digest is not None:
+            seen_id = outcome.decision_id if isinstance(outcome, Decision) else outcome.review_id
+            check_same_request(key or "", recording.request_digest, seen_id, digest, held=not isinstance(outcome, Decision))
+        return outcome
+
+    def parent_for(self, recording: Recording, row: Mapping[str, Any]) -> tuple[str | None, tuple[str | None, bool, bool]]:
+        """The parent's id and its facts (plan, exists, superseded), the batch's decisions included.
+
+        Inference follows read_placements' rule over the stored candidate and the batch's own:
+        the same actor run's latest first, then the latest; the batch's come after every stored one.
+        """
+        draft = recording.draft
+        if not recording.infer_parent:
+            if draft.parent_decision_id is None:
+                return None, (None, False, False)
+            given = self._placed.get(draft.parent_decision_id)
+            if given is not None:
+                return draft.parent_decision_id, (given[0].plan_id, True, False)
+            return draft.parent_decision_id, (row["parent_plan_id"], row["parent_exists"], row["parent_superseded"])
+        thread = recording.thread
+        types = set(PARENT_TYPES[draft.decision_type])
+        ours = [(d, t) for d, t in self._placed.values() if d.plan_id == draft.plan_id and d.decision_type in types]
+        same_run = [d for d, t in ours if thread is not None and t == thread]
+        stored, stored_thread = row["inferred_parent_id"], row["inferred_parent_thread"]
+        if same_run:
+            chosen = same_run[-1].decision_id
+        elif stored is not None and thread is not None and stored_thread == thread:
+            chosen = stored
+        elif ours:
+            chosen = ours[-1][0].decision_id
+        else:
+            chosen = stored or row["current_root_id"]
+        if chosen is None:
+            return None, (None, False, False)
+        return chosen, (draft.plan_id, True, False)

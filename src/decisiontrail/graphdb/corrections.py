@@ -1,0 +1,110 @@
+"""Corrections in Neo4j: downstream walks, supersession and attempts, as functions of a transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from decisiontrail.cypher import query
+from decisiontrail.domain import Decision
+from decisiontrail.domain.correction import CorrectionAttempt, Impact, ReplayOutcome
+from decisiontrail.graphdb.database import Transaction
+from decisiontrail.graphdb.records import attempt_from_properties, attempt_properties, decision_from_record, impacted_from_row
+
+
+@dataclass(frozen=True)
+class CorrectionFacts:
+    """What a correction reads first, under the decision's and its plan's locks."""
+
+    decision: Decision
+    superseded_by: str | None
+    plan_phase: str
+    touched_plan_ids: tuple[str, ...]
+    first_in_chain: str
+    attempts_before: int
+
+
+def begin(tx: Transaction, decision_id: str) -> CorrectionFacts | None:
+    """Lock the decision and its plan, then read it whole, its chain and the plans its downstream touches."""
+    facts = tx.run(query("correction/begin_correction"), decision_id=decision_id).single()
+    if facts is None:
+        return None
+    first_id, hops = facts["chain"]
+    return CorrectionFacts(
+        decision=decision_from_record(facts),
+        superseded_by=facts["superseded_by"],
+        plan_phase=facts["plan_phase"],
+        touched_plan_ids=tuple(facts["touched_plan_ids"]),
+        first_in_chain=first_id,
+        attempts_before=int(hops),
+    )
+
+
+def lock_decision(tx: Transaction, decision_id: str) -> bool:
+    """Lock the decision and its plan (recordings into the plan wait); False for an unknown id."""
+    return tx.run(query("correction/read_correction_facts"), decision_id=decision_id).single() is not None
+
+
+def downstream(tx: Transaction, decision_id: str) -> Impact:
+    """Everything correcting ``decision_id`` would invalidate (the decision itself not included)."""
+    return _impact(tx.run(query("correction/downstream"), decision_id=decision_id).single(strict=True))
+
+
+def lock_and_read_downstream(tx: Transaction, decision_id: str, plan_ids: list[str]) -> Impact:
+    """Lock ``plan_ids``, then read the decision's downstream whole."""
+    return _impact(
+        tx.run(query("correction/lock_and_read_downstream"), decision_id=decision_id, plan_ids=plan_ids).single(strict=True)
+    )
+
+
+def latest_current(tx: Transaction, plan_id: str, excluded: list[str]) -> str | None:
+    """The plan's latest current decision outside ``excluded`` (append mode's anchor)."""
+    row = tx.run(query("correction/latest_current"), plan_id=plan_id, excluded=excluded).single()
+    return None if row is None else str(row["decision_id"])
+
+
+def supersede_downstream(tx: Transaction, attempt: CorrectionAttempt, plan_ids: tuple[str, ...], at: datetime) -> None:
+    """Supersede the attempt's decisions by its correction, invalidate ``plan_ids``, store the attempt."""
+    tx.run(
+        query("correction/supersede_downstream"),
+        correction_id=attempt.correction_decision_id,
+        original_id=attempt.corrected_decision_id,
+        superseded_ids=list(attempt.invalidated_decision_ids),
+        plan_ids=list(plan_ids),
+        attempt=attempt_properties(attempt),
+        at=at,
+    ).consume()
+
+
+def attempts(tx: Transaction, decision_id: str) -> list[CorrectionAttempt]:
+    """Every attempt on the correction chain ``decision_id`` belongs to, oldest first."""
+    return [attempt_from_properties(r["attempt"]) for r in tx.run(query("correction/list_attempts"), decision_id=decision_id)]
+
+
+def get_attempt(tx: Transaction, attempt_id: str) -> CorrectionAttempt | None:
+    record = tx.run(query("correction/get_attempt"), attempt_id=attempt_id).single()
+    return None if record is None else attempt_from_properties(record["attempt"])
+
+
+def set_replay_outcome(
+    tx: Transaction, attempt_id: str, outcome: ReplayOutcome, detail: str | None, decision_ids: tuple[str, ...], at: datetime
+) -> tuple[CorrectionAttempt | None, list[str]]:
+    """Store how a replay went; (the attempt as stored or None if unknown, the named decisions that do not exist)."""
+    row = tx.run(
+        query("correction/set_replay_outcome"),
+        attempt_id=attempt_id,
+        outcome=outcome.value,
+        detail=detail,
+        decision_ids=list(decision_ids),
+        at=at,
+    ).single()
+    if row is None:
+        return None, []
+    return attempt_from_properties(row["attempt"]), list(row["missing"])
+
+
+def _impact(record: Mapping[str, Any]) -> Impact:
+    decisions = sorted((impacted_from_row(row) for row in record["decisions"]), key=lambda d: (d.plan_id, d.sequence_number))
+    return Impact(decision_id=record["decision_id"], decisions=tuple(decisions), plan_ids=tuple(sorted(record["plan_ids"])))

@@ -1,0 +1,205 @@
+"""The unit of work: the one way work reaches Neo4j, as bounded read and write transactions, errors translated.
+
+Every transaction carries a timeout (``Graph.query_timeout``), so a query that runs too long is
+stopped by Neo4j and answered ``TIMEOUT``; and the request it serves, named in its metadata, so a
+request whose client went away can stop its query (``Database.terminate_request``). Writes retry
+contention between writers; an unreachable server is reported at once. The data mappers beside
+this module are functions of a transaction; the services hand them to ``read`` and ``write``.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+import neo4j
+from neo4j.exceptions import (
+    ConstraintError,
+    DatabaseUnavailable,
+    ForbiddenOnReadOnlyDatabase,
+    IncompleteCommit,
+    Neo4jError,
+    NotALeader,
+    ResultFailedError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
+
+from decisiontrail.cypher import query
+from decisiontrail.exceptions import Conflict, TimedOut, Unavailable
+from decisiontrail.graphdb.connection import REQUEST_METADATA_KEY, Graph, request_tag
+
+T = TypeVar("T")
+P = ParamSpec("P")
+log = logging.getLogger(__name__)
+
+Transaction = neo4j.ManagedTransaction
+"""What a data mapper runs its statement in."""
+
+CONTENTION_RETRY_TIME = 30.0
+"""How long a write keeps retrying while it conflicts with concurrent writes."""
+CONTENTION_FIRST_DELAY = 0.02
+CONTENTION_MAX_DELAY = 1.0
+
+TIMED_OUT_CODES = frozenset(
+    {
+        "Neo.ClientError.Transaction.TransactionTimedOut",
+        "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+    }
+)
+TERMINATED_CODES = frozenset(
+    {
+        "Neo.ClientError.Transaction.Terminated",
+        "Neo.TransientError.Transaction.Terminated",
+        # A transaction stopped while it waited for a lock: by its time limit, a terminate or a shutdown.
+        "Neo.ClientError.Transaction.LockClientStopped",
+        "Neo.TransientError.Transaction.LockClientStopped",
+    }
+)
+
+_OUTAGES = (ServiceUnavailable, SessionExpired, DatabaseUnavailable, NotALeader, ForbiddenOnReadOnlyDatabase)
+
+
+class Database:
+    """Read and write transactions on one Neo4j database, each a function of a transaction.
+
+    A work function may run more than once (a write retried after contention), so it consumes its
+    results inside and returns plain values.
+    """
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.round_trips = 0
+        """Transactions sent so far: what an N+1 would make grow."""
+
+    def read(self, work: Callable[Concatenate[Transaction, P], T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """``work(tx, *args, **kwargs)`` in one read transaction."""
+        self.round_trips += 1
+        timeout = self.graph.query_timeout
+        with translated_errors(timeout=timeout), self._session(neo4j.READ_ACCESS) as session:
+            return session.execute_read(_bounded(work, timeout), *args, **kwargs)
+
+    def write(
+        self,
+        work: Callable[Concatenate[Transaction, P], T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """``work(tx, *args, **kwargs)`` in one write transaction: all of it is written, or none.
+
+        Deadlocks and lock timeouts between concurrent writers (``TransientError``) are retried
+        with short, jittered, doubling delays for up to ``CONTENTION_RETRY_TIME``. A server that is
+        stopped, unreachable, shutting down or not the leader is ``UNAVAILABLE`` at once: waiting
+        for it would hold the request for as long as the outage lasts.
+        """
+        return self.write_or(_CONFLICT, work, *args, **kwargs)
+
+    def write_or(self, conflict: str, work: Callable[Concatenate[Transaction, P], T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """``write``, saying ``conflict`` when a uniqueness constraint refuses the write."""
+        self.round_trips += 1
+        timeout = self.graph.query_timeout
+        bounded = _bounded(work, timeout)
+        with translated_errors(conflict, timeout=timeout):
+            try:
+                return self._with_contention_retries(lambda session: session.execute_write(bounded, *args, **kwargs))
+            except IncompleteCommit as e:
+                # The commit was sent and the connection lost: it may have been written. Unlike the
+                # other unavailability, this one cannot promise "wrote nothing".
+                log.warning("Neo4j became unavailable during a commit: %s", e)
+                raise Unavailable(
+                    "Neo4j became unavailable while committing; the request may have been recorded: "
+                    "retry it with the same idempotency key"
+                ) from e
+
+    def terminate_request(self, tag: str) -> list[str]:
+        """Stop every transaction still running for the request ``tag`` (its client went away); their ids."""
+        with translated_errors():
+            records, _, _ = self.graph.driver.execute_query(
+                query("admin/terminate_request"), {"key": REQUEST_METADATA_KEY, "tag": tag}, database_=self.graph.database
+            )
+        return [str(r["transaction_id"]) for r in records]
+
+    def _session(self, access_mode: str) -> neo4j.Session:
+        return self.graph.driver.session(database=self.graph.database, default_access_mode=access_mode)
+
+    def _with_contention_retries(self, attempt: Callable[[neo4j.Session], T]) -> T:
+        deadline = time.monotonic() + CONTENTION_RETRY_TIME
+        delay = CONTENTION_FIRST_DELAY
+        while True:
+            try:
+                with self._session(neo4j.WRITE_ACCESS) as session:
+                    return attempt(session)
+            except (DatabaseUnavailable, NotALeader, ForbiddenOnReadOnlyDatabase) as e:
+                # Transient to the server, but an outage to the client: answered like a refused connection.
+                raise ServiceUnavailable(f"Neo4j cannot take the write now: {e.message}") from e
+            except (TransientError, ResultFailedError) as e:
+                # The driver (6.4) sometimes reports a transient failure while rolling back as a
+                # ResultFailedError around it; that one is as retryable as the failure it wraps.
+                if not isinstance(e, TransientError) and not isinstance(e.__cause__, TransientError):
+                    raise
+                if isinstance(e, Neo4jError) and e.code in TERMINATED_CODES | TIMED_OUT_CODES:
+                    raise  # stopped on purpose (a time limit, a client gone): running it again would not help
+                if time.monotonic() >= deadline:
+                    raise
+                log.info("a write met concurrent writes; trying again in %.2fs", delay)
+                time.sleep(delay * random.uniform(0.5, 1.5))
+                delay = min(delay * 2, CONTENTION_MAX_DELAY)
+
+
+_CONFLICT = "the write conflicts with another"
+
+
+def transaction_metadata() -> dict[str, Any] | None:
+    """What a transaction says about itself in SHOW TRANSACTIONS: the request it serves."""
+    tag = request_tag.get()
+    return {REQUEST_METADATA_KEY: tag} if tag is not None else None
+
+
+def _bounded(work: Callable[..., T], timeout: float | None) -> Callable[..., T]:
+    return neo4j.unit_of_work(metadata=transaction_metadata(), timeout=timeout)(work)
+
+
+@contextmanager
+def translated_errors(conflict: str = _CONFLICT, *, timeout: float | None = None) -> Iterator[None]:
+    """Turn the driver's expected failures into the project's own; anything else is a bug and propagates.
+
+    A transaction Neo4j ended (terminated, or stopped waiting for a lock) is ``TIMEOUT`` when it
+    ran for its whole time limit; otherwise Neo4j ended it for its own reasons (it is stopping,
+    or an operator terminated it) and that is an outage: ``UNAVAILABLE``, which a client retries.
+    """
+    started = time.monotonic()
+    try:
+        yield
+    except ConstraintError as e:
+        raise Conflict(f"{conflict} ({e.message})") from e
+    # Before TransientError: these are transient to the server (stopping, starting, a leader switch) but outages to a client.
+    except _OUTAGES as e:
+        raise _unavailable(e) from e
+    except Neo4jError as e:
+        ran_out = timeout is not None and time.monotonic() - started >= timeout
+        if e.code in TIMED_OUT_CODES or (e.code in TERMINATED_CODES and ran_out):
+            limit = f" of {timeout:g}s" if timeout else ""
+            raise TimedOut(f"the request ran past its time limit{limit} and was stopped; it wrote nothing") from e
+        if e.code in TERMINATED_CODES:
+            raise _unavailable(e) from e
+        if isinstance(e, TransientError):
+            raise Conflict(f"the write kept conflicting with concurrent writes and was given up: {e.message}") from e
+        raise
+    except ResultFailedError as e:
+        # The driver reports a failure it met earlier in the same transaction this way; the
+        # cause is what happened (a connection lost while Neo4j stops, say).
+        if isinstance(e.__cause__, _OUTAGES):
+            raise _unavailable(e.__cause__) from e
+        raise
+
+
+def _unavailable(error: Exception) -> Unavailable:
+    # The driver's message names hosts and ports: it goes to the log, not to clients.
+    log.warning("Neo4j is unavailable: %s", error)
+    return Unavailable("Neo4j is unavailable; the request wrote nothing and can be retried")

@@ -1,0 +1,127 @@
+"""Decisions in Neo4j: functions of a transaction, each running one named statement and returning domain records."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any
+
+from decisiontrail.cypher import query
+from decisiontrail.domain import Decision
+from decisiontrail.domain.pages import DecisionPage
+from decisiontrail.domain.placement import Recording
+from decisiontrail.domain.recording import PARENT_TYPES, CapturedContext, CheckpointGroup, checkpoint_group_for
+from decisiontrail.graphdb.database import Transaction
+from decisiontrail.graphdb.records import decision_from_record, decision_outline_from_record, decision_properties
+
+
+def get_many(tx: Transaction, decision_ids: list[str]) -> list[Decision | None]:
+    """One result per id, in the order given; None where no such decision exists."""
+    records = tx.run(query("decision/get_decisions"), decision_ids=decision_ids).data()
+    found = {d.decision_id: d for d in map(decision_from_record, records)}
+    return [found.get(decision_id) for decision_id in decision_ids]
+
+
+def children_of(tx: Transaction, decision_ids: list[str]) -> list[list[str]]:
+    """For each decision, in the order given, its children's ids in sequence order."""
+    found = {r["parent_id"]: list(r["child_ids"]) for r in tx.run(query("decision/children_of"), decision_ids=decision_ids)}
+    return [found.get(decision_id, []) for decision_id in decision_ids]
+
+
+def in_plan(tx: Transaction, plan_id: str) -> list[Decision]:
+    """The plan's decisions in sequence order (none for an unknown plan)."""
+    return [decision_from_record(r) for r in tx.run(query("decision/list_plan_decisions"), plan_id=plan_id).data()]
+
+
+def outlines_in_plan(tx: Transaction, plan_id: str, as_of: datetime | None) -> list[Decision]:
+    """The plan's decisions as outlines (``decision_outline_from_record``), in sequence order."""
+    return [decision_outline_from_record(r) for r in tx.run(query("decision/plan_outline"), plan_id=plan_id, as_of=as_of).data()]
+
+
+def page(tx: Transaction, plan_id: str, page: DecisionPage) -> tuple[int, list[str]]:
+    """(how many of the plan's decisions match, the ids of one page of them after ``page.after``)."""
+    record = tx.run(query("decision/page_plan_decisions"), plan_id=plan_id, **page.params()).single(strict=True)
+    return int(record["total"]), list(record["decision_ids"])
+
+
+def lineage(tx: Transaction, decision_id: str) -> tuple[list[str], list[str]]:
+    """Where a decision comes from: its ancestors (through parent plans too) and what it depends
+    on, transitively; as (decision ids, plan ids)."""
+    record = tx.run(query("decision/lineage"), decision_id=decision_id).single(strict=True)
+    return list(record["decision_ids"]), list(record["plan_ids"])
+
+
+def checkpoint_group(tx: Transaction, decision_id: str) -> CheckpointGroup | None:
+    """The checkpoint group an Execute-phase decision was recorded with, if any."""
+    record = tx.run(query("decision/get_checkpoint_group"), decision_id=decision_id).single()
+    if record is None:
+        return None
+    group = record["checkpoint_group"]
+    return CheckpointGroup(
+        group["group_id"], group["thread_id"], group["checkpoint_ns"], group["checkpoint_id"], tuple(group["resources"])
+    )
+
+
+def supersede(tx: Transaction, decision_id: str, superseded_by: str, at: datetime) -> bool:
+    """Mark ``decision_id`` as replaced by ``superseded_by``; False when either is missing or it already was."""
+    row = tx.run(query("decision/supersede_decision"), decision_id=decision_id, superseded_by=superseded_by, at=at)
+    return int(row.single(strict=True)["superseded"]) == 1
+
+
+def add_dependency(tx: Transaction, decision_id: str, depends_on_id: str) -> None:
+    tx.run(query("decision/add_dependency"), decision_id=decision_id, depends_on_id=depends_on_id).consume()
+
+
+def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[dict[str, Any]]:
+    """Lock the plans of a batch of recordings and read, per recording in order, the facts
+    ``domain.placement.place_all`` judges it by."""
+    return tx.run(
+        query("decision/read_placements"),
+        plan_ids=sorted({r.draft.plan_id for r in recordings}),
+        items=[
+            {
+                "index": i,
+                "plan_id": r.draft.plan_id,
+                "decision_id": r.draft.decision_id,
+                "parent_decision_id": r.draft.parent_decision_id,
+                "infer_parent": r.infer_parent,
+                "parent_types": [t.value for t in PARENT_TYPES[r.draft.decision_type]],
+                "actor_thread": r.thread,
+                "depends_on": list(r.draft.depends_on),
+                "corrects_decision_id": r.draft.corrects_decision_id,
+                "idempotency_key": r.key_to_look_up,
+            }
+            for i, r in enumerate(recordings)
+        ],
+    ).data()
+
+
+def create_all(tx: Transaction, decisions: Sequence[tuple[Decision, Recording]], next_sequences: dict[str, int]) -> None:
+    """Write placed decisions with their edges, contexts and checkpoint groups, and move the plans' counters."""
+    if not decisions:
+        return
+    rows = []
+    for decision, recording in decisions:
+        group = checkpoint_group_for(decision)
+        rows.append(
+            {
+                "plan_id": decision.plan_id,
+                "props": decision_properties(decision, recording.idempotency_key, recording.request_digest),
+                "context": context_param(recording.context),
+                "checkpoint_group": {**asdict(group), "resources": list(group.resources)} if group else None,
+                "parent_decision_id": decision.parent_decision_id,
+                "depends_on": list(decision.depends_on),
+                "corrects_decision_id": decision.corrects_decision_id,
+                "review_id": recording.resolves_review_id,
+            }
+        )
+    tx.run(
+        query("decision/create_decisions"),
+        rows=rows,
+        plans=[{"plan_id": plan_id, "next_sequence": n} for plan_id, n in next_sequences.items()],
+    ).consume()
+
+
+def context_param(context: CapturedContext | None) -> dict[str, str] | None:
+    return None if context is None else {"context_hash": context.context_hash, "content": context.content}

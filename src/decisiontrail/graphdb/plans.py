@@ -1,0 +1,97 @@
+"""Plans in Neo4j: functions of a transaction, each running one named statement and returning domain records."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from decisiontrail.cypher import query
+from decisiontrail.domain import Phase, Plan
+from decisiontrail.domain.decision import DecisionType
+from decisiontrail.domain.pages import PlanPage
+from decisiontrail.domain.rules import SpawnLink
+from decisiontrail.graphdb.database import Transaction
+from decisiontrail.graphdb.records import plan_from_record, plan_properties
+
+
+def get_many(tx: Transaction, plan_ids: list[str]) -> list[Plan | None]:
+    """One result per id, in the order given; None where no such plan exists."""
+    found = {p.plan_id: p for p in map(plan_from_record, tx.run(query("plan/get_plans"), plan_ids=plan_ids).data())}
+    return [found.get(plan_id) for plan_id in plan_ids]
+
+
+def count(tx: Transaction) -> int:
+    return int(tx.run(query("plan/count_plans")).single(strict=True)["plans"])
+
+
+def child_plans_of(tx: Transaction, plan_ids: list[str]) -> list[list[str]]:
+    """For each plan, in the order given, its child plans' ids in creation order."""
+    found = {r["parent_id"]: list(r["child_ids"]) for r in tx.run(query("plan/child_plans_of"), plan_ids=plan_ids)}
+    return [found.get(plan_id, []) for plan_id in plan_ids]
+
+
+def page(tx: Transaction, page: PlanPage) -> tuple[int, list[str]]:
+    """(how many plans match, the ids of one page of them after ``page.after``)."""
+    record = tx.run(query("plan/page_plans"), **page.params()).single(strict=True)
+    return int(record["total"]), list(record["plan_ids"])
+
+
+def read_spawn_link(tx: Transaction, plan: Plan) -> SpawnLink:
+    """Lock the spawning decision's plan and read the facts a new plan's spawn link is judged by."""
+    row = tx.run(
+        query("plan/read_spawn_link"),
+        plan_id=plan.plan_id,
+        parent_plan_id=plan.parent_plan_id,
+        spawned_by_decision_id=plan.spawned_by_decision_id,
+    ).single(strict=True)
+    return SpawnLink(
+        plan_exists=row["plan_exists"],
+        parent_plan_exists=row["parent_plan_exists"],
+        spawning_exists=row["spawning_exists"],
+        spawning_plan_id=row["spawning_plan_id"],
+        spawning_type=DecisionType(row["spawning_type"]) if row["spawning_type"] else None,
+        spawning_superseded=row["spawning_superseded"],
+    )
+
+
+def create(tx: Transaction, plan: Plan) -> None:
+    tx.run(
+        query("plan/create_plan"),
+        props=plan_properties(plan),
+        parent_plan_id=plan.parent_plan_id,
+        spawned_by_decision_id=plan.spawned_by_decision_id,
+    ).consume()
+
+
+def lock_and_read_phase(tx: Transaction, plan_id: str) -> tuple[Phase, int] | None:
+    """Under the plan's lock: its phase and how many reviews wait in it; None for an unknown plan."""
+    row = tx.run(query("plan/read_phase"), plan_id=plan_id).single()
+    return None if row is None else (Phase(row["phase"]), int(row["pending_reviews"]))
+
+
+def change_phase(tx: Transaction, plan_id: str, current: Phase, target: Phase, reason: str, at: datetime, by: str | None) -> None:
+    tx.run(
+        query("plan/change_phase"),
+        plan_id=plan_id,
+        from_phase=current.value,
+        to_phase=target.value,
+        reason=reason,
+        at=at,
+        by=by,
+    ).consume()
+
+
+def set_phase_in_correction(tx: Transaction, plan_id: str, phase: Phase, reason: str, at: datetime, by: str | None) -> None:
+    """A correction's phase change, recorded only when the phase changes."""
+    tx.run(query("plan/set_phase_in_correction"), plan_id=plan_id, to_phase=phase.value, reason=reason, at=at, by=by).consume()
+
+
+def phase_changes(tx: Transaction, plan_id: str) -> list[dict[str, Any]]:
+    """The plan's phase changes, oldest first: from_phase, to_phase, reason, at, by."""
+    return tx.run(query("plan/list_phase_changes"), plan_id=plan_id).data()
+
+
+def scopes(tx: Transaction, targets: list[tuple[str, str]]) -> list[tuple[bool, str | None, str | None]]:
+    """For each (kind, id) of a plan, decision or review, in order: (found, its plan's owner, its plan's project)."""
+    rows = tx.run(query("access/read_scopes"), targets=[{"kind": kind, "id": id} for kind, id in targets])
+    return [(bool(r["found"]), r["owner"], r["project"]) for r in rows]

@@ -1,0 +1,72 @@
+"""The per-request GraphQL context: the services' trail, the caller, and this request's DataLoaders."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from strawberry.dataloader import DataLoader
+
+from decisiontrail.access import Principal
+from decisiontrail.domain import Decision, Plan
+from decisiontrail.events import EventBus
+from decisiontrail.exceptions import DecisionTrailError, NotFound
+from decisiontrail.schema.errors import client_error, in_thread
+from decisiontrail.services import Trail, reading
+
+T = TypeVar("T")
+
+
+def _loader(batch: Callable[[list[str]], Sequence[T]]) -> DataLoader[str, T]:
+    async def load(keys: list[str]) -> Sequence[T]:
+        try:
+            return await in_thread(batch, list(keys))
+        except DecisionTrailError as e:
+            # As ``call`` does: an expected failure (Neo4j unavailable, ...) keeps its code, not masked.
+            raise client_error(e) from e
+
+    return DataLoader(load_fn=load)
+
+
+@dataclass
+class Context:
+    """Built once per request, so a loader's cache never outlives the request."""
+
+    trail: Trail
+    principal: Principal | None = None
+    decisions: DataLoader[str, Decision | None] = field(init=False)
+    plans: DataLoader[str, Plan | None] = field(init=False)
+    children: DataLoader[str, list[str]] = field(init=False)
+    child_plans: DataLoader[str, list[str]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Each batch function is one UNWIND query answering one slot per key, in key order.
+        # What the principal may not see is answered as missing, so no relation leads to it.
+        self.decisions = _loader(lambda ids: reading.get_decisions(self.trail, ids, self.principal))
+        self.plans = _loader(lambda ids: reading.get_plans(self.trail, ids, self.principal))
+        self.children = _loader(lambda ids: reading.children_of(self.trail, ids))
+        self.child_plans = _loader(lambda ids: reading.child_plans_of(self.trail, ids))
+
+    @property
+    def events(self) -> EventBus | None:
+        return self.trail.events
+
+    @property
+    def limited(self) -> bool:
+        """Whether some plans are hidden from the caller (its role or its project)."""
+        return self.principal is not None and self.principal.limited
+
+    async def require_plan(self, plan_id: str) -> Plan:
+        """The plan, if it exists and the caller may see it; else NOT_FOUND, as for a plan that does not exist."""
+        plan = await self.plans.load(plan_id)
+        if plan is None:
+            raise client_error(NotFound("plan", plan_id))
+        return plan
+
+    async def require_decision(self, decision_id: str) -> Decision:
+        """The decision, if it exists and the caller may see its plan; else NOT_FOUND."""
+        decision = await self.decisions.load(decision_id)
+        if decision is None:
+            raise client_error(NotFound("decision", decision_id))
+        return decision

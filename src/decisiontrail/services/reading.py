@@ -1,0 +1,222 @@
+"""Reads that only show data: each one statement (or one read transaction), visibility applied here.
+
+The query side of the services (the book's CQRS chapter): nothing here judges or writes. A
+``principal`` that some plans are hidden from gets None (or NotFound, or nothing) where a plan it
+may not see, or one of its decisions or reviews, would be.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from decisiontrail.access import Principal
+from decisiontrail.domain import Decision, DecisionTree, Plan
+from decisiontrail.domain.correction import CorrectionAttempt, visible_at
+from decisiontrail.domain.pages import DecisionPage, PlanPage, ReviewPage
+from decisiontrail.domain.recording import CheckpointGroup, Review, ReviewStatus
+from decisiontrail.exceptions import NotFound
+from decisiontrail.graphdb import contexts, corrections, decisions, plans, reviews
+from decisiontrail.graphdb.database import Transaction
+from decisiontrail.services.trail import Trail
+from decisiontrail.services.visibility import require_visible, visible_plans
+
+# -- plans -------------------------------------------------------------------------------------
+
+
+def get_plans(trail: Trail, plan_ids: list[str], principal: Principal | None = None) -> list[Plan | None]:
+    """One result per id, in the order given; None where no such plan exists or ``principal`` may not see it."""
+    return visible_plans(principal, trail.database.read(plans.get_many, plan_ids))
+
+
+def get_plan(trail: Trail, plan_id: str, principal: Principal | None = None) -> Plan:
+    found = get_plans(trail, [plan_id], principal)[0]
+    if found is None:
+        raise NotFound("plan", plan_id)
+    return found
+
+
+def count_plans(trail: Trail) -> int:
+    return trail.database.read(plans.count)
+
+
+def child_plans_of(trail: Trail, plan_ids: list[str]) -> list[list[str]]:
+    """For each plan, in the order given, its child plans' ids in creation order."""
+    return trail.database.read(plans.child_plans_of, plan_ids)
+
+
+def page_plans(trail: Trail, page: PlanPage, principal: Principal | None = None) -> tuple[int, list[str]]:
+    """(how many plans match, the ids of one page of them), among those ``principal`` may see."""
+    if principal is not None:
+        page = replace(page, owner=principal.owner_scope, project=principal.project)
+    return trail.database.read(plans.page, page)
+
+
+def phase_changes(trail: Trail, plan_id: str) -> list[dict[str, Any]]:
+    """The plan's phase changes, oldest first: from_phase, to_phase, reason, at, by."""
+    return trail.database.read(plans.phase_changes, plan_id)
+
+
+# -- decisions ---------------------------------------------------------------------------------
+
+
+def get_decisions(trail: Trail, decision_ids: list[str], principal: Principal | None = None) -> list[Decision | None]:
+    """One result per id, in the order given; None where no such decision exists or ``principal`` may not see its plan."""
+    found = trail.database.read(decisions.get_many, decision_ids)
+    if principal is None or not principal.limited:
+        return found
+    plan_ids = sorted({d.plan_id for d in found if d is not None})
+    seen = {p.plan_id for p in get_plans(trail, plan_ids, principal) if p is not None}
+    return [d if d is not None and d.plan_id in seen else None for d in found]
+
+
+def get_decision(trail: Trail, decision_id: str, principal: Principal | None = None) -> Decision:
+    found = get_decisions(trail, [decision_id], principal)[0]
+    if found is None:
+        raise NotFound("decision", decision_id)
+    return found
+
+
+def children_of(trail: Trail, decision_ids: list[str]) -> list[list[str]]:
+    """For each decision, in the order given, its children's ids in sequence order."""
+    return trail.database.read(decisions.children_of, decision_ids)
+
+
+def list_decisions(trail: Trail, plan_id: str, *, current_only: bool = False, as_of: datetime | None = None) -> list[Decision]:
+    """A plan's decisions in sequence order; NotFound if the plan does not exist.
+
+    ``current_only`` keeps those no correction has superseded; ``as_of`` those that were current
+    at that moment (the tree as it stood then).
+    """
+    found = trail.database.read(_in_existing_plan, plan_id)
+    if as_of is not None:
+        return [d for d in found if visible_at(d.created_at, d.superseded_at, as_of)]
+    return [d for d in found if d.is_current] if current_only else found
+
+
+def _in_existing_plan(tx: Transaction, plan_id: str) -> list[Decision]:
+    found = decisions.in_plan(tx, plan_id)
+    if not found and plans.get_many(tx, [plan_id])[0] is None:
+        raise NotFound("plan", plan_id)
+    return found
+
+
+def get_tree(trail: Trail, plan_id: str, *, as_of: datetime | None = None, history: bool = False) -> DecisionTree | None:
+    """The plan's current tree (its decisions no correction superseded), or with ``as_of`` the tree
+    as it stood at that moment, or with ``history`` everything ever recorded in it (see
+    ``DecisionTree.history``). None when that tree is empty: a plan invalidated by a correction
+    has no current decisions. NotFound for an unknown plan."""
+    found = list_decisions(trail, plan_id, current_only=as_of is None and not history, as_of=as_of)
+    if not found:
+        return None
+    return DecisionTree.history(plan_id, found) if history else DecisionTree.build(plan_id, found)
+
+
+def get_tree_outline(trail: Trail, plan_id: str, *, as_of: datetime | None = None) -> tuple[DecisionTree | None, list[Decision]]:
+    """``get_tree`` built from outlines in one statement, and every decision of the plan as an
+    outline, in sequence order (the list keeps those the tree leaves out)."""
+
+    def work(tx: Transaction) -> list[Decision]:
+        found = decisions.outlines_in_plan(tx, plan_id, as_of)
+        if not found and plans.get_many(tx, [plan_id])[0] is None:
+            raise NotFound("plan", plan_id)
+        return found
+
+    outlines = trail.database.read(work)
+    if as_of is None:
+        in_tree = [d for d in outlines if d.is_current]
+    else:
+        in_tree = [d for d in outlines if visible_at(d.created_at, d.superseded_at, as_of)]
+    return (DecisionTree.build(plan_id, in_tree) if in_tree else None), outlines
+
+
+def page_decisions(trail: Trail, plan_id: str, page: DecisionPage) -> tuple[int, list[str]]:
+    """(how many of the plan's decisions match, the ids of one page of them after ``page.after``)."""
+    return trail.database.read(decisions.page, plan_id, page)
+
+
+def lineage(trail: Trail, decision_id: str, principal: Principal | None = None) -> tuple[list[str], list[str]]:
+    """Where a decision comes from: its ancestors (through parent plans too) and what it depends
+    on, transitively; as (decision ids, plan ids). NotFound for an unknown decision."""
+
+    def work(tx: Transaction) -> tuple[list[str], list[str]]:
+        require_visible(tx, principal, decision_ids=[decision_id])
+        if decisions.get_many(tx, [decision_id])[0] is None:
+            raise NotFound("decision", decision_id)
+        return decisions.lineage(tx, decision_id)
+
+    return trail.database.read(work)
+
+
+def checkpoint_group(trail: Trail, decision_id: str) -> CheckpointGroup | None:
+    """The checkpoint group an Execute-phase decision was recorded with, if any."""
+    return trail.database.read(decisions.checkpoint_group, decision_id)
+
+
+def find_context(trail: Trail, context_hash: str) -> str | None:
+    """The full context stored under ``context_hash``, or None when the service holds none."""
+    return trail.database.read(contexts.find, context_hash)
+
+
+def read_context(trail: Trail, context_hash: str) -> str:
+    """The full context stored under ``context_hash``; NotFound when the service holds none."""
+    found = find_context(trail, context_hash)
+    if found is None:
+        raise NotFound("context", context_hash)
+    return found
+
+
+# -- reviews -----------------------------------------------------------------------------------
+
+
+def get_reviews(trail: Trail, review_ids: list[str]) -> list[Review]:
+    """The reviews with these ids that exist, in the order given."""
+    return [r for r in trail.database.read(reviews.get_many, review_ids) if r is not None]
+
+
+def get_review(trail: Trail, review_id: str) -> Review:
+    found = get_reviews(trail, [review_id])
+    if not found:
+        raise NotFound("review", review_id)
+    return found[0]
+
+
+def list_reviews(trail: Trail, plan_id: str, status: ReviewStatus | None = None) -> list[Review]:
+    """The plan's reviews, oldest first, optionally only those with ``status``."""
+    return trail.database.read(reviews.in_plan, plan_id, status)
+
+
+def pending_reviews(trail: Trail, plan_id: str, principal: Principal | None = None) -> list[Review]:
+    """The plan's decisions waiting for a person, oldest first."""
+
+    def work(tx: Transaction) -> list[Review]:
+        require_visible(tx, principal, plan_ids=[plan_id])
+        return reviews.in_plan(tx, plan_id, ReviewStatus.PENDING)
+
+    return trail.database.read(work)
+
+
+def page_reviews(trail: Trail, page: ReviewPage, principal: Principal | None = None) -> tuple[int, list[Review]]:
+    """(how many reviews match, one page of them after ``page.after``) among the plans ``principal``
+    may see; a token limited to a project asking for another gets none."""
+    if principal is not None:
+        if principal.project is not None and page.project is not None and page.project != principal.project:
+            return 0, []
+        page = replace(page, owner=principal.owner_scope, project=principal.project or page.project)
+    return trail.database.read(reviews.page, page)
+
+
+# -- corrections -------------------------------------------------------------------------------
+
+
+def correction_attempts(trail: Trail, decision_id: str) -> list[CorrectionAttempt]:
+    """Every attempt on the correction chain ``decision_id`` belongs to, oldest first."""
+    return trail.database.read(corrections.attempts, decision_id)
+
+
+def get_attempt(trail: Trail, attempt_id: str) -> CorrectionAttempt:
+    found = trail.database.read(corrections.get_attempt, attempt_id)
+    if found is None:
+        raise NotFound("correction attempt", attempt_id)
+    return found

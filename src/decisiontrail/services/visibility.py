@@ -1,0 +1,46 @@
+"""Who may see what, judged once for every entry point: a plan, decision or review the caller may not
+see is answered as if it did not exist."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from decisiontrail.access import Principal
+from decisiontrail.domain import Plan
+from decisiontrail.exceptions import NotFound
+from decisiontrail.graphdb import plans
+from decisiontrail.graphdb.database import Transaction
+
+
+def require_visible(
+    tx: Transaction,
+    principal: Principal | None,
+    *,
+    plan_ids: Iterable[str] = (),
+    decision_ids: Iterable[str] = (),
+    review_ids: Iterable[str] = (),
+) -> None:
+    """NotFound for the first target that does not exist or lies in a plan ``principal`` may not see.
+
+    Checked only for a principal some plans are hidden from; for the others (and for the process
+    itself, ``principal`` None) the use-case's own checks answer for what does not exist.
+    """
+    if principal is None or not principal.limited:
+        return
+    targets = [
+        *(("plan", i) for i in dict.fromkeys(plan_ids)),
+        *(("decision", i) for i in dict.fromkeys(decision_ids)),
+        *(("review", i) for i in dict.fromkeys(review_ids)),
+    ]
+    if not targets:
+        return
+    for (kind, target_id), (found, owner, project) in zip(targets, plans.scopes(tx, targets), strict=True):
+        if not found or not principal.sees(owner, project):
+            raise NotFound(kind, target_id)
+
+
+def visible_plans(principal: Principal | None, found: Sequence[Plan | None]) -> list[Plan | None]:
+    """``found`` with the plans ``principal`` may not see replaced by None."""
+    if principal is None or not principal.limited:
+        return list(found)
+    return [p if p is not None and principal.sees(p.owner, p.project) else None for p in found]
