@@ -29,18 +29,11 @@ ENTRY_POINTS = (
     "decisiontrail.actors",
     "decisiontrail.cli",
     "decisiontrail.app",
+    "decisiontrail.api",
 )
 STORAGE = ("decisiontrail.graphdb", "decisiontrail.cypher")
 IO_PACKAGES = ("neo4j", "strawberry", "starlette", "langgraph", "langchain_core", "httpx", "uvicorn")
 MAX_STORAGE_LINES = 400
-
-# (importer, imported) -> why an entry point may touch graphdb directly. Keep this short.
-ENTRY_POINT_STORAGE_EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("decisiontrail.cli", "decisiontrail.graphdb.connection"): "process wiring: opens the driver (open_graph, Graph)",
-    ("decisiontrail.cli", "decisiontrail.graphdb.embedded"): "process wiring: starts the embedded server",
-    ("decisiontrail.app", "decisiontrail.graphdb.connection"): "process wiring: opens the driver (open_graph, Graph)",
-    ("decisiontrail.app", "decisiontrail.graphdb.embedded"): "process wiring: starts the embedded server",
-}
 
 
 @dataclass(frozen=True, order=True)
@@ -182,12 +175,7 @@ def test_the_import_collector_sees_every_kind_of_import() -> None:
 
 def test_entry_points_reach_storage_only_through_services() -> None:
     fail_if_any(
-        (
-            imp
-            for imp in imports_from(ENTRY_POINTS)
-            if within(imp.imported, ["decisiontrail.graphdb"])
-            and (imp.importer, imp.imported) not in ENTRY_POINT_STORAGE_EXCEPTIONS
-        ),
+        (imp for imp in imports_from(ENTRY_POINTS) if within(imp.imported, ["decisiontrail.graphdb"])),
         "entry points import storage (decisiontrail.graphdb) instead of going through decisiontrail.services",
     )
 

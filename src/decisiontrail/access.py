@@ -13,6 +13,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from decisiontrail.exceptions import ValidationFailed
+from decisiontrail.settings import Environment
 
 
 class Role(StrEnum):
@@ -122,11 +123,10 @@ class TokenRegistry:
     def from_env(cls, env: Mapping[str, str] | None = None) -> TokenRegistry:
         """``DECISIONTRAIL_TOKENS_FILE`` names a token file, or ``DECISIONTRAIL_TOKENS`` holds the
         same JSON; with neither there are no tokens."""
-        env = os.environ if env is None else env
-        if env.get("DECISIONTRAIL_TOKENS"):
-            return cls.parse(env["DECISIONTRAIL_TOKENS"], "DECISIONTRAIL_TOKENS")
-        path = env.get("DECISIONTRAIL_TOKENS_FILE")
-        return cls.load(Path(path)) if path else cls()
+        read = Environment.read(env)
+        if read.tokens:
+            return cls.parse(read.tokens, "DECISIONTRAIL_TOKENS")
+        return cls.load(read.tokens_file) if read.tokens_file else cls()
 
 
 def _project(value: object) -> str | None:

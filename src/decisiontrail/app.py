@@ -28,11 +28,10 @@ from decisiontrail.checks.export import ExportFormat, export as export_graph
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.events import EventBus
 from decisiontrail.exceptions import DecisionTrailError
-from decisiontrail.graphdb.connection import Graph, open_graph, request_tag
 from decisiontrail.schema.context import Context
-from decisiontrail.services import Trail, analysis
+from decisiontrail.services import Graph, Trail, analysis, open_trail
 from decisiontrail.services.analysis import View
-from decisiontrail.services.requests import stop_request
+from decisiontrail.services.requests import serving, stop_request
 from decisiontrail.settings import Neo4jSettings
 
 log = logging.getLogger(__name__)
@@ -179,7 +178,7 @@ class BodySizeLimit:
 class StopOnDisconnect:
     """Stops the Neo4j work of a request whose client went away before its answer was sent.
 
-    Each HTTP request runs under its own tag (``connection.request_tag``), which every transaction
+    Each HTTP request runs under its own tag (``services.requests.serving``), which every transaction
     it opens carries in its metadata. This middleware reads the client's messages itself, relaying
     them to the app; when the client disconnects before the response is complete, it cancels the
     request and terminates its transactions, so a query nobody waits for stops at once instead
@@ -209,24 +208,21 @@ class StopOnDisconnect:
             if message["type"] == "http.response.body" and not message.get("more_body", False):
                 complete = True
 
-        token = request_tag.set(tag)
-        try:
-            serving = asyncio.ensure_future(self.app(scope, messages.get, sending))
-        finally:
-            request_tag.reset(token)
+        with serving(tag):  # the task copies the context, and with it the tag
+            answering = asyncio.ensure_future(self.app(scope, messages.get, sending))
         listening = asyncio.ensure_future(relay())
         try:
-            await asyncio.wait({serving, listening}, return_when=asyncio.FIRST_COMPLETED)
-            if not serving.done() and not complete:
+            await asyncio.wait({answering, listening}, return_when=asyncio.FIRST_COMPLETED)
+            if not answering.done() and not complete:
                 # The client went away mid-request: nobody will read the answer.
-                serving.cancel()
+                answering.cancel()
                 trail: Trail | None = scope.get("state", {}).get("trail")
                 if trail is not None:
                     stopped = await run_in_threadpool(stop_request, trail, tag)
                     if stopped:
                         log.info("client went away: stopped %d transaction(s) of its request", len(stopped))
             with contextlib.suppress(asyncio.CancelledError):
-                await serving
+                await answering
         finally:
             listening.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -249,8 +245,11 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         # What the lifespan yields is every request's ``request.state``.
         with contextlib.ExitStack() as stack:
-            connected = graph or stack.enter_context(open_graph(settings or Neo4jSettings.from_env(), progress=log.info))
-            trail = Trail.on(connected, EventBus())
+            events = EventBus()
+            if graph is not None:
+                trail = Trail.on(graph, events)
+            else:
+                trail = stack.enter_context(open_trail(settings or Neo4jSettings.from_env(), events=events, progress=log.info))
             if on_start is not None:
                 await run_in_threadpool(on_start, trail)
             yield {"trail": trail}

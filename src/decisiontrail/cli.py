@@ -320,12 +320,10 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
     from decisiontrail.domain.correction import ReplayOutcome
     from decisiontrail.domain.pages import ReviewPage, page_size
     from decisiontrail.domain.recording import ReviewAction
-    from decisiontrail.graphdb.connection import open_graph
-    from decisiontrail.services import Trail, lifecycle, reading, reviews
+    from decisiontrail.services import lifecycle, open_trail, reading, reviews
     from decisiontrail.services.correction import correct, history, preview, record_replay
 
-    with open_graph(settings, progress=log.info) as graph:
-        trail = Trail.on(graph)
+    with open_trail(settings, progress=log.info) as trail:
         if args.command == "demo":
             with sqlite_checkpointer(settings.checkpoints) as checkpointer:
                 demo = record_demonstration(trail, checkpointer, log=log.info)
@@ -389,7 +387,7 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
                     f"decision(s), {len(attempt.invalidated_plan_ids)} plan(s); replay {attempt.replay_outcome.value}"
                 )
         elif args.command == "migrate":
-            log.info("schema is up to date on %s", graph.uri)
+            log.info("schema is up to date on %s", trail.graph.uri)
         elif args.command in ("check", "analyze", "export", "prune"):
             return _offline(args, trail)
     return 0
@@ -553,21 +551,19 @@ def _token(args: argparse.Namespace) -> int:
 
 
 def _neo4j(args: argparse.Namespace, settings: Neo4jSettings) -> int:
-    from decisiontrail.graphdb.embedded import EmbeddedNeo4j, build_launcher
+    from decisiontrail.services import server
 
     if args.neo4j_command == "build":
-        print(build_launcher(settings.cache_dir, settings.neo4j_version, log.info))
+        print(server.build(settings, log.info))
         return 0
     if args.port is not None:
         settings = replace(settings, bolt_port=args.port)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with EmbeddedNeo4j.from_settings(settings, log.info) as server:
-        print(f"Neo4j is serving {server.uri} (no authentication, loopback only); Ctrl-C stops it", flush=True)
-        try:
-            stop.wait()
-        except KeyboardInterrupt:
-            pass
+    try:
+        server.run_until(stop, settings, log.info, started=lambda message: print(message, flush=True))
+    except KeyboardInterrupt:
+        pass
     return 0
 
 

@@ -6,6 +6,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from decisiontrail.exceptions import ValidationFailed
 
@@ -53,55 +57,82 @@ class Neo4jSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Neo4jSettings:
-        """Read the settings from the environment (variables are listed in docs/embedded-neo4j.md)."""
-        env = os.environ if env is None else env
+        """Read the settings from the environment, or from ``env`` alone when given (the variables
+        are listed in docs/embedded-neo4j.md); a bad value is refused naming its variable."""
+        read = Environment.read(env)
         defaults = cls()
-        data_root = (
-            Path(env["DECISIONTRAIL_DATA_DIR"])
-            if env.get("DECISIONTRAIL_DATA_DIR")
-            else _xdg(env, "XDG_DATA_HOME", ".local/share")
-        )
+        home = {k: v for k, v in (os.environ if env is None else env).items() if k in ("HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME")}
+        data_root = read.data_dir or _xdg(home, "XDG_DATA_HOME", ".local/share")
         return cls(
-            uri=env.get("NEO4J_URI") or None,
-            user=env.get("NEO4J_USER") or env.get("NEO4J_USERNAME") or None,
-            password=env.get("NEO4J_PASSWORD") or None,
-            database=env.get("NEO4J_DATABASE") or defaults.database,
+            uri=read.neo4j_uri,
+            user=read.neo4j_user,
+            password=read.neo4j_password,
+            database=read.neo4j_database or defaults.database,
             data_dir=data_root / "neo4j",
             checkpoints=data_root / "checkpoints.sqlite",
-            cache_dir=Path(env["DECISIONTRAIL_CACHE_DIR"])
-            if env.get("DECISIONTRAIL_CACHE_DIR")
-            else _xdg(env, "XDG_CACHE_HOME", ".cache"),
-            bolt_port=_int(env, "DECISIONTRAIL_NEO4J_PORT", defaults.bolt_port, low=0, high=65535),
-            heap_mb=_int(env, "DECISIONTRAIL_NEO4J_HEAP_MB", defaults.heap_mb, low=256, high=65536),
-            pagecache_mb=_int(env, "DECISIONTRAIL_NEO4J_PAGECACHE_MB", defaults.pagecache_mb, low=16, high=65536),
-            query_timeout=_seconds(env, "DECISIONTRAIL_QUERY_TIMEOUT", defaults.query_timeout),
-            transaction_timeout=_seconds(env, "DECISIONTRAIL_NEO4J_TRANSACTION_TIMEOUT", defaults.transaction_timeout)
-            or defaults.transaction_timeout,
+            cache_dir=read.cache_dir or _xdg(home, "XDG_CACHE_HOME", ".cache"),
+            bolt_port=read.bolt_port,
+            heap_mb=read.heap_mb,
+            pagecache_mb=read.pagecache_mb,
+            query_timeout=read.query_timeout or None,
+            transaction_timeout=read.transaction_timeout or defaults.transaction_timeout,
         )
 
 
-def _seconds(env: Mapping[str, str], name: str, default: float | None) -> float | None:
-    """A duration in seconds; 0 means no limit (None)."""
-    raw = env.get(name)
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValidationFailed(f"{name} must be a number of seconds, got {raw!r}", field=name) from None
-    if not 0 <= value <= 86_400:
-        raise ValidationFailed(f"{name} must be between 0 (no limit) and 86400 seconds, got {value:g}", field=name)
-    return value or None
+class Environment(BaseSettings):
+    """The environment variables decisiontrail reads, validated (pydantic-settings); an empty one counts as unset."""
+
+    model_config = SettingsConfigDict(case_sensitive=True, env_ignore_empty=True, extra="ignore")
+
+    neo4j_uri: str | None = Field(None, validation_alias="NEO4J_URI")
+    neo4j_user: str | None = Field(None, validation_alias=AliasChoices("NEO4J_USER", "NEO4J_USERNAME"))
+    neo4j_password: str | None = Field(None, validation_alias="NEO4J_PASSWORD")
+    neo4j_database: str | None = Field(None, validation_alias="NEO4J_DATABASE")
+    data_dir: Path | None = Field(None, validation_alias="DECISIONTRAIL_DATA_DIR")
+    cache_dir: Path | None = Field(None, validation_alias="DECISIONTRAIL_CACHE_DIR")
+    bolt_port: int = Field(7687, ge=0, le=65535, validation_alias="DECISIONTRAIL_NEO4J_PORT")
+    heap_mb: int = Field(1024, ge=256, le=65536, validation_alias="DECISIONTRAIL_NEO4J_HEAP_MB")
+    pagecache_mb: int = Field(256, ge=16, le=65536, validation_alias="DECISIONTRAIL_NEO4J_PAGECACHE_MB")
+    query_timeout: float = Field(30.0, ge=0, le=86_400, validation_alias="DECISIONTRAIL_QUERY_TIMEOUT")
+    """Seconds; 0 is no limit."""
+    transaction_timeout: float = Field(600.0, ge=0, le=86_400, validation_alias="DECISIONTRAIL_NEO4J_TRANSACTION_TIMEOUT")
+    tokens: str | None = Field(None, validation_alias="DECISIONTRAIL_TOKENS")
+    tokens_file: Path | None = Field(None, validation_alias="DECISIONTRAIL_TOKENS_FILE")
+
+    @classmethod
+    def read(cls, env: Mapping[str, str] | None = None) -> Environment:
+        """The process's environment, or ``env`` alone when given."""
+        try:
+            if env is None:
+                return cls()
+            return cls.model_validate({k: v for k, v in env.items() if v})
+        except ValidationError as e:
+            raise _refusal(e) from None
 
 
-def _int(env: Mapping[str, str], name: str, default: int, *, low: int, high: int) -> int:
-    raw = env.get(name)
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValidationFailed(f"{name} must be a whole number, got {raw!r}", field=name) from None
-    if not low <= value <= high:
-        raise ValidationFailed(f"{name} must be between {low} and {high}, got {value}", field=name)
-    return value
+def _refusal(error: ValidationError) -> ValidationFailed:
+    """The first problem, in the words of the variable it is about."""
+    problem = error.errors()[0]
+    name = str(problem["loc"][0]) if problem["loc"] else "environment"
+    raw: Any = problem.get("input")
+    context = problem.get("ctx") or {}
+    field_name = next((f for f, info in Environment.model_fields.items() if name in _aliases(info.validation_alias)), "")
+    info = Environment.model_fields.get(field_name)
+    bounds = {type(m).__name__: m for m in (info.metadata if info else [])}
+    low = getattr(bounds.get("Ge"), "ge", None)
+    high = getattr(bounds.get("Le"), "le", None)
+    unit = "a whole number" if info is not None and info.annotation is int else "a number of seconds"
+    if problem["type"] in ("int_parsing", "float_parsing", "int_from_float"):
+        message = f"{name} must be {unit}, got {raw!r}"
+    elif low is not None and high is not None and problem["type"] in ("greater_than_equal", "less_than_equal"):
+        zero = " (no limit)" if unit != "a whole number" and low == 0 else ""
+        message = f"{name} must be between {low:g}{zero} and {high:g}" + (" seconds" if zero else "") + f", got {raw}"
+    else:
+        message = f"{name}: {problem['msg']}" + (f" ({context})" if context else "")
+    return ValidationFailed(message, field=name)
+
+
+def _aliases(alias: object) -> list[str]:
+    if isinstance(alias, AliasChoices):
+        return [str(choice) for choice in alias.choices]
+    return [str(alias)]

@@ -48,7 +48,7 @@ async def instantiate_plan(info: Info[Context, None], input: InstantiatePlanInpu
             automation_profile=AutomationProfile(edit_code=profile.edit_code, execute_command=profile.execute_command)
             if profile
             else None,
-            invariants=[Invariant(name=i.name, statement=i.statement, scope=i.scope) for i in input.invariants or []],  # type: ignore[arg-type]
+            invariants=[Invariant(name=i.name, statement=i.statement, scope=i.scope) for i in input.invariants or []],
             spawned_by_decision_id=str(input.parent_decision_id) if input.parent_decision_id else None,
             project=input.project,
             principal=info.context.principal,

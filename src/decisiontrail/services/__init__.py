@@ -2,11 +2,13 @@
 
 Each write use-case takes the ``Trail`` and, where who asks matters, the caller's ``Principal``;
 opens one transaction, reads the facts, judges them with ``domain``, writes, and publishes its
-events after the commit. Reads that only show data are in ``reading``.
+events after the commit. Reads that only show data are in ``reading``. ``open_trail`` connects
+the process; ``Graph`` (a connected driver) is named here so entry points never reach storage.
 """
 
 from __future__ import annotations
 
-from decisiontrail.services.trail import Trail
+from decisiontrail.graphdb.connection import Graph
+from decisiontrail.services.trail import Trail, open_trail
 
-__all__ = ["Trail"]
+__all__ = ["Graph", "Trail", "open_trail"]

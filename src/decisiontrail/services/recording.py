@@ -142,7 +142,7 @@ def propose(
             depends_on=tuple(depends_on),
             context_snapshot=snapshot,
             actor_reasoning=actor_reasoning,
-            artifacts_produced=tuple(artifacts_produced),  # type: ignore[arg-type]  # validated into ArtifactRef
+            artifacts_produced=tuple(artifacts_produced),  # validated into ArtifactRef
             idempotency_key=key,
         )
     except ValidationError as e:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from decisiontrail.events import DecisionEvent, EventBus
-from decisiontrail.graphdb.connection import Graph
+from decisiontrail.graphdb.connection import Graph, open_graph
 from decisiontrail.graphdb.database import Database
+from decisiontrail.graphdb.embedded import Progress
+from decisiontrail.settings import Neo4jSettings
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -34,3 +40,11 @@ class Trail:
             return
         for event in events:
             self.events.publish(event)
+
+
+@contextmanager
+def open_trail(settings: Neo4jSettings, *, events: EventBus | None = None, progress: Progress = log.info) -> Iterator[Trail]:
+    """Connect to Neo4j (starting the embedded server when no URI is set), migrate its schema, and
+    yield the trail over it; everything opened is closed on exit."""
+    with open_graph(settings, progress=progress) as graph:
+        yield Trail.on(graph, events)
