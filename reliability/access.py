@@ -31,7 +31,8 @@ from decisiontrail.domain.decision import CheckpointRef
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
-from decisiontrail.services import correction, lifecycle, recording
+from decisiontrail.domain.invariants import Invariant, Scope
+from decisiontrail.services import correction, invariants, lifecycle, recording
 from decisiontrail.services import Trail
 from reliability.outcome import Outcome
 
@@ -97,6 +98,7 @@ class Operation:
     consumes: bool = False  # once allowed, it cannot be repeated on the same records (resolved, superseded, ...)
     absent: str = "NOT_FOUND"
     targeted: bool = True  # names the fixture's records (else: only the ALPHA project)
+    by_project: bool = False  # about the ALPHA project itself: any caller not limited to another project
     # Whether a refusal must read the same when the records named do not exist; not for a
     # list, whose answer depends on everything else there is.
     compare_missing: bool = True
@@ -111,6 +113,8 @@ class Operation:
             return "UNAUTHENTICATED"
         if self.action not in ALLOWED[caller.role]:
             return "FORBIDDEN"
+        if self.by_project:
+            return ALLOWED_ if caller.project in (None, ALPHA) else self.absent
         if not self.targeted:
             return ALLOWED_ if caller.project in (None, ALPHA) else "VALIDATION_FAILED"
         return ALLOWED_ if caller.sees(OWNER, ALPHA) else self.absent
@@ -232,6 +236,41 @@ OPERATIONS: tuple[Operation, ...] = (
         consumes=True,
     ),
     Operation(
+        "invariantSet",
+        "Query.invariantSet",
+        Action.READ,
+        'query { invariantSet(scope: PROJECT, project: "%s") { scope project invariants { name } } }' % ALPHA,
+        absent=HIDDEN,
+        by_project=True,
+    ),
+    Operation(
+        "setInvariants",
+        "Mutation.setInvariants",
+        Action.CONFIGURE,
+        'mutation { setInvariants(scope: PROJECT, project: "%s", invariants: [{name: "matrix-project", statement: "kept"}])'
+        " { scope project } }" % ALPHA,
+        writes=True,
+        by_project=True,
+        absent="VALIDATION_FAILED",
+    ),
+    Operation(
+        "addInvariant",
+        "Mutation.addInvariant",
+        Action.CORRECT,
+        'mutation($plan: ID!) { addInvariant(input: {planId: $plan, name: "matrix-added", statement: "s", reason: "r"})'
+        " { id decisionType } }",
+        writes=True,
+        consumes=True,
+    ),
+    Operation(
+        "removeInvariant",
+        "Mutation.removeInvariant",
+        Action.CORRECT,
+        'mutation($plan: ID!) { removeInvariant(planId: $plan, name: "matrix", reason: "r") { correction { id } } }',
+        writes=True,
+        consumes=True,
+    ),
+    Operation(
         "advancePhase",
         "Mutation.advancePhase",
         Action.RECORD,
@@ -335,6 +374,9 @@ def make_fixture(store: Trail) -> Fixture:
     review = record(gated.plan_id, "strategy_choice", gated_root.decision_id)
     corrected = record(plan.plan_id, "strategy_choice", root.decision_id)
     attempt = correction.correct(store, corrected.decision_id, "revert", "matrix guidance", "matrix").attempt
+    # An invariant the plan enforces (for removeInvariant), and the ALPHA project's set (for invariantSet).
+    invariants.add_invariant(store, plan.plan_id, "matrix", "the matrix holds", reason="matrix")
+    invariants.set_invariants(store, Scope.PROJECT, ALPHA, [Invariant(name="matrix-project", statement="kept")])
     ids = {
         "plan": plan.plan_id, "root": root.decision_id, "decision": d.decision_id, "other": other.decision_id,
         "spawn": spawn.decision_id, "child": child.plan_id, "childRoot": child_root.decision_id,

@@ -805,7 +805,7 @@ def cypher_round_trip(session: Session, graph: Graph) -> int:
         plan_input = {
             "description": text,
             "arguments": {"cypher": text, "list": [text], "nested": {"q": text}},
-            "invariants": [{"name": text, "statement": text, "scope": "plan"}],
+            "invariants": [{"name": text, "statement": text, "scope": "PLAN"}],
         }
         plan = session.ok(INSTANTIATE, {"input": plan_input})
         if not plan:

@@ -64,3 +64,18 @@ def tool_input(decision_type: str, **fields: Any) -> dict[str, Any]:
     }
     values.update(fields)
     return values
+
+
+def to_execute(store: Trail, plan_id: str) -> Decision:
+    """Move a plan in Strategize to Execute as ADR-007 lets it: with a strategy_choice (recorded here,
+    under the current root, unless it has one), the decision its Execute decisions hang under."""
+    from decisiontrail.domain import Phase
+    from decisiontrail.services import reading
+
+    current = reading.list_decisions(store, plan_id, current_only=True)
+    strategy = next((d for d in current if d.decision_type is DecisionType.STRATEGY_CHOICE), None)
+    if strategy is None:
+        root = next(d for d in current if d.decision_type is DecisionType.PROMPT_DEFINITION)
+        strategy = recording_service.record(store, decision(plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    lifecycle_service.advance_phase(store, plan_id, Phase.EXECUTE)
+    return strategy

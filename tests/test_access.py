@@ -229,7 +229,8 @@ def test_corrections_and_review_resolutions_record_who_asked(base_url: str, stor
 def test_phase_changes_record_who_and_why_and_a_reviewer_may_only_revert(
     base_url: str, store: Trail, tokens: dict[str, str]
 ) -> None:
-    plan, _ = instantiate_plan(store, "phases", owner="actor-1")
+    plan, root = instantiate_plan(store, "phases", owner="actor-1")
+    recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     move = (
         "mutation($plan: ID!, $phase: Phase!, $reason: String!) { advancePhase(planId: $plan, phase: $phase, reason: $reason)"
         " { phase phaseHistory { fromPhase toPhase reason by at } } }"

@@ -18,11 +18,13 @@ from decisiontrail.actors.replay import restore, resume_from
 from decisiontrail.actors.scripted import ScriptedChatModel, decide, recorded_ids
 from decisiontrail.actors.snapshot import canonical_context
 from decisiontrail.actors.tool import record_decision_tool
-from decisiontrail.domain import AutomationProfile, DecisionType, Invariant, Phase, Plan, Scope
+from decisiontrail.domain import AutomationProfile, DecisionType, Invariant, Plan, Scope
 from decisiontrail.domain.recording import ReviewAction
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
-from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
+from decisiontrail.services.invariants import set_invariants
+from decisiontrail.services.lifecycle import instantiate_plan
+from factories import to_execute
 from decisiontrail.services.recording import RECORD_DECISION_INPUT_SCHEMA
 from decisiontrail.services.reviews import pending_reviews, resolve_review
 from decisiontrail.services import reading
@@ -56,14 +58,14 @@ def test_the_model_sees_adr_033s_input_schema(store: Trail) -> None:
 
 
 def test_a_strategize_run_records_root_invariants_and_strategy(store: Trail, checkpointer: SqliteSaver) -> None:
+    set_invariants(store, Scope.GLOBAL, None, [Invariant(name="coverage", statement=">= 80%")])
+    set_invariants(store, Scope.PROJECT, "web", [Invariant(name="api", statement="no breaking changes")])
     invariants = [
-        Invariant(name="coverage", statement=">= 80%", scope=Scope.GLOBAL),
         Invariant(name="coverage", statement=">= 90%", scope=Scope.ACTION),
-        Invariant(name="api", statement="no breaking changes", scope=Scope.PROJECT),
         Invariant(name="api", statement="no breaking changes", scope=Scope.PLAN),
         Invariant(name="deps", statement="no new dependencies", scope=Scope.PLAN),
     ]
-    plan, root = instantiate_plan(store, "p", invariants=invariants)
+    plan, root = instantiate_plan(store, "p", invariants=invariants, project="web")
     reconcile_invariants(store, plan, checkpointer)
     _run(
         store,
@@ -198,7 +200,7 @@ def test_recording_outside_a_checkpointed_run_is_refused(store: Trail, graph: Gr
 
 def test_execute_decisions_recorded_by_an_actor_get_a_checkpoint_group(store: Trail, checkpointer: SqliteSaver) -> None:
     plan, _ = instantiate_plan(store, "p")
-    advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    to_execute(store, plan.plan_id)
     actor, _, result = _run(
         store,
         checkpointer,

@@ -177,7 +177,7 @@ def _gated_plan(client: httpx.Client) -> tuple[str, str, str]:
 
 
 def test_a_correction_cancels_a_review_whose_parent_it_supersedes_and_the_plan_advances(api: httpx.Client) -> None:
-    plan_id, _, strategy_id = _gated_plan(api)
+    plan_id, root_id, strategy_id = _gated_plan(api)
     review_id = _held(api, plan_id, strategy_id)
 
     corrected = ok(api, CORRECT_WITH_REVIEWS, input={"decisionId": strategy_id, "mode": "REVERT", "guidance": "a sliding window"})
@@ -188,6 +188,17 @@ def test_a_correction_cancels_a_review_whose_parent_it_supersedes_and_the_plan_a
     ]
     assert corrected["correctDecision"]["cancelledReviews"][0]["resolvedAt"] is not None
     assert ok(api, PENDING, id=plan_id)["pendingReviews"] == []
+    replayed = {
+        "planId": plan_id,
+        "parentDecisionId": root_id,
+        "decisionType": "STRATEGY_CHOICE",
+        "question": "Which limiter, now?",
+        "chosenOption": "a sliding window",
+        "rationale": "as corrected",
+        "confidenceScore": 0.9,
+        "contextSnapshot": snapshot("replayed"),
+    }
+    ok(api, RECORD, input=replayed)  # the replay decides the strategy anew
     assert ok(api, ADVANCE, id=plan_id, phase="EXECUTE")["advancePhase"]["phase"] == "EXECUTE"
     # A cancelled review is settled: resolving it is refused, and nothing is recorded.
     body = api.post(

@@ -26,7 +26,7 @@ from decisiontrail.services.recording import (
 from decisiontrail.services.reviews import pending_reviews, resolve_review
 from decisiontrail.services import reading
 from decisiontrail.services import Trail
-from factories import actor_snapshot, tool_input
+from factories import to_execute, actor_snapshot, tool_input
 
 ADR_033 = Path(__file__).resolve().parents[2] / "shared" / "spec" / "ADR-033-decision-recording-protocol.txt"
 
@@ -233,7 +233,7 @@ def test_gating_below_at_and_above_each_threshold(
     edit, execute = (threshold, other) if phase is Phase.STRATEGIZE else (other, threshold)
     plan, _ = _plan(store, edit_code=edit, execute_command=execute)
     if phase is Phase.EXECUTE:
-        advance_phase(store, plan.plan_id, Phase.EXECUTE)
+        to_execute(store, plan.plan_id)
     decision_type = "strategy_choice" if phase is Phase.STRATEGIZE else "implementation_choice"
     fields = {} if confidence is None else {"confidence_score": confidence}
 
@@ -330,6 +330,11 @@ def test_phase_moves_forward_and_reverts_from_execute_only(store: Trail) -> None
 
     with pytest.raises(RuleViolation, match="strategize -> apply"):
         advance_phase(store, plan.plan_id, Phase.APPLY)
+    with pytest.raises(RuleViolation, match="no current strategy_choice") as refused:
+        advance_phase(store, plan.plan_id, Phase.EXECUTE, "nothing decided yet")
+    assert refused.value.rule == "strategy_before_execute"
+    assert reading.get_plan(store, plan.plan_id).phase is Phase.STRATEGIZE
+    _decision(_record(store, plan, "strategy_choice"))
     advance_phase(store, plan.plan_id, Phase.EXECUTE, "strategy done")
     advance_phase(store, plan.plan_id, Phase.STRATEGIZE, "cannot proceed within the chosen strategy")
     advance_phase(store, plan.plan_id, Phase.EXECUTE, "revised")
@@ -445,7 +450,7 @@ def test_concurrent_retries_with_one_key_record_one_decision(store: Trail) -> No
 
 
 def test_plan_invariants_round_trip(store: Trail) -> None:
-    invariants = [Invariant(name="n", statement="s", scope="global"), Invariant(name="n", statement="t")]  # type: ignore[arg-type]
+    invariants = [Invariant(name="n", statement="s", scope="action"), Invariant(name="n", statement="t")]  # type: ignore[arg-type]
     plan, _ = instantiate_plan(store, "p", invariants=invariants)
 
     assert reading.get_plan(store, plan.plan_id).invariants == tuple(invariants)

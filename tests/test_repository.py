@@ -64,7 +64,8 @@ def test_every_decision_type_round_trips_with_every_field(store: Trail, decision
     if phase is Phase.EXECUTE:
         lifecycle_service.advance_phase(store, plan.plan_id, Phase.EXECUTE)
     is_root = decision_type is DecisionType.PROMPT_DEFINITION
-    parent = None if is_root else root.decision_id
+    # Execute decisions hang under a Strategize decision, never directly under the root.
+    parent = None if is_root else (anchor.decision_id if phase is Phase.EXECUTE else root.decision_id)
     original = root if is_root else recording_service.record(store, decision(plan.plan_id, decision_type, parent))
     # The decision under test: a correction of `original`, depending on `anchor`.
     written = full_decision(

@@ -26,7 +26,7 @@ from decisiontrail.services.reviews import resolve_review
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
-from factories import actor_snapshot, decision, tool_input
+from factories import actor_snapshot, decision, to_execute, tool_input
 
 POLICY = RetentionPolicy(older_than=timedelta(days=30))
 
@@ -80,11 +80,11 @@ def _finished_work(store: Trail, *, applied: bool = True) -> dict[str, Any]:
     review = _record(store, child, "strategy_choice", child_root, confidence_score=0.5)
     assert isinstance(review, Review)
     _, child_strategy = resolve_review(store, review.review_id, ReviewAction.APPROVE)
-    advance_phase(store, child.plan_id, Phase.EXECUTE)
+    to_execute(store, child.plan_id)
     twin, twin_root = instantiate_plan(store, "per-service limits")
     first = correct(store, strategy.decision_id, "revert", "Use one gateway", "the services share it")
 
-    advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    to_execute(store, plan.plan_id)
     implementation = _add(store, plan, "implementation_choice", other)
     tool = _add(store, plan, "tool_invocation", implementation)
     second = correct(store, implementation.decision_id, "revert", "Use the gateway's own limiter", "less code")
@@ -213,17 +213,17 @@ def test_an_invalidated_plan_waits_for_its_live_ancestor_not_its_own_phase(store
     strategy = _add(store, plan, "strategy_choice", root)
     spawn = _add(store, plan, "subplan_spawn", strategy)
     child, _ = instantiate_plan(store, "child", spawned_by_decision_id=spawn.decision_id)
-    advance_phase(store, child.plan_id, Phase.EXECUTE)
+    to_execute(store, child.plan_id)
     advance_phase(store, child.plan_id, Phase.APPLY)
     correct(store, spawn.decision_id, "revert", "No child plan", "r")
 
     # The child was applied when it was invalidated, but its parent is still being worked on.
     assert prune(Trail.on(graph), POLICY, dry_run=True, now=_later(40)).empty
 
-    advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    to_execute(store, plan.plan_id)
     advance_phase(store, plan.plan_id, Phase.APPLY)
     result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40))
-    assert result.plan_ids == (child.plan_id,) and len(result.decision_ids) == 1  # the child's root
+    assert result.plan_ids == (child.plan_id,) and len(result.decision_ids) == 2  # the child's root and strategy
 
 
 def test_a_zero_age_prunes_everything_eligible_now(store: Trail, graph: Graph) -> None:
@@ -245,7 +245,7 @@ def test_old_history_something_kept_still_refers_to_stays(store: Trail, graph: G
         store, decision(elsewhere.plan_id, DecisionType.STRATEGY_CHOICE, other_root.decision_id, depends_on=(used.decision_id,))
     )
     correct(store, strategy.decision_id, "revert", "Another strategy", "r")
-    advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    to_execute(store, plan.plan_id)
     advance_phase(store, plan.plan_id, Phase.APPLY)
 
     result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40))
@@ -254,7 +254,7 @@ def test_old_history_something_kept_still_refers_to_stays(store: Trail, graph: G
     assert reading.get_decision(store, dependent.decision_id).depends_on == (used.decision_id,)
 
     # Once the other plan is applied too, its superseded dependent goes, and what it held with it.
-    advance_phase(store, elsewhere.plan_id, Phase.EXECUTE)
+    to_execute(store, elsewhere.plan_id)
     advance_phase(store, elsewhere.plan_id, Phase.APPLY)
     assert set(prune(Trail.on(graph), POLICY, dry_run=True, now=_later(40)).decision_ids) == {
         used.decision_id,

@@ -28,6 +28,7 @@ class Action(StrEnum):
     RECORD = "record"
     REVIEW = "review"
     CORRECT = "correct"
+    CONFIGURE = "configure"  # the global and project invariant sets
 
 
 ALLOWED: dict[Role, frozenset[Action]] = {

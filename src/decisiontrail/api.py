@@ -24,7 +24,7 @@ from strawberry.extensions import (
 )
 
 from decisiontrail.resolvers import mutations, queries
-from decisiontrail.resolvers.permissions import CanChangePhase, CanCorrect, CanRead, CanRecord, CanReview
+from decisiontrail.resolvers.permissions import CanChangePhase, CanConfigure, CanCorrect, CanRead, CanRecord, CanReview
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.errors import should_mask
 from decisiontrail.schema.types import (
@@ -33,6 +33,7 @@ from decisiontrail.schema.types import (
     Decision,
     DecisionEvent,
     Impact,
+    InvariantSet,
     Lineage,
     Plan,
     PlanConnection,
@@ -73,6 +74,11 @@ class Query:
         description="Decisions of a plan waiting for a person.",
         permission_classes=[CanRead],
     )
+    invariant_set: InvariantSet | None = strawberry.field(
+        resolver=queries.invariant_set,
+        description="The global set of invariants (scope GLOBAL) or a project's (scope PROJECT).",
+        permission_classes=[CanRead],
+    )
     lineage: Lineage = strawberry.field(
         resolver=queries.lineage,
         description="Where a decision comes from: ancestors through parent plans, and dependencies.",
@@ -103,6 +109,21 @@ class Mutation:
     add_guidance: Decision = strawberry.mutation(
         resolver=mutations.add_guidance,
         description="Guidance without a correction (ADR-033's `agents plan prompt`): a user_intervention the actor's next decisions can depend on.",
+        permission_classes=[CanCorrect],
+    )
+    set_invariants: InvariantSet = strawberry.mutation(
+        resolver=mutations.set_invariants,
+        description="Replace the global set of invariants or a project's; plans instantiated afterwards gather it (admins).",
+        permission_classes=[CanConfigure],
+    )
+    add_invariant: Decision = strawberry.mutation(
+        resolver=mutations.add_invariant,
+        description="ADR-007's missing constraint: a plan in Strategize declares it and an invariant_enforced records it.",
+        permission_classes=[CanCorrect],
+    )
+    remove_invariant: CorrectionPayload = strawberry.mutation(
+        resolver=mutations.remove_invariant,
+        description="ADR-007's invariant that should not apply: its invariant_enforced is corrected away, and the plan stops declaring it.",
         permission_classes=[CanCorrect],
     )
 

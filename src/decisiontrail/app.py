@@ -23,6 +23,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from strawberry.asgi import GraphQL
 
 from decisiontrail.access import LOCAL, Action, Principal, TokenRegistry
+from decisiontrail.actors.graph import sqlite_checkpointer
+from decisiontrail.actors.reconciliation import Reconciler
 from decisiontrail.api import schema
 from decisiontrail.checks.export import ExportFormat, export as export_graph
 from decisiontrail.domain.ids import new_ulid
@@ -246,10 +248,15 @@ def create_app(
         # What the lifespan yields is every request's ``request.state``.
         with contextlib.ExitStack() as stack:
             events = EventBus()
+            # The Invariant Reconciliation Actor runs in this process at each plan's Strategize
+            # entry, checkpointed beside the other actors' state (in memory for a graph handed in).
+            configured = settings or Neo4jSettings.from_env()
+            checkpointer = stack.enter_context(sqlite_checkpointer(":memory:" if graph is not None else configured.checkpoints))
+            reconciler = Reconciler(checkpointer)
             if graph is not None:
-                trail = Trail.on(graph, events)
+                trail = Trail.on(graph, events, reconciler)
             else:
-                trail = stack.enter_context(open_trail(settings or Neo4jSettings.from_env(), events=events, progress=log.info))
+                trail = stack.enter_context(open_trail(configured, events=events, reconciler=reconciler, progress=log.info))
             if on_start is not None:
                 await run_in_threadpool(on_start, trail)
             yield {"trail": trail}

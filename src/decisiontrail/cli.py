@@ -316,6 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
     from decisiontrail.actors.demonstration import record_demonstration, render_demonstration
     from decisiontrail.actors.graph import sqlite_checkpointer
+    from decisiontrail.actors.reconciliation import Reconciler
     from decisiontrail.domain import Phase
     from decisiontrail.domain.correction import ReplayOutcome
     from decisiontrail.domain.pages import ReviewPage, page_size
@@ -323,10 +324,12 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
     from decisiontrail.services import lifecycle, open_trail, reading, reviews
     from decisiontrail.services.correction import correct, history, preview, record_replay
 
-    with open_trail(settings, progress=log.info) as trail:
+    with (
+        sqlite_checkpointer(settings.checkpoints) as checkpointer,
+        open_trail(settings, reconciler=Reconciler(checkpointer), progress=log.info) as trail,
+    ):
         if args.command == "demo":
-            with sqlite_checkpointer(settings.checkpoints) as checkpointer:
-                demo = record_demonstration(trail, checkpointer, log=log.info)
+            demo = record_demonstration(trail, checkpointer, log=log.info)
             log.info(
                 "recorded by scripted actors: %d review(s) resolved, %d Execute checkpoint group(s); "
                 "reading the hierarchy back from Neo4j",

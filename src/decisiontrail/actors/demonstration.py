@@ -9,7 +9,7 @@ decisions are recorded with checkpoint groups.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -19,7 +19,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from decisiontrail.actors.graph import build_actor
-from decisiontrail.actors.reconciliation import reconcile_invariants
+from decisiontrail.actors.reconciliation import Reconciler
 from decisiontrail.actors.replay import replay_correction
 from decisiontrail.actors.scripted import ScriptedChatModel, decide, recorded_ids
 from decisiontrail.actors.tool import record_decision_tool
@@ -28,6 +28,7 @@ from decisiontrail.domain.correction import CorrectionMode, CorrectionResult, Re
 from decisiontrail.domain.recording import ReviewAction
 from decisiontrail.domain.tree import render_hierarchy
 
+from decisiontrail.services.invariants import set_invariants
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services.correction import correct, record_replay
 from decisiontrail.services.reviews import resolve_review
@@ -93,21 +94,33 @@ def unless_corrected(original: AIMessage, replacement: AIMessage) -> Callable[[S
     return lambda messages: replacement if _corrected(messages) else original
 
 
+DEMO_PROJECT = "billing"
+
+
 def record_demonstration(store: Trail, checkpointer: BaseCheckpointSaver[Any], log: Log = lambda _: None) -> Demonstration:
-    """Record the whole hierarchy; every decision goes through record_decision or the lifecycle engine."""
+    """Record the whole hierarchy; every decision goes through record_decision or the lifecycle engine.
+
+    The global and the billing project's invariants are set first (plans instantiated later gather
+    them); the Invariant Reconciliation Actor runs at each plan's Strategize entry.
+    """
+    if store.reconciler is None:
+        store = replace(store, reconciler=Reconciler(checkpointer))
+    set_invariants(store, Scope.GLOBAL, None, [Invariant(name="coverage", statement="Test coverage stays at or above 80%")])
+    set_invariants(
+        store,
+        Scope.PROJECT,
+        DEMO_PROJECT,
+        [Invariant(name="compatibility", statement="No breaking changes to public endpoints")],
+    )
     plan, _ = instantiate_plan(
         store,
         "Add rate limiting to the public billing API",
         {"service": "billing-api", "limit_per_minute": 600},
         automation_profile=AutomationProfile(edit_code=0.8, execute_command=0.5),
-        invariants=[
-            Invariant(name="compatibility", statement="No breaking changes to public endpoints", scope=Scope.PROJECT),
-            Invariant(name="coverage", statement="Test coverage stays at or above 80%", scope=Scope.GLOBAL),
-            Invariant(name="coverage", statement="New code is covered at 95% or more", scope=Scope.PLAN),
-        ],
+        invariants=[Invariant(name="coverage", statement="New code is covered at 95% or more", scope=Scope.PLAN)],
+        project=DEMO_PROJECT,
     )
-    log(f"instantiated plan {plan.plan_id}; reconciling its invariants")
-    reconcile_invariants(store, plan, checkpointer)
+    log(f"instantiated plan {plan.plan_id} in project {DEMO_PROJECT}; its invariants reconciled at Strategize entry")
 
     strategy_thread = f"strategy-{plan.plan_id}"
     run_actor(

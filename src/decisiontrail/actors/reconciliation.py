@@ -12,15 +12,15 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from decisiontrail.actors.graph import build_actor
 from decisiontrail.actors.scripted import ScriptedChatModel, decide
 from decisiontrail.actors.tool import record_decision_tool
-from decisiontrail.domain import Invariant, Plan
-from decisiontrail.domain.invariants import reconcile
-from decisiontrail.services import Trail
+from decisiontrail.domain import DecisionType, Plan
+from decisiontrail.domain.invariants import ENFORCEMENT_QUESTION as QUESTION
+from decisiontrail.domain.invariants import Enforced, enforced_by, reconcile
+from decisiontrail.services import Trail, reading
+
+__all__ = ["QUESTION", "Reconciler", "reconcile_invariants", "reconciliation_script"]
 
 
-QUESTION = "Should this invariant apply to this plan?"
-
-
-def reconciliation_script(invariants: Sequence[Invariant]) -> list[AIMessage]:
+def reconciliation_script(enforced: Sequence[Enforced]) -> list[AIMessage]:
     """One record_decision call per enforced invariant, with what it overrides and why.
 
     Reconciliation is rule-based (scope precedence), so its "model" is this script.
@@ -34,21 +34,44 @@ def reconciliation_script(invariants: Sequence[Invariant]) -> list[AIMessage]:
             confidence_score=1.0,
             rationale=f"{enforced.invariant.name}: {enforced.rationale}",
         )
-        for enforced in reconcile(invariants)
+        for enforced in enforced
     ]
 
 
 def reconcile_invariants(
     store: Trail, plan: Plan, checkpointer: BaseCheckpointSaver[Any], *, thread_id: str | None = None
-) -> dict[str, Any]:
-    """Run the reconciliation actor over the plan's declared invariants; returns its final state."""
-    actor = build_actor(
-        ScriptedChatModel(script=reconciliation_script(plan.invariants)), [record_decision_tool(store)], checkpointer
-    )
+) -> dict[str, Any] | None:
+    """Run the reconciliation actor over the plan's declared invariants, for those no current
+    invariant_enforced enforces yet (a plan reverted to Strategize keeps what it enforced); its
+    final state, or None when there was nothing to record."""
+    current = [
+        d
+        for d in reading.list_decisions(store, plan.plan_id, current_only=True)
+        if d.decision_type is DecisionType.INVARIANT_ENFORCED
+    ]
+    missing = [
+        e
+        for e in reconcile(plan.invariants)
+        if not any(enforced_by(e.invariant.name, e.invariant.statement, d.rationale, d.chosen_option) for d in current)
+    ]
+    if not missing:
+        return None
+    actor = build_actor(ScriptedChatModel(script=reconciliation_script(missing)), [record_decision_tool(store)], checkpointer)
     declared = "\n".join(f"- [{i.scope.value}] {i.name}: {i.statement}" for i in plan.invariants) or "(none)"
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id or f"reconcile-{plan.plan_id}"}}
+    # A run of its own each time the plan enters Strategize: its tool calls are new recordings.
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id or f"reconcile-{plan.plan_id}-{len(current)}"}}
     result: dict[str, Any] = actor.invoke(
         {"messages": [HumanMessage(f"Reconcile the invariants of plan {plan.plan_id}:\n{declared}")], "plan_id": plan.plan_id},
         config,
     )
     return result
+
+
+class Reconciler:
+    """The trail's reconciler (``Trail.reconciler``): the actor above, checkpointed in ``checkpointer``."""
+
+    def __init__(self, checkpointer: BaseCheckpointSaver[Any]) -> None:
+        self.checkpointer = checkpointer
+
+    def __call__(self, trail: Trail, plan: Plan) -> None:
+        reconcile_invariants(trail, plan, self.checkpointer)

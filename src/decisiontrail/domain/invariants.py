@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
 from decisiontrail.domain.decision import NonBlank
 from decisiontrail.exceptions import ValidationFailed
+
+
+ENFORCEMENT_QUESTION = "Should this invariant apply to this plan?"
+"""The question of every invariant_enforced decision (ADR-033, Invariant Reconciliation Actor Recording)."""
 
 
 class Scope(StrEnum):
@@ -87,3 +92,62 @@ def reconcile(declared: Iterable[Invariant]) -> list[Enforced]:
         )
         enforced.append(Enforced(winner, overridden, same))
     return enforced
+
+
+def gather(
+    global_set: Iterable[Invariant],
+    project_set: Iterable[Invariant],
+    inherited: Iterable[Invariant],
+    own: Iterable[Invariant],
+) -> tuple[Invariant, ...]:
+    """What a new plan declares: the global and its project's sets, its parent plan's declarations
+    (a child plan inherits them) and its own, each once, in that order.
+
+    >>> rule = Invariant(name="tests", statement="pass", scope=Scope.GLOBAL)
+    >>> [i.name for i in gather([rule], [], [rule], [Invariant(name="docs", statement="kept")])]
+    ['tests', 'docs']
+    """
+    own = tuple(own)
+    for invariant in own:
+        if invariant.scope in (Scope.GLOBAL, Scope.PROJECT):
+            raise ValidationFailed(
+                f"invariants: {invariant.name!r} is declared at {invariant.scope.value} scope; a plan declares action or "
+                "plan invariants, and global and project ones are set with setInvariants",
+                field="invariants",
+            )
+    return tuple(dict.fromkeys((*global_set, *project_set, *inherited, *own)))
+
+
+def for_set(scope: Scope, invariants: Iterable[Invariant]) -> tuple[Invariant, ...]:
+    """A global or project set: every invariant in it is declared at that scope, each name once."""
+    if scope not in (Scope.GLOBAL, Scope.PROJECT):
+        raise ValidationFailed(f"scope: a set of invariants is global or per project, not {scope.value}", field="scope")
+    placed = tuple(i.model_copy(update={"scope": scope}) for i in invariants)
+    names = [i.name for i in placed]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValidationFailed(f"invariants: {', '.join(map(repr, repeated))} declared more than once", field="invariants")
+    return placed
+
+
+def enforced_by(name: str, statement: str, rationale: str, chosen_option: str) -> bool:
+    """Whether an invariant_enforced decision (its rationale and chosen option) enforces ``name`` as ``statement``.
+
+    The reconciliation records the statement as the chosen option and starts the rationale with the name.
+    """
+    return rationale.startswith(f"{name}:") and chosen_option == statement
+
+
+@dataclass(frozen=True)
+class InvariantSet:
+    """The global set of invariants, or one project's: what plans instantiated later gather."""
+
+    scope: Scope
+    project: str | None
+    invariants: tuple[Invariant, ...]
+    updated_at: datetime | None = None
+    updated_by: str | None = None
+
+    @property
+    def key(self) -> str:
+        return "global" if self.scope is Scope.GLOBAL else f"project:{self.project}"

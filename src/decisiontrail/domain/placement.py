@@ -25,6 +25,7 @@ from decisiontrail.domain.recording import (
     review_threshold,
 )
 from decisiontrail.domain.rules import DecisionPlacement, check_decision_placement
+from decisiontrail.exceptions import RuleViolation
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,7 @@ def place_all(recordings: Sequence[Recording], facts: Sequence[Mapping[str, Any]
             ),
         )
         check_type_in_phase(decision.decision_type, phase)
+        check_under_strategy(decision, phase, row["current_root_id"])
         outcome: Decision | Review = decision
         proposal = recording.proposal
         profile = AutomationProfile(edit_code=row["automation_edit_code"], execute_command=row["automation_execute_command"])
@@ -147,6 +149,27 @@ def place_all(recordings: Sequence[Recording], facts: Sequence[Mapping[str, Any]
         placed.outcomes.append(outcome)
     placed.sequences = batch.sequences
     return placed
+
+
+def check_under_strategy(decision: Decision, phase: Phase, root_id: str | None) -> None:
+    """Decisions made during Execute are constrained by Strategize decisions (ADR-007): none hangs
+    directly under the plan's prompt_definition.
+
+    >>> from decisiontrail.domain.decision import ContextSnapshot, DecisionType
+    >>> d = Decision(plan_id="01M8Q9T3CH0JJC3RE3HDQHJZJS", parent_decision_id="01M8Q9T3CH0JJC3RE3HDQHJZJR",
+    ...              decision_type=DecisionType.TOOL_INVOCATION, question="q", chosen_option="o", rationale="r",
+    ...              context_snapshot=ContextSnapshot(hot_context_hash="0" * 64, hot_context_ref="r"))
+    >>> check_under_strategy(d, Phase.EXECUTE, "01M8Q9T3CH0JJC3RE3HDQHJZJR")
+    Traceback (most recent call last):
+    decisiontrail.exceptions.RuleViolation: parent_decision_id: ...
+    """
+    if phase is Phase.EXECUTE and root_id is not None and decision.parent_decision_id == root_id:
+        raise RuleViolation(
+            f"parent_decision_id: a {decision.decision_type.value} made during execute hangs under a Strategize "
+            f"decision (a strategy_choice, say) or an earlier execute decision, not directly under the plan's "
+            f"prompt_definition {root_id}",
+            rule="execute_under_strategize",
+        )
 
 
 def _seen(recording: Recording, row: Mapping[str, Any]) -> Seen:

@@ -281,8 +281,10 @@ PHASE_TRANSITIONS = {
 }
 
 
-def check_phase_transition(current: Phase, target: Phase, pending_reviews: int) -> None:
-    """Strategize -> Execute -> Apply, and Execute -> Strategize as a reversion."""
+def check_phase_transition(current: Phase, target: Phase, pending_reviews: int, strategy_choices: int = 1) -> None:
+    """Strategize -> Execute -> Apply, and Execute -> Strategize as a reversion; a plan leaves
+    Strategize with at least one current strategy_choice (ADR-033 expects them from Strategize, and
+    Execute decisions hang under them)."""
     if (current, target) not in PHASE_TRANSITIONS:
         raise RuleViolation(
             f"phase: a plan moves strategize -> execute -> apply (or reverts execute -> strategize), "
@@ -293,6 +295,12 @@ def check_phase_transition(current: Phase, target: Phase, pending_reviews: int) 
         raise RuleViolation(
             f"the plan has {pending_reviews} pending review(s); resolve them before leaving {current.value}",
             rule="no_pending_reviews",
+        )
+    if current is Phase.STRATEGIZE and target is Phase.EXECUTE and strategy_choices < 1:
+        raise RuleViolation(
+            "the plan has no current strategy_choice; Strategize decides the strategy that Execute decisions "
+            "hang under: record one before moving to execute",
+            rule="strategy_before_execute",
         )
 
 

@@ -15,6 +15,7 @@ class Label(StrEnum):
     CORRECTION_ATTEMPT = "CorrectionAttempt"
     SCHEMA_MIGRATION = "SchemaMigration"
     PLAN_LOCK = "PlanLock"  # a plan's write lock, linked to nothing (see cypher/decision/read_placements)
+    INVARIANT_SET = "InvariantSet"  # the global or a project's invariants (setInvariants), linked to nothing
 
 
 class Rel(StrEnum):

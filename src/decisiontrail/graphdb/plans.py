@@ -63,10 +63,11 @@ def create(tx: Transaction, plan: Plan) -> None:
     ).consume()
 
 
-def lock_and_read_phase(tx: Transaction, plan_id: str) -> tuple[Phase, int] | None:
-    """Under the plan's lock: its phase and how many reviews wait in it; None for an unknown plan."""
+def lock_and_read_phase(tx: Transaction, plan_id: str) -> tuple[Phase, int, int] | None:
+    """Under the plan's lock: its phase, how many reviews wait in it and how many current
+    strategy_choice decisions it has; None for an unknown plan."""
     row = tx.run(query("plan/read_phase"), plan_id=plan_id).single()
-    return None if row is None else (Phase(row["phase"]), int(row["pending_reviews"]))
+    return None if row is None else (Phase(row["phase"]), int(row["pending_reviews"]), int(row["strategy_choices"]))
 
 
 def change_phase(tx: Transaction, plan_id: str, current: Phase, target: Phase, reason: str, at: datetime, by: str | None) -> None:

@@ -48,13 +48,13 @@ def decision_properties(
         "confidence_score": decision.confidence_score,
         "hot_context_hash": snapshot.hot_context_hash,
         "hot_context_ref": snapshot.hot_context_ref,
-        "relevant_resources": _json([r.model_dump() for r in snapshot.relevant_resources]),
+        "relevant_resources": json_text([r.model_dump() for r in snapshot.relevant_resources]),
         "actor_state_thread_id": state.thread_id if state else None,
         "actor_state_checkpoint_ns": state.checkpoint_ns if state else None,
         "actor_state_checkpoint_id": state.checkpoint_id if state else None,
         "rationale": decision.rationale,
         "actor_reasoning": decision.actor_reasoning,
-        "artifacts_produced": _json([a.model_dump() for a in decision.artifacts_produced]),
+        "artifacts_produced": json_text([a.model_dump() for a in decision.artifacts_produced]),
         "created_at": decision.created_at,
         "is_correction": decision.is_correction,
         "correction_reason": decision.correction_reason,
@@ -90,12 +90,12 @@ def decision_from_record(record: Mapping[str, Any]) -> Decision:
         downstream_decision_ids=tuple(sorted(record["downstream_decision_ids"])),
         downstream_plan_ids=tuple(sorted(record["downstream_plan_ids"])),
         artifacts_produced=tuple(ArtifactRef(**a) for a in json.loads(props["artifacts_produced"])),
-        created_at=_native(props["created_at"]),
+        created_at=native_datetime(props["created_at"]),
         is_correction=props.get("is_correction", False),
         corrects_decision_id=record["corrects_decision_id"],
         correction_reason=props.get("correction_reason"),
         superseded_by=record["superseded_by"],
-        superseded_at=_native(props["superseded_at"]) if props.get("superseded_at") is not None else None,
+        superseded_at=native_datetime(props["superseded_at"]) if props.get("superseded_at") is not None else None,
     )
 
 
@@ -119,8 +119,8 @@ def decision_outline_from_record(record: Mapping[str, Any]) -> Decision:
         "superseded_by": record["superseded_by"],
         # None, not a made-up time, unless the read was as of a moment (and given, created_at
         # spares model_construct its default factory: a third of the time of 1,000 outlines).
-        "created_at": _native(record["created_at"]) if record["created_at"] is not None else None,
-        "superseded_at": _native(record["superseded_at"]) if record["superseded_at"] is not None else None,
+        "created_at": native_datetime(record["created_at"]) if record["created_at"] is not None else None,
+        "superseded_at": native_datetime(record["superseded_at"]) if record["superseded_at"] is not None else None,
     }
     return Decision.model_construct(**values)
 
@@ -153,8 +153,8 @@ def review_from_record(record: Mapping[str, Any]) -> Review:
         phase=props["phase"],
         threshold=props["threshold"],
         status=props["status"],
-        created_at=_native(props["created_at"]),
-        resolved_at=_native(resolved_at) if resolved_at is not None else None,
+        created_at=native_datetime(props["created_at"]),
+        resolved_at=native_datetime(resolved_at) if resolved_at is not None else None,
         resolved_option=props.get("resolved_option"),
         decision_id=record["decision_id"],
         cancelled_by=props.get("cancelled_by"),
@@ -167,11 +167,11 @@ def plan_properties(plan: Plan) -> dict[str, Any]:
     return {
         "plan_id": plan.plan_id,
         "description": plan.description,
-        "arguments": _json(plan.arguments),
+        "arguments": json_text(plan.arguments),
         "phase": plan.phase.value,
         "automation_edit_code": plan.automation_profile.edit_code,
         "automation_execute_command": plan.automation_profile.execute_command,
-        "invariants": _json([i.model_dump(mode="json") for i in plan.invariants]),
+        "invariants": json_text([i.model_dump(mode="json") for i in plan.invariants]),
         "created_at": plan.created_at,
         "owner": plan.owner,
         "project": plan.project,
@@ -193,8 +193,8 @@ def plan_from_record(record: Mapping[str, Any]) -> Plan:
             execute_command=props["automation_execute_command"],
         ),
         invariants=tuple(Invariant(**i) for i in json.loads(props.get("invariants") or "[]")),
-        created_at=_native(props["created_at"]),
-        invalidated_at=_native(props["invalidated_at"]) if props.get("invalidated_at") is not None else None,
+        created_at=native_datetime(props["created_at"]),
+        invalidated_at=native_datetime(props["invalidated_at"]) if props.get("invalidated_at") is not None else None,
         owner=props.get("owner"),
         project=props.get("project"),
     )
@@ -241,8 +241,8 @@ def attempt_properties(attempt: CorrectionAttempt) -> dict[str, Any]:
         "replay_outcome": attempt.replay_outcome.value,
         "invalidated_decision_ids": list(attempt.invalidated_decision_ids),
         "invalidated_plan_ids": list(attempt.invalidated_plan_ids),
-        "counts_by_type": _json(attempt.counts_by_type),
-        "replay_frontier": _json([p.model_dump(mode="json") for p in attempt.replay_frontier]),
+        "counts_by_type": json_text(attempt.counts_by_type),
+        "replay_frontier": json_text([p.model_dump(mode="json") for p in attempt.replay_frontier]),
     }
 
 
@@ -250,7 +250,7 @@ def attempt_from_properties(props: Mapping[str, Any]) -> CorrectionAttempt:
     """Rebuild a correction attempt from its node's properties."""
     return CorrectionAttempt(
         **{k: v for k, v in props.items() if k not in ("counts_by_type", "replay_frontier", "at", "replayed_at")},
-        at=_native(props["at"]),
+        at=native_datetime(props["at"]),
         counts_by_type=json.loads(props["counts_by_type"]),
         replay_frontier=tuple(FrontierPoint(**p) for p in json.loads(props["replay_frontier"])),
     )
@@ -266,9 +266,9 @@ def _checkpoint(props: Mapping[str, Any]) -> CheckpointRef | None:
     )
 
 
-def _json(value: Any) -> str:
+def json_text(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _native(value: DateTime | datetime) -> datetime:
+def native_datetime(value: DateTime | datetime) -> datetime:
     return value.to_native() if isinstance(value, DateTime) else value

@@ -7,15 +7,19 @@ from typing import Any
 import strawberry
 from strawberry.types import Info
 
-from decisiontrail.domain import AutomationProfile, ContextSnapshot, Decision as DomainDecision, Invariant
+from decisiontrail.domain import AutomationProfile, ContextSnapshot, Decision as DomainDecision
 from decisiontrail.domain import Phase as DomainPhase
 from decisiontrail.domain.recording import CapturedContext
+from decisiontrail.domain.invariants import Scope
 from decisiontrail.domain.recording import ReviewAction as DomainReviewAction
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.errors import call
 from decisiontrail.schema.types import (
     AddGuidanceInput,
+    AddInvariantInput,
+    InvariantInput,
+    InvariantSet,
     CorrectionAttempt,
     RecordReplayInput,
     CorrectDecisionInput,
@@ -31,6 +35,7 @@ from decisiontrail.schema.types import (
     Review,
 )
 from decisiontrail.services import correction, lifecycle, recording, reviews
+from decisiontrail.services import invariants as invariants_service
 
 
 async def instantiate_plan(info: Info[Context, None], input: InstantiatePlanInput) -> Plan:
@@ -48,7 +53,7 @@ async def instantiate_plan(info: Info[Context, None], input: InstantiatePlanInpu
             automation_profile=AutomationProfile(edit_code=profile.edit_code, execute_command=profile.execute_command)
             if profile
             else None,
-            invariants=[Invariant(name=i.name, statement=i.statement, scope=i.scope) for i in input.invariants or []],
+            invariants=[i.model() for i in input.invariants or []],
             spawned_by_decision_id=str(input.parent_decision_id) if input.parent_decision_id else None,
             project=input.project,
             principal=info.context.principal,
@@ -198,3 +203,41 @@ async def advance_phase(info: Info[Context, None], plan_id: strawberry.ID, phase
         principal=info.context.principal,
     )
     return Plan(model=plan)
+
+
+async def set_invariants(
+    info: Info[Context, None], scope: Scope, invariants: list[InvariantInput], project: str | None = None
+) -> InvariantSet:
+    """Replace the global set of invariants or a project's (plans instantiated afterwards gather it)."""
+    stored = await call(
+        invariants_service.set_invariants,
+        info.context.trail,
+        scope,
+        project,
+        [i.model() for i in invariants],
+        principal=info.context.principal,
+    )
+    return InvariantSet.of(stored)
+
+
+async def add_invariant(info: Info[Context, None], input: AddInvariantInput) -> Decision:
+    """A missing constraint added to a plan in Strategize: declared, and enforced by an invariant_enforced decision."""
+    decision = await call(
+        invariants_service.add_invariant,
+        info.context.trail,
+        str(input.plan_id),
+        input.name,
+        input.statement,
+        input.scope,
+        input.reason,
+        principal=info.context.principal,
+    )
+    return Decision(model=decision)
+
+
+async def remove_invariant(info: Info[Context, None], plan_id: strawberry.ID, name: str, reason: str) -> CorrectionPayload:
+    """An invariant that should not apply: its invariant_enforced is corrected away and the plan stops declaring it."""
+    result = await call(
+        invariants_service.remove_invariant, info.context.trail, str(plan_id), name, reason, principal=info.context.principal
+    )
+    return CorrectionPayload(model=result)

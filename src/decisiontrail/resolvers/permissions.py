@@ -42,6 +42,10 @@ class CanCorrect(_Needs):
     action = Action.CORRECT
 
 
+class CanConfigure(_Needs):
+    action = Action.CONFIGURE
+
+
 class CanChangePhase(_Needs):
     """Who may record may move a plan's phase; a reviewer may also revert it to Strategize (ADR-006's
     phase reversion, when Execute cannot proceed within the strategy)."""

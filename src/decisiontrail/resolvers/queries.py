@@ -9,12 +9,14 @@ from strawberry.types import Info
 
 from decisiontrail.domain import Phase as DomainPhase
 from decisiontrail.domain.pages import PlanPage, ReviewPage, page_size
+from decisiontrail.domain.invariants import Scope
 from decisiontrail.domain.recording import ReviewStatus
 from decisiontrail.exceptions import Unavailable, ValidationFailed
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.errors import call, client_error
 from decisiontrail.schema.types import (
     Decision,
+    InvariantSet,
     DecisionEvent,
     DecisionEventKind,
     Impact,
@@ -32,6 +34,7 @@ from decisiontrail.schema.types import (
     review_cursor,
 )
 from decisiontrail.services import correction, reading, reviews
+from decisiontrail.services import invariants as invariants_service
 
 
 async def decision(info: Info[Context, None], id: strawberry.ID) -> Decision | None:
@@ -131,3 +134,12 @@ async def decision_events(info: Info[Context, None], plan_id: strawberry.ID) -> 
             review_id=strawberry.ID(event.review_id) if event.review_id else None,
             at=event.at,
         )
+
+
+async def invariant_set(info: Info[Context, None], scope: Scope, project: str | None = None) -> InvariantSet | None:
+    """The global set of invariants or a project's; null when it was never set."""
+    principal = info.context.principal
+    if scope is Scope.PROJECT and principal is not None and principal.project not in (None, project):
+        return None  # another project's set, as if it were never set: the global one is everyone's
+    found = await call(invariants_service.invariant_set, info.context.trail, scope, project)
+    return InvariantSet.of(found) if found is not None else None

@@ -13,7 +13,16 @@ from decisiontrail.exceptions import DecisionTrailError, RuleViolation, Validati
 
 T = TypeVar("T")
 
-PHASE_RULES = frozenset({"type_allowed_in_phase", "apply_accepts_no_decisions", "phase_transition", "no_pending_reviews"})
+PHASE_RULES = frozenset(
+    {
+        "type_allowed_in_phase",
+        "apply_accepts_no_decisions",
+        "phase_transition",
+        "no_pending_reviews",
+        "strategy_before_execute",
+        "execute_under_strategize",
+    }
+)
 
 
 def client_error(error: DecisionTrailError) -> GraphQLError:

@@ -27,6 +27,9 @@ from decisiontrail.domain.correction import CorrectionResult as DomainCorrection
 from decisiontrail.domain.correction import FrontierPoint as DomainFrontierPoint
 from decisiontrail.domain.correction import Impact as DomainImpact
 from decisiontrail.domain.decision import ContextSnapshot as DomainContextSnapshot
+from decisiontrail.domain.invariants import Invariant as DomainInvariant
+from decisiontrail.domain.invariants import InvariantSet as DomainInvariantSet
+from decisiontrail.domain.invariants import Scope as DomainScope
 from decisiontrail.domain.recording import Review as DomainReview
 from decisiontrail.domain.pages import DecisionPage, page_size
 from decisiontrail.exceptions import ValidationFailed
@@ -43,6 +46,9 @@ MAX_TOP = 100
 # The domain's enums, served as they are (GraphQL shows their member names: STRATEGY_CHOICE).
 strawberry.enum(DecisionType)
 strawberry.enum(Phase)
+strawberry.enum(
+    DomainScope, name="InvariantScope", description="Where an invariant is declared; precedence PLAN > ACTION > PROJECT > GLOBAL."
+)
 strawberry.enum(CorrectionMode)
 strawberry.enum(ReplayOutcome)
 strawberry.enum(ReviewAction)
@@ -345,7 +351,30 @@ class AutomationProfile:
 class Invariant:
     name: str
     statement: str
-    scope: str
+    scope: DomainScope
+
+    @classmethod
+    def of(cls, invariant: DomainInvariant) -> Invariant:
+        return cls(name=invariant.name, statement=invariant.statement, scope=invariant.scope)
+
+
+@strawberry.type(description="The global set of invariants, or a project's: what plans instantiated afterwards gather.")
+class InvariantSet:
+    scope: DomainScope
+    project: str | None
+    invariants: list[Invariant]
+    updated_at: datetime | None
+    updated_by: str | None
+
+    @classmethod
+    def of(cls, found: DomainInvariantSet) -> InvariantSet:
+        return cls(
+            scope=found.scope,
+            project=found.project,
+            invariants=[Invariant.of(i) for i in found.invariants],
+            updated_at=found.updated_at,
+            updated_by=found.updated_by,
+        )
 
 
 @strawberry.type
@@ -403,7 +432,7 @@ class Plan:
 
     @strawberry.field
     def invariants(self) -> list[Invariant]:
-        return [Invariant(name=i.name, statement=i.statement, scope=i.scope.value) for i in self.model.invariants]
+        return [Invariant.of(i) for i in self.model.invariants]
 
     @strawberry.field
     def created_at(self) -> datetime:
@@ -927,7 +956,21 @@ class AutomationProfileInput:
 class InvariantInput:
     name: str
     statement: str
-    scope: str = "plan"
+    scope: DomainScope = DomainScope.PLAN
+
+    def model(self) -> DomainInvariant:
+        return DomainInvariant(name=self.name, statement=self.statement, scope=self.scope)
+
+
+@strawberry.input(
+    description="A missing constraint added to a plan in Strategize (ADR-007): declared, and enforced by a decision."
+)
+class AddInvariantInput:
+    plan_id: strawberry.ID
+    name: str
+    statement: str
+    scope: DomainScope = DomainScope.PLAN
+    reason: str = ""
 
 
 @strawberry.input

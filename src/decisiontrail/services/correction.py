@@ -61,30 +61,32 @@ def correct(
     parsed, guidance, reason = parse_mode(mode), check_guidance(guidance), reason.strip()
     by = principal.name if principal is not None else requested_by
     result = trail.database.write_or(
-        f"decision {decision_id} was corrected concurrently", _correct, decision_id, parsed, guidance, reason, by, principal
+        f"decision {decision_id} was corrected concurrently", correct_in, decision_id, parsed, guidance, reason, by, principal
     )
-    trail.publish(
-        [
-            DecisionEvent(
-                EventKind.RECORDED, result.outcome.correction.plan_id, decision_id=result.outcome.correction.decision_id
-            ),
-            *(DecisionEvent(EventKind.SUPERSEDED, plan_id, decision_id=d) for plan_id, d in result.superseded_in),
-            *(DecisionEvent(EventKind.REVIEW_CANCELLED, plan_id, review_id=r) for plan_id, r in result.cancelled_in),
-        ]
-    )
+    trail.publish(result.events)
     return result.outcome
 
 
 @dataclass(frozen=True)
-class _Corrected:
+class Corrected:
     outcome: CorrectionResult
     superseded_in: list[tuple[str, str]]
     """(plan id, decision id) of each decision superseded, for the events."""
     cancelled_in: list[tuple[str, str]]
     """(plan id, review id) of each review cancelled."""
 
+    @property
+    def events(self) -> list[DecisionEvent]:
+        """What the correction announces once committed."""
+        correction = self.outcome.correction
+        return [
+            DecisionEvent(EventKind.RECORDED, correction.plan_id, decision_id=correction.decision_id),
+            *(DecisionEvent(EventKind.SUPERSEDED, plan_id, decision_id=d) for plan_id, d in self.superseded_in),
+            *(DecisionEvent(EventKind.REVIEW_CANCELLED, plan_id, review_id=r) for plan_id, r in self.cancelled_in),
+        ]
 
-def _correct(
+
+def correct_in(
     tx: Transaction,
     decision_id: str,
     mode: CorrectionMode,
@@ -92,8 +94,8 @@ def _correct(
     reason: str,
     requested_by: str,
     principal: Principal | None,
-) -> _Corrected:
-    """The correction's one transaction.
+) -> Corrected:
+    """The correction, inside a use-case's one transaction (``correct``'s, or one that corrects as part of more).
 
     The decision and its plan are locked first, so of two concurrent corrections one wins and the
     other finds the decision superseded. Every plan the downstream touches is then locked before
@@ -160,7 +162,7 @@ def _correct(
         invalidated_plans=impact.plan_ids,
         cancelled_reviews=tuple(r.review_id for r in moot),
     )
-    return _Corrected(
+    return Corrected(
         outcome,
         [(d.plan_id, d.decision_id) for d in (origin, *impact.decisions)],
         [(r.plan_id, r.review_id) for r in moot],

@@ -17,7 +17,8 @@ from decisiontrail.domain.recording import CapturedContext, check_phase_transiti
 from decisiontrail.domain.rules import check_spawn_link
 from decisiontrail.events import DecisionEvent, EventKind
 from decisiontrail.exceptions import NotFound, ValidationFailed, validation_failed
-from decisiontrail.graphdb import decisions, plans
+from decisiontrail.domain.invariants import gather, reconcile
+from decisiontrail.graphdb import decisions, invariants as invariant_sets, plans
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading, recording
 from decisiontrail.services.recording import place
@@ -63,6 +64,10 @@ def instantiate_plan(
     in its parent plan's project: a child plan inherits it, and naming another is refused. The
     plan's owner is the principal (else ``owner``); a principal limited to a project records only
     into it, and spawns only from decisions it may see.
+
+    The plan declares the global invariants, its project's, its parent plan's (a child inherits
+    them) and its own (``invariants``, at action or plan scope). Once it is stored, it has entered
+    Strategize: the trail's reconciler records the invariants it enforces.
     """
     arguments = dict(arguments or {})
     if principal is not None:
@@ -75,6 +80,7 @@ def instantiate_plan(
     def work(tx: Transaction) -> tuple[Plan, Decision]:
         parent_plan_id = None
         inherited = project
+        inherited_invariants: tuple[Invariant, ...] = ()
         if spawned_by_decision_id is not None:
             require_visible(tx, principal, decision_ids=[spawned_by_decision_id])
             spawning = decisions.get_many(tx, [spawned_by_decision_id])[0]
@@ -89,12 +95,21 @@ def instantiate_plan(
                     field="project",
                 )
             inherited = parent.project
+            inherited_invariants = parent.invariants
+        global_set, project_set = invariant_sets.get_sets(tx, inherited)
+        declared = gather(
+            global_set.invariants if global_set else (),
+            project_set.invariants if project_set else (),
+            inherited_invariants,
+            invariants,
+        )
+        reconcile(declared)  # refuses a conflict no scope settles, before anything is written
         plan, root = _plan_and_root(
             description,
             arguments,
             context,
             automation_profile,
-            invariants,
+            declared,
             parent_plan_id,
             spawned_by_decision_id,
             owner,
@@ -105,7 +120,14 @@ def instantiate_plan(
 
     plan, root = trail.database.write_or("the plan already exists", work)
     trail.publish([DecisionEvent(EventKind.RECORDED, plan.plan_id, decision_id=root.decision_id)])
+    entered_strategize(trail, plan)
     return plan, root
+
+
+def entered_strategize(trail: Trail, plan: Plan) -> None:
+    """Strategize entry (ADR-033): the trail's reconciler, if it has one, records the plan's enforced invariants."""
+    if trail.reconciler is not None:
+        trail.reconciler(trail, plan)
 
 
 def _plan_and_root(
@@ -213,9 +235,12 @@ def advance_phase(
         found = plans.lock_and_read_phase(tx, plan_id)
         if found is None:
             raise NotFound("plan", plan_id)
-        current, pending_reviews = found
-        check_phase_transition(current, target, pending_reviews)
+        current, pending_reviews, strategy_choices = found
+        check_phase_transition(current, target, pending_reviews, strategy_choices)
         plans.change_phase(tx, plan_id, current, target, reason.strip(), utc_now(), who)
 
     trail.database.write(work)
-    return reading.get_plan(trail, plan_id)
+    plan = reading.get_plan(trail, plan_id)
+    if target is Phase.STRATEGIZE:
+        entered_strategize(trail, plan)
+    return plan

@@ -1,8 +1,9 @@
-// Locks the plan (its :PlanLock, taken before the read), then reads its phase and how many
-// reviews still wait in it.
+// Locks the plan (its :PlanLock, taken before the read), then reads its phase, how many reviews
+// still wait in it and how many current strategy choices it has.
 MATCH (plan:Plan {plan_id: $plan_id})
 MERGE (lock:PlanLock {plan_id: $plan_id})
 SET lock.writes = coalesce(lock.writes, 0) + 1
 WITH plan
 RETURN plan.phase AS phase,
-  COUNT { MATCH (r:Review {plan_id: $plan_id}) WHERE r.status = 'pending' } AS pending_reviews
+  COUNT { MATCH (r:Review {plan_id: $plan_id}) WHERE r.status = 'pending' } AS pending_reviews,
+  COUNT { MATCH (d:Decision {plan_id: $plan_id, decision_type: 'strategy_choice'}) WHERE d.superseded_at IS NULL } AS strategy_choices
