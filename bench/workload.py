@@ -53,7 +53,7 @@ from decisiontrail.domain.plan import Plan
 from decisiontrail.domain.recording import SYSTEM_DECISION_TYPES
 from decisiontrail.graphdb.connection import Graph
 from decisiontrail.graphdb.records import plan_properties
-from decisiontrail.services.lifecycle import PROMPT_QUESTION, prompt_context
+from decisiontrail.domain.recording import PROMPT_QUESTION, prompt_context
 
 _T = DecisionType
 

@@ -26,12 +26,12 @@ from typing import Any
 import httpx
 
 from decisiontrail.access import ALLOWED, Action, Role, issue_token
-from decisiontrail.domain import AutomationProfile, ContextSnapshot
+from decisiontrail.domain import AutomationProfile, ContextSnapshot, Phase
 from decisiontrail.domain.decision import CheckpointRef
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
-from decisiontrail.domain.invariants import Invariant, Scope
+from decisiontrail.domain.invariants import Scope
 from decisiontrail.services import correction, invariants, lifecycle, recording
 from decisiontrail.services import Trail
 from reliability.outcome import Outcome
@@ -236,6 +236,14 @@ OPERATIONS: tuple[Operation, ...] = (
         consumes=True,
     ),
     Operation(
+        "attachArtifacts",
+        "Mutation.attachArtifacts",
+        Action.RECORD,
+        'mutation($tool: ID!) { attachArtifacts(decisionId: $tool, artifacts: [{artifactPath: "out.txt", artifactType: "file"}])'
+        " { id artifactsProduced { artifactPath } } }",
+        writes=True,
+    ),
+    Operation(
         "invariantSet",
         "Query.invariantSet",
         Action.READ,
@@ -359,6 +367,9 @@ def make_fixture(store: Trail) -> Fixture:
             store, arguments, plan_id=plan_id, snapshot=_snapshot(decision_type + new_ulid()), depends_on=depends_on
         )
 
+    # The ALPHA project's set exists (for invariantSet) and is empty: setInvariants, tried as every
+    # caller, may have filled it, and the plans below would gather what nothing here reconciles.
+    invariants.set_invariants(store, Scope.PROJECT, ALPHA, [])
     plan, root = lifecycle.instantiate_plan(store, "matrix plan", owner=OWNER, project=ALPHA)
     beta, beta_root = lifecycle.instantiate_plan(store, "matrix beta plan", owner=OWNER, project=BETA)
     upstream = record(beta.plan_id, "strategy_choice", beta_root.decision_id)
@@ -374,22 +385,28 @@ def make_fixture(store: Trail) -> Fixture:
     review = record(gated.plan_id, "strategy_choice", gated_root.decision_id)
     corrected = record(plan.plan_id, "strategy_choice", root.decision_id)
     attempt = correction.correct(store, corrected.decision_id, "revert", "matrix guidance", "matrix").attempt
-    # An invariant the plan enforces (for removeInvariant), and the ALPHA project's set (for invariantSet).
+    # A plan in Execute with a tool_invocation (for attachArtifacts).
+    executing, executing_root = lifecycle.instantiate_plan(store, "matrix executing plan", owner=OWNER, project=ALPHA)
+    plan_strategy = record(executing.plan_id, "strategy_choice", executing_root.decision_id)
+    lifecycle.advance_phase(store, executing.plan_id, Phase.EXECUTE)
+    tool = record(executing.plan_id, "tool_invocation", plan_strategy.decision_id)
+    # An invariant the plan enforces (for removeInvariant).
     invariants.add_invariant(store, plan.plan_id, "matrix", "the matrix holds", reason="matrix")
-    invariants.set_invariants(store, Scope.PROJECT, ALPHA, [Invariant(name="matrix-project", statement="kept")])
     ids = {
         "plan": plan.plan_id, "root": root.decision_id, "decision": d.decision_id, "other": other.decision_id,
         "spawn": spawn.decision_id, "child": child.plan_id, "childRoot": child_root.decision_id,
         "gated": gated.plan_id, "gatedRoot": gated_root.decision_id, "review": review.review_id,
         "beta": beta.plan_id, "betaRoot": beta_root.decision_id, "upstream": upstream.decision_id,
         "downstream": downstream.decision_id, "attempt": attempt.attempt_id,
+        "executing": executing.plan_id, "tool": tool.decision_id,
     }  # fmt: skip
     plan_of = {
         "plan": "plan", "root": "plan", "decision": "plan", "other": "plan", "spawn": "plan",
         "child": "child", "childRoot": "child", "gated": "gated", "gatedRoot": "gated", "review": "gated",
         "beta": "beta", "betaRoot": "beta", "upstream": "beta", "downstream": "beta", "attempt": "plan",
+        "executing": "executing", "tool": "executing",
     }  # fmt: skip
-    projects = {"plan": ALPHA, "child": ALPHA, "gated": ALPHA, "beta": BETA}
+    projects = {"plan": ALPHA, "child": ALPHA, "gated": ALPHA, "beta": BETA, "executing": ALPHA}
     return Fixture(ids, plan_of, projects)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import threading
 from datetime import timedelta
 from typing import Any
@@ -70,7 +72,9 @@ def test_a_vague_prompt_corrects_the_root_and_invalidates_the_whole_hierarchy(st
     assert set(result.invalidated_plans) == {h["child"].plan_id, h["grandchild"].plan_id}
     new_root = reading.get_decision(store, result.correction.decision_id)
     assert new_root.decision_type is DecisionType.PROMPT_DEFINITION and new_root.parent_decision_id is None
-    assert new_root.chosen_option == "Rate-limit only the public endpoints"
+    # The new root records the corrected prompt as instantiation does; the plan now shows it.
+    assert json.loads(new_root.chosen_option)["description"] == "Rate-limit only the public endpoints"
+    assert reading.get_plan(store, h["plan"].plan_id).description == "Rate-limit only the public endpoints"
     assert _current(store, h["plan"]) == {new_root.decision_id}
     assert _current(store, h["child"]) == set() and reading.get_plan(store, h["child"].plan_id).is_invalidated
     assert not reading.get_plan(store, h["plan"].plan_id).is_invalidated

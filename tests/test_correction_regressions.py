@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import json
+
 import threading
 from datetime import timedelta
 from typing import Any
@@ -85,7 +87,7 @@ def test_plan_tree_reads_over_http_after_a_prompt_correction_on_both_paths(api: 
     outlines = ok(api, TREE_OUTLINES, id=plan_id)["plan"]["tree"]
     assert outlines == [{"depth": 0, "decision": {"id": new_root, "decisionType": "PROMPT_DEFINITION"}}]
     records = ok(api, TREE_RECORDS, id=plan_id)["plan"]["tree"]
-    assert [(e["depth"], e["decision"]["id"], e["decision"]["chosenOption"]) for e in records] == [
+    assert [(e["depth"], e["decision"]["id"], json.loads(e["decision"]["chosenOption"])["description"]) for e in records] == [
         (0, new_root, "public endpoints only")
     ]
     past = ok(api, TREE_AS_OF, id=plan_id, at=before.isoformat())["plan"]["tree"]

@@ -111,6 +111,11 @@ class Mutation:
         description="Guidance without a correction (ADR-033's `agents plan prompt`): a user_intervention the actor's next decisions can depend on.",
         permission_classes=[CanCorrect],
     )
+    attach_artifacts: Decision = strawberry.mutation(
+        resolver=mutations.attach_artifacts,
+        description="Artifacts a decision produced later, during Execute (each added once); nothing else about it changes.",
+        permission_classes=[CanRecord],
+    )
     set_invariants: InvariantSet = strawberry.mutation(
         resolver=mutations.set_invariants,
         description="Replace the global set of invariants or a project's; plans instantiated afterwards gather it (admins).",

@@ -146,11 +146,19 @@ def replay_frontier(mode: CorrectionMode, original: ImpactedDecision, impact: Im
 
 
 def correction_decision(
-    original: Decision, mode: CorrectionMode, guidance: str, reason: str, *, anchor_id: str | None, at: datetime
+    original: Decision,
+    mode: CorrectionMode,
+    guidance: str,
+    reason: str,
+    *,
+    anchor_id: str | None,
+    at: datetime,
+    prompt: CapturedContext | None = None,
 ) -> tuple[Decision, CapturedContext]:
     """The new decision a correction records.
 
-    Correcting a prompt_definition gives the plan a new root with the corrected prompt.
+    Correcting a prompt_definition gives the plan a new root with the corrected prompt
+    (``prompt``: the new description and arguments, as instantiation captures them).
     Any other correction is the user's guidance as a user_intervention: in revert mode where
     the original stood (under its parent), in append mode after the plan's latest decision
     (``anchor_id``). Its replacement decisions come from the actor's replay.
@@ -159,6 +167,8 @@ def correction_decision(
         json.dumps({"guidance": guidance, "reason": reason, "corrects": original.decision_id}, sort_keys=True)
     )
     root = original.decision_type is DecisionType.PROMPT_DEFINITION
+    if root and prompt is not None:
+        context = prompt
     if root:
         parent = None
     elif mode is CorrectionMode.REVERT:
@@ -170,7 +180,7 @@ def correction_decision(
         parent_decision_id=parent,
         decision_type=DecisionType.PROMPT_DEFINITION if root else DecisionType.USER_INTERVENTION,
         question=original.question if root else f"Correction of a {original.decision_type.value}: {original.question}",
-        chosen_option=guidance,
+        chosen_option=context.content if root and prompt is not None else guidance,
         alternatives_considered=(original.chosen_option,),
         rationale=reason or "Corrected by the user.",
         context_snapshot=ContextSnapshot(hot_context_hash=context.context_hash, hot_context_ref=context.ref),

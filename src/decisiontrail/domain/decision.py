@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Self
@@ -19,6 +20,7 @@ from pydantic import (
 )
 
 from decisiontrail.domain.ids import Ulid, new_ulid
+from decisiontrail.exceptions import RuleViolation, ValidationFailed
 
 
 class DecisionType(StrEnum):
@@ -221,3 +223,23 @@ class Decision(_Record):
     def is_current(self) -> bool:
         """True while no correction has superseded this decision."""
         return self.superseded_by is None
+
+
+def with_artifacts(decision: Decision, phase: Phase, artifacts: Sequence[ArtifactRef]) -> tuple[ArtifactRef, ...]:
+    """The decision's artifacts with ``artifacts`` added (each once), produced while its plan is in ``phase``.
+
+    Artifacts are produced during Execute, by a decision no correction has superseded; nothing
+    else about the decision changes.
+    """
+    if not artifacts:
+        raise ValidationFailed("artifacts: name at least one artifact", field="artifacts")
+    if decision.superseded_by is not None:
+        raise RuleViolation(
+            f"decision {decision.decision_id} has been superseded by {decision.superseded_by}; attach to the current one",
+            rule="decision_is_current",
+        )
+    if phase is not Phase.EXECUTE:
+        raise RuleViolation(
+            f"artifacts are produced during execute; plan {decision.plan_id} is in {phase.value}", rule="type_allowed_in_phase"
+        )
+    return tuple(dict.fromkeys((*decision.artifacts_produced, *artifacts)))

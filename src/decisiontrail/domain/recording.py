@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
+from typing import Any
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -384,3 +386,11 @@ def derive_idempotency_key(thread_id: str, checkpoint_ns: str, step_id: str, dec
     """
     material = json.dumps([thread_id, checkpoint_ns, step_id, decision_type, question])
     return "derived:" + hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+PROMPT_QUESTION = "What is this plan to accomplish?"
+
+
+def prompt_context(description: str, arguments: Mapping[str, Any]) -> CapturedContext:
+    """The prompt_definition's content: the action's description and the user's arguments."""
+    return CapturedContext(json.dumps({"description": description, "arguments": arguments}, sort_keys=True, ensure_ascii=False))

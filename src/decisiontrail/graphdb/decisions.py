@@ -8,12 +8,12 @@ from datetime import datetime
 from typing import Any
 
 from decisiontrail.cypher import query
-from decisiontrail.domain import Decision
+from decisiontrail.domain import ArtifactRef, Decision
 from decisiontrail.domain.pages import DecisionPage
 from decisiontrail.domain.placement import Recording
 from decisiontrail.domain.recording import PARENT_TYPES, CapturedContext, CheckpointGroup, checkpoint_group_for
 from decisiontrail.graphdb.database import Transaction
-from decisiontrail.graphdb.records import decision_from_record, decision_outline_from_record, decision_properties
+from decisiontrail.graphdb.records import decision_from_record, decision_outline_from_record, decision_properties, json_text
 
 
 def get_many(tx: Transaction, decision_ids: list[str]) -> list[Decision | None]:
@@ -71,6 +71,14 @@ def supersede(tx: Transaction, decision_id: str, superseded_by: str, at: datetim
 
 def add_dependency(tx: Transaction, decision_id: str, depends_on_id: str) -> None:
     tx.run(query("decision/add_dependency"), decision_id=decision_id, depends_on_id=depends_on_id).consume()
+
+
+def set_artifacts(tx: Transaction, decision_id: str, artifacts: Sequence[ArtifactRef]) -> None:
+    tx.run(
+        query("decision/attach_artifacts"),
+        decision_id=decision_id,
+        artifacts_produced=json_text([a.model_dump() for a in artifacts]),
+    ).consume()
 
 
 def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -11,7 +12,7 @@ from decisiontrail.domain.decision import DecisionType
 from decisiontrail.domain.pages import PlanPage
 from decisiontrail.domain.rules import SpawnLink
 from decisiontrail.graphdb.database import Transaction
-from decisiontrail.graphdb.records import plan_from_record, plan_properties
+from decisiontrail.graphdb.records import json_text, plan_from_record, plan_properties
 
 
 def get_many(tx: Transaction, plan_ids: list[str]) -> list[Plan | None]:
@@ -61,6 +62,10 @@ def create(tx: Transaction, plan: Plan) -> None:
         parent_plan_id=plan.parent_plan_id,
         spawned_by_decision_id=plan.spawned_by_decision_id,
     ).consume()
+
+
+def set_prompt(tx: Transaction, plan_id: str, description: str, arguments: Mapping[str, Any]) -> None:
+    tx.run(query("plan/set_prompt"), plan_id=plan_id, description=description, arguments=json_text(arguments)).consume()
 
 
 def lock_and_read_phase(tx: Transaction, plan_id: str) -> tuple[Phase, int, int] | None:

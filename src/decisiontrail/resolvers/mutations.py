@@ -7,6 +7,7 @@ from typing import Any
 import strawberry
 from strawberry.types import Info
 
+from decisiontrail.domain import ArtifactRef as DomainArtifactRef
 from decisiontrail.domain import AutomationProfile, ContextSnapshot, Decision as DomainDecision
 from decisiontrail.domain import Phase as DomainPhase
 from decisiontrail.domain.recording import CapturedContext
@@ -17,6 +18,7 @@ from decisiontrail.schema.context import Context
 from decisiontrail.schema.errors import call
 from decisiontrail.schema.types import (
     AddGuidanceInput,
+    ArtifactInput,
     AddInvariantInput,
     InvariantInput,
     InvariantSet,
@@ -161,6 +163,8 @@ async def correct_decision(info: Info[Context, None], input: CorrectDecisionInpu
         input.guidance,
         input.reason,
         principal=info.context.principal,
+        description=input.description,
+        arguments=input.arguments,
     )
     return CorrectionPayload(model=result)
 
@@ -241,3 +245,10 @@ async def remove_invariant(info: Info[Context, None], plan_id: strawberry.ID, na
         invariants_service.remove_invariant, info.context.trail, str(plan_id), name, reason, principal=info.context.principal
     )
     return CorrectionPayload(model=result)
+
+
+async def attach_artifacts(info: Info[Context, None], decision_id: strawberry.ID, artifacts: list[ArtifactInput]) -> Decision:
+    """Artifacts a decision produced later, during Execute; the decision is otherwise unchanged."""
+    refs = [DomainArtifactRef(artifact_path=a.artifact_path, artifact_type=a.artifact_type) for a in artifacts]
+    found = await call(recording.attach_artifacts, info.context.trail, str(decision_id), refs, principal=info.context.principal)
+    return Decision(model=found)

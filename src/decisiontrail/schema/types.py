@@ -1068,6 +1068,13 @@ class CorrectDecisionInput:
     mode: CorrectionMode
     guidance: str
     reason: str = ""
+    description: str | None = strawberry.field(
+        default=None,
+        description="a prompt correction's new description (default: the guidance); the plan's description becomes it",
+    )
+    arguments: JSON | None = strawberry.field(
+        default=None, description="a prompt correction's new arguments (default: the plan's); the plan's arguments become them"
+    )
 
 
 @strawberry.type

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from decisiontrail.access import Principal
-from decisiontrail.domain import Phase
+from pydantic import JsonValue
+
+from decisiontrail.domain import DecisionType, Phase
 from decisiontrail.domain.correction import (
     CorrectionAttempt,
     CorrectionMode,
@@ -26,8 +28,9 @@ from decisiontrail.domain.correction import (
 )
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.placement import Recording
+from decisiontrail.domain.recording import prompt_context
 from decisiontrail.events import DecisionEvent, EventKind
-from decisiontrail.exceptions import Conflict, NotFound
+from decisiontrail.exceptions import Conflict, NotFound, ValidationFailed
 from decisiontrail.graphdb import corrections, decisions, plans, reviews
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
@@ -48,8 +51,14 @@ def correct(
     *,
     principal: Principal | None = None,
     requested_by: str = "user",
+    description: str | None = None,
+    arguments: Mapping[str, JsonValue] | None = None,
 ) -> CorrectionResult:
     """Supersede ``decision_id`` and its whole downstream (across child plans) by a correction.
+
+    A prompt correction (of the plan's prompt_definition) carries the new prompt: ``description``
+    (by default the guidance) and ``arguments`` (by default the plan's); the new root records
+    them, and the plan's description and arguments become them.
 
     ``mode`` is ``revert`` (roll back to the original's checkpoint and re-run from there) or
     ``append`` (keep the state reached and add the fix after the plan's latest decision).
@@ -60,11 +69,38 @@ def correct(
     """
     parsed, guidance, reason = parse_mode(mode), check_guidance(guidance), reason.strip()
     by = principal.name if principal is not None else requested_by
+    prompt = NewPrompt.of(description, arguments)
     result = trail.database.write_or(
-        f"decision {decision_id} was corrected concurrently", correct_in, decision_id, parsed, guidance, reason, by, principal
+        f"decision {decision_id} was corrected concurrently",
+        correct_in,
+        decision_id,
+        parsed,
+        guidance,
+        reason,
+        by,
+        principal,
+        prompt,
     )
     trail.publish(result.events)
     return result.outcome
+
+
+@dataclass(frozen=True)
+class NewPrompt:
+    """What a prompt correction asks the plan to accomplish instead."""
+
+    description: str | None
+    arguments: dict[str, JsonValue] | None
+
+    @classmethod
+    def of(cls, description: str | None, arguments: Mapping[str, JsonValue] | None) -> NewPrompt | None:
+        if description is None and arguments is None:
+            return None
+        if description is not None and not description.strip():
+            raise ValidationFailed("description: must not be blank", field="description")
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise ValidationFailed("arguments: must be a JSON object", field="arguments")
+        return cls(description.strip() if description is not None else None, dict(arguments) if arguments is not None else None)
 
 
 @dataclass(frozen=True)
@@ -94,6 +130,7 @@ def correct_in(
     reason: str,
     requested_by: str,
     principal: Principal | None,
+    prompt: NewPrompt | None = None,
 ) -> Corrected:
     """The correction, inside a use-case's one transaction (``correct``'s, or one that corrects as part of more).
 
@@ -126,7 +163,20 @@ def correct_in(
     at = utc_now()
     phase = phase_after_correction(mode, original, Phase(facts.plan_phase))
     plans.set_phase_in_correction(tx, original.plan_id, phase, f"correction of {decision_id} ({mode.value})", at, requested_by)
-    draft, context = correction_decision(original, mode, guidance, reason, anchor_id=anchor, at=at)
+    new_prompt = None
+    if original.decision_type is DecisionType.PROMPT_DEFINITION:
+        plan = plans.get_many(tx, [original.plan_id])[0]
+        assert plan is not None  # a decision's plan exists
+        description = (prompt.description if prompt else None) or guidance
+        arguments = prompt.arguments if prompt is not None and prompt.arguments is not None else plan.arguments
+        new_prompt = prompt_context(description, arguments)
+        plans.set_prompt(tx, original.plan_id, description, arguments)
+    elif prompt is not None:
+        raise ValidationFailed(
+            "description: only a correction of the plan's prompt_definition carries a new description or arguments",
+            field="description",
+        )
+    draft, context = correction_decision(original, mode, guidance, reason, anchor_id=anchor, at=at, prompt=new_prompt)
     correction = place(tx, [Recording(draft, context=context)], at=at).decisions[0][0]
     # Reviews waiting in the plans it touches that it makes moot are cancelled with it.
     moot = moot_reviews(

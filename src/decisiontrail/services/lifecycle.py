@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from pydantic import JsonValue, ValidationError
 
@@ -13,7 +12,8 @@ from decisiontrail.access import Principal
 from decisiontrail.domain.correction import check_guidance
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.placement import Recording
-from decisiontrail.domain.recording import CapturedContext, check_phase_transition
+
+from decisiontrail.domain.recording import PROMPT_QUESTION, CapturedContext, check_phase_transition, prompt_context
 from decisiontrail.domain.rules import check_spawn_link
 from decisiontrail.events import DecisionEvent, EventKind
 from decisiontrail.exceptions import NotFound, ValidationFailed, validation_failed
@@ -24,13 +24,6 @@ from decisiontrail.services import reading, recording
 from decisiontrail.services.recording import place
 from decisiontrail.services.trail import Trail
 from decisiontrail.services.visibility import require_visible
-
-PROMPT_QUESTION = "What is this plan to accomplish?"
-
-
-def prompt_context(description: str, arguments: Mapping[str, Any]) -> CapturedContext:
-    """The prompt_definition's content: the action's description and the user's arguments."""
-    return CapturedContext(json.dumps({"description": description, "arguments": arguments}, sort_keys=True, ensure_ascii=False))
 
 
 def create_plan(trail: Trail, plan: Plan) -> Plan:

@@ -16,8 +16,8 @@ import jsonschema
 from pydantic import ValidationError
 
 from decisiontrail.access import Principal
-from decisiontrail.domain import ContextSnapshot, Decision, DecisionType
-from decisiontrail.domain.decision import utc_now
+from decisiontrail.domain import ArtifactRef, ContextSnapshot, Decision, DecisionType
+from decisiontrail.domain.decision import utc_now, with_artifacts
 from decisiontrail.domain.placement import Placed, Recording, Seen, place_all
 from decisiontrail.domain.recording import (
     ACTOR_DECISION_TYPES,
@@ -32,7 +32,7 @@ from decisiontrail.domain.recording import (
 from decisiontrail.domain.rules import check_new_dependency
 from decisiontrail.events import DecisionEvent, EventKind
 from decisiontrail.exceptions import NotFound, ValidationFailed, validation_failed
-from decisiontrail.graphdb import corrections, decisions, reviews
+from decisiontrail.graphdb import corrections, decisions, plans, reviews
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
 from decisiontrail.services.trail import Trail
@@ -295,6 +295,26 @@ def add_dependency(trail: Trail, decision_id: str, depends_on_id: str, *, princi
             raise NotFound("decision", depends_on_id)
         check_new_dependency(decision, dependency, corrections.downstream(tx, decision_id).decision_ids)
         decisions.add_dependency(tx, decision_id, depends_on_id)
+
+    trail.database.write(work)
+    return reading.get_decision(trail, decision_id)
+
+
+def attach_artifacts(
+    trail: Trail, decision_id: str, artifacts: Sequence[ArtifactRef], *, principal: Principal | None = None
+) -> Decision:
+    """Add artifacts a decision produced after it was recorded (during Execute), without changing
+    anything else about it; an artifact it already names is not added twice."""
+
+    def work(tx: Transaction) -> None:
+        require_visible(tx, principal, decision_ids=[decision_id])
+        if not corrections.lock_decision(tx, decision_id):  # the decision and its plan
+            raise NotFound("decision", decision_id)
+        decision = decisions.get_many(tx, [decision_id])[0]
+        assert decision is not None
+        locked = plans.lock_and_read_phase(tx, decision.plan_id)
+        assert locked is not None  # a decision's plan exists
+        decisions.set_artifacts(tx, decision_id, with_artifacts(decision, locked[0], artifacts))
 
     trail.database.write(work)
     return reading.get_decision(trail, decision_id)

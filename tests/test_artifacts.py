@@ -1,0 +1,82 @@
+"""attachArtifacts over HTTP: artifacts a decision produced later, during Execute, added without
+changing anything else about it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb.admin import count_graph
+from test_api import error_code, ok, snapshot
+
+INSTANTIATE = "mutation($input: InstantiatePlanInput!) { instantiatePlan(input: $input) { id rootDecision { id } } }"
+RECORD = "mutation($input: RecordDecisionInput!) { recordDecision(input: $input) { decision { id } } }"
+PHASE = "mutation($id: ID!, $phase: Phase!) { advancePhase(planId: $id, phase: $phase) { id } }"
+ATTACH = """
+mutation($id: ID!, $artifacts: [ArtifactInput!]!) {
+  attachArtifacts(decisionId: $id, artifacts: $artifacts) {
+    id chosenOption status artifactsProduced { artifactPath artifactType }
+  }
+}"""
+CORRECT = "mutation($input: CorrectDecisionInput!) { correctDecision(input: $input) { correction { id } } }"
+
+
+def _record(api: httpx.Client, plan_id: str, decision_type: str, parent: str, **fields: Any) -> str:
+    recorded = ok(
+        api,
+        RECORD,
+        input={
+            "planId": plan_id,
+            "decisionType": decision_type,
+            "question": f"which {decision_type}?",
+            "chosenOption": "this",
+            "rationale": "r",
+            "parentDecisionId": parent,
+            "contextSnapshot": snapshot(decision_type),
+            **fields,
+        },
+    )
+    return str(recorded["recordDecision"]["decision"]["id"])
+
+
+def _executing(api: httpx.Client) -> tuple[str, str, str]:
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
+    strategy = _record(api, plan["id"], "STRATEGY_CHOICE", plan["rootDecision"]["id"])
+    ok(api, PHASE, id=plan["id"], phase="EXECUTE")
+    tool = _record(
+        api, plan["id"], "TOOL_INVOCATION", strategy, artifactsProduced=[{"artifactPath": "a.py", "artifactType": "file"}]
+    )
+    return plan["id"], strategy, tool
+
+
+def test_artifacts_are_added_once_and_nothing_else_changes(api: httpx.Client) -> None:
+    _, _, tool = _executing(api)
+    artifacts = [{"artifactPath": "report.html", "artifactType": "report"}, {"artifactPath": "a.py", "artifactType": "file"}]
+
+    first = ok(api, ATTACH, id=tool, artifacts=artifacts)["attachArtifacts"]
+    again = ok(api, ATTACH, id=tool, artifacts=artifacts)["attachArtifacts"]
+
+    assert first["artifactsProduced"] == [
+        {"artifactPath": "a.py", "artifactType": "file"},
+        {"artifactPath": "report.html", "artifactType": "report"},
+    ]
+    assert again == first
+    assert (first["chosenOption"], first["status"]) == ("this", "CURRENT")
+
+
+def test_artifacts_are_refused_outside_execute_for_superseded_decisions_and_empty_lists(api: httpx.Client, graph: Graph) -> None:
+    plan_id, strategy, tool = _executing(api)
+    artifacts = [{"artifactPath": "x", "artifactType": "file"}]
+    before = count_graph(graph)
+
+    assert error_code(api, ATTACH, id=tool, artifacts=[])["field"] == "artifacts"
+    assert error_code(api, ATTACH, id="01M8QAPS8JPCYD5T6NMTXHHEXY", artifacts=artifacts)["code"] == "NOT_FOUND"
+    assert count_graph(graph) == before
+
+    ok(api, CORRECT, input={"decisionId": tool, "mode": "REVERT", "guidance": "another tool"})
+    assert error_code(api, ATTACH, id=tool, artifacts=artifacts)["rule"] == "decision_is_current"
+    ok(api, PHASE, id=plan_id, phase="STRATEGIZE")
+    refused = error_code(api, ATTACH, id=strategy, artifacts=artifacts)
+    assert refused["code"] == "PHASE_VIOLATION", refused
