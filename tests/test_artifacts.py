@@ -72,6 +72,8 @@ def test_artifacts_are_refused_outside_execute_for_superseded_decisions_and_empt
     before = count_graph(graph)
 
     assert error_code(api, ATTACH, id=tool, artifacts=[])["field"] == "artifacts"
+    blank = error_code(api, ATTACH, id=tool, artifacts=[{"artifactPath": " ", "artifactType": "file"}])
+    assert blank["code"] == "VALIDATION_FAILED", blank  # refused as bad input, not masked as a bug
     assert error_code(api, ATTACH, id="01M8QAPS8JPCYD5T6NMTXHHEXY", artifacts=artifacts)["code"] == "NOT_FOUND"
     assert count_graph(graph) == before
 

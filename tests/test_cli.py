@@ -69,7 +69,7 @@ def test_an_unreachable_server_is_reported_not_raised(
 
 
 def test_the_spec_commands_end_to_end(
-    store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """tree prints ids and PLAN#N references work; guide, reviews, resolve, phase, correct, history
     and replay call the same services as the API, and what they print is what was stored."""
@@ -80,6 +80,7 @@ def test_the_spec_commands_end_to_end(
 
     monkeypatch.setenv("NEO4J_URI", graph.uri)
     monkeypatch.setenv("NEO4J_DATABASE", graph.database)
+    monkeypatch.setenv("DECISIONTRAIL_DATA_DIR", str(tmp_path))
     plan, root = instantiate_plan(store, "cli plan", automation_profile=AutomationProfile(edit_code=0.5))
     strategy = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     held = record_decision(
@@ -120,3 +121,35 @@ def test_a_bad_decision_reference_is_a_clear_error(
     assert f"decision {plan.plan_id}#9 does not exist" in capsys.readouterr().err
     assert main(["-q", "impact", f"{plan.plan_id}#x"]) == 2
     assert "neither a ULID nor PLAN_ID#N" in capsys.readouterr().err
+
+
+def test_invariants_commands_end_to_end(
+    store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """invariants set/show/add/remove call the same services as setInvariants, addInvariant and removeInvariant."""
+    from decisiontrail.domain import DecisionType
+    from decisiontrail.services.lifecycle import instantiate_plan
+
+    monkeypatch.setenv("NEO4J_URI", graph.uri)
+    monkeypatch.setenv("NEO4J_DATABASE", graph.database)
+    monkeypatch.setenv("DECISIONTRAIL_DATA_DIR", str(tmp_path))
+
+    def run(*argv: str) -> str:
+        assert main(["-q", *argv]) == 0, capsys.readouterr().err
+        return capsys.readouterr().out
+
+    assert "no project billing invariants are set" in run("invariants", "show", "--project", "billing")
+    run("invariants", "set", "--project", "billing", "compat=no breaking changes")
+    assert "compat: no breaking changes" in run("invariants", "show", "--project", "billing")
+    plan, _ = instantiate_plan(store, "cli plan", project="billing")
+    assert [i.name for i in reading.get_plan(store, plan.plan_id).invariants] == ["compat"]
+
+    added = run("invariants", "add", plan.plan_id, "latency", "p95 under 50 ms", "--reason", "an SLO", "--by", "ana")
+    enforced = [d for d in reading.list_decisions(store, plan.plan_id) if d.decision_type is DecisionType.INVARIANT_ENFORCED]
+    assert [d.chosen_option for d in enforced] == ["p95 under 50 ms"] and enforced[0].decision_id in added
+    assert enforced[0].rationale.startswith("latency: added by ana")
+    assert "supersedes" in run("invariants", "remove", plan.plan_id, "latency", "--reason", "not ours", "--by", "ana")
+    assert [i.name for i in reading.get_plan(store, plan.plan_id).invariants] == ["compat"]
+
+    assert main(["-q", "invariants", "set", "--global", "no-equals-sign"]) == 2
+    assert "is not NAME=STATEMENT" in capsys.readouterr().err

@@ -158,6 +158,7 @@ def test_a_missing_constraint_is_added_and_one_that_should_not_apply_is_removed(
         (SET, {"scope": "GLOBAL", "project": "billing", "invariants": []}, "VALIDATION_FAILED"),
         (SET, {"scope": "PROJECT", "invariants": []}, "VALIDATION_FAILED"),
         (SET, {"scope": "ACTION", "invariants": []}, "VALIDATION_FAILED"),
+        (SET, {"scope": "GLOBAL", "invariants": [{"name": "a", "statement": " "}]}, "VALIDATION_FAILED"),  # was masked
         (
             SET,
             {"scope": "GLOBAL", "invariants": [{"name": "a", "statement": "x"}, {"name": "a", "statement": "y"}]},

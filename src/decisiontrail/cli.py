@@ -131,6 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     correct.add_argument("--guidance", required=True, help="the corrected decision, in words")
     correct.add_argument("--reason", default="", help="why the decision was wrong")
     correct.add_argument("--by", default="cli", help="who asks for the correction (default: cli)")
+    correct.add_argument("--description", help="a prompt correction's new description (default: the guidance)")
+    correct.add_argument(
+        "--arguments", type=_json_object, help="a prompt correction's new arguments, a JSON object (default: the plan's)"
+    )
     corrections = commands.add_parser(
         "history", help="list the correction attempts on a decision's chain", description="List correction attempts."
     )
@@ -191,6 +195,33 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("outcome", choices=["replayed", "failed", "not_needed"])
     replay.add_argument("--decision", action="append", default=[], metavar="ID", help="a decision the replay recorded (repeat)")
     replay.add_argument("--detail", help="a note on how it went")
+
+    invariants = commands.add_parser(
+        "invariants",
+        help="the global and project invariants, and a plan's (ADR-007: add a missing one, remove one that should not apply)",
+        description="Set or show the global or a project's invariants (plans instantiated afterwards gather them), or "
+        "add an invariant to a plan in Strategize or remove one from a plan (its invariant_enforced is corrected away).",
+    )
+    invariant_commands = invariants.add_subparsers(dest="invariants_command", required=True, metavar="command")
+    set_ = invariant_commands.add_parser("set", help="replace the global set or a project's")
+    show = invariant_commands.add_parser("show", help="print the global set or a project's")
+    for which in (set_, show):
+        where = which.add_mutually_exclusive_group(required=True)
+        where.add_argument("--global", dest="global_set", action="store_true", help="the global set")
+        where.add_argument("--project", help="that project's set")
+    set_.add_argument("invariant", nargs="*", metavar="NAME=STATEMENT", help="the set's invariants (none: an empty set)")
+    add = invariant_commands.add_parser("add", help="add a missing invariant to a plan in Strategize")
+    add.add_argument("plan_id", help="the plan's ULID")
+    add.add_argument("name")
+    add.add_argument("statement")
+    add.add_argument("--scope", choices=["plan", "action"], default="plan", help="where it is declared (default: plan)")
+    add.add_argument("--reason", default="", help="why it was missing")
+    add.add_argument("--by", default="cli", help="who adds it (default: cli)")
+    remove = invariant_commands.add_parser("remove", help="remove an invariant that should not apply to a plan")
+    remove.add_argument("plan_id", help="the plan's ULID")
+    remove.add_argument("name")
+    remove.add_argument("--reason", required=True, help="why it should not apply")
+    remove.add_argument("--by", default="cli", help="who asks (default: cli)")
 
     _offline_commands(commands)
 
@@ -351,7 +382,19 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
             print(describe_impact(preview(trail, _decision_id(trail, args.decision_id))))
         elif args.command == "correct":
             decision_id = _decision_id(trail, args.decision_id)
-            print(describe_correction(correct(trail, decision_id, args.mode, args.guidance, args.reason, requested_by=args.by)))
+            result = correct(
+                trail,
+                decision_id,
+                args.mode,
+                args.guidance,
+                args.reason,
+                requested_by=args.by,
+                description=args.description,
+                arguments=args.arguments,
+            )
+            print(describe_correction(result))
+        elif args.command == "invariants":
+            _invariants(args, trail)
         elif args.command == "guide":
             parent = reading.get_decision(trail, _decision_id(trail, args.decision_id))
             guided = lifecycle.add_guidance(
@@ -394,6 +437,54 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
         elif args.command in ("check", "analyze", "export", "prune"):
             return _offline(args, trail)
     return 0
+
+
+def _invariants(args: argparse.Namespace, trail: Trail) -> None:
+    from decisiontrail.domain.invariants import Invariant, InvariantSet, Scope
+    from decisiontrail.services import invariants
+
+    command = args.invariants_command
+    if command in ("set", "show"):
+        scope, project = (Scope.GLOBAL, None) if args.global_set else (Scope.PROJECT, args.project)
+        found: InvariantSet | None
+        if command == "set":
+            declared = [Invariant(name=name, statement=statement) for name, statement in map(_name_and_statement, args.invariant)]
+            found = invariants.set_invariants(trail, scope, project, declared)
+        else:
+            found = invariants.invariant_set(trail, scope, project)
+        where = "global" if scope is Scope.GLOBAL else f"project {project}"
+        if found is None:
+            print(f"no {where} invariants are set")
+            return
+        print(f"{where} invariants ({len(found.invariants)}):")
+        for invariant in found.invariants:
+            print(f"  {invariant.name}: {invariant.statement}")
+    elif command == "add":
+        added = invariants.add_invariant(
+            trail, args.plan_id, args.name, args.statement, Scope(args.scope), args.reason, added_by=args.by
+        )
+        print(f"recorded {added.decision_id} (#{added.sequence_number} invariant_enforced) in plan {added.plan_id}")
+    else:
+        print(describe_correction(invariants.remove_invariant(trail, args.plan_id, args.name, args.reason, requested_by=args.by)))
+
+
+def _name_and_statement(text: str) -> tuple[str, str]:
+    name, equals, statement = text.partition("=")
+    if not equals or not name.strip() or not statement.strip():
+        raise ValidationFailed(f"invariant: {text!r} is not NAME=STATEMENT", field="invariant")
+    return name.strip(), statement.strip()
+
+
+def _json_object(text: str) -> dict[str, object]:
+    import json
+
+    try:
+        value = json.loads(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"not JSON: {e}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError('a JSON object, such as {"limit": 100}')
+    return value
 
 
 def _offline(args: argparse.Namespace, trail: Trail) -> int:

@@ -213,13 +213,12 @@ async def set_invariants(
     info: Info[Context, None], scope: Scope, invariants: list[InvariantInput], project: str | None = None
 ) -> InvariantSet:
     """Replace the global set of invariants or a project's (plans instantiated afterwards gather it)."""
+    context = info.context
+    # The domain records are built inside ``call``: a value they refuse is a client's error, not a bug.
     stored = await call(
-        invariants_service.set_invariants,
-        info.context.trail,
-        scope,
-        project,
-        [i.model() for i in invariants],
-        principal=info.context.principal,
+        lambda: invariants_service.set_invariants(
+            context.trail, scope, project, [i.model() for i in invariants], principal=context.principal
+        )
     )
     return InvariantSet.of(stored)
 
@@ -249,6 +248,11 @@ async def remove_invariant(info: Info[Context, None], plan_id: strawberry.ID, na
 
 async def attach_artifacts(info: Info[Context, None], decision_id: strawberry.ID, artifacts: list[ArtifactInput]) -> Decision:
     """Artifacts a decision produced later, during Execute; the decision is otherwise unchanged."""
-    refs = [DomainArtifactRef(artifact_path=a.artifact_path, artifact_type=a.artifact_type) for a in artifacts]
-    found = await call(recording.attach_artifacts, info.context.trail, str(decision_id), refs, principal=info.context.principal)
+    context = info.context
+
+    def attach() -> DomainDecision:
+        refs = [DomainArtifactRef(artifact_path=a.artifact_path, artifact_type=a.artifact_type) for a in artifacts]
+        return recording.attach_artifacts(context.trail, str(decision_id), refs, principal=context.principal)
+
+    found = await call(attach)
     return Decision(model=found)

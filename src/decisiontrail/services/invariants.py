@@ -60,6 +60,7 @@ def add_invariant(
     reason: str = "",
     *,
     principal: Principal | None = None,
+    added_by: str | None = None,
 ) -> Decision:
     """A missing constraint added (ADR-007): the plan declares it, and an invariant_enforced records
     it, in one transaction. Only in Strategize, where invariant_enforced decisions are made; a name
@@ -69,7 +70,7 @@ def add_invariant(
     except ValidationError as e:
         raise validation_failed(e) from e
     gather((), (), (), [added])  # refuses global and project scope: those are sets
-    who = principal.name if principal is not None else None
+    who = principal.name if principal is not None else added_by
 
     def work(tx: Transaction) -> Placed:
         require_visible(tx, principal, plan_ids=[plan_id])
