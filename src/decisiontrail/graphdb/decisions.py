@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any
+
+import neo4j
 
 from decisiontrail.cypher import query
 from decisiontrail.domain import ArtifactRef, Decision
@@ -18,7 +19,7 @@ from decisiontrail.graphdb.records import decision_from_record, decision_outline
 
 def get_many(tx: Transaction, decision_ids: list[str]) -> list[Decision | None]:
     """One result per id, in the order given; None where no such decision exists."""
-    records = tx.run(query("decision/get_decisions"), decision_ids=decision_ids).data()
+    records = list(tx.run(query("decision/get_decisions"), decision_ids=decision_ids))
     found = {d.decision_id: d for d in map(decision_from_record, records)}
     return [found.get(decision_id) for decision_id in decision_ids]
 
@@ -31,12 +32,12 @@ def children_of(tx: Transaction, decision_ids: list[str]) -> list[list[str]]:
 
 def in_plan(tx: Transaction, plan_id: str) -> list[Decision]:
     """The plan's decisions in sequence order (none for an unknown plan)."""
-    return [decision_from_record(r) for r in tx.run(query("decision/list_plan_decisions"), plan_id=plan_id).data()]
+    return [decision_from_record(r) for r in (tx.run(query("decision/list_plan_decisions"), plan_id=plan_id))]
 
 
 def outlines_in_plan(tx: Transaction, plan_id: str, as_of: datetime | None) -> list[Decision]:
     """The plan's decisions as outlines (``decision_outline_from_record``), in sequence order."""
-    return [decision_outline_from_record(r) for r in tx.run(query("decision/plan_outline"), plan_id=plan_id, as_of=as_of).data()]
+    return [decision_outline_from_record(r) for r in (tx.run(query("decision/plan_outline"), plan_id=plan_id, as_of=as_of))]
 
 
 def page(tx: Transaction, plan_id: str, page: DecisionPage) -> tuple[int, list[str]]:
@@ -81,10 +82,10 @@ def set_artifacts(tx: Transaction, decision_id: str, artifacts: Sequence[Artifac
     ).consume()
 
 
-def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[dict[str, Any]]:
+def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[neo4j.Record]:
     """Lock the plans of a batch of recordings and read, per recording in order, the facts
     ``domain.placement.place_all`` judges it by."""
-    return tx.run(
+    result = tx.run(
         query("decision/read_placements"),
         plan_ids=sorted({r.draft.plan_id for r in recordings}),
         items=[
@@ -102,7 +103,8 @@ def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[di
             }
             for i, r in enumerate(recordings)
         ],
-    ).data()
+    )
+    return list(result)
 
 
 def create_all(tx: Transaction, decisions: Sequence[tuple[Decision, Recording]], next_sequences: dict[str, int]) -> None:

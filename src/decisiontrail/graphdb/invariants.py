@@ -14,7 +14,7 @@ from decisiontrail.graphdb.records import json_text, native_datetime
 
 def get_sets(tx: Transaction, project: str | None) -> tuple[InvariantSet | None, InvariantSet | None]:
     """(the global set, ``project``'s set), None where none was ever set."""
-    found = [_set(r) for r in tx.run(query("invariant/get_sets"), project=project).data()]
+    found = [_set(r) for r in tx.run(query("invariant/get_sets"), project=project)]
     by_scope = {s.scope: s for s in found}
     return by_scope.get(Scope.GLOBAL), by_scope.get(Scope.PROJECT)
 
@@ -30,7 +30,7 @@ def put_set(tx: Transaction, invariant_set: InvariantSet) -> InvariantSet:
         at=invariant_set.updated_at,
         by=invariant_set.updated_by,
     ).single(strict=True)
-    return _set(record.data())
+    return _set(record)
 
 
 def set_plan_invariants(tx: Transaction, plan_id: str, invariants: Sequence[Invariant]) -> None:

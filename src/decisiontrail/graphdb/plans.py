@@ -17,7 +17,7 @@ from decisiontrail.graphdb.records import json_text, plan_from_record, plan_prop
 
 def get_many(tx: Transaction, plan_ids: list[str]) -> list[Plan | None]:
     """One result per id, in the order given; None where no such plan exists."""
-    found = {p.plan_id: p for p in map(plan_from_record, tx.run(query("plan/get_plans"), plan_ids=plan_ids).data())}
+    found = {p.plan_id: p for p in map(plan_from_record, tx.run(query("plan/get_plans"), plan_ids=plan_ids))}
     return [found.get(plan_id) for plan_id in plan_ids]
 
 
@@ -94,7 +94,7 @@ def set_phase_in_correction(tx: Transaction, plan_id: str, phase: Phase, reason:
 
 def phase_changes(tx: Transaction, plan_id: str) -> list[dict[str, Any]]:
     """The plan's phase changes, oldest first: from_phase, to_phase, reason, at, by."""
-    return tx.run(query("plan/list_phase_changes"), plan_id=plan_id).data()
+    return [dict(r) for r in tx.run(query("plan/list_phase_changes"), plan_id=plan_id)]
 
 
 def scopes(tx: Transaction, targets: list[tuple[str, str]]) -> list[tuple[bool, str | None, str | None]]:

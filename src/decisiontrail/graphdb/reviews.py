@@ -14,7 +14,7 @@ from decisiontrail.graphdb.records import review_from_record, review_properties
 
 def get_many(tx: Transaction, review_ids: list[str]) -> list[Review | None]:
     """One result per id, in the order given; None where no such review exists."""
-    found = {r.review_id: r for r in map(review_from_record, tx.run(query("review/get_reviews"), review_ids=review_ids).data())}
+    found = {r.review_id: r for r in map(review_from_record, tx.run(query("review/get_reviews"), review_ids=review_ids))}
     return [found.get(review_id) for review_id in review_ids]
 
 
@@ -26,13 +26,13 @@ def page(tx: Transaction, page: ReviewPage) -> tuple[int, list[Review]]:
 
 def in_plan(tx: Transaction, plan_id: str, status: ReviewStatus | None = None) -> list[Review]:
     """The plan's reviews, oldest first, optionally only those with ``status``."""
-    records = tx.run(query("review/list_plan_reviews"), plan_id=plan_id, status=status.value if status else None).data()
+    records = list(tx.run(query("review/list_plan_reviews"), plan_id=plan_id, status=status.value if status else None))
     return [review_from_record(r) for r in records]
 
 
 def pending_in_plans(tx: Transaction, plan_ids: list[str]) -> list[Review]:
     """The pending reviews of the given plans, oldest first."""
-    return [review_from_record(r) for r in tx.run(query("review/pending_in_plans"), plan_ids=plan_ids).data()]
+    return [review_from_record(r) for r in tx.run(query("review/pending_in_plans"), plan_ids=plan_ids)]
 
 
 def lock(tx: Transaction, review_id: str) -> Review | None:
