@@ -79,3 +79,44 @@ def test_a_refused_report_writes_nothing(
     assert detail in error["message"]
     stored = reading.get_attempt(store, attempt_id)
     assert (stored.replay_outcome, stored.replay_detail, stored.replayed_decision_ids) == (ReplayOutcome.PENDING, None, ())
+
+
+DECISION = "query($id: ID!) { decision(id: $id) { status dependsOn { id } } }"
+CORRECTED = """
+mutation($input: CorrectDecisionInput!) {
+  correctDecision(input: $input) { invalidated { id } attempt { attemptNumber originalDecisionId correctedDecisionId } }
+}"""
+
+
+def _replayed(api: httpx.Client) -> tuple[str, str, str]:
+    """A corrected strategy and its replay reported: (strategy, correction decision, replacement)."""
+    plan, strategy, correction_id, attempt_id = _corrected(api)
+    replacement = record(api, plan, chosenOption="the other way", parentDecisionId=correction_id, context="replay")["decision"][
+        "id"
+    ]
+    ok(api, REPLAY, input={"attemptId": attempt_id, "outcome": "REPLAYED", "decisionIds": [replacement]})
+    return strategy, correction_id, replacement
+
+
+def test_a_replayed_decision_depends_on_the_guidance_and_falls_with_it(api: httpx.Client) -> None:
+    _, correction_id, replacement = _replayed(api)
+    assert ok(api, DECISION, id=replacement)["decision"]["dependsOn"] == [{"id": correction_id}]
+
+    invalidated = ok(api, CORRECTED, input={"decisionId": correction_id, "mode": "REVERT", "guidance": "neither way"})
+
+    assert replacement in {d["id"] for d in invalidated["correctDecision"]["invalidated"]}
+    assert ok(api, DECISION, id=replacement)["decision"]["status"] == "SUPERSEDED"
+
+
+def test_correcting_the_replacement_continues_the_attempt_numbering(api: httpx.Client, store: Trail) -> None:
+    strategy, _, replacement = _replayed(api)
+
+    again = ok(api, CORRECTED, input={"decisionId": replacement, "mode": "REVERT", "guidance": "a third way"})
+
+    attempt = again["correctDecision"]["attempt"]
+    assert (attempt["attemptNumber"], attempt["originalDecisionId"], attempt["correctedDecisionId"]) == (
+        2,
+        strategy,
+        replacement,
+    )
+    assert [a.attempt_number for a in reading.correction_attempts(store, replacement)] == [1, 2]

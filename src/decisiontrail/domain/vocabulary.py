@@ -27,6 +27,7 @@ class Rel(StrEnum):
     CHILD_OF = "CHILD_OF"  # (child:Plan)-[:CHILD_OF]->(parent:Plan)
     SPAWNED_BY = "SPAWNED_BY"  # (child:Plan)-[:SPAWNED_BY]->(spawning:Decision)
     CORRECTS = "CORRECTS"  # (correction:Decision)-[:CORRECTS]->(original:Decision)
+    REPLACES = "REPLACES"  # (replacement:Decision)-[:REPLACES]->(corrected:Decision): a replay's decision in its place
     SUPERSEDED_BY = "SUPERSEDED_BY"  # (original:Decision)-[:SUPERSEDED_BY {at}]->(successor:Decision)
     CAPTURED = "CAPTURED"  # (:Decision|:Review)-[:CAPTURED]->(:Context): the full context snapshot
     CHECKPOINTED_IN = "CHECKPOINTED_IN"  # (:Decision)-[:CHECKPOINTED_IN]->(:CheckpointGroup), Execute only

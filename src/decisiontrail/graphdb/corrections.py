@@ -78,6 +78,19 @@ def supersede_downstream(tx: Transaction, attempt: CorrectionAttempt, plan_ids: 
     ).consume()
 
 
+def link_replay(
+    tx: Transaction, correction_id: str, decision_ids: tuple[str, ...], corrected_id: str, replacement_id: str | None
+) -> None:
+    """The replay's decisions depend on the correction; ``replacement_id`` REPLACES the corrected decision."""
+    tx.run(
+        query("correction/link_replay"),
+        correction_id=correction_id,
+        decision_ids=list(decision_ids),
+        corrected_id=corrected_id,
+        replacement_id=replacement_id,
+    ).consume()
+
+
 def attempts(tx: Transaction, decision_id: str) -> list[CorrectionAttempt]:
     """Every attempt on the correction chain ``decision_id`` belongs to, oldest first."""
     return [attempt_from_properties(r["attempt"]) for r in tx.run(query("correction/list_attempts"), decision_id=decision_id)]

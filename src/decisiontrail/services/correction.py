@@ -30,7 +30,7 @@ from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.placement import Recording
 from decisiontrail.domain.recording import prompt_context
 from decisiontrail.events import DecisionEvent, EventKind
-from decisiontrail.exceptions import Conflict, NotFound, ValidationFailed
+from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, ValidationFailed
 from decisiontrail.graphdb import corrections, decisions, plans, reviews
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
@@ -249,7 +249,13 @@ def record_replay(
     principal: Principal | None = None,
 ) -> CorrectionAttempt:
     """Record how the actors' replay of a correction went and which decisions it recorded; an
-    attempt on a decision ``principal`` may not see is NotFound, as are decisions it may not see."""
+    attempt on a decision ``principal`` may not see is NotFound, as are decisions it may not see.
+
+    The decisions the replay recorded depend on the correction decision (the guidance they
+    follow), so correcting the guidance later invalidates them; the first of them of the corrected
+    decision's type, in its plan, replaces it, so a correction of that replacement continues the
+    attempt numbering of the same chain. A replayed decision must be current.
+    """
     outcome = check_replay_outcome(outcome)
     named = tuple(dict.fromkeys(decision_ids))
 
@@ -267,6 +273,25 @@ def record_replay(
             raise NotFound("correction attempt", attempt_id)
         if missing:
             raise NotFound("decision", missing[0])  # rolls the outcome back too
+        replayed = [d for d in decisions.get_many(tx, list(named)) if d is not None]
+        corrected = decisions.get_many(tx, [found.corrected_decision_id])[0]
+        assert corrected is not None  # an attempt's decision stays while its attempt does
+        superseded = [d.decision_id for d in replayed if d.superseded_by is not None]
+        if superseded:
+            raise RuleViolation(
+                f"decision_ids: decision {superseded[0]} has been superseded; a replay records current decisions",
+                rule="decision_is_current",
+            )
+        replacement = next(
+            (d for d in replayed if d.decision_type is corrected.decision_type and d.plan_id == corrected.plan_id), None
+        )
+        corrections.link_replay(
+            tx,
+            found.correction_decision_id,
+            tuple(d.decision_id for d in replayed),
+            corrected.decision_id,
+            replacement.decision_id if replacement is not None else None,
+        )
         return stored
 
     return trail.database.write(work)

@@ -18,7 +18,7 @@ CALL (d) {
 RETURN
   plan.phase AS plan_phase,
   touched_plan_ids,
-  [path = (d)-[:CORRECTS*0..]->(first:Decision) WHERE NOT EXISTS { (first)-[:CORRECTS]->() } |
+  [path = (d)-[:CORRECTS|REPLACES*0..]->(first:Decision) WHERE NOT EXISTS { (first)-[:CORRECTS|REPLACES]->() } |
     [first.decision_id, length(path)]][0] AS chain,
   d {.*} AS decision,
   [(d)-[:PARENT]->(parent:Decision) | parent.decision_id][0] AS parent_decision_id,

@@ -10,5 +10,5 @@ RETURN
   plan.plan_id AS plan_id,
   plan.phase AS plan_phase,
   [(origin)-[:SUPERSEDED_BY]->(successor:Decision) | successor.decision_id][0] AS superseded_by,
-  [path = (origin)-[:CORRECTS*0..]->(first:Decision) WHERE NOT EXISTS { (first)-[:CORRECTS]->() } |
+  [path = (origin)-[:CORRECTS|REPLACES*0..]->(first:Decision) WHERE NOT EXISTS { (first)-[:CORRECTS|REPLACES]->() } |
     [first.decision_id, length(path)]][0] AS chain

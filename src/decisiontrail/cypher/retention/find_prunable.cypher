@@ -23,11 +23,11 @@ WITH stale_plans + stale_decisions AS stale
 CALL (stale) {
   // Stale records a surviving decision or plan refers to, and everything stale they reach.
   UNWIND stale AS x
-  MATCH (keeper)-[:PARENT|DEPENDS_ON|SUPERSEDED_BY|CORRECTS|IN_PLAN|CHILD_OF|SPAWNED_BY]->(x)
+  MATCH (keeper)-[:PARENT|DEPENDS_ON|SUPERSEDED_BY|CORRECTS|REPLACES|IN_PLAN|CHILD_OF|SPAWNED_BY]->(x)
   WHERE NOT keeper IN stale
   WITH DISTINCT x
   // A breadth-first walk with a visited set (see decision/lineage.cypher), not one path per route.
-  MATCH path = (x)-[:PARENT|DEPENDS_ON|SUPERSEDED_BY|CORRECTS|IN_PLAN|CHILD_OF|SPAWNED_BY*0..]->(held)
+  MATCH path = (x)-[:PARENT|DEPENDS_ON|SUPERSEDED_BY|CORRECTS|REPLACES|IN_PLAN|CHILD_OF|SPAWNED_BY*0..]->(held)
   WHERE all(n IN nodes(path) WHERE n IN stale)
   RETURN collect(DISTINCT held) AS held
 }
