@@ -34,6 +34,7 @@ CHAIN = 1_000
 WALKS = [
     "decision/lineage",
     "correction/downstream",
+    "correction/downstream_as_of",
     "correction/lock_and_read_downstream",
     "correction/begin_correction",
     "retention/find_prunable",

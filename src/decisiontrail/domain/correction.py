@@ -192,6 +192,16 @@ def correction_decision(
     return decision, context
 
 
+def check_current_at(decision: Decision, moment: datetime) -> None:
+    """Refuse a question about ``decision`` as of ``moment`` when it was not current then."""
+    if not visible_at(decision.created_at, decision.superseded_at, moment):
+        when = "recorded after" if decision.created_at > moment else "superseded before"
+        raise ValidationFailed(
+            f"asOf: decision {decision.decision_id} was {when} {moment.isoformat()}; ask about a moment when it was current",
+            field="asOf",
+        )
+
+
 def phase_after_correction(mode: CorrectionMode, original: Decision, plan_phase: Phase) -> Phase:
     """Revert re-runs from the original's phase (a Strategize decision reverts an executing
     plan to Strategize); append keeps the phase, but an applied plan goes back to Execute."""

@@ -52,6 +52,11 @@ def downstream(tx: Transaction, decision_id: str) -> Impact:
     return _impact(tx.run(query("correction/downstream"), decision_id=decision_id).single(strict=True))
 
 
+def downstream_as_of(tx: Transaction, decision_id: str, as_of: datetime) -> Impact:
+    """What correcting ``decision_id`` at ``as_of`` would have invalidated (the decision itself not included)."""
+    return _impact(tx.run(query("correction/downstream_as_of"), decision_id=decision_id, as_of=as_of).single(strict=True))
+
+
 def lock_and_read_downstream(tx: Transaction, decision_id: str, plan_ids: list[str]) -> Impact:
     """Lock ``plan_ids``, then read the decision's downstream whole."""
     return _impact(

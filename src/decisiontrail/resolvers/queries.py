@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from datetime import datetime
 
 import strawberry
 from strawberry.types import Info
@@ -47,9 +48,10 @@ async def plan(info: Info[Context, None], id: strawberry.ID) -> Plan | None:
     return Plan(model=found) if found else None
 
 
-async def impact(info: Info[Context, None], decision_id: strawberry.ID) -> Impact:
-    """What correcting the decision would invalidate; writes nothing."""
-    return Impact(model=await call(correction.preview, info.context.trail, str(decision_id), principal=info.context.principal))
+async def impact(info: Info[Context, None], decision_id: strawberry.ID, as_of: datetime | None = None) -> Impact:
+    """What correcting the decision would invalidate (with ``asOf``: would have, then); writes nothing."""
+    found = await call(correction.preview, info.context.trail, str(decision_id), principal=info.context.principal, as_of=as_of)
+    return Impact(model=found)
 
 
 async def pending_reviews(info: Info[Context, None], plan_id: strawberry.ID) -> list[Review]:
@@ -57,9 +59,11 @@ async def pending_reviews(info: Info[Context, None], plan_id: strawberry.ID) -> 
     return [Review(model=r) for r in found]
 
 
-async def lineage(info: Info[Context, None], decision_id: strawberry.ID) -> Lineage:
+async def lineage(info: Info[Context, None], decision_id: strawberry.ID, as_of: datetime | None = None) -> Lineage:
     """Ancestors to the root and upward through parent plans, plus DEPENDS_ON upstream."""
-    decision_ids, plan_ids = await call(reading.lineage, info.context.trail, str(decision_id), info.context.principal)
+    decision_ids, plan_ids = await call(
+        reading.lineage, info.context.trail, str(decision_id), info.context.principal, as_of=as_of
+    )
     return Lineage(decision_ids=decision_ids, plan_ids=plan_ids)
 
 

@@ -18,6 +18,7 @@ from decisiontrail.domain.correction import (
     ImpactedDecision,
     ReplayOutcome,
     check_correctable,
+    check_current_at,
     check_guidance,
     check_replay_outcome,
     correction_decision,
@@ -219,17 +220,21 @@ def correct_in(
     )
 
 
-def preview(trail: Trail, decision_id: str, *, principal: Principal | None = None) -> Impact:
+def preview(trail: Trail, decision_id: str, *, principal: Principal | None = None, as_of: datetime | None = None) -> Impact:
     """What correcting ``decision_id`` would invalidate (the decision itself first): decisions,
-    plans, counts by type. Writes nothing."""
+    plans, counts by type; with ``as_of``, what correcting it then would have invalidated, the
+    decision current at that moment. Writes nothing."""
 
     def work(tx: Transaction) -> Impact:
         require_visible(tx, principal, decision_ids=[decision_id])
         original = decisions.get_many(tx, [decision_id])[0]
         if original is None:
             raise NotFound("decision", decision_id)
-        check_correctable(decision_id, original.superseded_by)
-        return corrections.downstream(tx, decision_id).with_origin(ImpactedDecision.of(original))
+        if as_of is None:
+            check_correctable(decision_id, original.superseded_by)
+            return corrections.downstream(tx, decision_id).with_origin(ImpactedDecision.of(original))
+        check_current_at(original, as_of)
+        return corrections.downstream_as_of(tx, decision_id, as_of).with_origin(ImpactedDecision.of(original))
 
     return trail.database.read(work)
 

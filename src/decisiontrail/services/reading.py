@@ -16,7 +16,7 @@ from decisiontrail.domain import Decision, DecisionTree, Plan
 from decisiontrail.domain.correction import CorrectionAttempt, visible_at
 from decisiontrail.domain.pages import DecisionPage, PlanPage, ReviewPage
 from decisiontrail.domain.recording import CheckpointGroup, Review, ReviewStatus
-from decisiontrail.exceptions import NotFound
+from decisiontrail.exceptions import NotFound, ValidationFailed
 from decisiontrail.graphdb import contexts, corrections, decisions, plans, reviews
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services.trail import Trail
@@ -136,14 +136,26 @@ def page_decisions(trail: Trail, plan_id: str, page: DecisionPage) -> tuple[int,
     return trail.database.read(decisions.page, plan_id, page)
 
 
-def lineage(trail: Trail, decision_id: str, principal: Principal | None = None) -> tuple[list[str], list[str]]:
+def lineage(
+    trail: Trail, decision_id: str, principal: Principal | None = None, *, as_of: datetime | None = None
+) -> tuple[list[str], list[str]]:
     """Where a decision comes from: its ancestors (through parent plans too) and what it depends
-    on, transitively; as (decision ids, plan ids). NotFound for an unknown decision."""
+    on, transitively; as (decision ids, plan ids). NotFound for an unknown decision.
+
+    Everything a decision comes from is older than it, so its lineage as of any moment after it
+    was recorded is this one; ``as_of`` before that is refused.
+    """
 
     def work(tx: Transaction) -> tuple[list[str], list[str]]:
         require_visible(tx, principal, decision_ids=[decision_id])
-        if decisions.get_many(tx, [decision_id])[0] is None:
+        found = decisions.get_many(tx, [decision_id])[0]
+        if found is None:
             raise NotFound("decision", decision_id)
+        if as_of is not None and found.created_at > as_of:
+            raise ValidationFailed(
+                f"asOf: decision {decision_id} was recorded after {as_of.isoformat()}; it had no lineage then",
+                field="asOf",
+            )
         return decisions.lineage(tx, decision_id)
 
     return trail.database.read(work)

@@ -1,0 +1,89 @@
+"""impact(asOf) and lineage(asOf) over HTTP: what a correction would have invalidated then, and
+where a decision came from, read as the hierarchy stood at a past moment (like Plan.tree(asOf))."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import httpx
+
+from test_api import error_code, ok, snapshot
+
+INSTANTIATE = "mutation($input: InstantiatePlanInput!) { instantiatePlan(input: $input) { id rootDecision { id } } }"
+RECORD = "mutation($input: RecordDecisionInput!) { recordDecision(input: $input) { decision { id } } }"
+CORRECT = "mutation($input: CorrectDecisionInput!) { correctDecision(input: $input) { correction { id } } }"
+IMPACT = """
+query($id: ID!, $at: DateTime) {
+  impact(decisionId: $id, asOf: $at) { decisions { id } plans { id } countsByType { decisionType count } }
+}"""
+LINEAGE = "query($id: ID!, $at: DateTime) { lineage(decisionId: $id, asOf: $at) { decisions { id } plans { id } } }"
+
+
+def _record(api: httpx.Client, plan_id: str, decision_type: str, parent: str) -> str:
+    fields = {
+        "planId": plan_id,
+        "decisionType": decision_type,
+        "question": f"which {decision_type}?",
+        "chosenOption": "this",
+        "rationale": "r",
+        "parentDecisionId": parent,
+        "contextSnapshot": snapshot(f"{plan_id} {decision_type}"),
+    }
+    return str(ok(api, RECORD, input=fields)["recordDecision"]["decision"]["id"])
+
+
+def _hierarchy(api: httpx.Client) -> dict[str, str]:
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
+    strategy = _record(api, plan["id"], "STRATEGY_CHOICE", plan["rootDecision"]["id"])
+    spawn = _record(api, plan["id"], "SUBPLAN_SPAWN", strategy)
+    child = ok(api, INSTANTIATE, input={"description": "c", "parentDecisionId": spawn})["instantiatePlan"]
+    return {
+        "plan": plan["id"],
+        "root": plan["rootDecision"]["id"],
+        "strategy": strategy,
+        "spawn": spawn,
+        "child": child["id"],
+        "child_root": child["rootDecision"]["id"],
+    }
+
+
+def test_impact_as_of_a_past_moment_is_what_correcting_it_then_would_have_invalidated(api: httpx.Client) -> None:
+    h = _hierarchy(api)
+    before = datetime.now(UTC).isoformat()
+    correction = ok(api, CORRECT, input={"decisionId": h["strategy"], "mode": "REVERT", "guidance": "another way"})[
+        "correctDecision"
+    ]["correction"]["id"]
+
+    then = ok(api, IMPACT, id=h["strategy"], at=before)["impact"]
+    assert {d["id"] for d in then["decisions"]} == {h["strategy"], h["spawn"], h["child_root"]}
+    assert [p["id"] for p in then["plans"]] == [h["child"]]
+    assert error_code(api, IMPACT, id=h["strategy"], at=None)["code"] == "CONFLICT"  # superseded now
+
+    root_then = {d["id"] for d in ok(api, IMPACT, id=h["root"], at=before)["impact"]["decisions"]}
+    root_now = {d["id"] for d in ok(api, IMPACT, id=h["root"], at=None)["impact"]["decisions"]}
+    assert {h["strategy"], h["spawn"], h["child_root"]} <= root_then and correction not in root_then
+    assert correction in root_now and not {h["strategy"], h["spawn"], h["child_root"]} & root_now
+
+
+def test_a_moment_when_the_decision_was_not_current_is_refused(api: httpx.Client) -> None:
+    h = _hierarchy(api)
+    long_ago = (datetime.now(UTC) - timedelta(days=1)).isoformat()
+
+    early = error_code(api, IMPACT, id=h["strategy"], at=long_ago)
+    assert (early["code"], early["field"]) == ("VALIDATION_FAILED", "asOf")
+    assert error_code(api, LINEAGE, id=h["child_root"], at=long_ago)["field"] == "asOf"
+    ok(api, CORRECT, input={"decisionId": h["strategy"], "mode": "REVERT", "guidance": "another way"})
+    late = error_code(api, IMPACT, id=h["strategy"], at=datetime.now(UTC).isoformat())
+    assert (late["code"], late["field"]) == ("VALIDATION_FAILED", "asOf")
+
+
+def test_lineage_as_of_any_moment_after_the_decision_is_its_lineage(api: httpx.Client) -> None:
+    h = _hierarchy(api)
+    ok(api, CORRECT, input={"decisionId": h["strategy"], "mode": "REVERT", "guidance": "another way"})
+
+    then = ok(api, LINEAGE, id=h["child_root"], at=datetime.now(UTC).isoformat())["lineage"]
+    now = ok(api, LINEAGE, id=h["child_root"], at=None)["lineage"]
+
+    assert then == now
+    assert {d["id"] for d in then["decisions"]} == {h["spawn"], h["strategy"], h["root"]}
+    assert {p["id"] for p in then["plans"]} == {h["plan"], h["child"]}
