@@ -158,7 +158,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "Query.impact",
         Action.READ,
         "query($decision: ID!) { impact(decisionId: $decision) { decisions { id planId } plans { id }"
-        " countsByType { decisionType count } } }",
+        " countsByType { decisionType count } paths { decisionId steps { relationship nodeId } } } }",
     ),
     Operation(
         "pendingReviews",

@@ -26,7 +26,8 @@ NOTES = """\
 - **fuzz**: documents generated from the API's own schema by hypothesis-graphql, with valid and
   invalid values, oversized strings, deep nesting, unicode and malformed ids, plus Cypher-looking
   strings recorded and read back. No answer is a 5xx, every error carries one of the API's codes
-  or is GraphQL's own validation error, no internal error text reaches a client, Cypher-looking
+  or is GraphQL's own validation error, no request meets an internal error (its text never
+  reaches a client, and a masked one still fails the run: it is a bug), Cypher-looking
   strings come back byte for byte, and the database is valid afterwards.
 - **access**: every query and mutation of the schema and every export endpoint, tried by every
   role, by no token and a bad token, and by project-scoped tokens against another project's plan.

@@ -87,3 +87,47 @@ def test_lineage_as_of_any_moment_after_the_decision_is_its_lineage(api: httpx.C
     assert then == now
     assert {d["id"] for d in then["decisions"]} == {h["spawn"], h["strategy"], h["root"]}
     assert {p["id"] for p in then["plans"]} == {h["plan"], h["child"]}
+
+
+PATHS = """
+query($id: ID!) { impact(decisionId: $id) { paths { decisionId steps { relationship nodeId } } } }"""
+CORRECT_PATHS = """
+mutation($input: CorrectDecisionInput!) {
+  correctDecision(input: $input) { invalidated { id } paths { decisionId steps { relationship nodeId } } }
+}"""
+
+
+def _steps(paths: list[dict[str, object]]) -> dict[str, list[tuple[object, object]]]:
+    return {
+        str(p["decisionId"]): [(s["relationship"], s["nodeId"]) for s in p["steps"]]  # type: ignore[attr-defined, index]
+        for p in paths
+    }
+
+
+def test_impact_and_correction_say_why_each_decision_is_invalidated(api: httpx.Client) -> None:
+    h = _hierarchy(api)
+    dependent = str(
+        ok(
+            api,
+            RECORD,
+            input={
+                "planId": h["child"],
+                "decisionType": "STRATEGY_CHOICE",
+                "question": "Which quota store?",
+                "chosenOption": "redis",
+                "rationale": "r",
+                "parentDecisionId": h["child_root"],
+                "dependsOn": [h["strategy"]],
+                "contextSnapshot": snapshot("dependent"),
+            },
+        )["recordDecision"]["decision"]["id"]
+    )
+    expected = {
+        h["spawn"]: [("PARENT", h["spawn"])],
+        h["child_root"]: [("PARENT", h["spawn"]), ("SPAWNED_BY", h["child"]), ("IN_PLAN", h["child_root"])],
+        dependent: [("DEPENDS_ON", dependent)],  # the shortest way: it depends on the strategy itself
+    }
+
+    assert _steps(ok(api, PATHS, id=h["strategy"])["impact"]["paths"]) == expected
+    corrected = ok(api, CORRECT_PATHS, input={"decisionId": h["strategy"], "mode": "REVERT", "guidance": "g"})["correctDecision"]
+    assert _steps(corrected["paths"]) == expected

@@ -176,7 +176,8 @@ def test_a_time_without_offset_is_read_as_utc(session: Session) -> None:
         (200, json.dumps({"errors": [{"message": "nope", "extensions": {"code": "INTERNAL_SERVER_ERROR"}}]}), "", True),
         (200, json.dumps({"errors": [{"nomessage": 1}]}), "", True),
         (200, json.dumps({"data": {"plan": None}}), "", False),
-        (200, json.dumps({"data": None, "errors": [{"message": "Unexpected error.", "path": ["plan"]}]}), "", False),
+        # Masked from the client as it should be, but a bug all the same: the run fails on it.
+        (200, json.dumps({"data": None, "errors": [{"message": "Unexpected error.", "path": ["plan"]}]}), "", True),
         (
             200,
             json.dumps(

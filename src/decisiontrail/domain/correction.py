@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
@@ -190,6 +191,46 @@ def correction_decision(
         created_at=at,
     )
     return decision, context
+
+
+@dataclass(frozen=True)
+class PathStep:
+    """One edge of the walk from a corrected decision to what it invalidates: the record reached,
+    and the relationship that leads from it back to the one before (it hangs on that one)."""
+
+    relationship: str
+    node_id: str
+
+
+def invalidation_paths(
+    origin_id: str, reached: Iterable[str], edges: Iterable[tuple[str, str, str]]
+) -> dict[str, tuple[PathStep, ...]]:
+    """Why each reached record is downstream of ``origin_id``: a shortest chain of edges to it.
+
+    ``edges`` are (from, relationship, to), pointing from the dependent end; the downstream walk
+    follows them backwards, breadth first, through ``reached`` only.
+
+    >>> paths = invalidation_paths("S", ["P", "C"], [("P", "PARENT", "S"), ("C", "DEPENDS_ON", "P")])
+    >>> [(s.relationship, s.node_id) for s in paths["C"]]
+    [('PARENT', 'P'), ('DEPENDS_ON', 'C')]
+    """
+    inside = set(reached)
+    dependents: dict[str, list[tuple[str, str]]] = {}
+    for source, relationship, target in sorted(edges):
+        if source in inside:
+            dependents.setdefault(target, []).append((relationship, source))
+    paths: dict[str, tuple[PathStep, ...]] = {origin_id: ()}
+    frontier = [origin_id]
+    while frontier:
+        following = []
+        for node in frontier:
+            for relationship, dependent in dependents.get(node, []):
+                if dependent not in paths:
+                    paths[dependent] = (*paths[node], PathStep(relationship, dependent))
+                    following.append(dependent)
+        frontier = following
+    del paths[origin_id]
+    return paths
 
 
 def check_current_at(decision: Decision, moment: datetime) -> None:

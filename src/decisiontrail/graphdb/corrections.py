@@ -57,6 +57,12 @@ def downstream_as_of(tx: Transaction, decision_id: str, as_of: datetime) -> Impa
     return _impact(tx.run(query("correction/downstream_as_of"), decision_id=decision_id, as_of=as_of).single(strict=True))
 
 
+def edges_from(tx: Transaction, ids: list[str]) -> list[tuple[str, str, str]]:
+    """The (from id, relationship, to id) edges leaving the given decisions and plans."""
+    rows = tx.run(query("correction/downstream_edges"), ids=ids)
+    return [(r["from_id"], r["relationship"], r["to_id"]) for r in rows]
+
+
 def lock_and_read_downstream(tx: Transaction, decision_id: str, plan_ids: list[str]) -> Impact:
     """Lock ``plan_ids``, then read the decision's downstream whole."""
     return _impact(

@@ -39,6 +39,7 @@ from decisiontrail.schema.errors import call, client_error, in_thread
 from decisiontrail.schema.analytics import AnalyticsScope, PlanAnalytics
 from decisiontrail.schema.selection import TREE_OF_OUTLINES, asks_only
 from decisiontrail.services import analysis, reading
+from decisiontrail.services import correction as correction_service
 
 MAX_TOP = 100
 
@@ -796,6 +797,41 @@ def counts(by_type: dict[str, int]) -> list[CountByType]:
     return [CountByType(decision_type=DecisionType(t), count=n) for t, n in sorted(by_type.items())]
 
 
+@strawberry.type(description="One edge of the walk from the corrected decision: the record it reaches and how.")
+class PathStep:
+    relationship: str = strawberry.field(
+        description="PARENT, DEPENDS_ON, SPAWNED_BY or IN_PLAN: how the record reached hangs on the one before it"
+    )
+    node_id: strawberry.ID = strawberry.field(description="the decision or plan reached")
+
+
+@strawberry.type(description="Why a decision is downstream of the corrected one: a shortest chain of edges to it.")
+class InvalidationPath:
+    decision_id: strawberry.ID
+    steps: list[PathStep]
+
+
+async def _paths(
+    info: Info[Context, None], origin_id: str, decision_ids: list[str], plan_ids: list[str]
+) -> list[InvalidationPath]:
+    """The invalidation path of each decision, in order; for a caller some plans are hidden from,
+    only paths through records it may see."""
+    found = await call(correction_service.explain, info.context.trail, origin_id, [*decision_ids, *plan_ids])
+    paths = [(d, found[d]) for d in decision_ids if d in found]
+    if info.context.limited:
+        named = sorted({step.node_id for _, steps in paths for step in steps})
+        decisions = {d.decision_id for d in await info.context.decisions.load_many(named) if d is not None}
+        plans = {p.plan_id for p in await info.context.plans.load_many(named) if p is not None}
+        paths = [(d, steps) for d, steps in paths if all(s.node_id in decisions | plans for s in steps)]
+    return [
+        InvalidationPath(
+            decision_id=strawberry.ID(d),
+            steps=[PathStep(relationship=s.relationship, node_id=strawberry.ID(s.node_id)) for s in steps],
+        )
+        for d, steps in paths
+    ]
+
+
 @strawberry.type
 class Impact:
     """What correcting a decision would invalidate."""
@@ -818,6 +854,13 @@ class Impact:
         # Only what the caller may see is counted: a count must not tell of hidden plans either.
         visible = await info.context.decisions.load_many(list(self.model.decision_ids))
         return counts(Counter(d.decision_type.value for d in visible if d is not None))
+
+    @strawberry.field
+    async def paths(self, info: Info[Context, None]) -> list[InvalidationPath]:
+        """Why each decision would be invalidated: the chain of edges from the corrected one."""
+        origin = self.model.decision_id
+        downstream = [d for d in self.model.decision_ids if d != origin]
+        return await _paths(info, origin, downstream, list(self.model.plan_ids))
 
 
 @strawberry.type
@@ -913,6 +956,13 @@ class CorrectionPayload:
     async def invalidated_plans(self, info: Info[Context, None]) -> list[Plan]:
         found = await info.context.plans.load_many(list(self.model.invalidated_plans))
         return [Plan(model=p) for p in found if p is not None]
+
+    @strawberry.field
+    async def paths(self, info: Info[Context, None]) -> list[InvalidationPath]:
+        """Why each decision was invalidated: the chain of edges from the corrected one."""
+        origin = self.model.attempt.corrected_decision_id
+        downstream = [d for d in self.model.invalidated if d != origin]
+        return await _paths(info, origin, downstream, list(self.model.invalidated_plans))
 
     @strawberry.field
     def attempt(self) -> CorrectionAttempt:

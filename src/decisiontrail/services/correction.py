@@ -19,6 +19,8 @@ from decisiontrail.domain.correction import (
     ReplayOutcome,
     check_correctable,
     check_current_at,
+    invalidation_paths,
+    PathStep,
     check_guidance,
     check_replay_outcome,
     correction_decision,
@@ -237,6 +239,15 @@ def preview(trail: Trail, decision_id: str, *, principal: Principal | None = Non
         return corrections.downstream_as_of(tx, decision_id, as_of).with_origin(ImpactedDecision.of(original))
 
     return trail.database.read(work)
+
+
+def explain(trail: Trail, origin_id: str, reached_ids: Sequence[str]) -> dict[str, tuple[PathStep, ...]]:
+    """Why each of ``reached_ids`` (decisions and plans an impact or a correction reached from
+    ``origin_id``) is downstream of it: a shortest chain of PARENT, DEPENDS_ON, SPAWNED_BY and
+    IN_PLAN edges, walked from the origin. One read of the edges leaving them."""
+    reached = [i for i in dict.fromkeys(reached_ids) if i != origin_id]
+    edges = trail.database.read(corrections.edges_from, reached)
+    return invalidation_paths(origin_id, reached, edges)
 
 
 def history(trail: Trail, decision_id: str) -> list[CorrectionAttempt]:
