@@ -250,13 +250,15 @@ def create_app(
             events = EventBus()
             # The Invariant Reconciliation Actor runs in this process at each plan's Strategize
             # entry, checkpointed beside the other actors' state (in memory for a graph handed in).
-            configured = settings or Neo4jSettings.from_env()
-            checkpointer = stack.enter_context(sqlite_checkpointer(":memory:" if graph is not None else configured.checkpoints))
-            reconciler = Reconciler(checkpointer)
             if graph is not None:
-                trail = Trail.on(graph, events, reconciler)
+                checkpointer = stack.enter_context(sqlite_checkpointer(":memory:"))
+                trail = Trail.on(graph, events, Reconciler(checkpointer))
             else:
-                trail = stack.enter_context(open_trail(configured, events=events, reconciler=reconciler, progress=log.info))
+                configured = settings or Neo4jSettings.from_env()
+                checkpointer = stack.enter_context(sqlite_checkpointer(configured.checkpoints))
+                trail = stack.enter_context(
+                    open_trail(configured, events=events, reconciler=Reconciler(checkpointer), progress=log.info)
+                )
             if on_start is not None:
                 await run_in_threadpool(on_start, trail)
             yield {"trail": trail}

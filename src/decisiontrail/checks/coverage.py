@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from decisiontrail.checks.model import Rel, decisions, plans, sources, targets
 from decisiontrail.checks.report import Violation
 from decisiontrail.domain.decision import SPAWNING_TYPES, DecisionType, Phase
-from decisiontrail.domain.invariants import Invariant, reconcile
+from decisiontrail.domain.invariants import Invariant, enforces_name, reconcile
 from decisiontrail.exceptions import ValidationFailed
 
 _PAST_STRATEGIZE = {Phase.EXECUTE.value, Phase.APPLY.value}
@@ -90,7 +90,7 @@ def check_invariant_coverage(G: nx.MultiDiGraph[str], spec: CoverageSpec = DEFAU
             if data["decision_type"] == DecisionType.INVARIANT_ENFORCED.value and data["status"] == "current"
         ]
         for name, statement in _declared(plan):
-            if not any(d.get("chosen_option") == statement or d.get("rationale", "").startswith(f"{name}:") for d in enforced):
+            if not any(d.get("chosen_option") == statement or enforces_name(name, d.get("rationale", "")) for d in enforced):
                 found.append(
                     Violation(
                         "invariant_coverage",

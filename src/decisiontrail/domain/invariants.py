@@ -130,12 +130,16 @@ def for_set(scope: Scope, invariants: Iterable[Invariant]) -> tuple[Invariant, .
     return placed
 
 
-def enforced_by(name: str, statement: str, rationale: str, chosen_option: str) -> bool:
-    """Whether an invariant_enforced decision (its rationale and chosen option) enforces ``name`` as ``statement``.
+def enforces_name(name: str, rationale: str) -> bool:
+    """Whether an invariant_enforced decision with ``rationale`` is about the invariant ``name``: its
+    rationale starts with the name, as the reconciliation and addInvariant write it."""
+    return rationale.startswith(f"{name}:")
 
-    The reconciliation records the statement as the chosen option and starts the rationale with the name.
-    """
-    return rationale.startswith(f"{name}:") and chosen_option == statement
+
+def enforced_by(name: str, statement: str, rationale: str, chosen_option: str) -> bool:
+    """Whether an invariant_enforced decision (its rationale and chosen option) enforces ``name`` as
+    ``statement``: the statement is its chosen option."""
+    return enforces_name(name, rationale) and chosen_option == statement
 
 
 @dataclass(frozen=True)

@@ -289,9 +289,9 @@ def record_replay(
             raise NotFound("correction attempt", attempt_id)
         if missing:
             raise NotFound("decision", missing[0])  # rolls the outcome back too
-        replayed = [d for d in decisions.get_many(tx, list(named)) if d is not None]
-        corrected = decisions.get_many(tx, [found.corrected_decision_id])[0]
+        corrected, *named_found = decisions.get_many(tx, [found.corrected_decision_id, *named])
         assert corrected is not None  # an attempt's decision stays while its attempt does
+        replayed = [d for d in named_found if d is not None]
         superseded = [d.decision_id for d in replayed if d.superseded_by is not None]
         if superseded:
             raise RuleViolation(

@@ -15,7 +15,15 @@ from decisiontrail.access import Principal
 from decisiontrail.domain import ContextSnapshot, Decision, DecisionType, Invariant, Phase
 from decisiontrail.domain.correction import CorrectionMode, CorrectionResult, check_guidance
 from decisiontrail.domain.decision import utc_now
-from decisiontrail.domain.invariants import ENFORCEMENT_QUESTION, InvariantSet, Scope, for_set, gather, reconcile
+from decisiontrail.domain.invariants import (
+    ENFORCEMENT_QUESTION,
+    InvariantSet,
+    Scope,
+    enforces_name,
+    for_set,
+    gather,
+    reconcile,
+)
 from decisiontrail.domain.placement import Placed, Recording
 from decisiontrail.domain.recording import CapturedContext, check_type_in_phase
 from decisiontrail.exceptions import Conflict, NotFound, ValidationFailed, validation_failed
@@ -150,4 +158,4 @@ def remove_invariant(
 
 
 def _enforces_name(decision: Decision, name: str) -> bool:
-    return decision.decision_type is DecisionType.INVARIANT_ENFORCED and decision.rationale.startswith(f"{name}:")
+    return decision.decision_type is DecisionType.INVARIANT_ENFORCED and enforces_name(name, decision.rationale)

@@ -96,7 +96,11 @@ def list_decisions(trail: Trail, plan_id: str, *, current_only: bool = False, as
 
 
 def _in_existing_plan(tx: Transaction, plan_id: str) -> list[Decision]:
-    found = decisions.in_plan(tx, plan_id)
+    return _of_existing_plan(tx, plan_id, decisions.in_plan(tx, plan_id))
+
+
+def _of_existing_plan(tx: Transaction, plan_id: str, found: list[Decision]) -> list[Decision]:
+    """``found``, a plan's decisions; NotFound when there are none because the plan does not exist."""
     if not found and plans.get_many(tx, [plan_id])[0] is None:
         raise NotFound("plan", plan_id)
     return found
@@ -118,10 +122,7 @@ def get_tree_outline(trail: Trail, plan_id: str, *, as_of: datetime | None = Non
     outline, in sequence order (the list keeps those the tree leaves out)."""
 
     def work(tx: Transaction) -> list[Decision]:
-        found = decisions.outlines_in_plan(tx, plan_id, as_of)
-        if not found and plans.get_many(tx, [plan_id])[0] is None:
-            raise NotFound("plan", plan_id)
-        return found
+        return _of_existing_plan(tx, plan_id, decisions.outlines_in_plan(tx, plan_id, as_of))
 
     outlines = trail.database.read(work)
     if as_of is None:
