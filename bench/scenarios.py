@@ -18,12 +18,12 @@ import httpx
 from bench.harness import Row, Stats, graphql, timed, timed_each
 from decisiontrail.checks.closure import downstream
 from decisiontrail.cypher import query
-from decisiontrail.domain import AutomationProfile, DecisionType
+from decisiontrail.domain import AutomationProfile, DecisionType, Phase
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.loading import load_plans
 from decisiontrail.services.correction import correct
-from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
@@ -421,6 +421,7 @@ def walk_shapes(store: Trail) -> WalkShapes:
         spawn = recording_service.record(
             store, _decision(plan.plan_id, DecisionType.SUBPLAN_SPAWN, strategy.decision_id)
         ).decision_id
+        advance_phase(store, plan.plan_id, Phase.EXECUTE)  # its child plan runs once it executes
         top = top or strategy.decision_id
     assert spawn is not None
     plan, root = instantiate_plan(store, f"walk benchmark: a {WALK_CHAIN:,}-decision chain")

@@ -191,7 +191,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "instantiatePlan (child)",
         "Mutation.instantiatePlan",
         Action.RECORD,
-        'mutation($spawn: ID!) { instantiatePlan(input: {description: "child", parentDecisionId: $spawn})'
+        'mutation($liveSpawn: ID!) { instantiatePlan(input: {description: "child", parentDecisionId: $liveSpawn})'
         " { id project parentPlan { id } } }",
         writes=True,
     ),
@@ -377,8 +377,10 @@ def make_fixture(store: Trail) -> Fixture:
     downstream = record(beta.plan_id, "strategy_choice", beta_root.decision_id, depends_on=(d.decision_id,))
     other = record(plan.plan_id, "strategy_choice", root.decision_id)
     spawn = record(plan.plan_id, "subplan_spawn", other.decision_id)
+    lifecycle.advance_phase(store, plan.plan_id, Phase.EXECUTE)  # a child plan runs once its parent executes
     child, child_root = lifecycle.instantiate_plan(store, "matrix child", owner=OWNER, spawned_by_decision_id=spawn.decision_id)
     assert child.project == ALPHA, "a child plan is in its parent plan's project"
+    lifecycle.advance_phase(store, plan.plan_id, Phase.STRATEGIZE)  # reverted: the matrix records strategy into it
     gated, gated_root = lifecycle.instantiate_plan(
         store, "matrix gated plan", automation_profile=AutomationProfile(edit_code=1.0), owner=OWNER, project=ALPHA
     )
@@ -388,6 +390,7 @@ def make_fixture(store: Trail) -> Fixture:
     # A plan in Execute with a tool_invocation (for attachArtifacts).
     executing, executing_root = lifecycle.instantiate_plan(store, "matrix executing plan", owner=OWNER, project=ALPHA)
     plan_strategy = record(executing.plan_id, "strategy_choice", executing_root.decision_id)
+    live_spawn = record(executing.plan_id, "subplan_spawn", plan_strategy.decision_id)  # for instantiatePlan (child)
     lifecycle.advance_phase(store, executing.plan_id, Phase.EXECUTE)
     tool = record(executing.plan_id, "tool_invocation", plan_strategy.decision_id)
     # An invariant the plan enforces (for removeInvariant).
@@ -398,13 +401,13 @@ def make_fixture(store: Trail) -> Fixture:
         "gated": gated.plan_id, "gatedRoot": gated_root.decision_id, "review": review.review_id,
         "beta": beta.plan_id, "betaRoot": beta_root.decision_id, "upstream": upstream.decision_id,
         "downstream": downstream.decision_id, "attempt": attempt.attempt_id,
-        "executing": executing.plan_id, "tool": tool.decision_id,
+        "executing": executing.plan_id, "tool": tool.decision_id, "liveSpawn": live_spawn.decision_id,
     }  # fmt: skip
     plan_of = {
         "plan": "plan", "root": "plan", "decision": "plan", "other": "plan", "spawn": "plan",
         "child": "child", "childRoot": "child", "gated": "gated", "gatedRoot": "gated", "review": "gated",
         "beta": "beta", "betaRoot": "beta", "upstream": "beta", "downstream": "beta", "attempt": "plan",
-        "executing": "executing", "tool": "executing",
+        "executing": "executing", "tool": "executing", "liveSpawn": "executing",
     }  # fmt: skip
     projects = {"plan": ALPHA, "child": ALPHA, "gated": ALPHA, "beta": BETA, "executing": ALPHA}
     return Fixture(ids, plan_of, projects)

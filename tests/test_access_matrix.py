@@ -16,7 +16,8 @@ from decisiontrail.app import create_app
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.graphdb import Graph
 from decisiontrail.api import schema
-from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.domain import Phase
+from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services import reading
 from decisiontrail.services import Trail
 from reliability.access import CALLERS, OPERATIONS, issue_tokens, make_fixture, run
@@ -86,6 +87,7 @@ def test_a_project_token_lists_and_exports_only_its_project(base_url: str, store
 
 def test_a_child_plan_inherits_its_parents_project_and_refuses_another(store: Trail) -> None:
     fixture = make_fixture(store)
+    advance_phase(store, fixture.ids["plan"], Phase.EXECUTE)  # a child plan runs once its parent executes
 
     child, _ = instantiate_plan(store, "inherits", spawned_by_decision_id=fixture.ids["spawn"])
     same, _ = instantiate_plan(store, "names it", spawned_by_decision_id=fixture.ids["spawn"], project="alpha")

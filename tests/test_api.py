@@ -268,6 +268,7 @@ def test_nested_queries_cost_round_trips_by_depth_not_by_size(graph: Graph) -> N
 
 
 LINEAGE = "query($id: ID!) { lineage(decisionId: $id) { decisions { id decisionType } plans { id } } }"
+EXECUTE = "mutation($id: ID!) { advancePhase(planId: $id, phase: EXECUTE) { id phase } }"
 
 
 def test_lineage_walks_up_through_parent_plans_and_dependencies(api: httpx.Client, store: Trail) -> None:
@@ -275,6 +276,7 @@ def test_lineage_walks_up_through_parent_plans_and_dependencies(api: httpx.Clien
     strategy = record(api, plan["id"])["decision"]
     other = record(api, plan["id"], question="Other?", context="o")["decision"]
     spawn = record(api, plan["id"], "SUBPLAN_SPAWN", context="s", parentDecisionId=strategy["id"])["decision"]
+    ok(api, EXECUTE, id=plan["id"])  # a child plan runs once its parent executes
     child = ok(api, INSTANTIATE, input={"description": "child", "parentDecisionId": spawn["id"]})["instantiatePlan"]
     child_strategy = record(api, child["id"], context="c", dependsOn=[other["id"]])["decision"]
 
@@ -371,11 +373,31 @@ def test_decisions_page_by_cursor_with_filters(api: httpx.Client) -> None:
     assert error_code(api, PAGE, id=plan["id"], after="bm90LWEtY3Vyc29y")["field"] == "after"
 
 
+def test_a_child_plan_is_refused_until_its_parent_executes_and_nothing_is_written(api: httpx.Client, graph: Graph) -> None:
+    top = ok(api, INSTANTIATE, input={"description": "top"})["instantiatePlan"]
+    strategy = record(api, top["id"])["decision"]
+    spawn = record(api, top["id"], "SUBPLAN_SPAWN", parentDecisionId=strategy["id"])["decision"]
+    before = count_graph(graph)
+
+    refused = error_code(api, INSTANTIATE, input={"description": "early", "parentDecisionId": spawn["id"]})
+
+    assert refused["code"] == "PHASE_VIOLATION" and refused["rule"] == "spawn_in_execute"
+    assert "is in strategize" in refused["message"]
+    assert count_graph(graph) == before
+    ok(api, EXECUTE, id=top["id"])
+    child = ok(api, INSTANTIATE, input={"description": "on time", "parentDecisionId": spawn["id"]})["instantiatePlan"]
+    assert child["phase"] == "STRATEGIZE"
+
+
 def test_plan_hierarchy_fields(api: httpx.Client) -> None:
     top = ok(api, INSTANTIATE, input={"description": "top"})["instantiatePlan"]
-    spawn = record(api, top["id"], "SUBPLAN_SPAWN")["decision"]
+    strategy = record(api, top["id"])["decision"]
+    spawn = record(api, top["id"], "SUBPLAN_SPAWN", parentDecisionId=strategy["id"])["decision"]
+    assert ok(api, EXECUTE, id=top["id"])["advancePhase"]["phase"] == "EXECUTE"
     child = ok(api, INSTANTIATE, input={"description": "child", "parentDecisionId": spawn["id"]})["instantiatePlan"]
-    child_spawn = record(api, child["id"], "SUBPLAN_SPAWN", context="c")["decision"]
+    child_strategy = record(api, child["id"], context="c")["decision"]
+    child_spawn = record(api, child["id"], "SUBPLAN_SPAWN", context="c", parentDecisionId=child_strategy["id"])["decision"]
+    ok(api, EXECUTE, id=child["id"])
     grandchild = ok(api, INSTANTIATE, input={"description": "grandchild", "parentDecisionId": child_spawn["id"]})[
         "instantiatePlan"
     ]
@@ -395,7 +417,8 @@ def test_plan_hierarchy_fields(api: httpx.Client) -> None:
     assert read["top"]["descendants"] == [{"id": child["id"]}, {"id": grandchild["id"]}]
     assert read["top"]["tree"] == [
         {"depth": 0, "decision": {"decisionType": "PROMPT_DEFINITION"}},
-        {"depth": 1, "decision": {"decisionType": "SUBPLAN_SPAWN"}},
+        {"depth": 1, "decision": {"decisionType": "STRATEGY_CHOICE"}},
+        {"depth": 2, "decision": {"decisionType": "SUBPLAN_SPAWN"}},
     ]
     assert read["leaf"]["ancestors"] == [{"id": child["id"]}, {"id": top["id"]}]
     assert read["leaf"]["spawnedBy"] == {"id": child_spawn["id"]}

@@ -66,6 +66,38 @@ def test_artifacts_are_added_once_and_nothing_else_changes(api: httpx.Client) ->
     assert (first["chosenOption"], first["status"]) == ("this", "CURRENT")
 
 
+def test_an_artifact_carries_its_content_digest_recorded_or_attached(api: httpx.Client, graph: Graph) -> None:
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
+    strategy = _record(api, plan["id"], "STRATEGY_CHOICE", plan["rootDecision"]["id"])
+    ok(api, PHASE, id=plan["id"], phase="EXECUTE")
+    built = {"artifactPath": "s3://builds/app.whl", "artifactType": "wheel", "digest": "sha256:" + "ab" * 32}
+    tool = _record(api, plan["id"], "TOOL_INVOCATION", strategy, artifactsProduced=[built])
+    report = {"artifactPath": "report.html", "artifactType": "report", "digest": "sha512:" + "cd" * 64}
+
+    attached = ok(api, ATTACH, id=tool, artifacts=[report])["attachArtifacts"]
+
+    read = ok(api, "query($id: ID!) { decision(id: $id) { artifactsProduced { artifactPath artifactType digest } } }", id=tool)
+    assert read["decision"]["artifactsProduced"] == [built, report]
+    assert [a["artifactPath"] for a in attached["artifactsProduced"]] == ["s3://builds/app.whl", "report.html"]
+    before = count_graph(graph)
+    refused = error_code(
+        api,
+        RECORD,
+        input={
+            "planId": plan["id"],
+            "decisionType": "TOOL_INVOCATION",
+            "question": "q",
+            "chosenOption": "o",
+            "rationale": "r",
+            "parentDecisionId": strategy,
+            "contextSnapshot": snapshot("digest"),
+            "artifactsProduced": [{"artifactPath": "x", "artifactType": "file", "digest": "sha256:XYZ"}],
+        },
+    )
+    assert refused["code"] == "VALIDATION_FAILED" and "digest" in refused["field"], refused
+    assert count_graph(graph) == before
+
+
 def test_artifacts_are_refused_outside_execute_for_superseded_decisions_and_empty_lists(api: httpx.Client, graph: Graph) -> None:
     plan_id, strategy, tool = _executing(api)
     artifacts = [{"artifactPath": "x", "artifactType": "file"}]
@@ -74,6 +106,8 @@ def test_artifacts_are_refused_outside_execute_for_superseded_decisions_and_empt
     assert error_code(api, ATTACH, id=tool, artifacts=[])["field"] == "artifacts"
     blank = error_code(api, ATTACH, id=tool, artifacts=[{"artifactPath": " ", "artifactType": "file"}])
     assert blank["code"] == "VALIDATION_FAILED", blank  # refused as bad input, not masked as a bug
+    odd = error_code(api, ATTACH, id=tool, artifacts=[{"artifactPath": "x", "artifactType": "file", "digest": "not-a-digest"}])
+    assert (odd["code"], odd["field"]) == ("VALIDATION_FAILED", "digest"), odd
     assert error_code(api, ATTACH, id="01M8QAPS8JPCYD5T6NMTXHHEXY", artifacts=artifacts)["code"] == "NOT_FOUND"
     assert count_graph(graph) == before
 

@@ -36,6 +36,7 @@ def _hierarchy(api: httpx.Client) -> dict[str, str]:
     plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
     strategy = _record(api, plan["id"], "STRATEGY_CHOICE", plan["rootDecision"]["id"])
     spawn = _record(api, plan["id"], "SUBPLAN_SPAWN", strategy)
+    ok(api, "mutation($id: ID!) { advancePhase(planId: $id, phase: EXECUTE) { id } }", id=plan["id"])
     child = ok(api, INSTANTIATE, input={"description": "c", "parentDecisionId": spawn})["instantiatePlan"]
     return {
         "plan": plan["id"],
@@ -131,3 +132,42 @@ def test_impact_and_correction_say_why_each_decision_is_invalidated(api: httpx.C
     assert _steps(ok(api, PATHS, id=h["strategy"])["impact"]["paths"]) == expected
     corrected = ok(api, CORRECT_PATHS, input={"decisionId": h["strategy"], "mode": "REVERT", "guidance": "g"})["correctDecision"]
     assert _steps(corrected["paths"]) == expected
+
+
+def _exported(api: httpx.Client, path: str, **params: str) -> dict[str, dict[str, object]]:
+    answer = api.get(path, params=params)
+    assert answer.status_code == 200, answer.text
+    return {str(n["id"]): n for n in answer.json()["nodes"]}
+
+
+def test_exports_as_of_a_past_moment_draw_the_graph_as_it_stood_then(api: httpx.Client) -> None:
+    h = _hierarchy(api)
+    before = datetime.now(UTC).isoformat()
+    correction = ok(api, CORRECT, input={"decisionId": h["strategy"], "mode": "REVERT", "guidance": "another way"})[
+        "correctDecision"
+    ]["correction"]["id"]
+    hierarchy = f"/export/plans/{h['plan']}.json"
+
+    now = _exported(api, hierarchy, scope="hierarchy")
+    then = _exported(api, hierarchy, scope="hierarchy", asOf=before)
+
+    assert (now[h["strategy"]]["status"], now[h["child"]]["status"]) == ("superseded", "invalidated")
+    assert (then[h["strategy"]]["status"], then[h["child"]]["status"]) == ("current", "active")
+    assert "superseded_at" not in then[h["spawn"]] and "superseded_at" in now[h["spawn"]]
+    assert correction in now and correction not in then
+    assert set(then) < set(now)
+    impact_then = _exported(api, f"/export/decisions/{h['strategy']}/impact.json", asOf=before)
+    assert {h["strategy"], h["spawn"], h["child_root"], h["child"]} <= set(impact_then)
+    assert all(n["status"] in ("current", "active") for n in impact_then.values() if n.get("label") != "CorrectionAttempt")
+
+
+def test_an_export_as_of_an_unreadable_or_too_early_moment_is_refused(api: httpx.Client) -> None:
+    h = _hierarchy(api)
+    path = f"/export/plans/{h['plan']}.json"
+
+    for moment, says in (("yesterday", "ISO 8601"), ("2026-12-01T09:30:00", "UTC offset"), ("2001-01-01T00:00:00Z", "after")):
+        answer = api.get(path, params={"asOf": moment})
+        assert answer.status_code == 400, answer.text
+        error = answer.json()["errors"][0]
+        assert (error["extensions"]["code"], error["extensions"]["field"]) == ("VALIDATION_FAILED", "asOf")
+        assert says in error["message"]

@@ -29,6 +29,8 @@ INSTANTIATE = """
 mutation($input: InstantiatePlanInput!) { instantiatePlan(input: $input) { id rootDecision { id } } }"""
 RECORD = "mutation($input: RecordDecisionInput!) { recordDecision(input: $input) { decision { id } review { id } } }"
 PHASE = "mutation($id: ID!, $phase: Phase!) { advancePhase(planId: $id, phase: $phase) { id phase } }"
+PHASE_WHY = """
+mutation($id: ID!, $phase: Phase!, $reason: String!) { advancePhase(planId: $id, phase: $phase, reason: $reason) { id phase } }"""
 CORRECT = """
 mutation($input: CorrectDecisionInput!) {
   correctDecision(input: $input) {
@@ -45,7 +47,7 @@ mutation($plan: ID!, $name: String!, $reason: String!) {
 PLAN = """
 query($id: ID!) {
   plan(id: $id) {
-    id description phase invalidatedAt invariants { name statement }
+    id description phase invalidatedAt invariants { name statement } phaseHistory { fromPhase toPhase }
     tree { depth decision { id decisionType } }
     decisions(first: 100) {
       nodes { id decisionType chosenOption alternativesConsidered status parent { id } checkpointGroup { groupId } }
@@ -121,9 +123,14 @@ def its_strategy(api: httpx.Client, world: dict[str, Any], chosen: str) -> None:
     world["strategy"] = _record(api, world["plan"], "STRATEGY_CHOICE", chosen, world["root"])
 
 
-@given(parsers.parse('a child plan "{description}" spawned by that strategy, with its own strategy "{chosen}"'))
+@given(
+    parsers.parse(
+        'a child plan "{description}" spawned by that strategy once the plan executes, with its own strategy "{chosen}"'
+    )
+)
 def a_child_plan(api: httpx.Client, world: dict[str, Any], description: str, chosen: str) -> None:
     world["spawn"] = _record(api, world["plan"], "SUBPLAN_SPAWN", f"Spawn: {description}", world["strategy"])
+    moves_to_execute(api, world)  # ADR-007's timing: the spawn is decided in Strategize, the child runs in Execute
     gated = {"editCode": 0.95, "executeCommand": 0.95}  # a person decides below 95% confidence
     child = ok(
         api, INSTANTIATE, input={"description": description, "parentDecisionId": world["spawn"], "automationProfile": gated}
@@ -180,6 +187,12 @@ def replay_parallel(api: httpx.Client, world: dict[str, Any]) -> None:
 @when(parsers.parse('the reviewer removes the invariant "{name}" from the plan because "{reason}"'))
 def remove_invariant(api: httpx.Client, world: dict[str, Any], name: str, reason: str) -> None:
     world["removed"] = ok(api, REMOVE, plan=world["plan"], name=name, reason=reason)["removeInvariant"]
+
+
+@when(parsers.parse('the reviewer moves the plan back to Strategize because "{reason}"'))
+def revert_to_strategize(api: httpx.Client, world: dict[str, Any], reason: str) -> None:
+    reverted = ok(api, PHASE_WHY, id=world["plan"], phase="STRATEGIZE", reason=reason)["advancePhase"]
+    assert reverted["phase"] == "STRATEGIZE"
 
 
 @when(parsers.parse('the reviewer adds the invariant "{name}": "{statement}" to the plan because "{reason}"'))
@@ -257,9 +270,14 @@ def strategy_downstream(api: httpx.Client, world: dict[str, Any]) -> None:
     assert world["root"] in still and len(_current(plan, "INVARIANT_ENFORCED")) == 1
 
 
-@then("the plan is in Strategize")
+@then("the plan is back in Strategize")
 def plan_in_strategize(api: httpx.Client, world: dict[str, Any]) -> None:
-    assert _plan(api, world["plan"])["phase"] == "STRATEGIZE"
+    plan = _plan(api, world["plan"])
+    assert plan["phase"] == "STRATEGIZE"
+    assert [(c["fromPhase"], c["toPhase"]) for c in plan["phaseHistory"]][-2:] == [
+        ("STRATEGIZE", "EXECUTE"),
+        ("EXECUTE", "STRATEGIZE"),
+    ]
 
 
 @then("the parent plan's decisions are all still current")
@@ -291,8 +309,9 @@ def replay_reported(world: dict[str, Any]) -> None:
     assert world["replay"]["replayedDecisionIds"] == [world["parallel"]]
 
 
-@then("a new child plan can be spawned by the parallel spawn")
+@then("once the plan executes again, a new child plan can be spawned by the parallel spawn")
 def new_child(api: httpx.Client, world: dict[str, Any]) -> None:
+    moves_to_execute(api, world)
     child = ok(api, INSTANTIATE, input={"description": "Per-client quotas, in parallel", "parentDecisionId": world["parallel"]})[
         "instantiatePlan"
     ]

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from decisiontrail.cli import main
+from decisiontrail.domain import DecisionType
 from decisiontrail.domain.tree import describe
 from decisiontrail.graphdb import Graph
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
+from decisiontrail.services.correction import correct
+from decisiontrail.services.lifecycle import instantiate_plan
+from factories import decision as a_decision
 
 
 def test_help_lists_commands_and_environment(capsys: pytest.CaptureFixture[str]) -> None:
@@ -153,3 +159,22 @@ def test_invariants_commands_end_to_end(
 
     assert main(["-q", "invariants", "set", "--global", "no-equals-sign"]) == 2
     assert "is not NAME=STATEMENT" in capsys.readouterr().err
+
+
+def test_export_as_of_a_past_moment_writes_the_plan_as_it_stood(
+    store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("NEO4J_URI", graph.uri)
+    monkeypatch.setenv("NEO4J_DATABASE", graph.database)
+    plan, root = instantiate_plan(store, "exported")
+    strategy = recording_service.record(store, a_decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    before = datetime.now(UTC).isoformat()
+    fix = correct(store, strategy.decision_id, "revert", "another way", "r").correction
+    out = tmp_path / "then.json"
+
+    assert main(["-q", "export", "--plan", plan.plan_id, "--format", "json", "--as-of", before, "-o", str(out)]) == 0
+
+    nodes = {n["id"]: n for n in json.loads(out.read_text())["nodes"]}
+    assert nodes[strategy.decision_id]["status"] == "current" and fix.decision_id not in nodes
+    assert main(["-q", "export", "--plan", plan.plan_id, "--as-of", "2001-01-01T00:00:00Z"]) == 2
+    assert "asOf: plan" in capsys.readouterr().err

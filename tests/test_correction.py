@@ -54,9 +54,11 @@ def hierarchy(store: Trail) -> dict[str, Any]:
     spawn = _add(store, plan, DecisionType.SUBPLAN_SPAWN, strategy, invariant)
     influenced = _add(store, plan, DecisionType.RESOURCE_SELECTION, other, resources)  # depends on strategy's subtree
     bystander = _add(store, plan, DecisionType.RESOURCE_SELECTION, other)
+    advance_phase(store, plan.plan_id, Phase.EXECUTE)  # a child plan is instantiated once its parent executes
     child, child_root = instantiate_plan(store, "child", spawned_by_decision_id=spawn.decision_id)
     child_strategy = _add(store, child, S, child_root)
     child_spawn = _add(store, child, DecisionType.SUBPLAN_SPAWN, child_strategy)
+    advance_phase(store, child.plan_id, Phase.EXECUTE)
     grandchild, grand_root = instantiate_plan(store, "grandchild", spawned_by_decision_id=child_spawn.decision_id)
     grand_strategy = _add(store, grandchild, S, grand_root)
     return locals()
@@ -150,8 +152,7 @@ def test_a_missing_constraint_is_added_as_a_new_decision_and_invalidates_nothing
     store: Trail, graph: Graph, hierarchy: dict[str, Any]
 ) -> None:
     h = hierarchy
-    plan = h["plan"]
-    advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    plan = h["plan"]  # executing: its child plan runs
     current_before = _current(store, plan)
 
     # invariant_enforced is a Strategize decision: the plan reverts to add it.
@@ -169,11 +170,14 @@ def test_sequential_children_become_parallel(store: Trail) -> None:
     strategy = _add(store, plan, S, root)
     first = _add(store, plan, DecisionType.SUBPLAN_SPAWN, strategy)
     second = _add(store, plan, DecisionType.SUBPLAN_SPAWN, strategy, first)  # runs after the first
+    advance_phase(store, plan.plan_id, Phase.EXECUTE)
     child_a, _ = instantiate_plan(store, "part a", spawned_by_decision_id=first.decision_id)
     child_b, _ = instantiate_plan(store, "part b", spawned_by_decision_id=second.decision_id)
 
     result = correct(store, first.decision_id, "revert", "Spawn both parts in parallel", "they are independent")
     parallel = _add(store, plan, DecisionType.SUBPLAN_PARALLEL_SPAWN, reading.get_decision(store, result.correction.decision_id))
+    assert reading.get_plan(store, plan.plan_id).phase is Phase.STRATEGIZE  # the revert re-runs Strategize
+    advance_phase(store, plan.plan_id, Phase.EXECUTE)
     new_a, _ = instantiate_plan(store, "part a", spawned_by_decision_id=parallel.decision_id)
     new_b, _ = instantiate_plan(store, "part b", spawned_by_decision_id=parallel.decision_id)
 

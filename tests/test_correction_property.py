@@ -8,12 +8,12 @@ import networkx as nx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from decisiontrail.domain import DecisionType
+from decisiontrail.domain import DecisionType, Phase
 from decisiontrail.domain.decision import SPAWNING_TYPES
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import delete_all_data
 from decisiontrail.services.correction import correct, preview
-from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
@@ -62,7 +62,9 @@ class Forest:
 
 @st.composite
 def forests(draw: st.DrawFn) -> Forest:
-    """1-2 top-level plans of 1-8 decisions each; some spawns get a child plan, built right after them."""
+    """1-2 top-level plans of 1-8 decisions each (the first a strategy_choice under the root); some
+    spawns get a child plan, built once its parent plan's decisions are (ADR-007: a child plan runs
+    while its parent executes, after the parent's Strategize decisions)."""
     steps: list[PlanStep | DecisionStep] = []
     decisions: list[int] = []  # every decision key, in creation order
     plans = 0
@@ -76,9 +78,10 @@ def forests(draw: st.DrawFn) -> Forest:
         steps.append(PlanStep(plan_index, root, spawned_by))
         decisions.append(root)
         members = [root]
-        for _ in range(draw(st.integers(1, 8))):
-            parent = draw(st.sampled_from(members))
-            decision_type = draw(st.sampled_from(STRATEGIZE_TYPES))
+        children: list[int] = []
+        for i in range(draw(st.integers(1, 8))):
+            parent = root if i == 0 else draw(st.sampled_from(members))
+            decision_type = DecisionType.STRATEGY_CHOICE if i == 0 else draw(st.sampled_from(STRATEGIZE_TYPES))
             depends_on = draw(st.lists(st.sampled_from(decisions), max_size=2, unique=True))
             key = len(decisions)
             steps.append(DecisionStep(key, plan_index, parent, decision_type, tuple(depends_on)))
@@ -86,7 +89,9 @@ def forests(draw: st.DrawFn) -> Forest:
             members.append(key)
             if decision_type in SPAWNING_TYPES and depth < MAX_PLAN_DEPTH and spawnable and draw(st.booleans()):
                 spawnable -= 1
-                plan(key, depth + 1)
+                children.append(key)
+        for spawn in children:
+            plan(spawn, depth + 1)
 
     for _ in range(top_level):
         plan(None, 1)
@@ -130,6 +135,12 @@ def test_a_correction_supersedes_exactly_the_downstream_closure(graph: Graph, fo
     for step in forest.steps:
         if isinstance(step, PlanStep):
             spawned_by = ids[step.spawned_by] if step.spawned_by is not None else None
+            if spawned_by is not None:
+                parent_plan = plan_ids[
+                    next(d.plan for d in forest.steps if isinstance(d, DecisionStep) and d.key == step.spawned_by)
+                ]
+                if reading.get_plan(store, parent_plan).phase is Phase.STRATEGIZE:
+                    advance_phase(store, parent_plan, Phase.EXECUTE)
             plan, root = instantiate_plan(store, f"plan {step.plan}", spawned_by_decision_id=spawned_by)
             plan_ids[step.plan], ids[step.root] = plan.plan_id, root.decision_id
             if step.spawned_by is not None:

@@ -18,11 +18,11 @@ import httpx
 import pytest
 
 from decisiontrail.cli import main
-from decisiontrail.domain import DecisionType
+from decisiontrail.domain import DecisionType, Phase
 from decisiontrail.exceptions import DecisionTrailError
 from decisiontrail.graphdb import Graph
 from decisiontrail.services.correction import correct
-from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
@@ -97,6 +97,7 @@ def test_plan_tree_reads_over_http_after_a_prompt_correction_on_both_paths(api: 
 def test_an_invalidated_child_plan_has_an_empty_current_tree_over_http(api: httpx.Client, store: Trail) -> None:
     plan_id, root_id, strategy_id = _plan_with_strategy(store)
     spawn = recording_service.record(store, decision(plan_id, DecisionType.SUBPLAN_SPAWN, strategy_id))
+    advance_phase(store, plan_id, Phase.EXECUTE)
     child, _ = instantiate_plan(store, "child", spawned_by_decision_id=spawn.decision_id)
     correct(store, root_id, "revert", "public endpoints only", "vague")
     assert ok(api, TREE_OUTLINES, id=child.plan_id)["plan"]["tree"] == []
@@ -242,6 +243,7 @@ def test_a_correction_that_reverts_the_phase_cancels_reviews_of_types_the_phase_
 def test_a_prompt_correction_cancels_the_reviews_of_its_invalidated_child_plans(api: httpx.Client, store: Trail) -> None:
     plan_id, root_id, strategy_id = _gated_plan(api)
     spawn = recording_service.record(store, decision(plan_id, DecisionType.SUBPLAN_SPAWN, strategy_id))
+    advance_phase(store, plan_id, Phase.EXECUTE)
     child, child_root = instantiate_plan(
         store,
         "child",
@@ -377,6 +379,7 @@ def _race_instantiations_against_a_correction(store: Trail, trial: int) -> str:
     plan, root = instantiate_plan(store, f"race {trial}")
     strategy = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     spawn = recording_service.record(store, decision(plan.plan_id, DecisionType.SUBPLAN_SPAWN, strategy.decision_id))
+    advance_phase(store, plan.plan_id, Phase.EXECUTE)
     barrier = threading.Barrier(3)
     unexpected: list[BaseException] = []
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from factories import decision
 
-from decisiontrail.domain import Decision, DecisionType, Plan, new_ulid
+from decisiontrail.domain import Decision, DecisionType, Phase, Plan, new_ulid
 from decisiontrail.domain.rules import DecisionPlacement, SpawnLink, check_decision_placement, check_spawn_link
 from decisiontrail.exceptions import NotFound, RuleViolation
 
@@ -164,6 +164,7 @@ SPAWN_OK = SpawnLink(
     spawning_exists=True,
     spawning_plan_id=PARENT_PLAN,
     spawning_type=DecisionType.SUBPLAN_SPAWN,
+    parent_phase=Phase.EXECUTE,
 )
 
 
@@ -191,6 +192,13 @@ def test_superseded_spawning_decision_rejected() -> None:
     with pytest.raises(RuleViolation, match=f"decision {SPAWNER} has been superseded") as caught:
         check_spawn_link(child_plan(), link(spawning_superseded=True))
     assert caught.value.rule == "spawn_by_current_decision"
+
+
+@pytest.mark.parametrize("phase", [Phase.STRATEGIZE, Phase.APPLY])
+def test_child_plan_refused_unless_its_parent_executes(phase: Phase) -> None:
+    with pytest.raises(RuleViolation, match=f"plan {PARENT_PLAN} is in {phase.value}") as caught:
+        check_spawn_link(child_plan(), link(parent_phase=phase))
+    assert caught.value.rule == "spawn_in_execute"
 
 
 @pytest.mark.parametrize("plan", [Plan(description="top"), child_plan()])

@@ -107,6 +107,7 @@ def test_a_child_plan_inherits_its_parent_plans_invariants(api: httpx.Client, st
     spawn = ok(api, RECORD, input=_record(parent["id"], "SUBPLAN_SPAWN", strategy["recordDecision"]["decision"]["id"]))
 
     spawn_id = spawn["recordDecision"]["decision"]["id"]
+    ok(api, PHASE, id=parent["id"], phase="EXECUTE")
     child = ok(api, INSTANTIATE, input={"description": "c", "parentDecisionId": spawn_id})["instantiatePlan"]
 
     assert {i["name"] for i in child["invariants"]} == {"coverage", "compat", "docs"}

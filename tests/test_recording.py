@@ -144,12 +144,29 @@ def test_instantiating_a_plan_creates_its_root_from_description_and_arguments(st
 def test_a_plan_spawned_by_a_subplan_decision_becomes_its_child(store: Trail) -> None:
     plan, root = _plan(store)
     spawn = _decision(_record(store, plan, "subplan_parallel_spawn"))
+    to_execute(store, plan.plan_id)
 
     child, child_root = instantiate_plan(store, "child work", {"part": 1}, spawned_by_decision_id=spawn.decision_id)
 
     assert child.parent_plan_id == plan.plan_id and child.spawned_by_decision_id == spawn.decision_id
     assert reading.get_decision(store, spawn.decision_id).downstream_plan_ids == (child.plan_id,)
     assert reading.get_tree(store, child.plan_id).root.decision.decision_id == child_root.decision_id
+
+
+def test_a_child_plan_waits_for_its_parent_to_execute_and_nothing_is_written(store: Trail, graph: Graph) -> None:
+    # ADR-007's decision timing: the spawn is decided in Strategize, its child plan runs in Execute.
+    plan, _ = _plan(store)
+    spawn = _decision(_record(store, plan, "subplan_spawn"))
+    before = count_graph(graph)
+
+    with pytest.raises(RuleViolation) as raised:
+        instantiate_plan(store, "too early", spawned_by_decision_id=spawn.decision_id)
+
+    assert raised.value.rule == "spawn_in_execute" and "is in strategize" in str(raised.value)
+    assert count_graph(graph) == before
+    to_execute(store, plan.plan_id)
+    child, _ = instantiate_plan(store, "on time", spawned_by_decision_id=spawn.decision_id)
+    assert child.parent_plan_id == plan.plan_id
 
 
 def test_a_plan_cannot_be_spawned_by_another_kind_of_decision_and_nothing_is_written(store: Trail, graph: Graph) -> None:

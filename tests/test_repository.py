@@ -28,7 +28,7 @@ from decisiontrail.services import lifecycle as lifecycle_service
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
-from factories import decision, new_plan, snapshot
+from factories import decision, new_plan, snapshot, to_execute
 
 
 def full_decision(plan_id: str, decision_type: DecisionType, parent: str | None, **fields: object) -> Decision:
@@ -86,10 +86,12 @@ def test_every_decision_type_round_trips_with_every_field(store: Trail, decision
     )
     child_plans: tuple[str, ...] = ()
     if decision_type in (DecisionType.SUBPLAN_SPAWN, DecisionType.SUBPLAN_PARALLEL_SPAWN):
+        lifecycle_service.advance_phase(store, plan.plan_id, Phase.EXECUTE)  # a child plan runs once its parent executes
         child = lifecycle_service.create_plan(
             store, Plan(description="child", parent_plan_id=plan.plan_id, spawned_by_decision_id=stored.decision_id)
         )
         child_plans = (child.plan_id,)
+        lifecycle_service.advance_phase(store, plan.plan_id, Phase.STRATEGIZE)  # the spawn's successor is decided in Strategize
     successor = recording_service.record(
         store,
         full_decision(
@@ -187,6 +189,7 @@ def test_current_only_leaves_out_superseded_decisions(store: Trail) -> None:
 def test_child_plan_links_to_its_parent_plan_and_spawning_decision(store: Trail) -> None:
     plan, root = new_plan(store)
     spawn = recording_service.record(store, decision(plan.plan_id, DecisionType.SUBPLAN_PARALLEL_SPAWN, root.decision_id))
+    to_execute(store, plan.plan_id)
     first = lifecycle_service.create_plan(
         store, Plan(description="child a", parent_plan_id=plan.plan_id, spawned_by_decision_id=spawn.decision_id)
     )

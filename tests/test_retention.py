@@ -74,6 +74,7 @@ def _finished_work(store: Trail, *, applied: bool = True) -> dict[str, Any]:
     strategy = _add(store, plan, "strategy_choice", root)
     other = _add(store, plan, "strategy_choice", root)
     spawn = _add(store, plan, "subplan_spawn", strategy)
+    to_execute(store, plan.plan_id)
     child, child_root = instantiate_plan(
         store, "per-service limits", spawned_by_decision_id=spawn.decision_id, automation_profile=AutomationProfile(edit_code=0.9)
     )
@@ -212,6 +213,7 @@ def test_an_invalidated_plan_waits_for_its_live_ancestor_not_its_own_phase(store
     plan, root = instantiate_plan(store, "parent")
     strategy = _add(store, plan, "strategy_choice", root)
     spawn = _add(store, plan, "subplan_spawn", strategy)
+    to_execute(store, plan.plan_id)
     child, _ = instantiate_plan(store, "child", spawned_by_decision_id=spawn.decision_id)
     to_execute(store, child.plan_id)
     advance_phase(store, child.plan_id, Phase.APPLY)

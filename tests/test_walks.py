@@ -16,12 +16,12 @@ import pytest
 
 from decisiontrail.checks.closure import downstream, lineage
 from decisiontrail.cypher import query
-from decisiontrail.domain import Decision, DecisionType, Plan
+from decisiontrail.domain import Decision, DecisionType, Phase, Plan
 from decisiontrail.graphdb import Graph
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.graphdb.loading import load_graph
 from decisiontrail.services.correction import correct, preview
-from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
@@ -74,6 +74,7 @@ def deep(store: Trail) -> Hierarchy:
         influences = (h.bystanders[-1],) if h.bystanders else ()
         strategy = _add(store, plan, DecisionType.STRATEGY_CHOICE, root, *influences)
         spawn = _add(store, plan, DecisionType.SUBPLAN_SPAWN, strategy)
+        advance_phase(store, plan.plan_id, Phase.EXECUTE)  # its child plan runs once it executes
         h.plans.append(plan)
         h.roots.append(root)
         h.strategies.append(strategy)

@@ -8,6 +8,7 @@ import json
 import logging
 import re
 from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from starlette.applications import Starlette
@@ -29,7 +30,7 @@ from decisiontrail.api import schema
 from decisiontrail.checks.export import ExportFormat, export as export_graph
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.events import EventBus
-from decisiontrail.exceptions import DecisionTrailError
+from decisiontrail.exceptions import DecisionTrailError, ValidationFailed
 from decisiontrail.schema.context import Context
 from decisiontrail.services import Graph, Trail, analysis, open_trail
 from decisiontrail.services.analysis import View
@@ -135,8 +136,22 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "PAYLOAD_TOO_LARGE"}
 
 
-def _error(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"errors": [{"message": message, "extensions": {"code": code}}]}, status_code=status)
+def _error(status: int, code: str, message: str, **extensions: str | None) -> JSONResponse:
+    named = {k: v for k, v in extensions.items() if v is not None}
+    return JSONResponse({"errors": [{"message": message, "extensions": {"code": code, **named}}]}, status_code=status)
+
+
+def _moment(text: str | None) -> datetime | None:
+    """An export's ``asOf``: ISO 8601 with a UTC offset, as the API's DateTime takes it."""
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValidationFailed(f"asOf: {text!r} is not an ISO 8601 date and time", field="asOf") from None
+    if moment.tzinfo is None:
+        raise ValidationFailed(f"asOf: {text!r} has no UTC offset; write it as 2026-12-01T09:30:00Z", field="asOf")
+    return moment.astimezone(UTC)
 
 
 class _BodyTooLarge(Exception):
@@ -276,7 +291,8 @@ def create_app(
 
     async def export(request: Request) -> Response:
         """``/export/plans/{id}.{format}`` (``?scope=hierarchy`` for the plans below too) and
-        ``/export/decisions/{id}/{lineage|impact}.{format}``, streamed as they are written."""
+        ``/export/decisions/{id}/{lineage|impact}.{format}``, streamed as they are written;
+        ``?asOf=`` (ISO 8601 with a UTC offset) draws the graph as it stood then."""
         principal = caller(request)
         if principal is None:
             return _error(401, "UNAUTHENTICATED", "a bearer token is required")
@@ -295,6 +311,7 @@ def create_app(
                 404, "NOT_FOUND", f"no export {request.url.path}: formats are {', '.join(f.value for f in ExportFormat)}"
             )
         try:
+            as_of = _moment(request.query_params.get("asOf"))
             G = await run_in_threadpool(
                 analysis.view_graph,
                 request.state.trail,
@@ -302,9 +319,12 @@ def create_app(
                 target,
                 principal=principal,
                 progress=False,
+                as_of=as_of,
             )
         except DecisionTrailError as e:
-            return _error(_STATUS.get(e.code, 400), e.code, e.message)
+            return _error(
+                _STATUS.get(e.code, 400), e.code, e.message, field=getattr(e, "field", None), rule=getattr(e, "rule", None)
+            )
         filename = f"{target}-{view.value}.{fmt.value}"
         return StreamingResponse(
             export_graph(G, fmt),

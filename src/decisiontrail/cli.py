@@ -297,6 +297,9 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         default="graphml",
         help="graphml (Gephi, yEd), dot (Graphviz), cyjs (Cytoscape.js), json (networkx node-link); default graphml",
     )
+    export.add_argument(
+        "--as-of", type=_moment, metavar="TIME", help="the graph as it stood at this ISO 8601 time (UTC if no offset)"
+    )
     export.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     prune = commands.add_parser(
         "prune",
@@ -514,7 +517,9 @@ def _offline(args: argparse.Namespace, trail: Trail) -> int:
         return 0
     if args.command == "export":
         view, target = next((v, getattr(args, v.value)) for v in analysis.View if getattr(args, v.value))
-        chunks = analysis.export(trail, view, None if view is analysis.View.ALL else target, ExportFormat(args.format))
+        chunks = analysis.export(
+            trail, view, None if view is analysis.View.ALL else target, ExportFormat(args.format), as_of=args.as_of
+        )
         with open(args.output, "w", encoding="utf-8") if args.output else contextlib.nullcontext(sys.stdout) as out:
             for chunk in chunks:
                 out.write(chunk)

@@ -124,7 +124,9 @@ class DecisionTrailClient:
             "dependsOn": list(depends_on),
             "idempotencyKey": idempotency_key,
             "actorReasoning": actor_reasoning,
-            "artifactsProduced": [{"artifactPath": a.artifact_path, "artifactType": a.artifact_type} for a in artifacts_produced],
+            "artifactsProduced": [
+                {"artifactPath": a.artifact_path, "artifactType": a.artifact_type, "digest": a.digest} for a in artifacts_produced
+            ],
             "contextSnapshot": {
                 "hotContextHash": snapshot.hot_context_hash,
                 "hotContextRef": snapshot.hot_context_ref,

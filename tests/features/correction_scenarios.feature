@@ -7,7 +7,7 @@ Feature: Correcting what proved wrong (ADR-007's correction scenarios)
     Given the project "billing" requires "compat": "No breaking changes to public endpoints"
     And a plan "Add rate limiting to the billing API" in project "billing"
     And its strategy "A token bucket in the API gateway"
-    And a child plan "Per-client quotas" spawned by that strategy, with its own strategy "A quota table"
+    And a child plan "Per-client quotas" spawned by that strategy once the plan executes, with its own strategy "A quota table"
     And a review waits on a resource choice under the child plan's strategy
 
   Scenario: The original request was too vague
@@ -20,7 +20,7 @@ Feature: Correcting what proved wrong (ADR-007's correction scenarios)
   Scenario: The strategy actor made a bad specific choice
     When the reviewer corrects the plan's strategy to "A sliding window per client"
     Then the strategy, the spawn and the child plan are invalidated, and nothing else
-    And the plan is in Strategize
+    And the plan is back in Strategize
     And the plan's tree reads, no review is stranded and every check passes
 
   Scenario: The parent gave the child a bad prompt
@@ -35,7 +35,8 @@ Feature: Correcting what proved wrong (ADR-007's correction scenarios)
     And the plan's tree reads, no review is stranded and every check passes
 
   Scenario: A missing constraint should be added
-    When the reviewer adds the invariant "latency": "p95 under 50 ms" to the plan because "the SLO"
+    When the reviewer moves the plan back to Strategize because "a constraint is missing"
+    And the reviewer adds the invariant "latency": "p95 under 50 ms" to the plan because "the SLO"
     Then the plan declares "latency" and an invariant_enforced enforces "p95 under 50 ms"
     And the plan's tree reads, no review is stranded and every check passes
 
@@ -44,5 +45,5 @@ Feature: Correcting what proved wrong (ADR-007's correction scenarios)
     And the strategy actor replays it as a subplan_parallel_spawn and reports the replay
     Then the child plan is invalidated
     And the correction's attempt reports the replay as REPLAYED
-    And a new child plan can be spawned by the parallel spawn
+    And once the plan executes again, a new child plan can be spawned by the parallel spawn
     And the plan's tree reads, no review is stranded and every check passes

@@ -159,6 +159,7 @@ def record_demonstration(store: Trail, checkpointer: BaseCheckpointSaver[Any], l
         log=log,
     )
     spawn = next(d for d in reading.list_decisions(store, plan.plan_id) if d.decision_type.value == "subplan_spawn")
+    advance_phase(store, plan.plan_id, Phase.EXECUTE, "strategy complete")  # ADR-007: the child runs once its parent executes
     child, _ = instantiate_plan(
         store,
         "Add per-client quotas to the billing API gateway",
@@ -187,8 +188,7 @@ def record_demonstration(store: Trail, checkpointer: BaseCheckpointSaver[Any], l
         log=log,
     )
 
-    for current in (plan, child):
-        advance_phase(store, current.plan_id, Phase.EXECUTE, "strategy complete")
+    advance_phase(store, child.plan_id, Phase.EXECUTE, "strategy complete")
     execution, _ = run_actor(
         store,
         checkpointer,

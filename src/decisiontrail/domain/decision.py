@@ -73,6 +73,8 @@ def _not_blank(value: str) -> str:
 
 NonBlank = Annotated[str, AfterValidator(_not_blank)]
 Sha256Hex = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+# A content digest as OCI and Subresource Integrity write it: the algorithm, a colon, the hex digest.
+Digest = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9+._-]*:[0-9a-f]{32,128}$")]
 
 
 def utc_now() -> datetime:
@@ -98,10 +100,13 @@ class ResourceRef(_Record):
 
 
 class ArtifactRef(_Record):
-    """Something a decision produced during Execute."""
+    """Something a decision produced during Execute: where it is (a path or URI), what kind it is,
+    and optionally its content digest (``sha256:<hex>``), so a reader can tell whether what is at
+    the path now is what the decision produced."""
 
     artifact_path: NonBlank
     artifact_type: NonBlank
+    digest: Digest | None = None
 
 
 class CheckpointRef(_Record):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from decisiontrail.domain.decision import SPAWNING_TYPES, Decision, DecisionType
+from decisiontrail.domain.decision import SPAWNING_TYPES, Decision, DecisionType, Phase
 from decisiontrail.domain.plan import Plan
 from decisiontrail.exceptions import NotFound, RuleViolation
 
@@ -101,6 +101,7 @@ class SpawnLink:
     spawning_plan_id: str | None
     spawning_type: DecisionType | None
     spawning_superseded: bool = False
+    parent_phase: Phase | None = None  # the spawning decision's plan's phase
 
 
 def check_spawn_link(plan: Plan, link: SpawnLink) -> None:
@@ -131,6 +132,13 @@ def check_spawn_link(plan: Plan, link: SpawnLink) -> None:
             f"spawned_by_decision_id: decision {plan.spawned_by_decision_id} has been superseded; "
             "child plans are spawned by current decisions",
             rule="spawn_by_current_decision",
+        )
+    if link.parent_phase is not None and link.parent_phase is not Phase.EXECUTE:
+        raise RuleViolation(
+            f"spawned_by_decision_id: a child plan is instantiated once its parent plan is in execute "
+            f"(ADR-007's decision timing: the spawn is decided in strategize, the child runs in execute); "
+            f"plan {plan.parent_plan_id} is in {link.parent_phase.value}",
+            rule="spawn_in_execute",
         )
 
 

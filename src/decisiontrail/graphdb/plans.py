@@ -52,6 +52,7 @@ def read_spawn_link(tx: Transaction, plan: Plan) -> SpawnLink:
         spawning_plan_id=row["spawning_plan_id"],
         spawning_type=DecisionType(row["spawning_type"]) if row["spawning_type"] else None,
         spawning_superseded=row["spawning_superseded"],
+        parent_phase=Phase(row["parent_phase"]) if row["parent_phase"] else None,
     )
 
 

@@ -98,10 +98,13 @@ def _proposal(input: RecordDecisionInput) -> Any:
         idempotency_key=input.idempotency_key,
         depends_on=[str(d) for d in input.depends_on or []],
         actor_reasoning=input.actor_reasoning,
-        artifacts_produced=[
-            {"artifact_path": a.artifact_path, "artifact_type": a.artifact_type} for a in input.artifacts_produced or []
-        ],
+        artifacts_produced=[_artifact(a) for a in input.artifacts_produced or []],
     )
+
+
+def _artifact(artifact: ArtifactInput) -> dict[str, str]:
+    fields = {"artifact_path": artifact.artifact_path, "artifact_type": artifact.artifact_type}
+    return fields | ({"digest": artifact.digest} if artifact.digest is not None else {})
 
 
 def _payload(outcome: Any) -> RecordDecisionPayload:
@@ -251,7 +254,7 @@ async def attach_artifacts(info: Info[Context, None], decision_id: strawberry.ID
     context = info.context
 
     def attach() -> DomainDecision:
-        refs = [DomainArtifactRef(artifact_path=a.artifact_path, artifact_type=a.artifact_type) for a in artifacts]
+        refs = [DomainArtifactRef(**_artifact(a)) for a in artifacts]
         return recording.attach_artifacts(context.trail, str(decision_id), refs, principal=context.principal)
 
     found = await call(attach)

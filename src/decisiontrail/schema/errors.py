@@ -21,6 +21,7 @@ PHASE_RULES = frozenset(
         "no_pending_reviews",
         "strategy_before_execute",
         "execute_under_strategize",
+        "spawn_in_execute",
     }
 )
 

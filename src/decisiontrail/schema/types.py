@@ -95,8 +95,11 @@ class CheckpointGroup:
 
 @strawberry.type
 class ArtifactRef:
+    """Something a decision produced: where (a path or URI), what kind, and its content digest if given."""
+
     artifact_path: str
     artifact_type: str
+    digest: str | None
 
 
 @strawberry.type
@@ -205,7 +208,10 @@ class Decision:
 
     @strawberry.field
     def artifacts_produced(self) -> list[ArtifactRef]:
-        return [ArtifactRef(artifact_path=a.artifact_path, artifact_type=a.artifact_type) for a in self.model.artifacts_produced]
+        return [
+            ArtifactRef(artifact_path=a.artifact_path, artifact_type=a.artifact_type, digest=a.digest)
+            for a in self.model.artifacts_produced
+        ]
 
     @strawberry.field
     async def downstream_decision_ids(self, info: Info[Context, None]) -> list[strawberry.ID]:
@@ -1086,10 +1092,12 @@ class ResolveReviewInput:
 
 @strawberry.input
 class ArtifactInput:
-    """Something the decision produced (during Execute): where it is and what kind it is."""
+    """Something the decision produced (during Execute): where it is (a path or URI), what kind it
+    is, and optionally its content digest, written `algorithm:hex` (`sha256:9f86d0...`)."""
 
     artifact_path: str
     artifact_type: str
+    digest: str | None = None
 
 
 @strawberry.input

@@ -8,17 +8,18 @@ pure functions. With a ``principal`` some plans are hidden from, what it may not
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from enum import StrEnum
 
 import networkx as nx
 
-from decisiontrail.checks import CoverageSpec, Report, all_rules, run_checks
+from decisiontrail.checks import CoverageSpec, Report, all_rules, history, run_checks
 from decisiontrail.checks.analytics import Analytics, analyze as analyze_graph
 from decisiontrail.checks.export import ExportFormat, export as export_graph
 from decisiontrail.access import Principal
 from decisiontrail.checks.model import Label
 from decisiontrail.domain.vocabulary import LoadScope
-from decisiontrail.exceptions import NotFound
+from decisiontrail.exceptions import NotFound, ValidationFailed
 from decisiontrail.graphdb.loading import load_graph, load_plans
 from decisiontrail.services import correction, reading
 from decisiontrail.services.trail import Trail
@@ -64,32 +65,41 @@ def view_graph(
     *,
     principal: Principal | None = None,
     progress: bool | None = None,
+    as_of: datetime | None = None,
 ) -> nx.MultiDiGraph[str]:
     """The graph an export draws: a plan, a hierarchy, everything, or a decision's lineage or impact.
 
     A lineage or impact is computed by the same Cypher traversals the API answers with, then
     the plans it touches are loaded and cut down to it. What ``principal`` may not see is cut out,
-    and a target it may not see is NotFound as if it did not exist.
+    and a target it may not see is NotFound as if it did not exist. With ``as_of``, the graph as it
+    stood at that moment (``checks.history.as_of``); a lineage or impact is the one the API answers
+    for that moment, and a plan that did not exist yet is NotFound.
     """
     view = View(view)
     if view in (View.PLAN, View.HIERARCHY, View.ALL):
         G = load_graph(trail.graph, LoadScope(view.value), target_id, progress=progress)
-        return visible_to(G, principal, None if view is View.ALL else target_id)
+        G = visible_to(G, principal, None if view is View.ALL else target_id)
+        if as_of is None:
+            return G
+        past = history.as_of(G, as_of)
+        if target_id is not None and target_id not in past:
+            raise ValidationFailed(f"asOf: plan {target_id} was instantiated after {as_of.isoformat()}", field="asOf")
+        return past
     assert target_id is not None
     # Answered as for a decision that does not exist, not by naming its plan.
     origin = reading.get_decision(trail, target_id, principal)
     if view is View.LINEAGE:
         # The walk follows IN_PLAN from every decision it reaches, so their plans are in plan_ids.
-        decision_ids, plan_ids = reading.lineage(trail, target_id)
+        decision_ids, plan_ids = reading.lineage(trail, target_id, as_of=as_of)
         decision_plans = set(plan_ids)
     else:
-        impact = correction.preview(trail, target_id)
+        impact = correction.preview(trail, target_id, as_of=as_of)
         decision_ids, plan_ids = [d.decision_id for d in impact.decisions], list(impact.plan_ids)
         decision_plans = {d.plan_id for d in impact.decisions}
     keep = {target_id, *decision_ids, *plan_ids, *decision_plans, origin.plan_id}
     G = load_plans(trail.graph, sorted(decision_plans | set(plan_ids) | {origin.plan_id}), progress=progress)
     cut: nx.MultiDiGraph[str] = nx.MultiDiGraph(G.subgraph(n for n in G if n in keep))
-    return visible_to(cut, principal, origin.plan_id)
+    return visible_to(cut if as_of is None else history.as_of(cut, as_of), principal, origin.plan_id)
 
 
 def export(
@@ -99,9 +109,11 @@ def export(
     fmt: ExportFormat,
     *,
     principal: Principal | None = None,
+    as_of: datetime | None = None,
 ) -> Iterator[str]:
     """The export document, in chunks; NotFound and other refusals are raised before the first chunk."""
-    return export_graph(view_graph(trail, view, target_id, principal=principal, progress=False), ExportFormat(fmt))
+    G = view_graph(trail, view, target_id, principal=principal, progress=False, as_of=as_of)
+    return export_graph(G, ExportFormat(fmt))
 
 
 def visible_to(G: nx.MultiDiGraph[str], principal: Principal | None, plan_id: str | None) -> nx.MultiDiGraph[str]:

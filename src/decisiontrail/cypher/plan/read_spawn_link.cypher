@@ -16,4 +16,5 @@ RETURN
   spawning IS NOT NULL AS spawning_exists,
   spawning.plan_id AS spawning_plan_id,
   spawning.decision_type AS spawning_type,
-  spawning IS NOT NULL AND EXISTS { (spawning)-[:SUPERSEDED_BY]->() } AS spawning_superseded
+  spawning IS NOT NULL AND EXISTS { (spawning)-[:SUPERSEDED_BY]->() } AS spawning_superseded,
+  COLLECT { MATCH (parent:Plan {plan_id: spawning.plan_id}) RETURN parent.phase }[0] AS parent_phase
