@@ -14,7 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from bench import report, scenarios
-from bench.harness import Row, served_api
+from bench.harness import Row, git_commit, served_api
 from bench.scenarios import FULL, QUICK, Sizes
 from decisiontrail.graphdb import Graph, open_graph
 from decisiontrail.graphdb.admin import count_graph, delete_all_data, server_version
@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             result = {
                 "sizes": sizes.name,
                 "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+                "commit": git_commit(),
                 "machine": report.machine(),
                 "versions": _versions(graph, "tree" in chosen),
                 "workload": workload,

@@ -17,6 +17,11 @@ import httpx
 from decisiontrail.graphdb.embedded import free_port
 
 
+# A p95 needs at least this many samples (with fewer, the "p95" is the largest sample or close to
+# it); rows with fewer report p50 and the sample count only.
+MIN_P95_SAMPLES = 20
+
+
 @dataclass(frozen=True)
 class Stats:
     """Repeated timings of one thing, in milliseconds, and what each run did."""
@@ -30,7 +35,16 @@ class Stats:
         return statistics.median(self.samples_ms)
 
     @property
-    def p95_ms(self) -> float:
+    def p95_ms(self) -> float | None:
+        """The 95th percentile, or None from fewer than ``MIN_P95_SAMPLES`` samples.
+
+        >>> Stats(tuple(float(i) for i in range(1, 21))).p95_ms
+        19.0
+        >>> Stats((1.0, 2.0, 3.0)).p95_ms is None
+        True
+        """
+        if len(self.samples_ms) < MIN_P95_SAMPLES:
+            return None
         ordered = sorted(self.samples_ms)
         return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
@@ -44,7 +58,7 @@ class Stats:
         return {
             "runs": len(self.samples_ms),
             "p50_ms": round(self.p50_ms, 3),
-            "p95_ms": round(self.p95_ms, 3),
+            "p95_ms": round(self.p95_ms, 3) if self.p95_ms is not None else None,
             "ops_per_sample": self.ops_per_sample,
             "ops_per_second": round(self.ops_per_second, 1),
         }
@@ -95,6 +109,50 @@ def timed(run: Callable[[], object], *, repeat: int, warmup: int = 1, ops: int =
         run()
         samples.append((time.perf_counter() - start) * 1000)
     return Stats(tuple(samples), ops)
+
+
+def side_by_side(
+    ours: Callable[[], object], baseline: Callable[[], object], *, samples: int, warmup: int = 3, ops: int = 1
+) -> tuple[Stats, Stats]:
+    """Time ours and the baseline interleaved sample by sample, after ``warmup`` runs of each, so a
+    slow minute of the machine (or a cache warming) falls on both; who goes first alternates."""
+    for _ in range(warmup):
+        ours()
+        baseline()
+    return side_by_side_each([ours] * samples, [baseline] * samples, ops=ops)
+
+
+def side_by_side_each(
+    ours: list[Callable[[], object]], baseline: list[Callable[[], object]], *, ops: int = 1
+) -> tuple[Stats, Stats]:
+    """Interleave two lists of one-shot runs (each consuming its own fixture), one of each in turn.
+
+    >>> calls = []
+    >>> a, b = side_by_side_each([lambda: calls.append("a")] * 2, [lambda: calls.append("b")] * 2)
+    >>> calls, len(a.samples_ms), len(b.samples_ms)
+    (['a', 'b', 'b', 'a'], 2, 2)
+    """
+    if len(ours) != len(baseline):
+        raise ValueError("side by side needs as many runs of ours as of the baseline")
+    times: tuple[list[float], list[float]] = ([], [])
+    for i, pair in enumerate(zip(ours, baseline, strict=True)):
+        order = (0, 1) if i % 2 == 0 else (1, 0)
+        for which in order:
+            start = time.perf_counter()
+            pair[which]()
+            times[which].append((time.perf_counter() - start) * 1000)
+    return Stats(tuple(times[0]), ops), Stats(tuple(times[1]), ops)
+
+
+def git_commit() -> str:
+    """The commit the harness runs from, marked ``+dirty`` when the working tree has changes."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty.stdout.strip() else "")
 
 
 def timed_each(runs: list[Callable[[], object]], *, ops: int = 1) -> Stats:

@@ -16,78 +16,101 @@ INTRO = """\
 
 Measured by the harness in `bench/` (`make bench` for the quick sizes, `make bench-full` for
 the whole range), never by tests. Every scenario runs our path and its baseline against the
-same Neo4j in the same run; each row gives medians (p50) and p95 over repeated runs and the
-ratio to the baseline. For latency rows the ratio is ours / baseline (lower is better); for
-throughput rows it is our operations per second over the baseline's (higher is better).
-The raw results are in `docs/benchmarks/*.json`; this page is written from them.
+same Neo4j in the same run, **interleaved sample by sample** after warm-up runs of both (who
+goes first alternates), so a slow moment of the machine falls on both. Each row gives the
+median (p50) and, from 20 samples or more, the p95 (rows with fewer say so), and the ratio to
+the baseline: for latency rows ours / baseline (lower is better), for throughput rows our
+operations per second over the baseline's (higher is better). Before timing, the two answers
+are compared in full (the same decisions and plans for a walk, the same tree with the same
+children and dependencies for the nested query, the same count of stored decisions for
+writes); each correction's superseded set, ours and the baseline's, is checked against the
+closure read before either ran. The raw results, with the git commit they were measured at,
+are in `docs/benchmarks/*.json`; this page, the analysis included, is written from them.
 
 How each scenario is built, and what its baseline is, is in [the notes](#notes) below.
 """
 
-ANALYSIS = """\
+
+def analysis(runs: list[dict[str, Any]]) -> str:
+    """Where the time goes and what was done, every figure cited from the saved results.
+
+    Written by hand only in words: each number below is ``cite``'s, read from the JSON a run
+    wrote, so the page cannot claim a figure the harness did not measure.
+    """
+
+    def c(scenario: str, case: str, sizes: str = "quick") -> str:
+        return cite(runs, sizes, scenario, case)
+
+    return f"""\
 ## Where the time goes, and what was done
 
-Measured with the profiler (cProfile and `PROFILE`) on this machine while writing the harness:
+Figures in this section are cited from the results files (`docs/benchmarks/<sizes>.json`) by
+`bench/report.py`; the words are the analysis of profiles (cProfile of the served process and
+of the service calls) taken while changing the code.
 
-- **A transaction's floor.** On this VM an empty write transaction (`RETURN 1` through
-  `execute_write`) takes about 11 ms: session, BEGIN, RUN and COMMIT are round trips of 2–3 ms
-  each on loopback. The raw single write, one statement, is 9 ms. A recording needs to read
-  the plan's facts under its lock before it writes, so it cannot be one statement, and the
-  HTTP and GraphQL layers come on top: **the 10 ms single-recording target is below what this
-  machine gives the engine itself** (see the ratio in the table). Recording no longer reads the
-  plan and the parent through the API's DataLoaders first when the caller may see every plan
-  (only actors are limited; the store's own checks answer for what does not exist), which
-  took the p50 from 48 to 28 ms.
-- **Batches.** `recordDecisions` was one placement read and one create per decision (200 round
-  trips for 100); it is now two statements for the whole batch (`read_placements`,
-  `create_decisions`), with each proposal judged as if the earlier ones were written; with the
-  pre-reads gone too, throughput went from 0.07x to about 0.3x the raw `UNWIND`. What remains
-  is mostly Python: strawberry converting 100 nested inputs, the proposals' validation,
-  placing and mapping.
-  Next: convert inputs without strawberry's generic converter, and build the rows for the
-  create statement straight from the validated proposals. The ratio moves between runs on this
-  VM (0.17x to 0.32x): an A/B of this commit against the one before it, in the same hour, gave
-  208 and 190 ms per batch of 100, so no change of this round made batches slower.
-- **Writers into one plan.** Neo4j 5 aborts a transaction *waiting* for a node's lock with
-  `DeadlockDetected` whenever the holder links a relationship to that node. The plan's lock was
-  its `:Plan` node, and every recording links its decision to it, so concurrent writers into one
-  plan never queued: they aborted and retried (8 writers x 50 decisions into one plan took
-  47–120 s, and after a Neo4j restart such storms held requests past 30 s). Writers now queue on
-  a `:PlanLock` node that nothing links to: the same 400 writes take 4 s.
-- **Correction.** Ours reads the closure twice (plan ids to lock, then the whole closure
-  under the locks) and writes the correction, the attempt and the supersession in separate
-  statements; the hand-written baseline does one walk and no locking, and would let a
-  concurrent recording escape the supersession. The second full read and the per-row
-  validation of the closure were removed (3.9x to ~3x at 10k), then the round trips cut from
-  nine to six (`begin_correction` locks, reads the decision whole and the plans to lock in one
-  statement; `lock_and_read_downstream` locks and reads the closure in one): at a downstream
-  of 1 the ratio went from 4.6x to 2.5x. What remains at 1 is those six statements against one;
-  at 10k it is the closure's 10,000 rows travelling to Python and back as ids. On the full
-  run's 1M-decision database the fixed part weighs more: 7.3x at 1 (66 against 9 ms), 4.5x at
-  100, 3.0x at 10k and 3.1x at 100k (19.3 against 6.2 s). Next: supersede
-  from the walk itself inside the locked transaction instead of sending the ids back.
-- **Nested tree.** @neo4j/graphql compiles the whole selection into one Cypher statement.
-  Ours resolved field by field in Python (graphql-core): three round trips, ~1,000 decisions
-  decoded into full records (a third of the time: the driver's datetime hydration and
-  pydantic's validation of ids), and ~6,300 field resolutions, 2,000 of them async
-  (`children`, `dependsOn`: a coroutine and a task each, half the execution time). Now
-  `Plan.tree` looks ahead at its selection: when it asks only for what an outline holds (ids,
-  type, phase, status, sequence, `children` and `dependsOn` at any depth;
-  `schema/selection.py`), one statement (`decision/plan_outline`) reads the plan's decisions
-  as outlines built without validation, and `children`/`dependsOn` answer synchronously from
-  them; dependencies in other plans still go through the loaders and their visibility
-  filter, and `asOf` is served too. Any other field takes the field-by-field path. Two
-  statements at any tree size instead of three, and on this (shared, loaded) machine the
-  same process measured 3.8 s → 1.1 s p50 over HTTP, 0.9 s → 0.3 s of Python CPU in process;
-  `--only tree` went from 5.5x to 3.4x the peer (both runs on that loaded machine), and the
-  quick run on a quiet machine from 9.3x to 2.8x (1,036 ms to 297 ms p50).
-  What remains is strawberry's cost per field (an `Info` object, argument conversion and the
-  extension chain for every resolver-backed scalar such as `id`); next: serve the outline's
-  scalars as plain attributes.
-- **Lineage and impact** pay the same GraphQL and record-decoding cost per decision returned.
-- **Parsing and validation** of a GraphQL document now happen once per distinct document
-  (`ParserCache`, `ValidationCache`), not per request.
+- **Walks no longer explode.** Lineage and impact are one breadth-first walk with a visited set
+  in Cypher (`decision/lineage.cypher`, `correction/downstream.cypher`), so a 50-level hierarchy
+  of plans costs what its nodes and edges cost: lineage of its deepest decision
+  {c("lineage", "lineage of the deepest decision")}, impact of its top strategy
+  {c("impact", "impact of the top strategy")}; the 1,000-decision chain:
+  {c("lineage", "lineage of the last of")} and {c("impact", "impact of the head of")}.
+- **Lineage and impact through GraphQL.** The lineage is one statement (whether the decision
+  exists, when it was recorded, the walk); a selection of ids only is answered from the ids the
+  walk returned, without reading the records, and records that are read are built without
+  validating again what the store validated on write, their times parsed from ISO text rather
+  than hydrated as driver `DateTime`s (that hydration and pydantic's re-validation of ids were
+  most of a read of many decisions). What remains at 1,000 decisions is graphql-core's
+  execution of one object and one resolver per returned field, in Python, and HTTP; at a
+  handful of decisions, the fixed cost of an HTTP request through Starlette and strawberry
+  against one driver round trip: {c("lineage", "lineage of a deep decision")},
+  {c("impact", "impact of a deep decision")}. What would close it: answering a selection of
+  ids and scalars without per-field resolution (a response built from the statement's map
+  projection, as @neo4j/graphql does), which strawberry has no hook for today.
+- **Nested tree.** `Plan.tree` looks ahead at its selection; ids, types and relations are
+  served from one statement of outlines, built from a template record rather than validated.
+  {c("nested tree", "plan -> decisions")}. The rest is the same per-field execution as above,
+  about six resolutions per decision.
+- **Recording.** A recording locks its plan, reads the facts it is judged by and writes; that
+  is at least two statements and a commit against the baseline's one:
+  {c("recording", "recordDecision over HTTP, sequential")}. Batches are two statements for the
+  whole batch (`read_placements`, `create_decisions`), the rest is Python (strawberry's input
+  conversion, validation, placement, mapping): {c("recording", "recordDecisions over HTTP")}.
+  What would close it: rows for the create statement built straight from the typed inputs.
+- **Correction.** The closure is read under the plans' locks and its ids come back to Python
+  and go out again to supersede, across about eight statements (lock and read, phase, the
+  correction's placement, reviews made moot, supersession and the attempt), against the
+  baseline's one statement without locks: {c("correction", "downstream of 1")},
+  {c("correction", "downstream of 100")}, {c("correction", "downstream of 10,000")}. What would
+  close it: superseding from the walk inside the locked statement, so only the answer travels.
+- **Offline.** {c("offline", "")}: loading builds a networkx graph with every property of
+  every node, then 15 rules and an export; the baseline only streams the rows. Hierarchy-by-
+  hierarchy streaming with worker processes (`--jobs`) is not built yet.
+- **Not measured yet:** event delivery latency to 100 subscribers, `recordDecisions` batches of
+  1,000, lineage at depth 20 on the 1M-decision database.
+- **Parsing and validation** of a GraphQL document happen once per distinct document
+  (`ParserCache`, `ValidationCache`).
 """
+
+
+def cite(runs: list[dict[str, Any]], sizes: str, scenario: str, case: str) -> str:
+    """A row's measurement as the analysis quotes it, from the saved run at ``sizes``.
+
+    >>> run = {"sizes": "quick", "rows": [{"scenario": "lineage", "case": "lineage of x", "compare": "latency",
+    ...        "ratio": 2.5, "ours": {"p50_ms": 5.0}, "baseline": {"p50_ms": 2.0}}]}
+    >>> cite([run], "quick", "lineage", "lineage of")
+    '2.50x (5.0 ms against 2.0 ms p50, quick.json)'
+    >>> cite([run], "full", "lineage", "lineage of")
+    '(not in the saved full results)'
+    """
+    for run in runs:
+        if run["sizes"] != sizes:
+            continue
+        for row in run["rows"]:
+            if row["scenario"] == scenario and row["case"].startswith(case):
+                base = f" against {_ms(row['baseline']['p50_ms'])}" if row.get("baseline") else ""
+                return f"{_ratio(row)} ({_ms(row['ours']['p50_ms'])}{base} p50, {sizes}.json)"
+    return f"(not in the saved {sizes} results)"
+
 
 NOTES = """\
 ## Notes
@@ -175,7 +198,7 @@ _ORDER = ["offline", "recording", "lineage", "correction", "tree"]
 
 
 def _part(run: dict[str, Any]) -> dict[str, Any]:
-    return {key: run[key] for key in ("date", "scenarios", "workload", "seconds")}
+    return {key: run.get(key) for key in ("date", "commit", "scenarios", "workload", "seconds")}
 
 
 def write(result: dict[str, Any]) -> Path:
@@ -201,7 +224,7 @@ def render(runs: list[dict[str, Any]]) -> str:
             "correction at 100k, the offline scenario at 100k and 1M decisions and its 8 GB target are "
             "not measured here.\n"
         )
-    parts.append(ANALYSIS)
+    parts.append(analysis(runs))
     parts.append(NOTES)
     return "\n".join(parts)
 
@@ -211,6 +234,7 @@ def _run(run: dict[str, Any]) -> str:
     lines = [
         f"## `{run['sizes']}` sizes, {run['date']}",
         "",
+        f"Commit: `{run.get('commit') or 'not recorded'}` (results: `docs/benchmarks/{run['sizes']}.json`).  ",
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}.  ",
         "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + ".  ",
         *(
@@ -218,7 +242,8 @@ def _run(run: dict[str, Any]) -> str:
             if not run.get("parts")
             else ["Run in parts:  "]
             + [
-                f"{', '.join(part['scenarios'])} on {part['date']} ({part['seconds']:.0f} s; workload: {part['workload']}).  "
+                f"{', '.join(part['scenarios'])} on {part['date']} at `{part.get('commit') or 'commit not recorded'}` "
+                f"({part['seconds']:.0f} s; workload: {part['workload']}).  "
                 for part in run["parts"]
             ]
         ),
@@ -250,7 +275,15 @@ def _run(run: dict[str, Any]) -> str:
 
 
 def _cell(stats: dict[str, Any], compare: str) -> str:
-    text = f"{_ms(stats['p50_ms'])} / {_ms(stats['p95_ms'])}"
+    """p50 / p95 (or the sample count where there were too few for a p95).
+
+    >>> _cell({"runs": 30, "p50_ms": 2.0, "p95_ms": 3.5, "ops_per_second": 500.0}, "latency")
+    '2.0 ms / 3.5 ms'
+    >>> _cell({"runs": 5, "p50_ms": 2.0, "p95_ms": None, "ops_per_second": 500.0}, "latency")
+    '2.0 ms / n=5, no p95'
+    """
+    p95 = stats.get("p95_ms")
+    text = f"{_ms(stats['p50_ms'])} / " + (_ms(p95) if p95 is not None else f"n={stats['runs']}, no p95")
     if compare == "throughput":
         text += f" ({stats['ops_per_second']:,.0f}/s)"
     return text

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from bench.harness import Row, Stats, graphql, timed, timed_each
+from bench.harness import Row, Stats, graphql, side_by_side, side_by_side_each, timed
 from decisiontrail.checks.closure import downstream
 from decisiontrail.cypher import query
 from decisiontrail.domain import AutomationProfile, DecisionType, Phase
@@ -37,18 +37,18 @@ class Sizes:
     records: int  # single recordDecision calls, sequential and concurrent
     batches: int  # recordDecisions batches of BATCH inputs
     corrections: tuple[int, ...]  # downstream sizes
-    correction_repeat: int
+    correction_repeat: int  # runs each way at downstreams up to 100 (a p95 needs 20); 5 at 10k, 2 at 100k
     queries: int  # lineage, impact and tree queries
     offline: tuple[int, ...]  # decisions loaded, checked and exported
 
 
-QUICK = Sizes("quick", records=200, batches=20, corrections=(1, 100, 10_000), correction_repeat=3, queries=30, offline=(10_000,))
+QUICK = Sizes("quick", records=200, batches=20, corrections=(1, 100, 10_000), correction_repeat=20, queries=30, offline=(10_000,))
 FULL = Sizes(
     "full",
     records=1000,
     batches=100,
     corrections=(1, 100, 10_000, 100_000),
-    correction_repeat=3,
+    correction_repeat=30,
     queries=100,
     offline=(100_000, 1_000_000),
 )
@@ -176,21 +176,18 @@ def recording(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], No
 
     progress(f"recording: {sizes.records} single recordDecision calls, sequential")
     plan_id, parent_id = _plan_for_recording(store, "bench: sequential recording")
+    raw_plan, raw_parent = _plan_for_recording(store, "bench: raw single writes")
     counter = iter(range(10**9))
     with httpx.Client(base_url=api, timeout=60) as client:
-        ours = timed(
+        ours, raw = side_by_side(
             lambda: graphql(client, RECORD, input=_decision_input(plan_id, parent_id, next(counter))),
-            repeat=sizes.records,
+            lambda: driver.execute_query(
+                RAW_RECORD, plan_id=raw_plan, parent_id=raw_parent, row=_raw_row(raw_plan, next(counter)), database_=database
+            ),
+            samples=sizes.records,
             warmup=10,
         )
-    raw_plan, raw_parent = _plan_for_recording(store, "bench: raw single writes")
-    raw = timed(
-        lambda: driver.execute_query(
-            RAW_RECORD, plan_id=raw_plan, parent_id=raw_parent, row=_raw_row(raw_plan, next(counter)), database_=database
-        ),
-        repeat=sizes.records,
-        warmup=10,
-    )
+    _same_count(graph, plan_id, raw_plan, "single recordings")
     rows.append(
         Row(
             "recording",
@@ -238,28 +235,24 @@ def recording(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], No
 
     progress(f"recording: {sizes.batches} recordDecisions batches of {BATCH}")
     plan_id, parent_id = _plan_for_recording(store, "bench: batches")
+    raw_plan, raw_parent = _plan_for_recording(store, "bench: raw batches")
     with httpx.Client(base_url=api, timeout=120) as client:
-        ours_b = timed(
+        ours_b, raw_b = side_by_side(
             lambda: graphql(
                 client, RECORD_MANY, inputs=[_decision_input(plan_id, parent_id, next(counter)) for _ in range(BATCH)]
             ),
-            repeat=sizes.batches,
+            lambda: driver.execute_query(
+                RAW_RECORD_MANY,
+                plan_id=raw_plan,
+                parent_id=raw_parent,
+                rows=[_raw_row(raw_plan, next(counter)) for _ in range(BATCH)],
+                database_=database,
+            ),
+            samples=sizes.batches,
             warmup=2,
             ops=BATCH,
         )
-    raw_plan, raw_parent = _plan_for_recording(store, "bench: raw batches")
-    raw_b = timed(
-        lambda: driver.execute_query(
-            RAW_RECORD_MANY,
-            plan_id=raw_plan,
-            parent_id=raw_parent,
-            rows=[_raw_row(raw_plan, next(counter)) for _ in range(BATCH)],
-            database_=database,
-        ),
-        repeat=sizes.batches,
-        warmup=2,
-        ops=BATCH,
-    )
+    _same_count(graph, plan_id, raw_plan, f"batches of {BATCH}")
     rows.append(
         Row(
             "recording",
@@ -273,6 +266,18 @@ def recording(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], No
         )
     )
     return rows
+
+
+def _same_count(graph: Graph, ours_plan: str, raw_plan: str, what: str) -> None:
+    """Both sides wrote as many decisions (the answers of a write: what it stored)."""
+    counts = [
+        graph.driver.execute_query(
+            "MATCH (d:Decision {plan_id: $plan_id}) RETURN count(d) AS n", plan_id=plan_id, database_=graph.database
+        ).records[0]["n"]
+        for plan_id in (ours_plan, raw_plan)
+    ]
+    if counts[0] != counts[1]:
+        raise RuntimeError(f"{what}: ours stored {counts[0]} decisions, the baseline {counts[1]}")
 
 
 def _concurrently(call: Callable[[int, Any], object], api: str | None, per_client: int, targets: list[tuple[str, str]]) -> Stats:
@@ -319,14 +324,24 @@ def correction(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], N
     store = Trail.on(graph)
     rows = []
     for size in sizes.corrections:
-        repeat = sizes.correction_repeat if size < 100_000 else 2
-        progress(f"correction: downstream of {size} decision(s), {repeat} runs each way")
+        repeat = sizes.correction_repeat if size <= 100 else (5 if size < 100_000 else 2)
+        progress(f"correction: downstream of {size} decision(s), {repeat} runs each way, interleaved")
         ours_targets = subtree_fixture(graph, size, copies=repeat, seed=size)
         raw_targets = subtree_fixture(graph, size, copies=repeat, seed=size + 1)
-        ours = timed_each(
-            [partial(correct, store, t, "revert", "Use the other approach", "bench") for t in ours_targets], ops=size
+        expected = {t: _closure(graph, t) for t in [*ours_targets, *raw_targets]}
+        answers: dict[str, set[str]] = {}
+        ours, raw = side_by_side_each(
+            [partial(_correct_into, answers, store, t) for t in ours_targets],
+            [partial(_raw_correct, graph, t) for t in raw_targets],
+            ops=size,
         )
-        raw = timed_each([partial(_raw_correct, graph, t) for t in raw_targets], ops=size)
+        for t in ours_targets:
+            if answers[t] != expected[t]:
+                raise RuntimeError(f"correction of {t}: ours invalidated {len(answers[t])}, not the {size} expected")
+        for t in raw_targets:
+            superseded = _superseded_in_plan(graph, t)
+            if superseded != expected[t]:
+                raise RuntimeError(f"correction of {t}: the baseline superseded {len(superseded)}, not the {size} expected")
         nx_target = subtree_fixture(graph, size, copies=1, seed=size + 2)[0]
         plan_id = reading.get_decision(store, nx_target).plan_id
         G = load_plans(graph, [plan_id], progress=False)
@@ -358,8 +373,30 @@ def correction(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], N
     return rows
 
 
+def _correct_into(answers: dict[str, set[str]], store: Trail, decision_id: str) -> None:
+    """Ours: the service's correction, keeping what it says it invalidated."""
+    answers[decision_id] = set(correct(store, decision_id, "revert", "Use the other approach", "bench").invalidated)
+
+
 def _raw_correct(graph: Graph, decision_id: str) -> None:
     graph.driver.execute_query(RAW_CORRECT, decision_id=decision_id, correction_id=new_ulid(), database_=graph.database)
+
+
+def _closure(graph: Graph, decision_id: str) -> set[str]:
+    """What correcting ``decision_id`` must supersede (itself included), read before either side runs."""
+    found = graph.driver.execute_query(query("correction/downstream"), decision_id=decision_id, database_=graph.database)
+    return {decision_id, *(d["decision_id"] for d in found.records[0]["decisions"])}
+
+
+def _superseded_in_plan(graph: Graph, decision_id: str) -> set[str]:
+    """The decisions of ``decision_id``'s plan that a correction superseded (the fixture has one plan per target)."""
+    found = graph.driver.execute_query(
+        "MATCH (:Decision {decision_id: $id})-[:IN_PLAN]->(:Plan)<-[:IN_PLAN]-(d:Decision) "
+        "WHERE d.superseded_at IS NOT NULL RETURN collect(d.decision_id) AS ids",
+        id=decision_id,
+        database_=graph.database,
+    )
+    return set(found.records[0]["ids"])
 
 
 def lineage_and_impact(
@@ -385,16 +422,31 @@ def _walk_row(graph: Graph, api: str, sizes: Sizes, name: str, text: str, statem
     """One walk through GraphQL against the same Cypher through the driver."""
     with httpx.Client(base_url=api, timeout=60) as client:
         answer = graphql(client, text, id=decision_id)[name]
-        ours = timed(lambda: graphql(client, text, id=decision_id), repeat=sizes.queries, warmup=3)
-    raw = timed(
-        lambda: graph.driver.execute_query(query(statement), decision_id=decision_id, database_=graph.database),
-        repeat=sizes.queries,
-        warmup=3,
-    )
+        statement_answer = graph.driver.execute_query(query(statement), decision_id=decision_id, database_=graph.database)
+        _same_walk(name, decision_id, answer, statement_answer.records[0])
+        ours, raw = side_by_side(
+            lambda: graphql(client, text, id=decision_id),
+            lambda: graph.driver.execute_query(query(statement), decision_id=decision_id, database_=graph.database),
+            samples=sizes.queries,
+        )
     plans = f", {len(answer['plans'])} plans" if "plans" in answer else ""
     return Row(
         name, f"{name} of {what} ({len(answer['decisions'])} decisions{plans})", ours, raw, "the same Cypher through the driver"
     )
+
+
+def _same_walk(name: str, decision_id: str, answer: dict[str, Any], record: Any) -> None:
+    """The GraphQL answer and the statement's are the same decisions and plans, in full."""
+    if name == "lineage":
+        decisions, plans = list(record["decision_ids"]), list(record["plan_ids"])
+    else:  # impact answers the corrected decision first, then its downstream
+        decisions, plans = [decision_id, *(d["decision_id"] for d in record["decisions"])], list(record["plan_ids"])
+    ours = ([d["id"] for d in answer["decisions"]], [p["id"] for p in answer["plans"]])
+    if sorted(ours[0]) != sorted(decisions) or sorted(ours[1]) != sorted(plans) or len(set(ours[0])) != len(ours[0]):
+        raise RuntimeError(
+            f"{name} of {decision_id}: GraphQL answered {len(ours[0])} decisions and {len(ours[1])} plans, "
+            f"the statement {len(decisions)} and {len(plans)}"
+        )
 
 
 WALK_LEVELS = 50
@@ -459,19 +511,22 @@ def nested_tree(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], 
     plan_id = tree_fixture(graph, 1000)
     progress("nested tree: plan -> decisions -> children -> dependsOn over 1,000 decisions, ours and @neo4j/graphql")
     peer.install(progress)
-    with httpx.Client(base_url=api, timeout=120) as client:
-        ours_answer = graphql(client, TREE, id=plan_id)
-        ours = timed(lambda: graphql(client, TREE, id=plan_id), repeat=sizes.queries, warmup=3)
     with (
+        httpx.Client(base_url=api, timeout=120) as client,
         peer.running_peer(graph.uri, database=graph.database) as peer_url,
-        httpx.Client(base_url=peer_url, timeout=120) as client,
+        httpx.Client(base_url=peer_url, timeout=120) as peer_client,
     ):
-        peer_answer = graphql(client, peer.NESTED_TREE_QUERY, planId=plan_id)
-        theirs = timed(lambda: graphql(client, peer.NESTED_TREE_QUERY, planId=plan_id), repeat=sizes.queries, warmup=3)
-    ours_ids = {entry["decision"]["id"] for entry in ours_answer["plan"]["tree"]}
-    peer_ids = {d["id"] for d in peer_answer["plans"][0]["decisions"]}
-    if ours_ids != peer_ids:
-        raise RuntimeError(f"the two answers differ: {len(ours_ids)} decisions from ours, {len(peer_ids)} from the peer")
+        ours_answer = graphql(client, TREE, id=plan_id)
+        peer_answer = graphql(peer_client, peer.NESTED_TREE_QUERY, planId=plan_id)
+        ours_tree, peer_tree = _tree_of_ours(ours_answer), _tree_of_peer(peer_answer)
+        if ours_tree != peer_tree:
+            differ = sorted(k for k in ours_tree.keys() | peer_tree.keys() if ours_tree.get(k) != peer_tree.get(k))
+            raise RuntimeError(f"the two answers differ in {len(differ)} decisions, first {differ[:3]}")
+        ours, theirs = side_by_side(
+            lambda: graphql(client, TREE, id=plan_id),
+            lambda: graphql(peer_client, peer.NESTED_TREE_QUERY, planId=plan_id),
+            samples=sizes.queries,
+        )
     return [
         Row(
             "nested tree",
@@ -483,6 +538,33 @@ def nested_tree(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], 
             met=ours.p50_ms <= theirs.p50_ms,
         )
     ]
+
+
+Tree = dict[str, tuple[str, tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]]
+
+
+def _tree_of_ours(answer: dict[str, Any]) -> Tree:
+    """Each decision of our answer: its type, and its children in order with their dependencies."""
+    return {
+        entry["decision"]["id"]: (
+            entry["decision"]["decisionType"].lower(),
+            tuple(c["id"] for c in entry["decision"]["children"]),
+            tuple((c["id"], tuple(sorted(d["id"] for d in c["dependsOn"]))) for c in entry["decision"]["children"]),
+        )
+        for entry in answer["plan"]["tree"]
+    }
+
+
+def _tree_of_peer(answer: dict[str, Any]) -> Tree:
+    """The same, from @neo4j/graphql's answer (its types as stored, lower case)."""
+    return {
+        d["id"]: (
+            d["decisionType"].lower(),
+            tuple(c["id"] for c in d["children"]),
+            tuple((c["id"], tuple(sorted(x["id"] for x in c["dependsOn"]))) for c in d["children"]),
+        )
+        for d in answer["plans"][0]["decisions"]
+    }
 
 
 def offline(graph: Graph, decisions: int, progress: Callable[[str], None]) -> Row:

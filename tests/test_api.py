@@ -290,6 +290,15 @@ def test_lineage_walks_up_through_parent_plans_and_dependencies(api: httpx.Clien
         other["id"],
     }
     assert {p["id"] for p in lineage["plans"]} == {plan["id"], child["id"]}
+    # Ids alone are answered from the walk; asking for more reads the records: the same ones.
+    whole = ok(
+        api,
+        "query($id: ID!) { lineage(decisionId: $id) { decisions { id question planId } plans { id description } } }",
+        id=child_strategy["id"],
+    )["lineage"]
+    assert [d["id"] for d in whole["decisions"]] == [d["id"] for d in lineage["decisions"]]
+    assert [p["id"] for p in whole["plans"]] == [p["id"] for p in lineage["plans"]]
+    assert all(d["question"] and d["planId"] in {plan["id"], child["id"]} for d in whole["decisions"])
 
 
 def test_add_dependency_records_influence_and_refuses_cycles(api: httpx.Client, graph: Graph) -> None:

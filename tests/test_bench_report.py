@@ -25,6 +25,9 @@ def test_ratios_compare_latency_or_throughput_the_right_way_round() -> None:
     )
 
 
+MACHINE = {"cpu": "cpu", "cores": 2, "memory_gb": 24, "os": "linux"}
+
+
 def test_the_report_shows_every_row_and_says_which_targets_were_missed() -> None:
     missed = Row(
         "correction",
@@ -49,11 +52,36 @@ def test_the_report_shows_every_row_and_says_which_targets_were_missed() -> None
 
     text = render([run])
 
+    # Two samples, or one, give a median but no p95: the row says how many there were.
     assert (
-        "| correction | downstream of 100 | 35.0 ms / 40.0 ms | hand-written Cypher | 11.0 ms / 12.0 ms | 3.18x | <= 1.5x | **no** |"
+        "| correction | downstream of 100 | 35.0 ms / n=2, no p95 | hand-written Cypher | 11.0 ms / n=2, no p95 | 3.18x | "
+        "<= 1.5x | **no** |" in text
+    )
+    assert (
+        "| nested tree | 1,000 decisions | 5.0 ms / n=1, no p95 | @neo4j/graphql | 9.0 ms / n=1, no p95 | 0.56x | <= 1.0x | yes |"
         in text
     )
-    assert (
-        "| nested tree | 1,000 decisions | 5.0 ms / 5.0 ms | @neo4j/graphql | 9.0 ms / 9.0 ms | 0.56x | <= 1.0x | yes |" in text
-    )
     assert "### Targets missed, and why" in text and "3.18x" in text
+    assert "Commit: `not recorded`" in text  # a run from before the harness kept its commit
+
+
+def test_a_p95_comes_from_twenty_samples_or_more() -> None:
+    twenty = Stats(tuple(float(ms) for ms in range(1, 21)))
+    row = Row("lineage", "x", twenty, twenty, "raw").as_json()
+
+    assert (row["ours"]["runs"], row["ours"]["p95_ms"]) == (20, 19.0)
+    assert Row("lineage", "x", Stats(twenty.samples_ms[:19]), twenty, "raw").as_json()["ours"]["p95_ms"] is None
+
+
+def test_the_analysis_cites_the_saved_results_and_says_what_was_not_measured() -> None:
+    run = {
+        "sizes": "quick",
+        "rows": [
+            Row("correction", "downstream of 1", Stats((30.0,)), Stats((10.0,)), "raw", target="<= 1.5x", met=False).as_json()
+        ],
+    }
+
+    text = render([{**run, "date": "d", "workload": "w", "seconds": 1.0, "machine": MACHINE, "versions": {}, "misses": []}])
+
+    assert "3.00x (30.0 ms against 10.0 ms p50, quick.json)" in text
+    assert "(not in the saved quick results)" in text  # a row this run did not have

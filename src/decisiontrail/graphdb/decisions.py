@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime
 
 import neo4j
@@ -14,7 +14,13 @@ from decisiontrail.domain.pages import DecisionPage
 from decisiontrail.domain.placement import Recording
 from decisiontrail.domain.recording import PARENT_TYPES, CapturedContext, CheckpointGroup, checkpoint_group_for
 from decisiontrail.graphdb.database import Transaction
-from decisiontrail.graphdb.records import decision_from_record, decision_outline_from_record, decision_properties, json_text
+from decisiontrail.graphdb.records import (
+    decision_from_record,
+    decision_outline_from_record,
+    decision_properties,
+    json_text,
+    native_datetime,
+)
 
 
 def get_many(tx: Transaction, decision_ids: list[str]) -> list[Decision | None]:
@@ -46,11 +52,22 @@ def page(tx: Transaction, plan_id: str, page: DecisionPage) -> tuple[int, list[s
     return int(record["total"]), list(record["decision_ids"])
 
 
-def lineage(tx: Transaction, decision_id: str) -> tuple[list[str], list[str]]:
+def lineage(tx: Transaction, decision_id: str) -> Lineage | None:
     """Where a decision comes from: its ancestors (through parent plans too) and what it depends
-    on, transitively; as (decision ids, plan ids)."""
+    on, transitively; None when the decision does not exist."""
     record = tx.run(query("decision/lineage"), decision_id=decision_id).single(strict=True)
-    return list(record["decision_ids"]), list(record["plan_ids"])
+    if not record["found"]:
+        return None
+    return Lineage(native_datetime(record["created_at"]), list(record["decision_ids"]), list(record["plan_ids"]))
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """A lineage walk's answer: when its decision was recorded, and the ids it reached."""
+
+    created_at: datetime
+    decision_ids: list[str]
+    plan_ids: list[str]
 
 
 def checkpoint_group(tx: Transaction, decision_id: str) -> CheckpointGroup | None:

@@ -15,6 +15,7 @@ from typing import Any
 from neo4j.time import DateTime
 
 from decisiontrail.domain.correction import CorrectionAttempt, FrontierPoint, ImpactedDecision
+from decisiontrail.domain.decision import partial_decision
 from decisiontrail.domain.recording import Proposal, Review
 from decisiontrail.domain import (
     ArtifactRef,
@@ -64,39 +65,49 @@ def decision_properties(
 
 
 def decision_from_record(record: Mapping[str, Any]) -> Decision:
-    """Rebuild a Decision from a row of ``decision/get_decisions`` or ``list_plan_decisions``."""
+    """Rebuild a Decision from a row of ``decision/get_decisions`` or ``list_plan_decisions``.
+
+    Built without validation, as the outline below is: the store validated every value when it
+    wrote it, and validating again (ULIDs, hashes, nested models) was most of the time a read of
+    many decisions took. Enums and tuples are made here, so the record is the one validation
+    would have built.
+    """
     props = record["decision"]
-    state = _checkpoint(props)
-    return Decision(
+    superseded_at = props.get("superseded_at")
+    return Decision.model_construct(
         decision_id=props["decision_id"],
         plan_id=props["plan_id"],
         parent_decision_id=record["parent_decision_id"],
         sequence_number=props["sequence_number"],
-        decision_type=props["decision_type"],
-        phase=props["phase"],
+        decision_type=DecisionType(props["decision_type"]),
+        phase=Phase(props["phase"]),
         question=props["question"],
         chosen_option=props["chosen_option"],
         alternatives_considered=tuple(props.get("alternatives_considered") or ()),
         confidence_score=props.get("confidence_score"),
-        context_snapshot=ContextSnapshot(
+        context_snapshot=ContextSnapshot.model_construct(
             hot_context_hash=props["hot_context_hash"],
             hot_context_ref=props["hot_context_ref"],
-            relevant_resources=tuple(ResourceRef(**r) for r in json.loads(props["relevant_resources"])),
-            actor_state_ref=state,
+            relevant_resources=tuple(ResourceRef.model_construct(**r) for r in json.loads(props["relevant_resources"])),
+            actor_state_ref=_checkpoint(props),
         ),
         rationale=props.get("rationale") or "",
         actor_reasoning=props.get("actor_reasoning"),
         depends_on=tuple(decision_id for _, decision_id in sorted(record["depends_on"])),
         downstream_decision_ids=tuple(sorted(record["downstream_decision_ids"])),
         downstream_plan_ids=tuple(sorted(record["downstream_plan_ids"])),
-        artifacts_produced=tuple(ArtifactRef(**a) for a in json.loads(props["artifacts_produced"])),
+        artifacts_produced=tuple(_artifact(a) for a in json.loads(props["artifacts_produced"])),
         created_at=native_datetime(props["created_at"]),
         is_correction=props.get("is_correction", False),
         corrects_decision_id=record["corrects_decision_id"],
         correction_reason=props.get("correction_reason"),
         superseded_by=record["superseded_by"],
-        superseded_at=native_datetime(props["superseded_at"]) if props.get("superseded_at") is not None else None,
+        superseded_at=native_datetime(superseded_at) if superseded_at is not None else None,
     )
+
+
+def _artifact(stored: Mapping[str, Any]) -> ArtifactRef:
+    return ArtifactRef.model_construct(**stored)  # one stored before digests existed gets the default (None)
 
 
 def decision_outline_from_record(record: Mapping[str, Any]) -> Decision:
@@ -122,7 +133,7 @@ def decision_outline_from_record(record: Mapping[str, Any]) -> Decision:
         "created_at": native_datetime(record["created_at"]) if record["created_at"] is not None else None,
         "superseded_at": native_datetime(record["superseded_at"]) if record["superseded_at"] is not None else None,
     }
-    return Decision.model_construct(**values)
+    return partial_decision(**values)
 
 
 def review_properties(review: Review) -> dict[str, Any]:
@@ -259,7 +270,7 @@ def attempt_from_properties(props: Mapping[str, Any]) -> CorrectionAttempt:
 def _checkpoint(props: Mapping[str, Any]) -> CheckpointRef | None:
     if props.get("actor_state_checkpoint_id") is None:
         return None
-    return CheckpointRef(
+    return CheckpointRef.model_construct(
         thread_id=props["actor_state_thread_id"],
         checkpoint_ns=props.get("actor_state_checkpoint_ns") or "",
         checkpoint_id=props["actor_state_checkpoint_id"],
@@ -270,5 +281,9 @@ def json_text(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def native_datetime(value: DateTime | datetime) -> datetime:
+def native_datetime(value: DateTime | datetime | str) -> datetime:
+    """A stored time as Python's: from the driver's DateTime, or from Cypher's ``toString`` of one
+    (ISO 8601 with an offset; a zone name in brackets after it adds nothing the offset does not say)."""
+    if isinstance(value, str):
+        return datetime.fromisoformat(value.split("[", 1)[0])
     return value.to_native() if isinstance(value, DateTime) else value

@@ -15,6 +15,9 @@ OUTLINE: dict[str, Shape | None] = dict.fromkeys(
 OUTLINE["children"] = OUTLINE["dependsOn"] = OUTLINE
 """What a Decision built from an outline record can answer, at any depth of children and dependsOn."""
 
+IDS: Shape = dict.fromkeys(("__typename", "id"))
+"""A selection of ids only: a list of ids a walk returned answers it without reading a record."""
+
 TREE_OF_OUTLINES: Shape = {"tree": {"__typename": None, "depth": None, "decision": OUTLINE}}
 """A plan's ``tree`` selection that outlines serve whole."""
 

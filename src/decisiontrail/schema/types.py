@@ -15,6 +15,7 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from decisiontrail.domain import Decision as DomainDecision
+from decisiontrail.domain.decision import partial_decision
 from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome
 from decisiontrail.domain.decision import DecisionType, Phase
 from decisiontrail.domain.recording import ReviewAction, ReviewStatus
@@ -37,7 +38,7 @@ from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.errors import call, client_error, in_thread
 from decisiontrail.schema.analytics import AnalyticsScope, PlanAnalytics
-from decisiontrail.schema.selection import TREE_OF_OUTLINES, asks_only
+from decisiontrail.schema.selection import IDS, TREE_OF_OUTLINES, asks_only
 from decisiontrail.services import analysis, reading
 from decisiontrail.services import correction as correction_service
 
@@ -314,8 +315,22 @@ async def _decision(info: Info[Context, None], decision_id: str | None) -> Decis
 
 
 async def _decisions(info: Info[Context, None], decision_ids: list[str]) -> list[Decision]:
+    if not info.context.limited and asks_only(info.selected_fields[0].selections, IDS):
+        # The ids are the answer: a walk found them, and nothing is hidden from this caller.
+        return [Decision(model=partial_decision(decision_id=i)) for i in decision_ids]
     found = await info.context.decisions.load_many(decision_ids)
     return [Decision(model=d) for d in found if d is not None]
+
+
+def _only_id(plan_id: str) -> dict[str, Any]:
+    return {"plan_id": plan_id}  # a plan record of which only the id is read
+
+
+async def _plans(info: Info[Context, None], plan_ids: list[str]) -> list[Plan]:
+    if not info.context.limited and asks_only(info.selected_fields[0].selections, IDS):
+        return [Plan(model=DomainPlan.model_construct(**_only_id(i))) for i in plan_ids]
+    found = await info.context.plans.load_many(plan_ids)
+    return [Plan(model=p) for p in found if p is not None]
 
 
 async def _children(info: Info[Context, None], decision_id: str) -> list[Decision]:
@@ -850,8 +865,7 @@ class Impact:
 
     @strawberry.field
     async def plans(self, info: Info[Context, None]) -> list[Plan]:
-        found = await info.context.plans.load_many(list(self.model.plan_ids))
-        return [Plan(model=p) for p in found if p is not None]
+        return await _plans(info, list(self.model.plan_ids))
 
     @strawberry.field
     async def counts_by_type(self, info: Info[Context, None]) -> list[CountByType]:
@@ -882,8 +896,7 @@ class Lineage:
 
     @strawberry.field
     async def plans(self, info: Info[Context, None]) -> list[Plan]:
-        found = await info.context.plans.load_many(self.plan_ids)
-        return [Plan(model=p) for p in found if p is not None]
+        return await _plans(info, self.plan_ids)
 
 
 @strawberry.type

@@ -149,7 +149,7 @@ def lineage(
 
     def work(tx: Transaction) -> tuple[list[str], list[str]]:
         require_visible(tx, principal, decision_ids=[decision_id])
-        found = decisions.get_many(tx, [decision_id])[0]
+        found = decisions.lineage(tx, decision_id)
         if found is None:
             raise NotFound("decision", decision_id)
         if as_of is not None and found.created_at > as_of:
@@ -157,7 +157,7 @@ def lineage(
                 f"asOf: decision {decision_id} was recorded after {as_of.isoformat()}; it had no lineage then",
                 field="asOf",
             )
-        return decisions.lineage(tx, decision_id)
+        return found.decision_ids, found.plan_ids
 
     return trail.database.read(work)
 

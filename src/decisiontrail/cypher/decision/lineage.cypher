@@ -5,9 +5,13 @@
 // walk with a visited set (VarLengthExpand(Pruning,BFS)): each node and edge is reached once,
 // however many routes lead to it. Do not name the path's relationships or slice its nodes:
 // either makes the planner enumerate every path, which multiplies with hierarchy depth.
-MATCH (origin:Decision {decision_id: $decision_id})
+// One statement answers the whole question: whether the decision exists, when it was recorded
+// (an as-of read is judged by it), and the walk.
+OPTIONAL MATCH (origin:Decision {decision_id: $decision_id})
 OPTIONAL MATCH (origin)-[:PARENT|DEPENDS_ON|IN_PLAN|SPAWNED_BY*]->(reached)
-WITH collect(DISTINCT reached) AS reached
+WITH origin, collect(DISTINCT reached) AS reached
 RETURN
+  origin IS NOT NULL AS found,
+  toString(origin.created_at) AS created_at,
   [x IN reached WHERE x:Decision | x.decision_id] AS decision_ids,
   [x IN reached WHERE x:Plan | x.plan_id] AS plan_ids
