@@ -391,7 +391,7 @@ def _closure(graph: Graph, decision_id: str) -> set[str]:
 def _superseded_in_plan(graph: Graph, decision_id: str) -> set[str]:
     """The decisions of ``decision_id``'s plan that a correction superseded (the fixture has one plan per target)."""
     found = graph.driver.execute_query(
-        "MATCH (:Decision {decision_id: $id})-[:IN_PLAN]->(:Plan)<-[:IN_PLAN]-(d:Decision) "
+        "MATCH (origin:Decision {decision_id: $id}) MATCH (d:Decision {plan_id: origin.plan_id}) "
         "WHERE d.superseded_at IS NOT NULL RETURN collect(d.decision_id) AS ids",
         id=decision_id,
         database_=graph.database,
