@@ -11,7 +11,7 @@ import yaml
 
 from decisiontrail.domain import AutomationProfile, Decision, DecisionType, Invariant, Phase, Plan
 from decisiontrail.domain.ids import new_ulid
-from decisiontrail.domain.recording import Review, ReviewAction, ReviewStatus
+from decisiontrail.domain.recording import Proposal, Review, ReviewAction, ReviewStatus
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, ValidationFailed
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
@@ -19,6 +19,7 @@ from decisiontrail.services.lifecycle import advance_phase, instantiate_plan, re
 from decisiontrail.services.recording import (
     RECORD_DECISION_INPUT_SCHEMA,
     RECORD_DECISION_OUTPUT_SCHEMA,
+    MAX_BATCH,
     propose,
     record_decision,
     record_decisions,
@@ -534,6 +535,25 @@ def test_one_refused_proposal_refuses_the_batch_and_nothing_is_written(store: Tr
         record_decisions(store, [(good, None), (bad, None)])
 
     assert count_graph(graph) == before
+
+
+def test_a_batch_of_a_thousand_is_recorded_and_one_more_is_refused_whole(store: Trail, graph: Graph) -> None:
+    plan, _ = _executing_plan(store)
+
+    def batch(n: int) -> list[tuple[Proposal, None]]:
+        return [
+            (
+                propose(tool_input("implementation_choice", question=f"q{i}?"), plan_id=plan.plan_id, snapshot=actor_snapshot()),
+                None,
+            )
+            for i in range(n)
+        ]
+
+    assert len(record_decisions(store, batch(MAX_BATCH))) == MAX_BATCH == 1000
+    before = count_graph(graph)
+    with pytest.raises(ValidationFailed) as refused:
+        record_decisions(store, batch(MAX_BATCH + 1))
+    assert refused.value.field == "inputs" and count_graph(graph) == before
 
 
 def _sequence_order_violations(graph: Graph, plan_id: str) -> list[str]:

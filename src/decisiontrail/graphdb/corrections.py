@@ -9,9 +9,16 @@ from typing import Any
 
 from decisiontrail.cypher import query
 from decisiontrail.domain import Decision
-from decisiontrail.domain.correction import CorrectionAttempt, Impact, ReplayOutcome
+from decisiontrail.domain.correction import CorrectionAttempt, Impact, ImpactedDecision, ReplayOutcome
+from decisiontrail.domain.recording import Review
 from decisiontrail.graphdb.database import Transaction
-from decisiontrail.graphdb.records import attempt_from_properties, attempt_properties, decision_from_record, impacted_from_row
+from decisiontrail.graphdb.records import (
+    attempt_from_properties,
+    attempt_properties,
+    decision_from_record,
+    impacted_from_row,
+    review_from_record,
+)
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,15 @@ def downstream(tx: Transaction, decision_id: str) -> Impact:
     return _impact(tx.run(query("correction/downstream"), decision_id=decision_id).single(strict=True))
 
 
+def downstream_with_origin(tx: Transaction, decision_id: str) -> tuple[ImpactedDecision, str | None, Impact] | None:
+    """In one statement: the decision (None when it does not exist), what supersedes it, and
+    everything correcting it would invalidate (itself not included)."""
+    record = tx.run(query("correction/downstream"), decision_id=decision_id).single(strict=True)
+    if record["origin"] is None:
+        return None
+    return impacted_from_row(record["origin"]), record["superseded_by"], _impact(record)
+
+
 def downstream_as_of(tx: Transaction, decision_id: str, as_of: datetime) -> Impact:
     """What correcting ``decision_id`` at ``as_of`` would have invalidated (the decision itself not included)."""
     return _impact(tx.run(query("correction/downstream_as_of"), decision_id=decision_id, as_of=as_of).single(strict=True))
@@ -63,11 +79,11 @@ def edges_from(tx: Transaction, ids: list[str]) -> list[tuple[str, str, str]]:
     return [(r["from_id"], r["relationship"], r["to_id"]) for r in rows]
 
 
-def lock_and_read_downstream(tx: Transaction, decision_id: str, plan_ids: list[str]) -> Impact:
-    """Lock ``plan_ids``, then read the decision's downstream whole."""
-    return _impact(
-        tx.run(query("correction/lock_and_read_downstream"), decision_id=decision_id, plan_ids=plan_ids).single(strict=True)
-    )
+def lock_and_read_downstream(tx: Transaction, decision_id: str, plan_ids: list[str]) -> tuple[Impact, list[Review]]:
+    """Lock ``plan_ids``, then read the decision's downstream whole, and the reviews pending in those plans."""
+    record = tx.run(query("correction/lock_and_read_downstream"), decision_id=decision_id, plan_ids=plan_ids).single(strict=True)
+    pending = [review_from_record({"review": review, "decision_id": None}) for review in record["pending_reviews"]]
+    return _impact(record), pending
 
 
 def latest_current(tx: Transaction, plan_id: str, excluded: list[str]) -> str | None:
@@ -76,14 +92,18 @@ def latest_current(tx: Transaction, plan_id: str, excluded: list[str]) -> str | 
     return None if row is None else str(row["decision_id"])
 
 
-def supersede_downstream(tx: Transaction, attempt: CorrectionAttempt, plan_ids: tuple[str, ...], at: datetime) -> None:
-    """Supersede the attempt's decisions by its correction, invalidate ``plan_ids``, store the attempt."""
+def supersede_downstream(
+    tx: Transaction, attempt: CorrectionAttempt, plan_ids: tuple[str, ...], cancelled_review_ids: list[str], at: datetime
+) -> None:
+    """Supersede the attempt's decisions by its correction, invalidate ``plan_ids``, cancel the
+    reviews it made moot, store the attempt."""
     tx.run(
         query("correction/supersede_downstream"),
         correction_id=attempt.correction_decision_id,
         original_id=attempt.corrected_decision_id,
         superseded_ids=list(attempt.invalidated_decision_ids),
         plan_ids=list(plan_ids),
+        cancelled_review_ids=cancelled_review_ids,
         attempt=attempt_properties(attempt),
         at=at,
     ).consume()

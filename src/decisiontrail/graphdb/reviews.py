@@ -30,11 +30,6 @@ def in_plan(tx: Transaction, plan_id: str, status: ReviewStatus | None = None) -
     return [review_from_record(r) for r in records]
 
 
-def pending_in_plans(tx: Transaction, plan_ids: list[str]) -> list[Review]:
-    """The pending reviews of the given plans, oldest first."""
-    return [review_from_record(r) for r in tx.run(query("review/pending_in_plans"), plan_ids=plan_ids)]
-
-
 def lock(tx: Transaction, review_id: str) -> Review | None:
     """The review, locked so that of two concurrent resolutions one wins; None for an unknown id."""
     record = tx.run(query("review/lock_review"), review_id=review_id).single()
@@ -58,8 +53,3 @@ def mark_resolved(
         resolved_option=option,
         resolved_by=resolved_by,
     ).consume()
-
-
-def cancel(tx: Transaction, review_ids: list[str], correction_id: str, at: datetime) -> None:
-    """Cancel pending reviews a correction made moot, naming it, and retire their keys."""
-    tx.run(query("review/cancel_reviews"), review_ids=review_ids, correction_id=correction_id, at=at).consume()

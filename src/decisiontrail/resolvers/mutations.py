@@ -9,8 +9,9 @@ from strawberry.types import Info
 
 from decisiontrail.domain import ArtifactRef as DomainArtifactRef
 from decisiontrail.domain import AutomationProfile, ContextSnapshot, Decision as DomainDecision
+from decisiontrail.domain import DecisionType as DomainDecisionType
 from decisiontrail.domain import Phase as DomainPhase
-from decisiontrail.domain.recording import CapturedContext
+from decisiontrail.domain.recording import CapturedContext, Proposal
 from decisiontrail.domain.invariants import Scope
 from decisiontrail.domain.recording import ReviewAction as DomainReviewAction
 from decisiontrail.exceptions import ValidationFailed
@@ -65,35 +66,32 @@ async def instantiate_plan(info: Info[Context, None], input: InstantiatePlanInpu
     return Plan(model=plan)
 
 
-def _proposal(input: RecordDecisionInput) -> Any:
+def _proposal(input: RecordDecisionInput) -> Proposal:
+    """The typed input as a Proposal, without a detour through the tool's JSON: GraphQL has
+    checked its types, the Proposal checks the rest."""
     s = input.context_snapshot
+    state = s.actor_state_ref
     snapshot = ContextSnapshot.model_validate(
         {
             "hot_context_hash": s.hot_context_hash,
             "hot_context_ref": s.hot_context_ref,
             "relevant_resources": [{"resource_id": r.resource_id, "path": r.path} for r in s.relevant_resources or []],
             "actor_state_ref": {
-                "thread_id": s.actor_state_ref.thread_id,
-                "checkpoint_ns": s.actor_state_ref.checkpoint_ns,
-                "checkpoint_id": s.actor_state_ref.checkpoint_id,
+                "thread_id": state.thread_id,
+                "checkpoint_ns": state.checkpoint_ns,
+                "checkpoint_id": state.checkpoint_id,
             },
         }
     )
-    arguments: dict[str, Any] = {
-        "decision_type": input.decision_type.value,
-        "question": input.question,
-        "chosen_option": input.chosen_option,
-        "rationale": input.rationale,
-    }
-    if input.alternatives_considered is not None:
-        arguments["alternatives_considered"] = input.alternatives_considered
-    if input.confidence_score is not None:
-        arguments["confidence_score"] = input.confidence_score
-    if input.parent_decision_id is not None:
-        arguments["parent_decision_id"] = str(input.parent_decision_id)
-    return recording.propose(
-        arguments,
+    return recording.proposal(
         plan_id=str(input.plan_id),
+        decision_type=DomainDecisionType(input.decision_type.value),
+        question=input.question,
+        chosen_option=input.chosen_option,
+        rationale=input.rationale,
+        alternatives_considered=input.alternatives_considered or (),
+        confidence_score=input.confidence_score,
+        parent_decision_id=str(input.parent_decision_id) if input.parent_decision_id is not None else None,
         snapshot=snapshot,
         idempotency_key=input.idempotency_key,
         depends_on=[str(d) for d in input.depends_on or []],

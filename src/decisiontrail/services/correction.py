@@ -31,10 +31,10 @@ from decisiontrail.domain.correction import (
 )
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.placement import Recording
-from decisiontrail.domain.recording import prompt_context
+from decisiontrail.domain.recording import Review, prompt_context
 from decisiontrail.events import DecisionEvent, EventKind
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, ValidationFailed
-from decisiontrail.graphdb import corrections, decisions, plans, reviews
+from decisiontrail.graphdb import corrections, decisions, plans
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
 from decisiontrail.services.recording import place
@@ -151,9 +151,11 @@ def correct_in(
     # locked nothing can be recorded into it. A plan reached only after the locks (recorded
     # meanwhile) is locked in another round.
     locked: set[str] = set()
+    pending: list[Review] = []  # in the locked plans, where the correction may make them moot
     wanted = {original.plan_id, *facts.touched_plan_ids}
     for _ in range(LOCK_ROUNDS):
-        impact = corrections.lock_and_read_downstream(tx, decision_id, sorted(wanted - locked))
+        impact, held = corrections.lock_and_read_downstream(tx, decision_id, sorted(wanted - locked))
+        pending += held
         locked |= wanted
         wanted = {*(d.plan_id for d in impact.decisions), *impact.plan_ids}
         if wanted <= locked:
@@ -183,14 +185,12 @@ def correct_in(
     correction = place(tx, [Recording(draft, context=context)], at=at).decisions[0][0]
     # Reviews waiting in the plans it touches that it makes moot are cancelled with it.
     moot = moot_reviews(
-        reviews.pending_in_plans(tx, sorted(locked)),
+        sorted(pending, key=lambda r: (r.created_at, r.review_id)),
         superseded=superseded,
         invalidated_plans=impact.plan_ids,
         corrected_plan_id=original.plan_id,
         phase=phase,
     )
-    if moot:
-        reviews.cancel(tx, [r.review_id for r in moot], correction.decision_id, at)
     origin = ImpactedDecision.of(original)
     attempt = CorrectionAttempt(
         original_decision_id=facts.first_in_chain,
@@ -207,7 +207,7 @@ def correct_in(
         counts_by_type=impact.with_origin(origin).counts_by_type,
         replay_frontier=replay_frontier(mode, origin, impact),
     )
-    corrections.supersede_downstream(tx, attempt, impact.plan_ids, at)
+    corrections.supersede_downstream(tx, attempt, impact.plan_ids, [r.review_id for r in moot], at)
     outcome = CorrectionResult(
         correction=correction,
         attempt=attempt,
@@ -229,12 +229,16 @@ def preview(trail: Trail, decision_id: str, *, principal: Principal | None = Non
 
     def work(tx: Transaction) -> Impact:
         require_visible(tx, principal, decision_ids=[decision_id])
+        if as_of is None:
+            found = corrections.downstream_with_origin(tx, decision_id)
+            if found is None:
+                raise NotFound("decision", decision_id)
+            origin, superseded_by, impact = found
+            check_correctable(decision_id, superseded_by)
+            return impact.with_origin(origin)
         original = decisions.get_many(tx, [decision_id])[0]
         if original is None:
             raise NotFound("decision", decision_id)
-        if as_of is None:
-            check_correctable(decision_id, original.superseded_by)
-            return corrections.downstream(tx, decision_id).with_origin(ImpactedDecision.of(original))
         check_current_at(original, as_of)
         return corrections.downstream_as_of(tx, decision_id, as_of).with_origin(ImpactedDecision.of(original))
 

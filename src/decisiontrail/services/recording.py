@@ -119,26 +119,64 @@ def propose(
     step_id: str | None = None,
     artifacts_produced: Sequence[Mapping[str, str]] = (),
 ) -> Proposal:
-    """Validate an actor's record_decision call and make it a Proposal (nothing is written)."""
+    """Validate an actor's record_decision call (ADR-033's JSON input) and make it a Proposal
+    (nothing is written)."""
     validate_arguments(arguments)
+    return proposal(
+        plan_id=plan_id,
+        decision_type=DecisionType(arguments["decision_type"]),
+        question=arguments["question"],
+        chosen_option=arguments["chosen_option"],
+        rationale=arguments["rationale"],
+        alternatives_considered=arguments.get("alternatives_considered") or (),
+        confidence_score=arguments.get("confidence_score"),
+        parent_decision_id=arguments.get("parent_decision_id"),
+        snapshot=snapshot,
+        idempotency_key=idempotency_key,
+        depends_on=depends_on,
+        actor_reasoning=actor_reasoning,
+        step_id=step_id,
+        artifacts_produced=artifacts_produced,
+    )
+
+
+def proposal(
+    *,
+    plan_id: str,
+    decision_type: DecisionType,
+    question: str,
+    chosen_option: str,
+    rationale: str,
+    snapshot: ContextSnapshot | None,
+    alternatives_considered: Sequence[str] = (),
+    confidence_score: float | None = None,
+    parent_decision_id: str | None = None,
+    idempotency_key: str | None = None,
+    depends_on: Sequence[str] = (),
+    actor_reasoning: str | None = None,
+    step_id: str | None = None,
+    artifacts_produced: Sequence[Mapping[str, str | None]] = (),
+) -> Proposal:
+    """A typed request to record (GraphQL's ``RecordDecisionInput`` arrives already typed) as a
+    Proposal, by the same rules as ``propose`` after its JSON Schema check: an actor's snapshot
+    with its checkpoint, a type an actor may record, the idempotency key given or derived."""
     snapshot = check_snapshot_for_actor(snapshot)
-    decision_type = DecisionType(arguments["decision_type"])
     check_actor_may_record(decision_type)
     state = snapshot.actor_state_ref
     assert state is not None  # check_snapshot_for_actor guarantees it
     key = idempotency_key or derive_idempotency_key(
-        state.thread_id, state.checkpoint_ns, step_id or state.checkpoint_id, decision_type.value, arguments["question"]
+        state.thread_id, state.checkpoint_ns, step_id or state.checkpoint_id, decision_type.value, question
     )
     try:
         return Proposal(
             plan_id=plan_id,
             decision_type=decision_type,
-            question=arguments["question"],
-            chosen_option=arguments["chosen_option"],
-            alternatives_considered=tuple(arguments.get("alternatives_considered") or ()),
-            confidence_score=arguments.get("confidence_score"),
-            rationale=arguments["rationale"],
-            parent_decision_id=arguments.get("parent_decision_id"),
+            question=question,
+            chosen_option=chosen_option,
+            alternatives_considered=tuple(alternatives_considered),
+            confidence_score=confidence_score,
+            rationale=rationale,
+            parent_decision_id=parent_decision_id,
             depends_on=tuple(depends_on),
             context_snapshot=snapshot,
             actor_reasoning=actor_reasoning,
@@ -189,7 +227,7 @@ def record_proposal(
     return record_decisions(trail, [(proposal, context)], principal=principal)[0]
 
 
-MAX_BATCH = 500
+MAX_BATCH = 1000  # a batch of 1,000 typical decisions is well inside the 1 MiB request body
 
 
 def record_decisions(

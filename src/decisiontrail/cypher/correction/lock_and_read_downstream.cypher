@@ -1,7 +1,8 @@
 // Takes the write lock (the :PlanLock) of every plan in $plan_ids (those a correction touches
 // and has not locked yet), so nothing is recorded into them, then reads the downstream closure whole under
-// those locks: the walk and the columns of downstream.cypher. The count() completes every lock
-// before the walk starts.
+// those locks: the walk and the columns of downstream.cypher, and the reviews pending in the
+// plans just locked (those the correction may make moot; none can be held there meanwhile).
+// The count() completes every lock before the walk starts.
 CALL () {
   UNWIND $plan_ids AS plan_id
   MATCH (plan:Plan {plan_id: plan_id})
@@ -19,4 +20,11 @@ RETURN
     .decision_id, .decision_type, .plan_id, .sequence_number, .phase,
     .actor_state_thread_id, .actor_state_checkpoint_ns, .actor_state_checkpoint_id
   }] AS decisions,
-  [x IN reached WHERE x:Plan | x.plan_id] AS plan_ids
+  [x IN reached WHERE x:Plan | x.plan_id] AS plan_ids,
+  COLLECT {
+    UNWIND $plan_ids AS plan_id
+    MATCH (review:Review {plan_id: plan_id})
+    WHERE review.status = 'pending'
+    WITH review ORDER BY review.created_at, review.review_id
+    RETURN review {.*}
+  } AS pending_reviews

@@ -1,6 +1,7 @@
 // Supersedes the original and its whole downstream by the correction, invalidates the plans
-// spawned inside it, and keeps the attempt. Superseded decisions (and the reviews they were
-// resolved from) give up their idempotency key, so a replay may record the same step anew.
+// spawned inside it, cancels the reviews it made moot (naming it), and keeps the attempt.
+// Superseded decisions, the reviews they were resolved from and the cancelled reviews give up
+// their idempotency key, so a replay that reaches the same step records anew.
 MATCH (correction:Decision {decision_id: $correction_id})
 MATCH (original:Decision {decision_id: $original_id})
 CREATE (attempt:CorrectionAttempt $attempt)
@@ -28,4 +29,13 @@ CALL (attempt) {
   CREATE (plan)-[:INVALIDATED_BY]->(attempt)
   RETURN count(plan) AS invalidated
 }
-RETURN superseded, invalidated
+CALL (correction) {
+  UNWIND $cancelled_review_ids AS review_id
+  MATCH (review:Review {review_id: review_id})
+  WHERE review.status = 'pending'
+  SET review.status = 'cancelled', review.resolved_at = $at, review.cancelled_by = correction.decision_id,
+      review.retired_idempotency_key = review.idempotency_key
+  REMOVE review.idempotency_key
+  RETURN count(review) AS cancelled
+}
+RETURN superseded, invalidated, cancelled
