@@ -54,8 +54,9 @@ of the service calls) taken while changing the code.
   {c("lineage", "lineage of the deepest decision")}, impact of its top strategy
   {c("impact", "impact of the top strategy")}; the 1,000-decision chain:
   {c("lineage", "lineage of the last of")} and {c("impact", "impact of the head of")}.
-- **Lineage and impact through GraphQL.** The lineage is one statement (whether the decision
-  exists, when it was recorded, the walk); a selection of ids only is answered from the ids the
+- **Lineage and impact through GraphQL.** Each is one statement: lineage (whether the decision
+  exists, when it was recorded, the walk), impact (the decision, what supersedes it, the walk;
+  an `asOf` impact reads the decision first); a selection of ids only is answered from the ids the
   walk returned, without reading the records, and records that are read are built without
   validating again what the store validated on write, their times parsed from ISO text rather
   than hydrated as driver `DateTime`s (that hydration and pydantic's re-validation of ids were
@@ -68,8 +69,13 @@ of the service calls) taken while changing the code.
   projection, as @neo4j/graphql does), which strawberry has no hook for today.
 - **Nested tree.** `Plan.tree` looks ahead at its selection; ids, types and relations are
   served from one statement of outlines, built from a template record rather than validated.
-  {c("nested tree", "plan -> decisions")}. The rest is the same per-field execution as above,
-  about six resolutions per decision.
+  {c("nested tree", "plan -> decisions")}. The rest is graphql-core's execution, one step per
+  field of every object in the answer (each tree entry, its decision, each child and each of a
+  child's dependencies). Making the identity fields plain attributes instead of resolvers was
+  tried and measured no faster: the executor's own work per field dominates, not strawberry's
+  wrapper. What would close it: a compiled execution path for a known selection shape (the
+  way graphql-jit compiles a query in JavaScript), serving the statement's rows without a
+  step per field.
 - **Recording.** A recording locks its plan, reads the facts it is judged by and writes; that
   is at least two statements and a commit against the baseline's one:
   {c("recording", "recordDecision over HTTP, sequential")}. Batches are two statements for the
@@ -78,9 +84,10 @@ of the service calls) taken while changing the code.
   at batches of 100, {c("recording", "recordDecisions over HTTP, batches of 1,000")} at 1,000.
   What would close it: rows for the create statement built straight from the typed inputs.
 - **Correction.** The closure is read under the plans' locks and its ids come back to Python
-  and go out again to supersede, across about eight statements (lock and read, phase, the
-  correction's placement, reviews made moot, supersession and the attempt), against the
-  baseline's one statement without locks: {c("correction", "downstream of 1")},
+  and go out again to supersede, across six statements (lock the decision and read it; lock the
+  plans and read the closure with their pending reviews; the phase; the correction's placement
+  read and write; supersession with the moot reviews' cancellation and the attempt), against
+  the baseline's one statement without locks: {c("correction", "downstream of 1")},
   {c("correction", "downstream of 100")}, {c("correction", "downstream of 10,000")}. What would
   close it: superseding from the walk inside the locked statement, so only the answer travels.
 - **Offline.** {c("offline", "")}: loading builds a networkx graph with every property of
