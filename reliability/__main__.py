@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from bench.harness import git_commit
 from bench.report import machine
 from decisiontrail.access import Role, TokenRegistry
 from decisiontrail.app import create_app
@@ -119,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
 
     run_result = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": git_commit(),
         "machine": machine(),
         "versions": versions,
         "settings": {"examples": args.examples, "load seconds": args.seconds, "clients": args.clients, "seed": args.seed},

@@ -17,7 +17,9 @@ Every figure below comes from that run: the harness fuzzes the API, loads it, st
 kills the service under load, tries every operation with every role, and after each scenario
 loads the whole database into networkx and runs every `decisiontrail check` rule. The quick
 part of each scenario runs in `make test` (`tests/test_fuzz.py`, `tests/test_reliability_load.py`,
-`tests/test_access_matrix.py`). The raw results are in `docs/reliability/results.json`.
+`tests/test_access_matrix.py`). The raw results are in `docs/reliability/results.json`, with the
+git commit they were measured at; a run of some scenarios (`python -m reliability --only load`)
+replaces those and keeps the others, each with its own date and commit.
 """
 
 NOTES = """\
@@ -45,10 +47,41 @@ NOTES = """\
 
 
 def write(run: dict[str, Any]) -> Path:
+    """Save a run (merged into the saved one when it ran only some scenarios) and rewrite the page."""
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    if RESULTS.exists():
+        run = merge(json.loads(RESULTS.read_text(encoding="utf-8")), run)
     RESULTS.write_text(json.dumps(run, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     MARKDOWN.write_text(render(run), encoding="utf-8")
     return MARKDOWN
+
+
+def merge(previous: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """A run of some scenarios (``--only``) replaces those scenarios' outcomes in the saved run and
+    keeps the others, each outcome with the date and commit it was measured at.
+
+    >>> old = {"date": "d1", "commit": "c1", "seconds": 10.0, "outcomes": [{"name": "fuzz"}, {"name": "load"}]}
+    >>> new = {"date": "d2", "commit": "c2", "seconds": 4.0, "outcomes": [{"name": "load", "n": 2}]}
+    >>> merged = merge(old, new)
+    >>> [(o["name"], o["date"], o["commit"]) for o in merged["outcomes"]]
+    [('fuzz', 'd1', 'c1'), ('load', 'd2', 'c2')]
+    >>> merged["seconds"], merged["date"]
+    (14.0, 'd2')
+    """
+    ran = {o["name"] for o in run["outcomes"]}
+    stamp = {"date": run["date"], "commit": run.get("commit")}
+    kept = [
+        {"date": previous.get("date"), "commit": previous.get("commit"), **o}
+        for o in previous.get("outcomes", [])
+        if o["name"] not in ran
+    ]
+    if not kept:
+        return {**run, "outcomes": [{**stamp, **o} for o in run["outcomes"]]}
+    earlier = [o["name"] for o in previous["outcomes"]]
+    order = earlier + [o["name"] for o in run["outcomes"] if o["name"] not in earlier]
+    outcomes = kept + [{**stamp, **o} for o in run["outcomes"]]
+    outcomes.sort(key=lambda o: order.index(o["name"]) if o["name"] in order else len(order))
+    return {**run, "seconds": previous.get("seconds", 0.0) + run["seconds"], "outcomes": outcomes}
 
 
 def render(run: dict[str, Any]) -> str:
@@ -74,6 +107,7 @@ def render(run: dict[str, Any]) -> str:
         INTRO,
         f"## Run of {run['date']}: {'every guarantee held' if passed else '**guarantees failed**'}",
         "",
+        f"Commit: `{run.get('commit') or 'not recorded'}` (results: `docs/reliability/results.json`).  ",
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}.  ",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in run["versions"].items()) + ".  ",
         "Settings: " + ", ".join(f"{k} {v}" for k, v in run["settings"].items()) + f". Whole run: {run['seconds']:.0f} s.",
@@ -95,7 +129,8 @@ def render(run: dict[str, Any]) -> str:
             f"| {o['name']} | {requests} | {errors} | {stored} | {faults} | {'passed' if o['passed'] else '**failed**'} |"
         )
     for o in outcomes:
-        lines += ["", f"### {o['name']}: {o['description']}", "", f"Took {o['seconds']:.0f} s.", ""]
+        when = f" Run on {o['date']} at `{o.get('commit') or 'commit not recorded'}`." if o.get("date") else ""
+        lines += ["", f"### {o['name']}: {o['description']}", "", f"Took {o['seconds']:.0f} s.{when}", ""]
         lines += [f"- {key.replace('_', ' ')}: {_figure(value)}" for key, value in o["figures"].items()]
         if o["failures"]:
             lines += ["", "Guarantees that did not hold:", ""] + [f"- {failure}" for failure in o["failures"]]
