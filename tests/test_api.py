@@ -364,7 +364,7 @@ def test_decisions_page_by_cursor_with_filters(api: httpx.Client) -> None:
         )
 
     pages, after = [], None
-    while True:
+    for _ in range(10):  # 8 decisions, 3 a page: a pager that never ends fails here
         page = ok(api, PAGE, id=plan["id"], first=3, after=after)["plan"]["decisions"]
         pages.append([e["node"]["sequenceNumber"] for e in page["edges"]])
         if not page["pageInfo"]["hasNextPage"]:
@@ -456,6 +456,26 @@ def test_a_decision_lists_its_corrections(api: httpx.Client) -> None:
     }
 
 
+def _until_subscribed(api: httpx.Client, ws: Any, plan_id: str, *, seconds: float = 15.0) -> None:
+    """Record probe decisions until this subscriber receives one: the protocol acknowledges the
+    connection, not the subscription, so its first event is the proof that it is live."""
+    import json as _json
+
+    deadline = time.monotonic() + seconds
+    probe = 0
+    while time.monotonic() < deadline:
+        probing = record(api, plan_id, question=f"Probe {probe}?", context=f"probe {probe}", confidenceScore=1.0)
+        expected = probing["decision"]["id"]
+        try:
+            while True:  # an earlier probe's event may arrive first: read on to this one's
+                event = _json.loads(ws.recv(timeout=0.5))["payload"]["data"]["decisionEvents"]
+                if event["decisionId"] == expected:
+                    return
+        except TimeoutError:
+            probe += 1
+    raise AssertionError(f"no event reached the subscriber within {seconds} s")
+
+
 def test_decision_events_stream_over_a_real_websocket(api: httpx.Client, base_url: str) -> None:
     import json as _json
 
@@ -478,7 +498,7 @@ def test_decision_events_stream_over_a_real_websocket(api: httpx.Client, base_ur
                 }
             )
         )
-        time.sleep(1.0)  # let the server register the subscription before the writes below
+        _until_subscribed(api, ws, plan["id"])
         strategy = record(api, plan["id"], confidenceScore=0.9)["decision"]
         held = record(api, plan["id"], question="Held?", context="h", confidenceScore=0.1)["review"]
         ok(
@@ -588,7 +608,9 @@ def test_neo4j_down_is_unavailable_at_once_and_retryable() -> None:
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
+        deadline = time.monotonic() + 15
         while not server.started:
+            assert time.monotonic() < deadline, "the server did not start within 15 s"
             time.sleep(0.05)
         # A refused connection is not retried (connection.MAX_TRANSACTION_RETRY_TIME is 0): the answer
         # comes at once, so a client that waits 5 s, half the old retry time, gets it.
