@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hmac
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import graphql
 import pytest
@@ -146,3 +148,117 @@ def test_the_token_command_takes_a_project(tmp_path: Path, capsys: pytest.Captur
     token = capsys.readouterr().out.strip()
     principal = TokenRegistry.load(path).authenticate(token)
     assert principal is not None and principal.project == "alpha"
+
+
+CORRECT_AND_TELL = """
+mutation($id: ID!) {
+  correctDecision(input: {decisionId: $id, mode: REVERT, guidance: "narrower"}) {
+    invalidated { id }
+    replayFrontier { planId }
+    attempt { invalidatedDecisionCount invalidatedPlanCount countsByType { decisionType count } }
+  }
+}"""
+HISTORY = """
+query($id: ID!) {
+  decision(id: $id) { corrections { invalidatedDecisionCount countsByType { decisionType count } } }
+}"""
+
+
+def test_a_correction_tells_a_project_token_only_of_what_it_may_see(base_url: str, store: Trail, tokens: dict[str, str]) -> None:
+    import httpx
+
+    fixture = make_fixture(store)
+    # The alpha plan's decision has a dependent in project beta: correcting it invalidates both.
+    alpha = {"Authorization": f"Bearer {tokens['reviewer @alpha']}"}
+    admin = {"Authorization": f"Bearer {tokens['admin']}"}
+
+    def ask(document: str, headers: dict[str, str]) -> dict[str, Any]:
+        body = httpx.post(
+            f"{base_url}/graphql",
+            json={"query": document, "variables": {"id": fixture.ids["decision"]}},
+            headers=headers,
+            timeout=30,
+        ).json()
+        assert not body.get("errors"), body
+        return dict(body["data"])
+
+    told = ask(CORRECT_AND_TELL, alpha)["correctDecision"]
+
+    assert [d["id"] for d in told["invalidated"]] == [fixture.ids["decision"]]
+    assert [p["planId"] for p in told["replayFrontier"]] == [fixture.ids["plan"]]
+    assert told["attempt"] == {
+        "invalidatedDecisionCount": 1,
+        "invalidatedPlanCount": 0,
+        "countsByType": [{"decisionType": "STRATEGY_CHOICE", "count": 1}],
+    }
+    # The whole story is there for a caller that sees both projects.
+    [whole] = ask(HISTORY, admin)["decision"]["corrections"]
+    [seen] = ask(HISTORY, alpha)["decision"]["corrections"]
+    assert whole == {"invalidatedDecisionCount": 2, "countsByType": [{"decisionType": "STRATEGY_CHOICE", "count": 2}]}
+    assert seen == {"invalidatedDecisionCount": 1, "countsByType": [{"decisionType": "STRATEGY_CHOICE", "count": 1}]}
+
+
+SUBSCRIBE = "subscription($id: ID!) { decisionEvents(planId: $id) { kind decisionId } }"
+
+
+def _subscription_answer(base_url: str, token: str | None, plan_id: str, wake: Any) -> dict[str, Any]:
+    """Subscribe as ``token`` and return the first message after ``wake()`` records into the plan:
+    an event (``next``) for a caller that may see it, an ``error`` otherwise."""
+    from websockets.sync.client import connect
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    url = base_url.replace("http://", "ws://") + "/graphql"
+    with connect(url, subprotocols=["graphql-transport-ws"], additional_headers=headers, open_timeout=10) as ws:  # type: ignore[list-item]
+        ws.send(json.dumps({"type": "connection_init"}))
+        assert json.loads(ws.recv(timeout=10))["type"] == "connection_ack"
+        ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": SUBSCRIBE, "variables": {"id": plan_id}}}))
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            wake()
+            try:
+                message: dict[str, Any] = json.loads(ws.recv(timeout=0.5))
+                return message
+            except TimeoutError:
+                continue
+    raise AssertionError("the subscription neither answered nor refused within 15 s")
+
+
+@pytest.mark.parametrize(
+    ("caller", "expected"),
+    [
+        ("admin", "next"),
+        ("actor (owner)", "next"),
+        ("reviewer @alpha", "next"),
+        (None, "UNAUTHENTICATED"),
+        ("actor (not owner)", "NOT_FOUND"),
+        ("reviewer @beta", "NOT_FOUND"),
+        ("actor @beta (owner's name)", "NOT_FOUND"),
+    ],
+)
+def test_live_events_follow_the_same_access_rules(
+    base_url: str, store: Trail, tokens: dict[str, str], caller: str | None, expected: str
+) -> None:
+    import httpx
+
+    fixture = make_fixture(store)
+    plan_id = fixture.ids["plan"]
+    admin = {"Authorization": f"Bearer {tokens['admin']}"}
+    woken = iter(range(1000))
+
+    def wake() -> None:  # something happens in the plan: guidance under its root
+        document = "mutation($input: AddGuidanceInput!) { addGuidance(input: $input) { id } }"
+        variables = {"input": {"planId": plan_id, "parentDecisionId": fixture.ids["root"], "guidance": f"note {next(woken)}"}}
+        body = httpx.post(
+            f"{base_url}/graphql", json={"query": document, "variables": variables}, headers=admin, timeout=30
+        ).json()
+        assert not body.get("errors"), body
+
+    message = _subscription_answer(base_url, tokens[caller] if caller else None, plan_id, wake)
+
+    if expected == "next":
+        assert message["type"] == "next" and message["payload"]["data"]["decisionEvents"]["kind"] == "RECORDED", message
+        return
+    # Refused before any event: as an `error` message, or as a result with errors and no data.
+    errors = message["payload"] if message["type"] == "error" else message["payload"]["errors"]
+    assert message["type"] == "error" or message["payload"]["data"] is None, message
+    assert errors[0]["extensions"]["code"] == expected, message

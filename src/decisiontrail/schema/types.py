@@ -333,6 +333,11 @@ async def _plans(info: Info[Context, None], plan_ids: list[str]) -> list[Plan]:
     return [Plan(model=p) for p in found if p is not None]
 
 
+async def _visible_decisions(info: Info[Context, None], decision_ids: tuple[str, ...]) -> list[DomainDecision]:
+    """Those of ``decision_ids`` the caller may see (the loader answers the others as missing)."""
+    return [d for d in await info.context.decisions.load_many(list(decision_ids)) if d is not None]
+
+
 async def _children(info: Info[Context, None], decision_id: str) -> list[Decision]:
     return await _decisions(info, await info.context.children.load(decision_id))
 
@@ -920,6 +925,7 @@ class ReplayPoint:
 
 @strawberry.type
 class CorrectionAttempt:
+    model: strawberry.Private[DomainCorrectionAttempt]
     attempt_id: strawberry.ID
     attempt_number: int
     mode: CorrectionMode
@@ -927,9 +933,28 @@ class CorrectionAttempt:
     reason: str
     requested_by: str
     at: datetime
-    invalidated_decision_count: int
-    invalidated_plan_count: int
-    counts_by_type: list[CountByType]
+
+    # What the correction invalidated is counted as the caller may see it: a count must not tell
+    # of decisions or plans in plans hidden from it, any more than a list of ids may.
+    @strawberry.field
+    async def invalidated_decision_count(self, info: Info[Context, None]) -> int:
+        if not info.context.limited:
+            return len(self.model.invalidated_decision_ids)
+        return len(await _visible_decisions(info, self.model.invalidated_decision_ids))
+
+    @strawberry.field
+    async def invalidated_plan_count(self, info: Info[Context, None]) -> int:
+        if not info.context.limited:
+            return len(self.model.invalidated_plan_ids)
+        return len([p for p in await info.context.plans.load_many(list(self.model.invalidated_plan_ids)) if p is not None])
+
+    @strawberry.field
+    async def counts_by_type(self, info: Info[Context, None]) -> list[CountByType]:
+        if not info.context.limited:
+            return counts(self.model.counts_by_type)
+        visible = await _visible_decisions(info, self.model.invalidated_decision_ids)
+        return counts(Counter(d.decision_type.value for d in visible))
+
     replay_outcome: str
     original_decision_id: strawberry.ID
     corrected_decision_id: strawberry.ID
@@ -952,9 +977,7 @@ class CorrectionAttempt:
             reason=a.reason,
             requested_by=a.requested_by,
             at=a.at,
-            invalidated_decision_count=len(a.invalidated_decision_ids),
-            invalidated_plan_count=len(a.invalidated_plan_ids),
-            counts_by_type=counts(a.counts_by_type),
+            model=a,
             replay_outcome=a.replay_outcome.value,
         )
 
@@ -988,8 +1011,13 @@ class CorrectionPayload:
         return CorrectionAttempt.of(self.model.attempt)
 
     @strawberry.field
-    def replay_frontier(self) -> list[ReplayPoint]:
-        return [ReplayPoint.of(p) for p in self.model.replay_frontier]
+    async def replay_frontier(self, info: Info[Context, None]) -> list[ReplayPoint]:
+        """Where each invalidated plan's actor resumes; only plans the caller may see."""
+        points = self.model.replay_frontier
+        if info.context.limited:
+            found = await info.context.plans.load_many([p.plan_id for p in points])
+            points = tuple(p for p, plan in zip(points, found, strict=True) if plan is not None)
+        return [ReplayPoint.of(p) for p in points]
 
     @strawberry.field
     async def cancelled_reviews(self, info: Info[Context, None]) -> list[Review]:
