@@ -214,7 +214,26 @@ def test_conflicts_name_the_superseding_decision(api: httpx.Client) -> None:
     assert first["correctDecision"]["correction"]["id"] in error["message"]
 
 
-def test_unexpected_errors_are_masked_and_limits_enforced(api: httpx.Client) -> None:
+def test_an_internal_failure_is_masked_over_http(api: httpx.Client, graph: Graph) -> None:
+    # A real failure: a stored record the code cannot read (its resources are not JSON).
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
+    broken = record(api, plan["id"])["decision"]["id"]
+    graph.driver.execute_query(
+        "MATCH (d:Decision {decision_id: $id}) SET d.relevant_resources = 'MATCH (n) password=secret {'",
+        id=broken,
+        database_=graph.database,
+    )
+
+    body = gql(api, "query($id: ID!) { decision(id: $id) { contextSnapshot { relevantResources { resourceId } } } }", id=broken)
+
+    assert body["data"] == {"decision": None}
+    [error] = body["errors"]
+    assert error["message"] == "Unexpected error."  # nothing of the cause reaches the client
+    assert "extensions" not in error or "code" not in error["extensions"]
+    assert not any(word in json.dumps(body) for word in ("password", "MATCH", "JSONDecodeError", "Traceback"))
+
+
+def test_limits_are_enforced(api: httpx.Client) -> None:
     deep = 'query { plan(id: "x") { ' + "parentPlan { " * 14 + "id" + " }" * 14 + " } }"
     too_deep = error_code(api, deep)
     assert "exceeds maximum operation depth" in too_deep["message"]

@@ -8,7 +8,7 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -256,6 +256,14 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     _scope_arguments(check)
     check.add_argument("--format", choices=["text", "json"], default="text", help="report format (default: text)")
+    check.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --all: check independent groups of plans (a hierarchy and any it shares an edge with) in N worker "
+        "processes; memory holds the largest group, not the database (default: 1, one group at a time)",
+    )
     check.add_argument(
         "--coverage",
         metavar="FILE",
@@ -506,7 +514,12 @@ def _offline(args: argparse.Namespace, trail: Trail) -> int:
     if args.command == "check":
         spec = load_spec(Path(args.coverage).read_text(encoding="utf-8")) if args.coverage else None
         scope, plan_id = _scope(args)
-        report = analysis.check(trail, scope, plan_id, spec=spec, progress=progress)
+        if plan_id is None:  # --all: group by group, so the database need not fit in memory at once
+            report = analysis.check_all(
+                trail, spec=spec, jobs=args.jobs, credentials=_credentials(), progress=_groups_done(progress is not False)
+            )
+        else:
+            report = analysis.check(trail, scope, plan_id, spec=spec, progress=progress)
         print(json.dumps(report.as_json(), indent=2) if args.format == "json" else report.render())
         return 0 if report.ok else 1
     if args.command == "analyze":
@@ -530,6 +543,23 @@ def _offline(args: argparse.Namespace, trail: Trail) -> int:
     pruned = prune(trail, policy, dry_run=args.dry_run, progress=log.info)
     print(json.dumps(pruned.model_dump(mode="json"), indent=2) if args.format == "json" else pruned.render())
     return 0
+
+
+def _credentials() -> tuple[str | None, str | None]:
+    """The server's user and password for worker processes (none for the embedded server)."""
+    settings = Neo4jSettings.from_env()
+    return (settings.user, settings.password) if settings.uri is not None else (None, None)
+
+
+def _groups_done(show: bool) -> Callable[[int, int], None] | None:
+    """Progress of a check group by group, on stderr when it is a terminal (and not -q)."""
+    if not show or not sys.stderr.isatty():
+        return None
+
+    def say(done: int, total: int) -> None:
+        print(f"\rchecked {done:,}/{total:,} groups of plans", end="\n" if done == total else "", file=sys.stderr, flush=True)
+
+    return say
 
 
 def _scope(args: argparse.Namespace) -> tuple[LoadScope, str | None]:

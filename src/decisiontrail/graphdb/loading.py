@@ -8,7 +8,7 @@ shape of what comes out is ``decisiontrail.checks.model``'s.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, LiteralString
@@ -60,6 +60,47 @@ def load_plans(graph: Graph, plan_ids: Iterable[str], *, progress: bool | None =
     """Read the given plans (each as the plan scope would) into one decision graph."""
     with _session(graph) as session:
         return _load(session, list(dict.fromkeys(plan_ids)), every_attempt=False, progress=progress)
+
+
+def independent_units(graph: Graph) -> list[list[str]]:
+    """The database's plans in groups that can be loaded and checked apart: each a plan hierarchy,
+    joined with the hierarchies it shares an edge with (a DEPENDS_ON across them, or a PARENT
+    across plans in broken data), so no rule misses what spans them (a dependency cycle through
+    two hierarchies, say). Largest first; each group's plans in a stable order."""
+    with _session(graph) as session:
+        row = _single(session, query("graph/plan_links"))
+    return units_of(row["parents"], row["crossings"])
+
+
+def units_of(parents: Iterable[Sequence[str | None]], crossings: Iterable[Sequence[str]]) -> list[list[str]]:
+    """Group plans joined by a parent link or a crossing edge (union-find), largest group first.
+
+    >>> units_of([["A", None], ["A1", "A"], ["B", None], ["C", None]], [["A1", "C"]])
+    [['A', 'A1', 'C'], ['B']]
+    """
+    leader: dict[str, str] = {}
+
+    def find(plan: str) -> str:
+        leader.setdefault(plan, plan)
+        while leader[plan] != plan:
+            leader[plan] = leader[leader[plan]]
+            plan = leader[plan]
+        return plan
+
+    def join(a: str, b: str) -> None:
+        leader[find(a)] = find(b)
+
+    for plan, parent in parents:
+        assert plan is not None
+        find(plan)
+        if parent is not None:
+            join(plan, parent)
+    for a, b in crossings:
+        join(a, b)
+    groups: dict[str, list[str]] = {}
+    for plan in sorted(leader):
+        groups.setdefault(find(plan), []).append(plan)
+    return sorted(groups.values(), key=lambda g: (-len(g), g[0]))
 
 
 @contextmanager
