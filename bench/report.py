@@ -90,9 +90,13 @@ of the service calls) taken while changing the code.
   the baseline's one statement without locks: {c("correction", "downstream of 1")},
   {c("correction", "downstream of 100")}, {c("correction", "downstream of 10,000")}. What would
   close it: superseding from the walk inside the locked statement, so only the answer travels.
-- **Offline.** {c("offline", "")}: loading builds a networkx graph with every property of
-  every node, then 15 rules and an export; the baseline only streams the rows. Hierarchy-by-
-  hierarchy streaming with worker processes (`--jobs`) is not built yet.
+- **Offline.** Load, check and export everything as one graph: {c("offline", "rules, GraphML export")};
+  loading builds a networkx graph with every property of every node, then 15 rules and an
+  export; the baseline only streams the rows. `check --all` now goes group by group (a
+  hierarchy with those it shares an edge with), so memory holds one group:
+  {c("offline", "group by group, --jobs 1")} in one process,
+  {c("offline", "group by group, --jobs 2")} with two workers (peak memory in the table's
+  notes). Export is not yet streamed group by group.
 - **Live events.** A correction's events are published right after its commit to every
   subscriber's queue, and each WebSocket sends on its own: {c("events", "a correction")}
   (no baseline; the figure is the p50 delay, the table has the p95).
@@ -117,7 +121,7 @@ def cite(runs: list[dict[str, Any]], sizes: str, scenario: str, case: str) -> st
         if run["sizes"] != sizes:
             continue
         for row in run["rows"]:
-            if row["scenario"] == scenario and row["case"].startswith(case):
+            if row["scenario"] == scenario and case in row["case"]:
                 base = f" against {_ms(row['baseline']['p50_ms'])}" if row.get("baseline") else ""
                 measured = f"{_ms(row['ours']['p50_ms'])}{base} p50, {sizes}.json"
                 return f"{_ratio(row)} ({measured})" if row.get("ratio") is not None else f"{measured}"

@@ -625,6 +625,38 @@ def offline(graph: Graph, decisions: int, progress: Callable[[str], None]) -> Ro
     )
 
 
+def offline_grouped(graph: Graph, decisions: int, progress: Callable[[str], None]) -> list[Row]:
+    """``check --all`` group by group, in one and in two worker processes (each run in a process
+    of its own, for its peak memory), against the driver streaming the same rows."""
+    rows = []
+    for jobs in (1, 2):
+        progress(f"offline: check --all group by group, {jobs} worker process(es), {decisions:,} decisions")
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.offline", graph.uri, graph.database, "--grouped", str(jobs)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        if result["decisions"] != decisions:
+            raise RuntimeError(f"check --all counted {result['decisions']:,} decisions, the workload has {decisions:,}")
+        raw = timed(lambda: _stream_rows(graph), repeat=1, warmup=0)
+        ours = Stats((result["check_ms"],), decisions)
+        rows.append(
+            Row(
+                "offline",
+                f"{decisions:,} decisions: check --all group by group, --jobs {jobs}",
+                ours,
+                raw,
+                "the driver streaming the same rows",
+                target="<= 2x; peak memory <= 2 GB at 1M decisions",
+                met=ours.p50_ms <= 2 * raw.p50_ms and (decisions < 990_000 or result["peak_rss_mb"] <= 2048),
+                extra={k: result[k] for k in ("peak_rss_mb", "violations")},
+            )
+        )
+    return rows
+
+
 def _stream_rows(graph: Graph) -> int:
     count = 0
     with graph.driver.session(database=graph.database, fetch_size=2000) as session:
