@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 import neo4j
 import pytest
 
-from decisiontrail.cypher import migration_names
-from decisiontrail.graphdb import Graph
+from decisiontrail.actors.demonstration import record_demonstration
+from decisiontrail.actors.graph import sqlite_checkpointer
+from decisiontrail.cypher import migration_names, query
+from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.graphdb import Graph, open_graph
 from decisiontrail.graphdb.admin import schema_names
 from decisiontrail.graphdb.migrations import apply_migrations
+from decisiontrail.services import Trail, analysis
+from decisiontrail.settings import Neo4jSettings
 
 
 def test_start_up_created_every_constraint_and_index(graph: Graph) -> None:
@@ -52,3 +59,50 @@ def test_the_sequence_constraint_rejects_a_duplicate_written_around_the_store(gr
             )
     finally:
         graph.driver.execute_query("MATCH (d:Decision {plan_id: 'TEST-DUP'}) DELETE d", database_=graph.database)
+
+
+# Migrations that rewrite data, each with how to put a current database back into the shape
+# the data had before it: the test writes data with today's code, takes it back, upgrades and
+# checks. A migration that rewrites data and is missing here fails the test below.
+DATA_MIGRATIONS: dict[str, str] = {
+    # Before 0015 a decision recorded by resolving a review was not linked to the context the
+    # review captured for it.
+    "0015_link_reviewed_decisions_to_context": (
+        "MATCH (:Review)-[:RESOLVED_AS]->(d:Decision)-[link:CAPTURED]->(:Context) DELETE link RETURN count(link) AS changed"
+    ),
+}
+
+
+def test_every_migration_that_rewrites_data_has_an_upgrade_test() -> None:
+    schema_only = re.compile(r"^\s*(CREATE|DROP)\s+(CONSTRAINT|INDEX)\b", re.IGNORECASE | re.MULTILINE)
+    rewriting = {
+        name.removeprefix("migrations/")
+        for name in migration_names()
+        if not schema_only.search("\n".join(line for line in query(name).splitlines() if not line.lstrip().startswith("//")))
+    }
+    assert rewriting == set(DATA_MIGRATIONS)
+
+
+@pytest.mark.parametrize("migration", sorted(DATA_MIGRATIONS))
+def test_a_database_in_the_old_shape_upgrades_on_start_and_passes_every_check(store: Trail, graph: Graph, migration: str) -> None:
+    with sqlite_checkpointer(":memory:") as checkpointer:
+        record_demonstration(store, checkpointer)  # reviews resolved with captured contexts, corrections, a child plan
+    assert analysis.check(store, LoadScope.ALL).ok
+    # Back to the shape before the migration: its data undone, it and every later one unrecorded.
+    changed = graph.driver.execute_query(DATA_MIGRATIONS[migration], database_=graph.database).records[0]["changed"]
+    assert changed > 0, "the demonstration must hold data this migration rewrites"
+    later = [n.removeprefix("migrations/") for n in migration_names() if n.removeprefix("migrations/") >= migration]
+    graph.driver.execute_query("MATCH (m:SchemaMigration) WHERE m.name IN $names DELETE m", names=later, database_=graph.database)
+    assert not analysis.check(store, LoadScope.ALL).ok  # the old shape is what the rules now refuse
+
+    with open_graph(Neo4jSettings(uri=graph.uri, database=graph.database)) as started:  # a start-up, as the service does
+        applied = apply_migrations(started)
+
+    assert applied == []  # start-up already applied them: the ledger is whole again
+    assert {n.removeprefix("migrations/") for n in migration_names()} <= _ledger(graph)
+    assert analysis.check(store, LoadScope.ALL).ok
+
+
+def _ledger(graph: Graph) -> set[str]:
+    records = graph.driver.execute_query("MATCH (m:SchemaMigration) RETURN m.name AS name", database_=graph.database).records
+    return {r["name"] for r in records}
