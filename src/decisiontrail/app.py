@@ -136,7 +136,7 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "PAYLOAD_TOO_LARGE"}
 
 
-def _error(status: int, code: str, message: str, **extensions: str | None) -> JSONResponse:
+def _error(status: int, code: str, message: str, **extensions: object) -> JSONResponse:
     named = {k: v for k, v in extensions.items() if v is not None}
     return JSONResponse({"errors": [{"message": message, "extensions": {"code": code, **named}}]}, status_code=status)
 
@@ -152,6 +152,47 @@ def _moment(text: str | None) -> datetime | None:
     if moment.tzinfo is None:
         raise ValidationFailed(f"asOf: {text!r} has no UTC offset; write it as 2026-12-01T09:30:00Z", field="asOf")
     return moment.astimezone(UTC)
+
+
+MAX_IN_FLIGHT = 128
+"""Requests served at once before more are refused with 503 and Retry-After (see ShedLoad)."""
+
+
+class ShedLoad:
+    """Beyond ``limit`` HTTP requests in flight, answers 503 with ``Retry-After`` at once instead
+    of queueing without bound: a request admitted is served with the latency of a bounded queue,
+    and a client told to come back can (every write is idempotent by key). The health routes are
+    never refused, so an orchestrator can tell a busy service from a dead one; WebSockets are not
+    counted (a subscription is long-lived, not load).
+    """
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_IN_FLIGHT, retry_after: int = 1) -> None:
+        if limit < 1:
+            raise ValueError("limit: at least one request must be served at a time")
+        self.app = app
+        self.limit = limit
+        self.retry_after = retry_after
+        self.in_flight = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in ("/healthz", "/readyz"):
+            await self.app(scope, receive, send)
+            return
+        if self.in_flight >= self.limit:
+            refused = _error(
+                503,
+                "OVERLOADED",
+                f"the service is serving {self.limit} requests; retry after {self.retry_after} s",
+                retryable=True,
+            )
+            refused.headers["Retry-After"] = str(self.retry_after)
+            await refused(scope, receive, send)
+            return
+        self.in_flight += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.in_flight -= 1
 
 
 class _BodyTooLarge(Exception):
@@ -252,6 +293,7 @@ def create_app(
     graph: Graph | None = None,
     tokens: TokenRegistry | None = None,
     on_start: Callable[[Trail], None] | None = None,
+    max_in_flight: int = MAX_IN_FLIGHT,
 ) -> Starlette:
     """The service. It opens Neo4j in its lifespan (embedded unless NEO4J_URI is set), or uses
     ``graph`` when given one (which it then does not close). ``tokens`` default to
@@ -343,6 +385,7 @@ def create_app(
             Route("/readyz", readyz),
         ],
         middleware=[
+            Middleware(ShedLoad, limit=max_in_flight),
             Middleware(StopOnDisconnect),
             Middleware(BodySizeLimit),
             Middleware(AuthenticationMiddleware, backend=BearerTokens(tokens)),

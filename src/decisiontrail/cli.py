@@ -86,6 +86,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port to bind (default: 8000)")
     serve.add_argument(
+        "--max-in-flight",
+        type=_at_least_one,
+        metavar="N",
+        help="requests served at once; beyond them a request is refused at once with 503 and Retry-After "
+        "instead of waiting in an unbounded queue (default: 128)",
+    )
+    serve.add_argument(
         "--demo-if-empty",
         action="store_true",
         help="when the database holds no plan, record the demonstration hierarchy first (make run does)",
@@ -630,13 +637,23 @@ def _moment(text: str) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"at least 1, not {value}")
+    return value
+
+
 def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
     import uvicorn
 
     from decisiontrail.access import TokenRegistry
     from decisiontrail.actors.demonstration import record_demonstration, render_demonstration
     from decisiontrail.actors.graph import sqlite_checkpointer
-    from decisiontrail.app import create_app
+    from decisiontrail.app import MAX_IN_FLIGHT, create_app
 
     tokens = TokenRegistry.from_env()
     if not tokens.enabled:
@@ -660,7 +677,12 @@ def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
         print(render_demonstration(trail, demo), flush=True)
 
     log.info("serving GraphQL on http://%s:%d/graphql (GraphiQL in a browser)", args.host, args.port)
-    app = create_app(settings, tokens=tokens, on_start=load_demo if args.demo_if_empty else None)
+    app = create_app(
+        settings,
+        tokens=tokens,
+        on_start=load_demo if args.demo_if_empty else None,
+        max_in_flight=args.max_in_flight if args.max_in_flight is not None else MAX_IN_FLIGHT,
+    )
     # On SIGTERM, requests still running get SHUTDOWN_GRACE seconds; then they are cancelled (and
     # their queries stopped by Neo4j's own timeouts), so the service always stops within a bound.
     uvicorn.run(app, host=args.host, port=args.port, log_level="info", timeout_graceful_shutdown=SHUTDOWN_GRACE)
