@@ -149,3 +149,18 @@ def test_asks_only_takes_the_tree_field_itself() -> None:
     tree = _field("tree", _field("depth"), _field("decision", _field("id"), _field("children", _field("decisionType"))))
     assert asks_only([tree], TREE_OF_OUTLINES)
     assert not asks_only([_field("tree", _field("decision", _field("createdAt")))], TREE_OF_OUTLINES)
+
+
+def test_a_field_asked_twice_under_one_name_is_answered_for_both_selections(store: Trail) -> None:
+    # The same response key twice, once with ids only and once with more: merged, both are served
+    # (ids alone would be answered from the walk; the question needs the records).
+    plan, root = instantiate_plan(store, "merged selections")
+    strategy = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    document = """query($id: ID!) {
+      lineage(decisionId: $id) { decisions { id } }
+      lineage(decisionId: $id) { decisions { question } }
+    }"""
+
+    data = _run(store, LOCAL, document, id=strategy.decision_id)
+
+    assert data["lineage"]["decisions"] == [{"id": root.decision_id, "question": root.question}]

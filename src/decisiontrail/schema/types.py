@@ -315,7 +315,7 @@ async def _decision(info: Info[Context, None], decision_id: str | None) -> Decis
 
 
 async def _decisions(info: Info[Context, None], decision_ids: list[str]) -> list[Decision]:
-    if not info.context.limited and asks_only(info.selected_fields[0].selections, IDS):
+    if not info.context.limited and all(asks_only(f.selections, IDS) for f in info.selected_fields):
         # The ids are the answer: a walk found them, and nothing is hidden from this caller.
         return [Decision(model=partial_decision(decision_id=i)) for i in decision_ids]
     found = await info.context.decisions.load_many(decision_ids)
@@ -327,7 +327,7 @@ def _only_id(plan_id: str) -> dict[str, Any]:
 
 
 async def _plans(info: Info[Context, None], plan_ids: list[str]) -> list[Plan]:
-    if not info.context.limited and asks_only(info.selected_fields[0].selections, IDS):
+    if not info.context.limited and all(asks_only(f.selections, IDS) for f in info.selected_fields):
         return [Plan(model=DomainPlan.model_construct(**_only_id(i))) for i in plan_ids]
     found = await info.context.plans.load_many(plan_ids)
     return [Plan(model=p) for p in found if p is not None]
