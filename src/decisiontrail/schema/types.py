@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from collections import Counter
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping, Sequence
 from datetime import datetime
 from enum import Enum
 from typing import Any
@@ -318,8 +318,7 @@ async def _decisions(info: Info[Context, None], decision_ids: list[str]) -> list
     if not info.context.limited and all(asks_only(f.selections, IDS) for f in info.selected_fields):
         # The ids are the answer: a walk found them, and nothing is hidden from this caller.
         return [Decision(model=partial_decision(decision_id=i)) for i in decision_ids]
-    found = await info.context.decisions.load_many(decision_ids)
-    return [Decision(model=d) for d in found if d is not None]
+    return [Decision(model=d) for d in await _visible_decisions(info, decision_ids)]
 
 
 def _only_id(plan_id: str) -> dict[str, Any]:
@@ -329,13 +328,25 @@ def _only_id(plan_id: str) -> dict[str, Any]:
 async def _plans(info: Info[Context, None], plan_ids: list[str]) -> list[Plan]:
     if not info.context.limited and all(asks_only(f.selections, IDS) for f in info.selected_fields):
         return [Plan(model=DomainPlan.model_construct(**_only_id(i))) for i in plan_ids]
-    found = await info.context.plans.load_many(plan_ids)
-    return [Plan(model=p) for p in found if p is not None]
+    return [Plan(model=p) for p in await _visible_plans(info, plan_ids)]
 
 
-async def _visible_decisions(info: Info[Context, None], decision_ids: tuple[str, ...]) -> list[DomainDecision]:
+async def _visible_decisions(info: Info[Context, None], decision_ids: Sequence[str]) -> list[DomainDecision]:
     """Those of ``decision_ids`` the caller may see (the loader answers the others as missing)."""
     return [d for d in await info.context.decisions.load_many(list(decision_ids)) if d is not None]
+
+
+async def _visible_plans(info: Info[Context, None], plan_ids: Sequence[str]) -> list[DomainPlan]:
+    """Those of ``plan_ids`` the caller may see."""
+    return [p for p in await info.context.plans.load_many(list(plan_ids)) if p is not None]
+
+
+async def _counts_seen(info: Info[Context, None], decision_ids: Sequence[str], by_type: Mapping[str, int]) -> list[CountByType]:
+    """Counts by type of ``decision_ids`` (``by_type``, already counted), or for a caller some plans
+    are hidden from, of those it may see: a count must not tell of hidden plans either."""
+    if not info.context.limited:
+        return counts(by_type)
+    return counts(Counter(d.decision_type.value for d in await _visible_decisions(info, decision_ids)))
 
 
 async def _children(info: Info[Context, None], decision_id: str) -> list[Decision]:
@@ -819,7 +830,7 @@ class CountByType:
     count: int
 
 
-def counts(by_type: dict[str, int]) -> list[CountByType]:
+def counts(by_type: Mapping[str, int]) -> list[CountByType]:
     return [CountByType(decision_type=DecisionType(t), count=n) for t, n in sorted(by_type.items())]
 
 
@@ -874,11 +885,7 @@ class Impact:
 
     @strawberry.field
     async def counts_by_type(self, info: Info[Context, None]) -> list[CountByType]:
-        if not info.context.limited:
-            return counts(self.model.counts_by_type)
-        # Only what the caller may see is counted: a count must not tell of hidden plans either.
-        visible = await info.context.decisions.load_many(list(self.model.decision_ids))
-        return counts(Counter(d.decision_type.value for d in visible if d is not None))
+        return await _counts_seen(info, self.model.decision_ids, self.model.counts_by_type)
 
     @strawberry.field
     async def paths(self, info: Info[Context, None]) -> list[InvalidationPath]:
@@ -946,14 +953,11 @@ class CorrectionAttempt:
     async def invalidated_plan_count(self, info: Info[Context, None]) -> int:
         if not info.context.limited:
             return len(self.model.invalidated_plan_ids)
-        return len([p for p in await info.context.plans.load_many(list(self.model.invalidated_plan_ids)) if p is not None])
+        return len(await _visible_plans(info, self.model.invalidated_plan_ids))
 
     @strawberry.field
     async def counts_by_type(self, info: Info[Context, None]) -> list[CountByType]:
-        if not info.context.limited:
-            return counts(self.model.counts_by_type)
-        visible = await _visible_decisions(info, self.model.invalidated_decision_ids)
-        return counts(Counter(d.decision_type.value for d in visible))
+        return await _counts_seen(info, self.model.invalidated_decision_ids, self.model.counts_by_type)
 
     replay_outcome: str
     original_decision_id: strawberry.ID
@@ -996,8 +1000,7 @@ class CorrectionPayload:
 
     @strawberry.field
     async def invalidated_plans(self, info: Info[Context, None]) -> list[Plan]:
-        found = await info.context.plans.load_many(list(self.model.invalidated_plans))
-        return [Plan(model=p) for p in found if p is not None]
+        return await _plans(info, list(self.model.invalidated_plans))
 
     @strawberry.field
     async def paths(self, info: Info[Context, None]) -> list[InvalidationPath]:
@@ -1015,8 +1018,8 @@ class CorrectionPayload:
         """Where each invalidated plan's actor resumes; only plans the caller may see."""
         points = self.model.replay_frontier
         if info.context.limited:
-            found = await info.context.plans.load_many([p.plan_id for p in points])
-            points = tuple(p for p, plan in zip(points, found, strict=True) if plan is not None)
+            seen = {p.plan_id for p in await _visible_plans(info, [point.plan_id for point in points])}
+            points = tuple(point for point in points if point.plan_id in seen)
         return [ReplayPoint.of(p) for p in points]
 
     @strawberry.field

@@ -69,9 +69,8 @@ def check_all(
     spec = spec or CoverageSpec()
     reports: list[Report] = []
     if jobs == 1 or len(units) < 2:
-        rules = all_rules(spec)
         for unit in units:
-            reports.append(run_checks(load_plans(trail.graph, unit, progress=False), rules=rules))
+            reports.append(_check_group(trail.graph, unit, spec))
             if progress:
                 progress(len(reports), len(units))
     else:
@@ -111,7 +110,12 @@ def _open_worker(uri: str, database: str, user: str | None, password: str | None
 
 def _check_unit(plan_ids: list[str], spec: CoverageSpec) -> Report:
     assert _worker_graph is not None, "the worker opened no connection"
-    return run_checks(load_plans(_worker_graph, plan_ids, progress=False), rules=all_rules(spec))
+    return _check_group(_worker_graph, plan_ids, spec)
+
+
+def _check_group(graph: Graph, plan_ids: list[str], spec: CoverageSpec) -> Report:
+    """One group of plans loaded, checked and dropped."""
+    return run_checks(load_plans(graph, plan_ids, progress=False), rules=all_rules(spec))
 
 
 def analyze(
