@@ -152,7 +152,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "query($plan: ID!) { plan(id: $plan) { id project childPlans { id } descendants { id }"
         " decisions { totalCount nodes { id dependsOn { id } dependents { id } downstreamDecisionIds downstreamPlanIds } }"
         " tree { decision { id } } analytics(scope: HIERARCHY) { decisions { total } mostCritical { decisionId }"
-        " plans { planId } } } }",
+        " plans { planId } } correctionExamples(hierarchy: true) { input { decisionId } metadata { planId } record } } }",
         absent=HIDDEN,
     ),
     Operation(
@@ -188,6 +188,15 @@ OPERATIONS: tuple[Operation, ...] = (
         "Query.lineage",
         Action.READ,
         "query($decision: ID!) { lineage(decisionId: $decision) { decisions { id planId } plans { id project } } }",
+    ),
+    Operation(
+        "correctionDataset",
+        "Query.correctionDataset",
+        Action.READ,
+        'query { correctionDataset(project: "%s") { input { decisionId planId } expectedOutput { guidance'
+        " correction { decisionId } replayed { decisionId planId } } metadata { attemptId planId invalidatedDecisionCount"
+        " invalidatedPlanCount } record } }" % ALPHA,
+        absent=HIDDEN,  # an empty list: no plan of the project the caller may see has a correction
     ),
     Operation(
         "instantiatePlan",

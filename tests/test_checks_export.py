@@ -14,7 +14,17 @@ import networkx as nx
 import pydot
 import pytest
 
-from decisiontrail.checks.export import ExportFormat, caption, cytoscape_json, dot, export, graphml, node_link_json
+from decisiontrail.checks.export import (
+    ExportFormat,
+    caption,
+    cytoscape_json,
+    dot,
+    export,
+    gexf,
+    graphml,
+    node_link_json,
+    prov_json,
+)
 from decisiontrail.checks.model import add_attempt, add_decision, add_edge, add_plan, add_review, decision_graph
 
 QUOTED = "Say \"yes\" \\ or 'no'\n<b>&amp;</b> — naïve 日本語 🚀"
@@ -347,22 +357,29 @@ def test_json_exports_write_infinite_and_missing_numbers_as_valid_json() -> None
 # every format
 
 
+# PROV-JSON is provenance, not a drawing of the graph: tests/test_export_interop.py reads it back with prov.
+DRAWINGS = [fmt for fmt in ExportFormat if fmt is not ExportFormat.PROV_JSON]
+
+
 def read_back(fmt: ExportFormat, text: str) -> tuple[set[str], set[tuple[str, str, str, str]]]:
     """The node ids and typed edges a reader of ``fmt`` sees in ``text``."""
     if fmt is ExportFormat.DOT:
         nodes, _, edges = read_dot(text)
         return set(nodes), edges
+    if fmt is ExportFormat.GEXF:  # edge ids are ``<source>-<type>-<target>``; the label is the type
+        drawn = nx.read_gexf(io.BytesIO(text.encode()))
+        return set(drawn.nodes), {(str(u), str(v), d["label"], d["type"]) for u, v, d in drawn.edges(data=True)}
     reader = {ExportFormat.GRAPHML: read_graphml, ExportFormat.NODE_LINK: read_node_link}.get(fmt)
     G = reader(text) if reader else read_cytoscape(text)[1]
     return set(G.nodes), typed_edges(G)
 
 
-@pytest.mark.parametrize("fmt", list(ExportFormat))
+@pytest.mark.parametrize("fmt", DRAWINGS)
 def test_an_empty_graph_exports_a_valid_empty_document(fmt: ExportFormat) -> None:
     assert read_back(fmt, "".join(export(decision_graph(), fmt))) == (set(), set())
 
 
-WRITERS = {"graphml": graphml, "dot": dot, "cyjs": cytoscape_json, "json": node_link_json}
+WRITERS = {"graphml": graphml, "dot": dot, "cyjs": cytoscape_json, "json": node_link_json, "gexf": gexf, "prov.json": prov_json}
 
 
 @pytest.mark.parametrize("fmt", list(ExportFormat))
@@ -377,7 +394,8 @@ def test_a_large_graph_streams_in_whole_line_chunks(fmt: ExportFormat) -> None:
 
     assert len(chunks) > 1 and all(chunk.endswith("\n") for chunk in chunks)
     assert "".join(chunks) == "".join(WRITERS[fmt](G))
-    if fmt is not ExportFormat.DOT:  # pydot needs minutes for a graph this size; the small graphs above parse it
+    # pydot needs minutes for a graph this size; the small graphs above parse it
+    if fmt in DRAWINGS and fmt is not ExportFormat.DOT:
         assert read_back(fmt, "".join(chunks)) == ({str(n) for n in G}, typed_edges(G))
 
 
@@ -393,5 +411,7 @@ def test_formats_name_their_media_type_and_say_what_reads_them() -> None:
         "dot": "text/vnd.graphviz",
         "cyjs": "application/json",
         "json": "application/json",
+        "prov.json": "application/json",
+        "gexf": "application/gexf+xml",
     }
     assert all(fmt.description for fmt in ExportFormat)

@@ -26,6 +26,7 @@ from strawberry.extensions import (
 from decisiontrail.resolvers import mutations, queries
 from decisiontrail.resolvers.permissions import CanChangePhase, CanConfigure, CanCorrect, CanRead, CanRecord, CanReview
 from decisiontrail.schema.context import Context
+from decisiontrail.schema.dataset import CorrectionExample
 from decisiontrail.schema.errors import should_mask
 from decisiontrail.schema.types import (
     CorrectionAttempt,
@@ -82,6 +83,11 @@ class Query:
     lineage: Lineage = strawberry.field(
         resolver=queries.lineage,
         description="Where a decision comes from: ancestors through parent plans, and dependencies.",
+        permission_classes=[CanRead],
+    )
+    correction_dataset: list[CorrectionExample] = strawberry.field(
+        resolver=queries.correction_dataset,
+        description="A project's corrections as evaluation examples (LangSmith, Langfuse, Phoenix), oldest first.",
         permission_classes=[CanRead],
     )
 

@@ -32,7 +32,8 @@ from decisiontrail.domain.ids import new_ulid
 from decisiontrail.events import EventBus
 from decisiontrail.exceptions import DecisionTrailError, ValidationFailed
 from decisiontrail.schema.context import Context
-from decisiontrail.services import Graph, Trail, analysis, open_trail
+from decisiontrail import otlp
+from decisiontrail.services import Graph, Trail, analysis, importing, open_trail
 from decisiontrail.services.analysis import View
 from decisiontrail.services.requests import serving, stop_request
 from decisiontrail.settings import Neo4jSettings
@@ -40,6 +41,8 @@ from decisiontrail.settings import Neo4jSettings
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1024 * 1024
+MAX_TRACES_BODY_BYTES = 4 * 1024 * 1024
+"""An OTLP export (512 spans a batch by default, with their LLM messages) may be larger than a GraphQL request."""
 
 
 class Caller(BaseUser):
@@ -203,23 +206,25 @@ class BodySizeLimit:
     """Refuses request bodies over ``limit`` bytes with 413: before they are read when they say
     their length, as soon as they pass it when they are sent in chunks."""
 
-    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES, paths: dict[str, int] | None = None) -> None:
         self.app = app
         self.limit = limit
+        self.paths = paths or {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        limit = self.paths.get(scope["path"], self.limit)
         length = dict(scope.get("headers") or []).get(b"content-length")
-        if length is not None and int(length) > self.limit:
-            return await self.refuse(scope, receive, send)
+        if length is not None and int(length) > limit:
+            return await self.refuse(scope, receive, send, limit)
         received = 0
 
         async def counted() -> Message:
             nonlocal received
             message = await receive()
             received += len(message.get("body", b""))
-            if received > self.limit:
+            if received > limit:
                 raise _BodyTooLarge
             return message
 
@@ -227,10 +232,10 @@ class BodySizeLimit:
             await self.app(scope, counted, send)
         except _BodyTooLarge:
             # Raised while the body is read, so before any response has started.
-            await self.refuse(scope, receive, send)
+            await self.refuse(scope, receive, send, limit)
 
-    async def refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await _error(413, "PAYLOAD_TOO_LARGE", f"request body over {self.limit} bytes")(scope, receive, send)
+    async def refuse(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        await _error(413, "PAYLOAD_TOO_LARGE", f"request body over {limit} bytes")(scope, receive, send)
 
 
 class StopOnDisconnect:
@@ -340,13 +345,13 @@ def create_app(
             return _error(401, "UNAUTHENTICATED", "a bearer token is required")
         if not principal.may(Action.READ):
             return _error(403, "FORBIDDEN", f"the {principal.role.value} role may not read")
-        target, _, suffix = request.path_params["name"].rpartition(".")
-        if "decision_id" in request.path_params:
-            view_name, target = target, request.path_params["decision_id"]
-        else:
-            view_name = request.query_params.get("scope", "plan")
         try:
-            fmt = ExportFormat(suffix)
+            # By the longest format that fits: ``<id>.prov.json`` is PROV-JSON, not node-link JSON of ``<id>.prov``.
+            target, fmt = ExportFormat.of_file(request.path_params["name"])
+            if "decision_id" in request.path_params:
+                view_name, target = target, request.path_params["decision_id"]
+            else:
+                view_name = request.query_params.get("scope", "plan")
             view = View(view_name)
         except ValueError:
             return _error(
@@ -374,6 +379,41 @@ def create_app(
             headers={"content-disposition": f'attachment; filename="{filename}"'},
         )
 
+    async def traces(request: Request) -> Response:
+        """OTLP/HTTP ``POST /v1/traces`` (protobuf or JSON, gzip or not): spans become plans and
+        decisions (``services.importing``); answered as OpenTelemetry exporters expect."""
+        encoding = otlp.encoding_of(request.headers.get("content-type"))
+        if encoding is None:
+            return Response(
+                otlp.status(
+                    otlp.INVALID_ARGUMENT, "Content-Type: send application/x-protobuf or application/json", otlp.Encoding.JSON
+                ),
+                status_code=415,
+                media_type=otlp.Encoding.JSON.value,
+            )
+
+        def answer(status: int, code: int, message: str) -> Response:
+            return Response(otlp.status(code, message, encoding), status_code=status, media_type=encoding.value)
+
+        principal = caller(request)
+        if principal is None:
+            return answer(401, otlp.UNAUTHENTICATED, "a bearer token is required")
+        if not principal.may(Action.RECORD):
+            return answer(403, otlp.PERMISSION_DENIED, f"the {principal.role.value} role may not record")
+        try:
+            body = otlp.unzip(await request.body(), request.headers.get("content-encoding"))
+            spans = otlp.decode(body, encoding)
+            report = await run_in_threadpool(importing.import_spans, request.state.trail, spans, principal=principal)
+        except DecisionTrailError as e:
+            status = _STATUS.get(e.code, 400)
+            if status == 503:  # an exporter retries 503 (with its backoff); the request wrote nothing
+                refused = answer(503, otlp.UNAVAILABLE, e.message)
+                refused.headers["Retry-After"] = "1"
+                return refused
+            code = otlp.INVALID_ARGUMENT if status == 400 else otlp.FAILED_PRECONDITION
+            return answer(400 if status < 500 else status, code, f"{e.code}: {e.message}")
+        return Response(otlp.response(report.rejected, report.message(), encoding), media_type=encoding.value)
+
     graphql = DecisionTrailGraphQL()
     return Starlette(
         routes=[
@@ -381,13 +421,14 @@ def create_app(
             WebSocketRoute("/graphql", graphql),
             Route("/export/plans/{name:str}", export),
             Route("/export/decisions/{decision_id:str}/{name:str}", export),
+            Route("/v1/traces", traces, methods=["POST"]),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
         ],
         middleware=[
             Middleware(ShedLoad, limit=max_in_flight),
             Middleware(StopOnDisconnect),
-            Middleware(BodySizeLimit),
+            Middleware(BodySizeLimit, paths={"/v1/traces": MAX_TRACES_BODY_BYTES}),
             Middleware(AuthenticationMiddleware, backend=BearerTokens(tokens)),
         ],
         lifespan=lifespan,

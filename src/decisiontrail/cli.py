@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     sdl.add_argument("--output", help="write to this file instead of standard output")
     serve = commands.add_parser(
         "serve",
-        help="serve the GraphQL API (GraphiQL at /graphql, /healthz, /readyz)",
+        help="serve the GraphQL API (GraphiQL at /graphql), graph exports (/export), OTLP traces (/v1/traces), /healthz, /readyz",
         description="Serve the GraphQL API with uvicorn. Neo4j is the embedded one unless NEO4J_URI is set.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default: 127.0.0.1)")
@@ -293,12 +293,21 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     analyze.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
     export = commands.add_parser(
         "export",
-        help="export a graph for Gephi, yEd, Graphviz or Cytoscape.js",
+        help="export a graph for Gephi, yEd, Graphviz, Cytoscape.js or W3C PROV tools",
         description=(
             "Write a plan, a hierarchy, the whole database, or a decision's lineage or impact as GraphML (Gephi, yEd), "
-            "DOT (Graphviz), Cytoscape.js JSON or node-link JSON. Nodes carry label, status, plan_id and decision_type "
-            "to style by. The document is streamed to the output as it is written."
+            "DOT (Graphviz), Cytoscape.js JSON, node-link JSON, GEXF (Gephi) or W3C PROV-JSON. Nodes carry label, status, "
+            "plan_id and decision_type to style by. The document is streamed to the output as it is written."
         ),
+    )
+    export.add_argument(
+        "subject",
+        nargs="?",
+        choices=["graph", "corrections"],
+        default="graph",
+        help="graph (the default): the graph, in a --format below; corrections: one evaluation example per correction "
+        "made in --plan, --hierarchy or --project (the decision, the user's guidance and what replaced it, and about "
+        "the attempt), one JSON object a line (--format jsonl, its default) for LangSmith, Langfuse or Phoenix",
     )
     what = export.add_mutually_exclusive_group(required=True)
     what.add_argument("--plan", metavar="ID", help="one plan")
@@ -306,16 +315,42 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     what.add_argument("--all", action="store_true", help="the whole database")
     what.add_argument("--lineage", metavar="DECISION", help="a decision and where it comes from")
     what.add_argument("--impact", metavar="DECISION", help="a decision and what correcting it would invalidate")
+    what.add_argument("--project", metavar="NAME", help="corrections only: every plan of a project")
     export.add_argument(
         "--format",
-        choices=["graphml", "dot", "cyjs", "json"],
+        choices=["graphml", "dot", "cyjs", "json", "gexf", "prov.json", "jsonl"],
         default="graphml",
-        help="graphml (Gephi, yEd), dot (Graphviz), cyjs (Cytoscape.js), json (networkx node-link); default graphml",
+        help="graphml (Gephi, yEd), dot (Graphviz), cyjs (Cytoscape.js), json (networkx node-link), gexf (Gephi, drawn: "
+        "coloured by decision type, sized by blast radius, laid out in layers), prov.json (W3C PROV-JSON); default graphml",
     )
     export.add_argument(
         "--as-of", type=_moment, metavar="TIME", help="the graph as it stood at this ISO 8601 time (UTC if no offset)"
     )
     export.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    export.set_defaults(format=None)  # graphml for a graph, jsonl for corrections: _choose_export decides
+    importing = commands.add_parser(
+        "import",
+        help="import agent traces: OpenTelemetry spans become plans and decisions",
+        description="Import agent traces recorded elsewhere, as POST /v1/traces takes them (see docs/interop.md).",
+    )
+    importers = importing.add_subparsers(dest="import_command", required=True, metavar="SOURCE")
+    otlp_import = importers.add_parser(
+        "otlp",
+        help="an OTLP ExportTraceServiceRequest in a file (JSON or protobuf, gzip or not)",
+        description=(
+            "Import an OTLP trace export (an ExportTraceServiceRequest, as an OpenTelemetry exporter or collector "
+            "writes it: OTLP/JSON or protobuf, optionally gzip-compressed) by the mapping in docs/interop.md: agent "
+            "spans become plans, tool, retriever and decision spans decisions; spans that carry no decision are kept "
+            "out. The file is one transaction: all of it is imported, or nothing. Importing it again records nothing twice."
+        ),
+    )
+    otlp_import.add_argument("file", metavar="FILE", help="the request, e.g. traces.json, traces.pb or traces.json.gz")
+    otlp_import.add_argument(
+        "--encoding",
+        choices=["auto", "json", "protobuf"],
+        default="auto",
+        help="how FILE is encoded (default auto: JSON if it starts with '{', else protobuf)",
+    )
     prune = commands.add_parser(
         "prune",
         help="delete superseded history older than a retention period (use --dry-run first)",
@@ -354,6 +389,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _schema(args)
         if args.command == "token":
             return _token(args)
+        if args.command == "export":
+            _choose_export(args)
         return _with_graph(args, settings)
     except DecisionTrailError as e:
         print(f"decisiontrail: error: {e.message}", file=sys.stderr)
@@ -450,8 +487,12 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
                     f"({attempt.mode.value}): {attempt.guidance!r}; invalidated {len(attempt.invalidated_decision_ids)} "
                     f"decision(s), {len(attempt.invalidated_plan_ids)} plan(s); replay {attempt.replay_outcome.value}"
                 )
+        elif args.command == "import":
+            _import_otlp(args, trail)
         elif args.command == "migrate":
             log.info("schema is up to date on %s", trail.graph.uri)
+        elif args.command == "export" and args.subject == "corrections":
+            _export_corrections(args, trail)
         elif args.command in ("check", "analyze", "export", "prune"):
             return _offline(args, trail)
     return 0
@@ -484,6 +525,33 @@ def _invariants(args: argparse.Namespace, trail: Trail) -> None:
         print(f"recorded {added.decision_id} (#{added.sequence_number} invariant_enforced) in plan {added.plan_id}")
     else:
         print(describe_correction(invariants.remove_invariant(trail, args.plan_id, args.name, args.reason, requested_by=args.by)))
+
+
+def _import_otlp(args: argparse.Namespace, trail: Trail) -> None:
+    from pathlib import Path
+
+    from decisiontrail import otlp
+    from decisiontrail.services.importing import import_spans
+
+    try:
+        body = Path(args.file).read_bytes()
+    except OSError as e:
+        raise ValidationFailed(f"file: cannot read {args.file}: {e.strerror}", field="file") from None
+    if body[:2] == b"\x1f\x8b":
+        body = otlp.unzip(body, "gzip")
+    if args.encoding == "auto":
+        encoding = otlp.Encoding.JSON if body.lstrip()[:1] == b"{" else otlp.Encoding.PROTOBUF
+    else:
+        encoding = otlp.Encoding.JSON if args.encoding == "json" else otlp.Encoding.PROTOBUF
+    report = import_spans(trail, otlp.decode(body, encoding))
+    print(
+        f"{report.spans} spans: imported {len(report.traces)} trace(s) into {len(report.plan_ids)} plan(s) "
+        f"and {len(report.decision_ids)} decision(s)"
+    )
+    for plan_id in report.plan_ids:
+        print(f"  plan {plan_id}")
+    if report.message():
+        print(report.message())
 
 
 def _name_and_statement(text: str) -> tuple[str, str]:
@@ -577,6 +645,40 @@ def _scope(args: argparse.Namespace) -> tuple[LoadScope, str | None]:
     if args.hierarchy:
         return LoadScope.HIERARCHY, args.hierarchy
     return LoadScope.PLAN, args.plan
+
+
+def _choose_export(args: argparse.Namespace) -> None:
+    """What `export` writes, a graph or a dataset of corrections, and in which format; refused before anything opens."""
+    if args.subject == "corrections":
+        if not (args.plan or args.hierarchy or args.project):
+            raise ValidationFailed("export corrections: name --plan, --hierarchy or --project", field="subject")
+        if args.format not in (None, "jsonl") or args.as_of is not None:
+            raise ValidationFailed(
+                "export corrections: writes jsonl, as things are now (no other --format, no --as-of)", field="format"
+            )
+        args.format = "jsonl"
+        return
+    if args.project is not None:
+        raise ValidationFailed("--project: only `export corrections` exports a project's", field="project")
+    if args.format == "jsonl":
+        raise ValidationFailed("--format jsonl: only `export corrections` writes JSON Lines", field="format")
+    args.format = args.format or "graphml"
+
+
+def _export_corrections(args: argparse.Namespace, trail: Trail) -> None:
+    """`export corrections`: one evaluation example per correction, one JSON object a line."""
+    import json
+
+    from decisiontrail.services.dataset import correction_examples
+
+    examples = correction_examples(
+        trail, plan_id=args.plan or args.hierarchy, project=args.project, hierarchy=args.hierarchy is not None
+    )
+    with open(args.output, "w", encoding="utf-8") if args.output else contextlib.nullcontext(sys.stdout) as out:
+        for example in examples:
+            out.write(json.dumps(example.record(), ensure_ascii=False) + "\n")
+    if args.output:
+        log.info("wrote %d example(s) to %s", len(examples), args.output)
 
 
 def describe_impact(impact: Impact) -> str:
@@ -677,6 +779,7 @@ def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
         print(render_demonstration(trail, demo), flush=True)
 
     log.info("serving GraphQL on http://%s:%d/graphql (GraphiQL in a browser)", args.host, args.port)
+    log.info("taking OpenTelemetry traces on http://%s:%d/v1/traces (OTLP/HTTP, see docs/interop.md)", args.host, args.port)
     app = create_app(
         settings,
         tokens=tokens,

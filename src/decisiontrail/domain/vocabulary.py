@@ -16,6 +16,8 @@ class Label(StrEnum):
     SCHEMA_MIGRATION = "SchemaMigration"
     PLAN_LOCK = "PlanLock"  # a plan's write lock, linked to nothing (see cypher/decision/read_placements)
     INVARIANT_SET = "InvariantSet"  # the global or a project's invariants (setInvariants), linked to nothing
+    TRACE = "Trace"  # an OTLP trace: the lock its imports take, and when it was imported; linked to nothing
+    SPAN = "Span"  # an OTLP span kept until its trace's root span arrives, linked to nothing
 
 
 class Rel(StrEnum):

@@ -152,3 +152,50 @@ def set_replay_outcome(
 def _impact(record: Mapping[str, Any]) -> Impact:
     decisions = sorted((impacted_from_row(row) for row in record["decisions"]), key=lambda d: (d.plan_id, d.sequence_number))
     return Impact(decision_id=record["decision_id"], decisions=tuple(decisions), plan_ids=tuple(sorted(record["plan_ids"])))
+
+
+@dataclass(frozen=True)
+class AttemptRow:
+    """A correction attempt as a dataset example is built from it: the plan it was made in, the
+    decision that REPLACES the one it corrected, and what of it the caller may see."""
+
+    attempt: CorrectionAttempt
+    plan_id: str
+    project: str | None
+    replacement_id: str | None
+    replayed_ids: tuple[str, ...]
+    invalidated_decision_count: int
+    invalidated_plan_count: int
+
+
+def example_rows(
+    tx: Transaction,
+    *,
+    plan_id: str | None,
+    project: str | None,
+    hierarchy: bool,
+    owner: str | None,
+    scope_project: str | None,
+) -> list[AttemptRow]:
+    """The attempts made in ``plan_id`` (with ``hierarchy``, in the plans below it too) or in
+    ``project``'s plans, oldest first; only plans of ``owner`` and ``scope_project`` when given."""
+    rows = tx.run(
+        query("correction/list_examples"),
+        plan_id=plan_id,
+        project=project,
+        hierarchy=hierarchy,
+        owner=owner,
+        scope_project=scope_project,
+    )
+    return [
+        AttemptRow(
+            attempt=attempt_from_properties(r["attempt"]),
+            plan_id=r["plan_id"],
+            project=r["project"],
+            replacement_id=r["replacement_id"],
+            replayed_ids=tuple(r["replayed_ids"]),
+            invalidated_decision_count=int(r["invalidated_decision_count"]),
+            invalidated_plan_count=int(r["invalidated_plan_count"]),
+        )
+        for r in rows
+    ]

@@ -14,6 +14,7 @@ from decisiontrail.domain.invariants import Scope
 from decisiontrail.domain.recording import ReviewStatus
 from decisiontrail.exceptions import Unavailable, ValidationFailed
 from decisiontrail.schema.context import Context
+from decisiontrail.schema.dataset import CorrectionExample
 from decisiontrail.schema.errors import call, client_error
 from decisiontrail.schema.types import (
     Decision,
@@ -34,7 +35,7 @@ from decisiontrail.schema.types import (
     plan_cursor,
     review_cursor,
 )
-from decisiontrail.services import correction, reading, reviews
+from decisiontrail.services import correction, dataset, reading, reviews
 from decisiontrail.services import invariants as invariants_service
 
 
@@ -138,6 +139,12 @@ async def decision_events(info: Info[Context, None], plan_id: strawberry.ID) -> 
             review_id=strawberry.ID(event.review_id) if event.review_id else None,
             at=event.at,
         )
+
+
+async def correction_dataset(info: Info[Context, None], project: str) -> list[CorrectionExample]:
+    """A project's corrections as evaluation examples, oldest first, across the plans the caller may see."""
+    found = await call(dataset.correction_examples, info.context.trail, project=project, principal=info.context.principal)
+    return [CorrectionExample.of(e) for e in found]
 
 
 async def invariant_set(info: Info[Context, None], scope: Scope, project: str | None = None) -> InvariantSet | None:

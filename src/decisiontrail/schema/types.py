@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Awaitable, Mapping, Sequence
 from datetime import datetime
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 from strawberry.scalars import JSON
@@ -41,6 +41,9 @@ from decisiontrail.schema.analytics import AnalyticsScope, PlanAnalytics
 from decisiontrail.schema.selection import IDS, TREE_OF_OUTLINES, asks_only
 from decisiontrail.services import analysis, reading
 from decisiontrail.services import correction as correction_service
+
+if TYPE_CHECKING:
+    from decisiontrail.schema.dataset import CorrectionExample
 
 MAX_TOP = 100
 
@@ -553,6 +556,24 @@ class Plan:
             progress=False,
         )
         return PlanAnalytics.of(result)
+
+    @strawberry.field
+    async def correction_examples(
+        self, info: Info[Context, None], hierarchy: bool = False
+    ) -> list[Annotated["CorrectionExample", strawberry.lazy("decisiontrail.schema.dataset")]]:
+        """Every correction made in the plan (with ``hierarchy``, in the plans below it too that you
+        may see) as an evaluation example, oldest first."""
+        from decisiontrail.schema.dataset import CorrectionExample
+        from decisiontrail.services import dataset
+
+        found = await call(
+            dataset.correction_examples,
+            info.context.trail,
+            plan_id=self.model.plan_id,
+            hierarchy=hierarchy,
+            principal=info.context.principal,
+        )
+        return [CorrectionExample.of(e) for e in found]
 
     @strawberry.field
     async def root_decision(self, info: Info[Context, None]) -> Decision | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 
 from pydantic import JsonValue, ValidationError
 
@@ -29,11 +30,12 @@ from decisiontrail.services.visibility import require_visible
 def create_plan(trail: Trail, plan: Plan) -> Plan:
     """Store a plan without its root (the root is recorded next); a child plan is linked to its
     parent plan and its spawning decision, which must be a current spawn of that plan."""
-    trail.database.write_or(f"plan {plan.plan_id} already exists", _create_plan, plan)
+    trail.database.write_or(f"plan {plan.plan_id} already exists", store_plan, plan)
     return plan
 
 
-def _create_plan(tx: Transaction, plan: Plan) -> None:
+def store_plan(tx: Transaction, plan: Plan) -> None:
+    """Inside a use-case's transaction: store ``plan`` (without its root), its spawn link judged first."""
     check_spawn_link(plan, plans.read_spawn_link(tx, plan))
     plans.create(tx, plan)
 
@@ -108,7 +110,7 @@ def instantiate_plan(
             owner,
             inherited,
         )
-        _create_plan(tx, plan)
+        store_plan(tx, plan)
         return plan, place(tx, [Recording(root, context=context)]).decisions[0][0]
 
     plan, root = trail.database.write_or("the plan already exists", work)
@@ -225,15 +227,20 @@ def advance_phase(
 
     def work(tx: Transaction) -> None:
         require_visible(tx, principal, plan_ids=[plan_id])
-        found = plans.lock_and_read_phase(tx, plan_id)
-        if found is None:
-            raise NotFound("plan", plan_id)
-        current, pending_reviews, strategy_choices = found
-        check_phase_transition(current, target, pending_reviews, strategy_choices)
-        plans.change_phase(tx, plan_id, current, target, reason.strip(), utc_now(), who)
+        change_phase(tx, plan_id, target, reason, at=utc_now(), by=who)
 
     trail.database.write(work)
     plan = reading.get_plan(trail, plan_id)
     if target is Phase.STRATEGIZE:
         entered_strategize(trail, plan)
     return plan
+
+
+def change_phase(tx: Transaction, plan_id: str, target: Phase, reason: str, *, at: datetime, by: str | None) -> None:
+    """Inside a use-case's transaction: lock the plan, judge the move from its phase to ``target``, record it."""
+    found = plans.lock_and_read_phase(tx, plan_id)
+    if found is None:
+        raise NotFound("plan", plan_id)
+    current, pending_reviews, strategy_choices = found
+    check_phase_transition(current, target, pending_reviews, strategy_choices)
+    plans.change_phase(tx, plan_id, current, target, reason.strip(), at, by)

@@ -1,0 +1,4 @@
+// Keep each span of a trace not yet imported until its root span arrives; a span sent again is kept once.
+UNWIND $spans AS s
+MERGE (span:Span {key: s.key})
+  ON CREATE SET span.trace_id = s.trace_id, span.span_id = s.span_id, span.is_root = s.is_root, span.body = s.body

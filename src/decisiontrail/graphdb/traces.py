@@ -1,0 +1,44 @@
+"""OTLP traces in Neo4j: the lock each import takes on its traces, spans kept until their trace's root arrives."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+from decisiontrail.cypher import query
+from decisiontrail.domain.traces import Span, is_trace_root
+from decisiontrail.graphdb.database import Transaction
+
+
+def lock(tx: Transaction, trace_ids: Sequence[str], at: datetime) -> set[str]:
+    """Lock the traces (creating their records on first sight); returns those imported already."""
+    rows = tx.run(query("trace/lock_traces"), trace_ids=sorted(set(trace_ids)), at=at)
+    return {row["trace_id"] for row in rows if row["imported"]}
+
+
+def keep(tx: Transaction, spans: Sequence[Span]) -> None:
+    """Keep spans until their trace is imported; a span kept already is not kept twice."""
+    rows = [
+        {
+            "key": f"{s.trace_id}:{s.span_id}",
+            "trace_id": s.trace_id,
+            "span_id": s.span_id,
+            "is_root": is_trace_root(s),
+            "body": json.dumps(s.to_json(), ensure_ascii=False, sort_keys=True),
+        }
+        for s in spans
+    ]
+    tx.run(query("trace/stage_spans"), spans=rows).consume()
+
+
+def complete(tx: Transaction, trace_ids: Sequence[str]) -> dict[str, list[Span]]:
+    """Of ``trace_ids``, the traces not yet imported whose root span has arrived, with all their kept spans."""
+    rows = tx.run(query("trace/read_complete"), trace_ids=sorted(set(trace_ids)))
+    return {row["trace_id"]: [Span.from_json(json.loads(body)) for body in row["bodies"]] for row in rows}
+
+
+def mark_imported(tx: Transaction, counts: Mapping[str, tuple[int, int]], at: datetime) -> None:
+    """Record each trace as imported (with its plans and decisions) and drop its kept spans."""
+    traces = [{"trace_id": t, "plans": plans, "decisions": decisions} for t, (plans, decisions) in counts.items()]
+    tx.run(query("trace/mark_imported"), traces=traces, at=at).consume()

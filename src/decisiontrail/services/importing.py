@@ -1,0 +1,143 @@
+"""Importing agent traces: OpenTelemetry spans from any instrumented runtime become plans and decisions.
+
+One request (an OTLP export, or a file given to ``decisiontrail import otlp``) is one write
+transaction: its traces are locked, its spans kept until their trace's root span has arrived,
+and each trace whose root is in is imported whole by ``domain.traces.import_steps``, its
+decisions placed by the same rules as every other recording. A trace is imported once: spans
+sent again, or after their trace was imported, record nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from decisiontrail.access import Principal
+from decisiontrail.domain.decision import utc_now
+from decisiontrail.domain.placement import Recording
+from decisiontrail.domain.traces import (
+    ChangePhase,
+    CreatePlan,
+    PlaceDecisions,
+    Span,
+    decision_kind,
+    import_steps,
+    kept_out_reason,
+)
+from decisiontrail.events import DecisionEvent
+from decisiontrail.exceptions import ValidationFailed
+from decisiontrail.graphdb import traces
+from decisiontrail.graphdb.database import Transaction
+from decisiontrail.services.lifecycle import change_phase, store_plan
+from decisiontrail.services.recording import events_of, place
+from decisiontrail.services.trail import Trail
+
+PROJECT_ATTRIBUTE = "decisiontrail.project"
+"""The resource attribute naming the project a trace's plans belong to (else the caller's)."""
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What one request did with its spans."""
+
+    spans: int
+    kept_out: Counter[str] = field(default_factory=Counter)
+    """Spans that carry no decision, by their kind: kept out of the lineage."""
+    already_imported: int = 0
+    """Spans of traces imported before: nothing recorded again."""
+    waiting: int = 0
+    """Spans kept until their trace's root span arrives."""
+    traces: tuple[str, ...] = ()
+    """Traces imported by this request."""
+    plan_ids: tuple[str, ...] = ()
+    decision_ids: tuple[str, ...] = ()
+
+    @property
+    def rejected(self) -> int:
+        """OTLP's ``rejected_spans``: the spans kept out of the lineage."""
+        return sum(self.kept_out.values())
+
+    def message(self) -> str:
+        """OTLP's ``error_message``: why spans were kept out, and what else a sender should know ('' if nothing)."""
+        said = []
+        if self.kept_out:
+            kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(self.kept_out.items()))
+            said.append(f"{self.rejected} of {self.spans} spans carry no decision and were kept out ({kinds})")
+        if self.already_imported:
+            said.append(f"{self.already_imported} spans belong to traces imported before; nothing was recorded twice")
+        if self.waiting:
+            said.append(f"{self.waiting} spans wait for their trace's root span")
+        return "; ".join(said)
+
+
+def import_spans(trail: Trail, spans: Sequence[Span], *, principal: Principal | None = None) -> ImportReport:
+    """Keep ``spans`` and import every trace whose root span has now arrived, in one transaction:
+    all of it is written, or (a span refused by a rule) none.
+
+    Plans are the caller's, in the project the spans' resource names (``decisiontrail.project``)
+    or else the caller's own; a caller limited to a project imports only into it.
+    """
+    kinds = {(s.trace_id, s.span_id): decision_kind(s) for s in spans}  # a malformed decision attribute refuses the request
+    kept_out = Counter(kept_out_reason(s) for s in spans if kinds[(s.trace_id, s.span_id)] is None)
+    projects = {s.trace_id: _project(s, principal) for s in spans}
+    owner = principal.name if principal is not None else None
+    at = utc_now()
+
+    def work(tx: Transaction) -> tuple[ImportReport, list[DecisionEvent]]:
+        imported_before = traces.lock(tx, [s.trace_id for s in spans], at)
+        fresh = [s for s in spans if s.trace_id not in imported_before]
+        traces.keep(tx, [s if kinds[(s.trace_id, s.span_id)] is not None else s.slim() for s in fresh])
+        complete = traces.complete(tx, [s.trace_id for s in fresh])
+        events: list[DecisionEvent] = []
+        plan_ids: list[str] = []
+        decision_ids: list[str] = []
+        counts: dict[str, tuple[int, int]] = {}
+        for trace_id, trace_spans in complete.items():
+            before = (len(plan_ids), len(decision_ids))
+            for step in import_steps(trace_spans, owner=owner, project=projects.get(trace_id)):
+                if isinstance(step, CreatePlan):
+                    store_plan(tx, step.plan)
+                    placed = place(tx, [Recording(step.root, context=step.context)])
+                    plan_ids.append(step.plan.plan_id)
+                elif isinstance(step, PlaceDecisions):
+                    placed = place(tx, [Recording(d, context=c) for d, c in step.decisions])
+                else:
+                    assert isinstance(step, ChangePhase)
+                    change_phase(tx, step.plan_id, step.target, step.reason, at=step.at, by=owner or "otlp import")
+                    continue
+                decision_ids.extend(d.decision_id for d, _ in placed.decisions)
+                events.extend(events_of(placed))
+            counts[trace_id] = (len(plan_ids) - before[0], len(decision_ids) - before[1])
+        traces.mark_imported(tx, counts, at)
+        report = ImportReport(
+            spans=len(spans),
+            kept_out=kept_out,
+            already_imported=sum(1 for s in spans if s.trace_id in imported_before),
+            waiting=sum(1 for s in fresh if s.trace_id not in complete),
+            traces=tuple(complete),
+            plan_ids=tuple(plan_ids),
+            decision_ids=tuple(decision_ids),
+        )
+        return report, events
+
+    report, events = trail.database.write(work)
+    trail.publish(events)
+    return report
+
+
+def _project(span: Span, principal: Principal | None) -> str | None:
+    named = span.resource.get(PROJECT_ATTRIBUTE)
+    limited_to = principal.project if principal is not None else None
+    if named is None or named == "":
+        return limited_to
+    if not isinstance(named, str):
+        raise ValidationFailed(
+            f"resource.{PROJECT_ATTRIBUTE}: {named!r} is not a project name", field=f"resource.{PROJECT_ATTRIBUTE}"
+        )
+    if limited_to is not None and named != limited_to:
+        raise ValidationFailed(
+            f"resource.{PROJECT_ATTRIBUTE}: this token records only into project {limited_to}, not {named}",
+            field=f"resource.{PROJECT_ATTRIBUTE}",
+        )
+    return named

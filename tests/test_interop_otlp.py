@@ -1,0 +1,483 @@
+"""Agent traces in: OTLP/HTTP (protobuf from the real OpenTelemetry SDK, and OTLP/JSON) becomes plans and decisions.
+
+The expectations are written here from the mapping in docs/interop.md, and read back through the
+GraphQL API and the store, never from the importer's own answer.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExportResult
+from opentelemetry.trace import Link
+
+from decisiontrail.access import Role, TokenRegistry, issue_token
+from decisiontrail.app import create_app
+from decisiontrail.checks import run_checks
+from decisiontrail.cli import main
+from decisiontrail.domain import DecisionType, Phase
+from decisiontrail.domain.traces import ChangePhase, CreatePlan, PlaceDecisions, Span, import_steps
+from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb.admin import count_graph
+from decisiontrail.graphdb.loading import load_graph
+from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.services import Trail
+from serving import served
+
+TRACE = "5b8efff798038103d269b633813fc60c"
+T0 = 1_764_547_200_000_000_000  # 2025-12-01T00:00:00Z in ns
+MS = 1_000_000
+
+
+@pytest.fixture(scope="module")
+def tokens(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    path = tmp_path_factory.mktemp("tokens") / "tokens.json"
+    return {
+        "actor": issue_token(path, "actor-1", Role.ACTOR),
+        "analyst": issue_token(path, "analyst-1", Role.ANALYST),
+        "limited": issue_token(path, "actor-p", Role.ACTOR, project="alpha"),
+        "_file": str(path),
+    }
+
+
+@pytest.fixture(scope="module")
+def base_url(graph: Graph, tokens: dict[str, str]) -> Iterator[str]:
+    with served(create_app(graph=graph, tokens=TokenRegistry.load(Path(tokens["_file"])))) as url:
+        yield url
+
+
+def _graphql(base_url: str, token: str, document: str, **variables: Any) -> dict[str, Any]:
+    response = httpx.post(
+        f"{base_url}/graphql",
+        json={"query": document, "variables": variables},
+        headers={"authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    body = response.json()
+    assert "errors" not in body, body
+    return dict(body["data"])
+
+
+PLANS = """
+query { plans(first: 50) { nodes {
+  id description phase project parentPlan { id } spawnedBy { id decisionType }
+  phaseHistory { fromPhase toPhase }
+  decisions(first: 100) { edges { node {
+    id decisionType phase question chosenOption parentDecisionId sequenceNumber
+    dependsOn { id } contextSnapshot { actorStateRef { threadId checkpointId } relevantResources { resourceId } }
+  } } }
+} } }
+"""
+
+
+def _plans(base_url: str, token: str) -> list[dict[str, Any]]:
+    nodes = _graphql(base_url, token, PLANS)["plans"]["nodes"]
+    for plan in nodes:
+        plan["decisions"] = sorted((e["node"] for e in plan["decisions"]["edges"]), key=lambda d: d["sequenceNumber"])
+    return list(nodes)
+
+
+# --- the real OpenTelemetry SDK, exporting to the served API ----------------------------------
+
+
+class RecordingExporter(OTLPSpanExporter):
+    """The SDK's own OTLP/HTTP protobuf exporter, remembering what each export returned."""
+
+    results: list[SpanExportResult]
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        result = super().export(spans)
+        self.results.append(result)
+        return result
+
+
+def _run_agent(base_url: str, token: str) -> tuple[RecordingExporter, dict[str, str]]:
+    """An instrumented agent run: a planner agent (GenAI conventions) chats with a model, calls a
+    tool, retrieves documents and hands a sub-task to a researcher agent (OpenInference), which
+    calls a tool of its own linked to the planner's."""
+    exporter = RecordingExporter(endpoint=f"{base_url}/v1/traces", headers={"authorization": f"Bearer {token}"}, timeout=30)
+    exporter.results = []
+    provider = TracerProvider(resource=Resource.create({"service.name": "travel-agent"}))
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    tracer = provider.get_tracer("tests.interop")
+    ids: dict[str, str] = {}
+    with tracer.start_as_current_span(
+        "invoke_agent planner",
+        attributes={
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "planner",
+            "input.value": "Plan a trip to Lisbon",
+        },
+    ) as planner:
+        ids["planner"] = format(planner.get_span_context().span_id, "016x")
+        with tracer.start_as_current_span("chat gpt-4o", attributes={"gen_ai.operation.name": "chat"}):
+            pass
+        with tracer.start_as_current_span(
+            "execute_tool search_flights",
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "search_flights",
+                "gen_ai.tool.call.arguments": '{"to": "LIS"}',
+            },
+        ) as search:
+            ids["search"] = format(search.get_span_context().span_id, "016x")
+            search_context = search.get_span_context()
+        with tracer.start_as_current_span(
+            "retrieve guides",
+            attributes={
+                "openinference.span.kind": "RETRIEVER",
+                "input.value": "Lisbon guides",
+                "retrieval.documents.0.document.id": "guide-7",
+                "retrieval.documents.1.document.id": "guide-9",
+            },
+        ):
+            pass
+        with tracer.start_as_current_span(
+            "researcher",
+            attributes={"openinference.span.kind": "AGENT", "agent.name": "researcher", "input.value": "Find hotels near Alfama"},
+        ) as researcher:
+            ids["researcher"] = format(researcher.get_span_context().span_id, "016x")
+            with tracer.start_as_current_span(
+                "book_hotel",
+                links=[Link(search_context)],
+                attributes={"openinference.span.kind": "TOOL", "tool.name": "book_hotel", "input.value": '{"area": "Alfama"}'},
+            ) as book:
+                ids["book"] = format(book.get_span_context().span_id, "016x")
+    ids["trace"] = format(planner.get_span_context().trace_id, "032x")
+    assert provider.force_flush(30_000)
+    provider.shutdown()
+    return exporter, ids
+
+
+def test_sdk_traces_become_the_plans_and_decisions_of_the_mapping(base_url: str, store: Trail, tokens: dict[str, str]) -> None:
+    exporter, ids = _run_agent(base_url, tokens["actor"])
+
+    assert exporter.results and all(r is SpanExportResult.SUCCESS for r in exporter.results)
+    plans = {p["description"]: p for p in _plans(base_url, tokens["actor"])}
+    assert set(plans) == {"Plan a trip to Lisbon", "Find hotels near Alfama"}
+    planner, researcher = plans["Plan a trip to Lisbon"], plans["Find hotels near Alfama"]
+
+    # The planner: its prompt, its strategy (the agent), then the spawn of the researcher, then
+    # Execute for its tool, its retrieval (resource_selection) and the spawned plan.
+    assert [d["decisionType"] for d in planner["decisions"]] == [
+        "PROMPT_DEFINITION",
+        "STRATEGY_CHOICE",
+        "TOOL_INVOCATION",
+        "RESOURCE_SELECTION",
+        "SUBPLAN_SPAWN",
+    ]
+    root, strategy, tool, retrieval, spawn = planner["decisions"]
+    assert strategy["chosenOption"] == "planner" and strategy["parentDecisionId"] == root["id"]
+    assert tool["chosenOption"] == 'search_flights({"to": "LIS"})'
+    assert tool["parentDecisionId"] == strategy["id"] and tool["phase"] == "EXECUTE"
+    assert tool["contextSnapshot"]["actorStateRef"] == {"threadId": f"otlp:{ids['trace']}", "checkpointId": ids["search"]}
+    assert [r["resourceId"] for r in retrieval["contextSnapshot"]["relevantResources"]] == ["guide-7", "guide-9"]
+    assert spawn["chosenOption"] == "researcher" and spawn["phase"] == "STRATEGIZE"
+    # The spawn needed Strategize after the tool call, and the child plan Execute again.
+    assert [(c["fromPhase"], c["toPhase"]) for c in planner["phaseHistory"]] == [
+        ("STRATEGIZE", "EXECUTE"),
+        ("EXECUTE", "STRATEGIZE"),
+        ("STRATEGIZE", "EXECUTE"),
+    ]
+    assert planner["phase"] == "EXECUTE"
+
+    # The researcher is the child plan the spawn started; its tool depends on the planner's (a span link).
+    assert researcher["parentPlan"] == {"id": planner["id"]}
+    assert researcher["spawnedBy"] == {"id": spawn["id"], "decisionType": "SUBPLAN_SPAWN"}
+    assert [d["decisionType"] for d in researcher["decisions"]] == ["PROMPT_DEFINITION", "STRATEGY_CHOICE", "TOOL_INVOCATION"]
+    booked = researcher["decisions"][2]
+    assert booked["chosenOption"] == 'book_hotel({"area": "Alfama"})'
+    assert booked["dependsOn"] == [{"id": tool["id"]}]
+    # No decision came from the chat span.
+    assert not any("gpt-4o" in d["question"] + d["chosenOption"] for p in plans.values() for d in p["decisions"])
+
+
+def test_an_imported_trace_passes_every_check(base_url: str, store: Trail, graph: Graph, tokens: dict[str, str]) -> None:
+    _run_agent(base_url, tokens["actor"])
+
+    report = run_checks(load_graph(graph, LoadScope.ALL))
+
+    assert report.plans == 2 and report.decisions == 8
+    assert [v.message for v in report.violations] == []
+
+
+def _otlp_json(spans: list[dict[str, Any]], resource: dict[str, str] | None = None) -> dict[str, Any]:
+    attributes = [{"key": k, "value": {"stringValue": v}} for k, v in (resource or {"service.name": "agent"}).items()]
+    return {"resourceSpans": [{"resource": {"attributes": attributes}, "scopeSpans": [{"scope": {"name": "t"}, "spans": spans}]}]}
+
+
+def _json_span(span_id: str, name: str, start_ms: int, parent: str | None = None, **attributes: Any) -> dict[str, Any]:
+    def value(v: Any) -> dict[str, Any]:
+        if isinstance(v, float):
+            return {"doubleValue": v}
+        if isinstance(v, list):
+            return {"arrayValue": {"values": [value(x) for x in v]}}
+        return {"stringValue": v}
+
+    span: dict[str, Any] = {
+        "traceId": TRACE,
+        "spanId": span_id,
+        "name": name,
+        "kind": 1,
+        "startTimeUnixNano": str(T0 + start_ms * MS),
+        "endTimeUnixNano": str(T0 + (start_ms + 50) * MS),
+        "attributes": [{"key": k.replace("__", "."), "value": value(v)} for k, v in attributes.items()],
+    }
+    if parent is not None:
+        span["parentSpanId"] = parent
+    return span
+
+
+AGENT_SPAN = _json_span("a000000000000001", "agent", 0, openinference__span__kind="AGENT", input__value="Summarise the report")
+LLM_SPAN = _json_span("a000000000000002", "llm", 1, "a000000000000001", openinference__span__kind="LLM")
+DECISION_SPAN = _json_span(
+    "a000000000000003",
+    "choose format",
+    2,
+    "a000000000000001",
+    openinference__span__kind="DECISION",
+    decisiontrail__decision__type="implementation_choice",
+    decisiontrail__decision__question="Which format?",
+    decisiontrail__decision__chosen_option="bullet points",
+    decisiontrail__decision__alternatives=["prose", "table"],
+    decisiontrail__decision__confidence=0.8,
+)
+
+
+def _post(
+    base_url: str, token: str | None, body: bytes, content_type: str = "application/json", **headers: str
+) -> httpx.Response:
+    sent = {"content-type": content_type, **headers}
+    if token is not None:
+        sent["authorization"] = f"Bearer {token}"
+    return httpx.post(f"{base_url}/v1/traces", content=body, headers=sent, timeout=30)
+
+
+def test_otlp_json_is_imported_once_however_often_it_is_sent(
+    base_url: str, store: Trail, graph: Graph, tokens: dict[str, str]
+) -> None:
+    body = json.dumps(_otlp_json([AGENT_SPAN, LLM_SPAN, DECISION_SPAN])).encode()
+
+    first = _post(base_url, tokens["actor"], body)
+    after_first = count_graph(graph)
+    again = _post(base_url, tokens["actor"], gzip.compress(body), **{"content-encoding": "gzip"})
+
+    assert first.status_code == 200, first.text
+    assert first.json() == {
+        "partialSuccess": {"rejectedSpans": "1", "errorMessage": "1 of 3 spans carry no decision and were kept out (LLM 1)"}
+    }
+    assert again.status_code == 200
+    assert "imported before; nothing was recorded twice" in again.json()["partialSuccess"]["errorMessage"]
+    assert count_graph(graph) == after_first
+    (plan,) = _plans(base_url, tokens["actor"])
+    choice = plan["decisions"][-1]
+    assert (choice["decisionType"], choice["question"], choice["chosenOption"]) == (
+        "IMPLEMENTATION_CHOICE",
+        "Which format?",
+        "bullet points",
+    )
+
+
+def test_spans_sent_before_their_root_wait_for_it(base_url: str, store: Trail, tokens: dict[str, str]) -> None:
+    # An exporter sends spans as they end: the children first, the agent (the root) last.
+    early = _post(base_url, tokens["actor"], json.dumps(_otlp_json([LLM_SPAN, DECISION_SPAN])).encode())
+
+    assert early.status_code == 200
+    assert "2 spans wait for their trace's root span" in early.json()["partialSuccess"]["errorMessage"]
+    assert _plans(base_url, tokens["actor"]) == []
+
+    late = _post(base_url, tokens["actor"], json.dumps(_otlp_json([AGENT_SPAN])).encode())
+
+    assert late.status_code == 200
+    (plan,) = _plans(base_url, tokens["actor"])
+    assert [d["decisionType"] for d in plan["decisions"]] == ["PROMPT_DEFINITION", "STRATEGY_CHOICE", "IMPLEMENTATION_CHOICE"]
+
+
+@pytest.mark.parametrize(
+    ("spans", "field"),
+    [
+        ([{**AGENT_SPAN, "traceId": "not-hex"}], "resourceSpans[0].scopeSpans[0].spans[0].traceId"),
+        ([{**AGENT_SPAN, "spanId": "00" * 8}], "resourceSpans[0].scopeSpans[0].spans[0].spanId"),
+        (
+            [AGENT_SPAN, _json_span("a000000000000009", "d", 3, "a000000000000001", decisiontrail__decision__type="nonsense")],
+            "decisiontrail.decision.type",
+        ),
+        (
+            [
+                AGENT_SPAN,
+                _json_span(
+                    "a000000000000009",
+                    "d",
+                    3,
+                    "a000000000000001",
+                    decisiontrail__decision__type="strategy_choice",
+                    decisiontrail__decision__confidence=1.5,
+                ),
+            ],
+            "decisiontrail.decision.confidence",
+        ),
+        (
+            [AGENT_SPAN, _json_span("a000000000000009", "d", 3, "a000000000000001", decisiontrail__decision__question="Q?")],
+            "decisiontrail.decision.type: is required",
+        ),
+    ],
+)
+def test_a_malformed_request_is_refused_whole_and_writes_nothing(
+    base_url: str, store: Trail, graph: Graph, tokens: dict[str, str], spans: list[dict[str, Any]], field: str
+) -> None:
+    before = count_graph(graph)
+
+    response = _post(base_url, tokens["actor"], json.dumps(_otlp_json(spans)).encode())
+
+    assert response.status_code == 400
+    status = response.json()
+    assert status["code"] == 3  # google.rpc.Code INVALID_ARGUMENT
+    assert field in status["message"]
+    assert count_graph(graph) == before
+
+
+def test_refusals_over_http(base_url: str, store: Trail, graph: Graph, tokens: dict[str, str]) -> None:
+    body = json.dumps(_otlp_json([AGENT_SPAN, DECISION_SPAN])).encode()
+    before = count_graph(graph)
+
+    assert _post(base_url, None, body).status_code == 401
+    assert _post(base_url, tokens["analyst"], body).status_code == 403  # may read, not record
+    assert _post(base_url, tokens["actor"], body, content_type="text/plain").status_code == 415
+    assert _post(base_url, tokens["actor"], b"\x0a\xff\xff", content_type="application/x-protobuf").status_code == 400
+    assert _post(base_url, tokens["actor"], b"{", content_type="application/json").status_code == 400
+    other_project = json.dumps(_otlp_json([AGENT_SPAN, DECISION_SPAN], {"decisiontrail.project": "beta"})).encode()
+    refused = _post(base_url, tokens["limited"], other_project)
+    assert refused.status_code == 400 and "only into project alpha" in refused.json()["message"]
+    assert count_graph(graph) == before
+
+
+def test_an_actor_sees_only_the_plans_it_imported(base_url: str, store: Trail, tokens: dict[str, str]) -> None:
+    _post(base_url, tokens["limited"], json.dumps(_otlp_json([AGENT_SPAN, DECISION_SPAN])).encode())
+
+    (plan,) = _plans(base_url, tokens["limited"])
+    assert plan["project"] == "alpha"
+    assert _plans(base_url, tokens["actor"]) == []
+
+
+def test_import_otlp_from_a_file(
+    store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("NEO4J_URI", graph.uri)
+    monkeypatch.setenv("NEO4J_DATABASE", graph.database)
+    monkeypatch.setenv("DECISIONTRAIL_DATA_DIR", str(tmp_path))
+    path = tmp_path / "traces.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(_otlp_json([AGENT_SPAN, LLM_SPAN, DECISION_SPAN])).encode()))
+
+    assert main(["import", "otlp", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert main(["import", "otlp", str(path)]) == 0
+    again = capsys.readouterr().out
+
+    assert "imported 1 trace(s) into 1 plan(s) and 3 decision(s)" in out
+    assert "1 of 3 spans carry no decision" in out
+    assert "imported 0 trace(s)" in again and "nothing was recorded twice" in again
+
+
+# --- the mapping itself, pure -----------------------------------------------------------------
+
+
+def _span(span_id: str, start: int, parent: str | None = None, end: int | None = None, **attributes: Any) -> Span:
+    return Span(
+        TRACE,
+        span_id,
+        span_id,
+        T0 + start * MS,
+        T0 + (end if end is not None else start + 100) * MS,
+        parent,
+        attributes={k.replace("__", "."): v for k, v in attributes.items()},
+    )
+
+
+def test_parallel_sub_agents_are_parallel_spawns_each_with_its_plan() -> None:
+    spans = [
+        _span("0000000000000001", 0, end=1000, openinference__span__kind="AGENT"),
+        _span("0000000000000002", 10, "0000000000000001", end=500, openinference__span__kind="AGENT"),
+        _span("0000000000000003", 20, "0000000000000001", end=400, openinference__span__kind="AGENT"),
+        _span("0000000000000004", 600, "0000000000000001", end=700, openinference__span__kind="AGENT"),
+    ]
+
+    steps = import_steps(spans, owner="me", project=None)
+
+    created = [s for s in steps if isinstance(s, CreatePlan)]
+    spawns = [
+        d for s in steps if isinstance(s, PlaceDecisions) for d, _ in s.decisions if d.decision_type.value.startswith("subplan")
+    ]
+    assert len(created) == 4
+    assert [d.decision_type for d in spawns] == [
+        DecisionType.SUBPLAN_PARALLEL_SPAWN,
+        DecisionType.SUBPLAN_PARALLEL_SPAWN,
+        DecisionType.SUBPLAN_SPAWN,
+    ]
+    assert [c.plan.spawned_by_decision_id for c in created[1:]] == [d.decision_id for d in spawns]
+    assert all(c.plan.owner == "me" for c in created)
+
+
+def test_the_graph_node_parent_names_the_decision_parent() -> None:
+    spans = [
+        _span("0000000000000001", 0, openinference__span__kind="AGENT"),
+        _span("0000000000000002", 10, "0000000000000001", openinference__span__kind="TOOL", graph__node__id="fetch"),
+        _span("0000000000000003", 20, "0000000000000001", openinference__span__kind="TOOL", graph__node__id="parse"),
+        _span("0000000000000004", 30, "0000000000000001", openinference__span__kind="TOOL", graph__node__parent_id="fetch"),
+    ]
+
+    placed = [d for s in import_steps(spans, owner=None, project=None) if isinstance(s, PlaceDecisions) for d, _ in s.decisions]
+
+    by_span = {d.context_snapshot.actor_state_ref.checkpoint_id: d for d in placed if d.context_snapshot.actor_state_ref}
+    assert by_span["0000000000000004"].parent_decision_id == by_span["0000000000000002"].decision_id
+    assert by_span["0000000000000003"].parent_decision_id == by_span["0000000000000001"].decision_id  # the strategy
+
+
+def test_decisions_outside_every_agent_hang_in_a_plan_of_the_root_span() -> None:
+    spans = [
+        _span("0000000000000001", 0, openinference__span__kind="CHAIN", input__value="LangGraph run"),
+        _span("0000000000000002", 10, "0000000000000001", openinference__span__kind="TOOL", tool__name="grep"),
+    ]
+
+    steps = import_steps(spans, owner=None, project=None)
+
+    (created,) = [s for s in steps if isinstance(s, CreatePlan)]
+    assert created.plan.description == "LangGraph run"
+    assert [type(s) for s in steps] == [CreatePlan, PlaceDecisions, ChangePhase, PlaceDecisions]
+    assert [s.target for s in steps if isinstance(s, ChangePhase)] == [Phase.EXECUTE]
+
+
+def test_a_trace_without_decisions_becomes_nothing() -> None:
+    spans = [_span("0000000000000001", 0, openinference__span__kind="LLM"), _span("0000000000000002", 5, "0000000000000001")]
+
+    assert import_steps(spans, owner=None, project=None) == []
+
+
+def test_the_documented_example_imports_as_docs_interop_says(
+    store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("NEO4J_URI", graph.uri)
+    monkeypatch.setenv("NEO4J_DATABASE", graph.database)
+    monkeypatch.setenv("DECISIONTRAIL_DATA_DIR", str(tmp_path))
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    page = (docs / "interop.md").read_text(encoding="utf-8")
+
+    assert main(["import", "otlp", str(docs / "examples" / "otlp-trace.json")]) == 0
+    imported = capsys.readouterr().out
+    plan_id = re.findall(r"^  plan (\w{26})$", imported, flags=re.MULTILINE)[0]
+    assert main(["tree", plan_id]) == 0
+    tree = capsys.readouterr().out
+
+    for line in imported.splitlines():
+        assert line in page
+    for line in tree.splitlines():  # the page shortens the long prompt line
+        assert line in page or line[:60] in page
