@@ -438,7 +438,7 @@ def test_the_same_call_twice_records_once(store: Trail, graph: Graph) -> None:
 
     assert _decision(second).decision_id == _decision(first).decision_id
     assert _decision(again).decision_id == _decision(explicit).decision_id
-    assert count_graph(graph).nodes == after_first.nodes + 1  # only `explicit` was new
+    assert count_graph(graph).nodes == after_first.nodes + 2  # only `explicit` was new: it and its RECORDED event
 
 
 def test_concurrent_retries_with_one_key_record_one_decision(store: Trail) -> None:

@@ -142,11 +142,17 @@ class Mutation:
 @strawberry.type
 class Subscription:
     @strawberry.subscription(  # type: ignore[untyped-decorator]
-        description="A plan's recorded, superseded and review events over graphql-transport-ws.",
+        description=(
+            "A plan's recorded, superseded and review events over graphql-transport-ws, in commit order, whichever "
+            "process serving this database made them; with after: the cursor of the last event seen, first every "
+            "event committed after it."
+        ),
         permission_classes=[CanRead],
     )
-    async def decision_events(self, info: Info[Context, None], plan_id: strawberry.ID) -> AsyncGenerator[DecisionEvent, None]:
-        async for event in queries.decision_events(info, plan_id):
+    async def decision_events(
+        self, info: Info[Context, None], plan_id: strawberry.ID, after: str | None = None
+    ) -> AsyncGenerator[DecisionEvent, None]:
+        async for event in queries.decision_events(info, plan_id, after):
             yield event
 
 

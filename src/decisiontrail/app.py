@@ -321,6 +321,8 @@ def create_app(
                 trail = stack.enter_context(
                     open_trail(configured, events=events, reconciler=Reconciler(checkpointer), progress=log.info)
                 )
+            if trail.relay is not None:  # this process's subscribers get every process's events, from the outbox
+                stack.enter_context(trail.relay.running())
             if on_start is not None:
                 await run_in_threadpool(on_start, trail)
             yield {"trail": trail}

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -27,43 +27,67 @@ class DecisionEvent:
     decision_id: str | None = None
     review_id: str | None = None
     at: datetime | None = None
+    """When it was written: in the transaction of the change, so before its commit."""
+    seq: int | None = None
+    """Its number in the outbox, in commit order across every process; a subscriber's cursor."""
 
 
 class EventBus:
-    """Publishes from any thread (the store writes in worker threads) to asyncio subscribers.
+    """Publishes from any thread (the outbox relay reads in a worker thread) to asyncio subscribers.
 
     A subscriber that falls behind by more than ``backlog`` events loses the oldest, so a slow
-    client never holds up writers.
+    client never holds up the others; it can read what it lost back from the outbox by its cursor.
     """
 
     def __init__(self, backlog: int = 1000) -> None:
         self.backlog = backlog
         self._lock = threading.Lock()
-        self._subscribers: set[tuple[asyncio.AbstractEventLoop, asyncio.Queue[DecisionEvent], str | None]] = set()
+        self._subscribers: set[Subscriber] = set()
 
     def publish(self, event: DecisionEvent) -> None:
         if event.at is None:
-            event = DecisionEvent(event.kind, event.plan_id, event.decision_id, event.review_id, utc_now())
+            event = dataclasses.replace(event, at=utc_now())
         with self._lock:
             subscribers = list(self._subscribers)
-        for loop, queue, plan_id in subscribers:
-            if plan_id is None or plan_id == event.plan_id:
-                loop.call_soon_threadsafe(self._offer, queue, event)
+        for subscriber in subscribers:
+            if subscriber.plan_id is None or subscriber.plan_id == event.plan_id:
+                subscriber.loop.call_soon_threadsafe(subscriber.offer, event)
 
-    def _offer(self, queue: asyncio.Queue[DecisionEvent], event: DecisionEvent) -> None:
-        if queue.full():
-            queue.get_nowait()
-        queue.put_nowait(event)
+    def listen(self, plan_id: str | None) -> Subscriber:
+        """Events of one plan (or all with None) from this moment on, until the subscriber is closed.
 
-    async def subscribe(self, plan_id: str | None) -> AsyncIterator[DecisionEvent]:
-        """Events of one plan (or all with None) from now on, until the subscriber leaves."""
-        queue: asyncio.Queue[DecisionEvent] = asyncio.Queue(maxsize=self.backlog)
-        entry = (asyncio.get_running_loop(), queue, plan_id)
+        Registered before this returns, so a reader that then reads the outbox after its cursor
+        misses nothing between the two.
+        """
+        subscriber = Subscriber(self, asyncio.get_running_loop(), plan_id, asyncio.Queue(maxsize=self.backlog))
         with self._lock:
-            self._subscribers.add(entry)
-        try:
-            while True:
-                yield await queue.get()
-        finally:
-            with self._lock:
-                self._subscribers.discard(entry)
+            self._subscribers.add(subscriber)
+        return subscriber
+
+    def _leave(self, subscriber: Subscriber) -> None:
+        with self._lock:
+            self._subscribers.discard(subscriber)
+
+
+@dataclass(eq=False)
+class Subscriber:
+    """One subscriber's queue of events: an async iterator, closed when the subscriber leaves."""
+
+    bus: EventBus
+    loop: asyncio.AbstractEventLoop
+    plan_id: str | None
+    queue: asyncio.Queue[DecisionEvent]
+
+    def offer(self, event: DecisionEvent) -> None:
+        if self.queue.full():
+            self.queue.get_nowait()
+        self.queue.put_nowait(event)
+
+    def __aiter__(self) -> Subscriber:
+        return self
+
+    async def __anext__(self) -> DecisionEvent:
+        return await self.queue.get()
+
+    def close(self) -> None:
+        self.bus._leave(self)

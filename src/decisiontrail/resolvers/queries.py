@@ -20,7 +20,6 @@ from decisiontrail.schema.types import (
     Decision,
     InvariantSet,
     DecisionEvent,
-    DecisionEventKind,
     Impact,
     Lineage,
     PageInfo,
@@ -35,7 +34,7 @@ from decisiontrail.schema.types import (
     plan_cursor,
     review_cursor,
 )
-from decisiontrail.services import correction, dataset, reading, reviews
+from decisiontrail.services import correction, dataset, reading, relay, reviews
 from decisiontrail.services import invariants as invariants_service
 
 
@@ -125,20 +124,41 @@ async def review_inbox(
     )
 
 
-async def decision_events(info: Info[Context, None], plan_id: strawberry.ID) -> AsyncGenerator[DecisionEvent, None]:
-    """Recorded, superseded and review events of a plan, as they happen."""
-    if info.context.events is None:
+async def decision_events(
+    info: Info[Context, None], plan_id: strawberry.ID, after: str | None = None
+) -> AsyncGenerator[DecisionEvent, None]:
+    """A plan's recorded, superseded and review events, in commit order, from every process
+    serving this database: from now on, or, given the ``cursor`` of the last event seen, first
+    every event committed after it (what a subscriber that reconnects missed)."""
+    bus = info.context.events
+    if bus is None:
         raise client_error(Unavailable("this server publishes no events"))
+    cursor = _cursor(after)
     await info.context.require_plan(str(plan_id))
-    async for event in info.context.events.subscribe(str(plan_id)):
-        assert event.at is not None
-        yield DecisionEvent(
-            kind=DecisionEventKind(event.kind.value),
-            plan_id=strawberry.ID(event.plan_id),
-            decision_id=strawberry.ID(event.decision_id) if event.decision_id else None,
-            review_id=strawberry.ID(event.review_id) if event.review_id else None,
-            at=event.at,
-        )
+    live = bus.listen(str(plan_id))  # listening before the outbox is read: nothing falls between the two
+    try:
+        last = cursor
+        if cursor is not None:
+            for event in await call(
+                relay.missed, info.context.trail.database, str(plan_id), cursor, principal=info.context.principal
+            ):
+                last = event.seq
+                yield DecisionEvent.of(event)
+        async for event in live:
+            if last is not None and event.seq is not None and event.seq <= last:
+                continue  # read from the outbox already
+            last = event.seq
+            yield DecisionEvent.of(event)
+    finally:
+        live.close()
+
+
+def _cursor(after: str | None) -> int | None:
+    if after is None:
+        return None
+    if not after.isascii() or not after.isdigit():
+        raise client_error(ValidationFailed(f"after: {after[:40]!r} is not a cursor (an event's cursor field)", field="after"))
+    return int(after)
 
 
 async def correction_dataset(info: Info[Context, None], project: str) -> list[CorrectionExample]:

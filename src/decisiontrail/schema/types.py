@@ -19,6 +19,7 @@ from decisiontrail.domain.decision import partial_decision
 from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome
 from decisiontrail.domain.decision import DecisionType, Phase
 from decisiontrail.domain.recording import ReviewAction, ReviewStatus
+from decisiontrail import events
 from decisiontrail.events import EventKind as DecisionEventKind
 
 __all__ = ["CorrectionMode", "DecisionEventKind", "DecisionType", "Phase", "ReviewAction", "ReviewStatus"]
@@ -1206,7 +1207,22 @@ class DecisionEvent:
     plan_id: strawberry.ID
     decision_id: strawberry.ID | None
     review_id: strawberry.ID | None
-    at: datetime
+    at: datetime = strawberry.field(description="when the change was written (just before its commit)")
+    cursor: str = strawberry.field(
+        description="the event's place in commit order: subscribe again with after: this cursor to receive what came after it"
+    )
+
+    @classmethod
+    def of(cls, event: events.DecisionEvent) -> DecisionEvent:
+        assert event.at is not None and event.seq is not None  # every event published comes from the outbox
+        return cls(
+            kind=DecisionEventKind(event.kind.value),
+            plan_id=strawberry.ID(event.plan_id),
+            decision_id=strawberry.ID(event.decision_id) if event.decision_id else None,
+            review_id=strawberry.ID(event.review_id) if event.review_id else None,
+            at=event.at,
+            cursor=str(event.seq),
+        )
 
     @strawberry.field
     async def decision(self, info: Info[Context, None]) -> Decision | None:

@@ -73,18 +73,11 @@ def correct(
     parsed, guidance, reason = parse_mode(mode), check_guidance(guidance), reason.strip()
     by = principal.name if principal is not None else requested_by
     prompt = NewPrompt.of(description, arguments)
-    result = trail.database.write_or(
-        f"decision {decision_id} was corrected concurrently",
-        correct_in,
-        decision_id,
-        parsed,
-        guidance,
-        reason,
-        by,
-        principal,
-        prompt,
+    result = trail.write(
+        lambda tx: correct_in(tx, decision_id, parsed, guidance, reason, by, principal, prompt),
+        lambda corrected: corrected.events,
+        conflict=f"decision {decision_id} was corrected concurrently",
     )
-    trail.publish(result.events)
     return result.outcome
 
 

@@ -121,8 +121,7 @@ def import_spans(trail: Trail, spans: Sequence[Span], *, principal: Principal | 
         )
         return report, events
 
-    report, events = trail.database.write(work)
-    trail.publish(events)
+    report, _ = trail.write(work, lambda done: done[1])
     return report
 
 

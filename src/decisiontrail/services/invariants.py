@@ -119,8 +119,7 @@ def add_invariant(
         invariant_sets.set_plan_invariants(tx, plan_id, declared)
         return placed
 
-    placed = trail.database.write(work)
-    trail.publish(events_of(placed))
+    placed = trail.write(work, events_of)
     return placed.decisions[0][0]
 
 
@@ -152,8 +151,7 @@ def remove_invariant(
         invariant_sets.set_plan_invariants(tx, plan_id, [i for i in plan.invariants if i.name != name])
         return corrected
 
-    corrected = trail.database.write_or(f"invariant {name!r} of plan {plan_id} was changed concurrently", work)
-    trail.publish(corrected.events)
+    corrected = trail.write(work, lambda c: c.events, conflict=f"invariant {name!r} of plan {plan_id} was changed concurrently")
     return corrected.outcome
 
 

@@ -113,8 +113,11 @@ def instantiate_plan(
         store_plan(tx, plan)
         return plan, place(tx, [Recording(root, context=context)]).decisions[0][0]
 
-    plan, root = trail.database.write_or("the plan already exists", work)
-    trail.publish([DecisionEvent(EventKind.RECORDED, plan.plan_id, decision_id=root.decision_id)])
+    plan, root = trail.write(
+        work,
+        lambda made: [DecisionEvent(EventKind.RECORDED, made[0].plan_id, decision_id=made[1].decision_id)],
+        conflict="the plan already exists",
+    )
     entered_strategize(trail, plan)
     return plan, root
 

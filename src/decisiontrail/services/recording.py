@@ -256,8 +256,7 @@ def record_decisions(
         )
         return place(tx, recordings)
 
-    placed = trail.database.write_or("a decision with one of these idempotency keys was recorded concurrently", work)
-    trail.publish(events_of(placed))
+    placed = trail.write(work, events_of, conflict="a decision with one of these idempotency keys was recorded concurrently")
     return [_already_recorded(trail, o) if isinstance(o, Seen) else o for o in placed.outcomes]
 
 
@@ -280,8 +279,7 @@ def record(
         require_visible(tx, principal, plan_ids=[decision.plan_id], decision_ids=named)
         return place(tx, [recording])
 
-    placed = trail.database.write_or(f"decision {decision.decision_id} is already recorded", work)
-    trail.publish(events_of(placed))
+    placed = trail.write(work, events_of, conflict=f"decision {decision.decision_id} is already recorded")
     outcome = placed.outcomes[0]
     found = _already_recorded(trail, outcome) if isinstance(outcome, Seen) else outcome
     assert isinstance(found, Decision)  # only an actor's proposal is ever held for review

@@ -60,11 +60,12 @@ def resolve_review(
         )
         return placed
 
-    decision = trail.database.write_or(f"review {review_id} was resolved concurrently", work)
-    trail.publish(
-        [
+    decision = trail.write(
+        work,
+        lambda decision: [
             DecisionEvent(EventKind.REVIEW_RESOLVED, decision.plan_id, decision_id=decision.decision_id, review_id=review_id),
             DecisionEvent(EventKind.RECORDED, decision.plan_id, decision_id=decision.decision_id),
-        ]
+        ],
+        conflict=f"review {review_id} was resolved concurrently",
     )
     return reading.get_review(trail, review_id), decision

@@ -6,13 +6,19 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from decisiontrail.domain import Plan
+from decisiontrail.domain.decision import utc_now
 from decisiontrail.events import DecisionEvent, EventBus
+from decisiontrail.graphdb import outbox
 from decisiontrail.graphdb.connection import Graph, open_graph
-from decisiontrail.graphdb.database import Database
+from decisiontrail.graphdb.database import Database, Transaction
 from decisiontrail.graphdb.embedded import Progress
+from decisiontrail.services.relay import EventRelay, row_of
 from decisiontrail.settings import Neo4jSettings
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +31,9 @@ Reconciler = Callable[["Trail", Plan], None]
 class Trail:
     """The decision trail as the services see it. Entry points build one per process and pass it in.
 
-    A use-case runs its work in one transaction of ``database`` and, only after the commit, hands
-    its events to ``events`` (when the process publishes any).
+    A use-case runs its work in one transaction of ``database``; a write that announces events
+    writes them in that same transaction (``write``), to the outbox, from which every serving
+    process's ``relay`` publishes them to its subscribers (``events``) in commit order.
     """
 
     database: Database
@@ -34,20 +41,38 @@ class Trail:
     reconciler: Reconciler | None = field(default=None)
     """What runs at a plan's Strategize entry (its instantiation, a revert from Execute): the
     Invariant Reconciliation Actor, wired in by the entry point that has one (ADR-033)."""
+    relay: EventRelay | None = field(default=None)
+    """Publishes the outbox to ``events`` while it runs (``relay.running()``, the serving process's lifespan)."""
 
     @classmethod
     def on(cls, graph: Graph, events: EventBus | None = None, reconciler: Reconciler | None = None) -> Trail:
-        return cls(Database(graph), events, reconciler)
+        database = Database(graph)
+        return cls(database, events, reconciler, EventRelay(database, events) if events is not None else None)
 
     @property
     def graph(self) -> Graph:
         return self.database.graph
 
-    def publish(self, events: Iterable[DecisionEvent]) -> None:
-        if self.events is None:
-            return
-        for event in events:
-            self.events.publish(event)
+    def write(
+        self,
+        work: Callable[[Transaction], T],
+        events: Callable[[T], Iterable[DecisionEvent]],
+        *,
+        conflict: str | None = None,
+    ) -> T:
+        """``work`` in one write transaction (as ``Database.write``, saying ``conflict`` when a
+        uniqueness constraint refuses it), and the events of its result written to the outbox as
+        that transaction's last statement: announced if and only if committed."""
+
+        def announced(tx: Transaction) -> T:
+            result = work(tx)
+            outbox.append(tx, [row_of(e) for e in events(result)], utc_now())
+            return result
+
+        result = self.database.write_or(conflict, announced) if conflict else self.database.write(announced)
+        if self.relay is not None:
+            self.relay.wake()
+        return result
 
 
 @contextmanager

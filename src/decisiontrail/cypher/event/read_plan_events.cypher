@@ -1,0 +1,9 @@
+// One plan's events after a cursor, in order, with the counter (as read_events).
+OPTIONAL MATCH (counter:EventCounter {name: 'events'})
+CALL (counter) {
+  MATCH (e:Event {plan_id: $plan_id})
+  WHERE e.seq > $after
+  WITH e ORDER BY e.seq LIMIT $limit
+  RETURN collect(e {.seq, .kind, .plan_id, .decision_id, .review_id, at: toString(e.at)}) AS events
+}
+RETURN coalesce(counter.seq, 0) AS last, coalesce(counter.pruned_through, 0) AS pruned_through, events

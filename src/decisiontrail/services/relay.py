@@ -1,0 +1,168 @@
+"""Live events across processes: every process relays the outbox to its subscribers, in commit order.
+
+A write that announces events writes them in its own transaction (``Trail.write``), numbered by
+the outbox's counter in commit order. Each serving process runs one ``EventRelay``: a thread that
+reads what was committed after its cursor and hands it to the process's ``EventBus``, woken at
+once by its own commits and every ``interval`` for the other processes'. A subscriber that
+reconnects with the cursor of the last event it saw reads what it missed with ``missed``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from typing import Any
+
+from decisiontrail.access import Principal
+from decisiontrail.domain.decision import utc_now
+from decisiontrail.events import DecisionEvent, EventBus, EventKind
+from decisiontrail.exceptions import DecisionTrailError, ValidationFailed
+from decisiontrail.graphdb import outbox
+from decisiontrail.graphdb.database import Database, Transaction
+from decisiontrail.services.visibility import require_visible
+
+log = logging.getLogger(__name__)
+
+RETENTION = timedelta(days=7)
+"""How long the outbox keeps an event: how long a subscriber may stay away and still catch up."""
+MISSED_LIMIT = 10_000
+"""Events a reconnecting subscriber may ask for at once; more, and it reads the plan again instead."""
+
+
+class EventRelay:
+    """Reads the outbox after its cursor and publishes each event to ``bus``, in order, in a thread of its own."""
+
+    def __init__(
+        self,
+        database: Database,
+        bus: EventBus,
+        *,
+        interval: float = 0.1,
+        batch: int = 1000,
+        retention: timedelta = RETENTION,
+        prune_every: float = 600.0,
+    ) -> None:
+        self.database = database
+        self.bus = bus
+        self.interval = interval
+        self.batch = batch
+        self.retention = retention
+        self.prune_every = prune_every
+        self.cursor: int | None = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+
+    def wake(self) -> None:
+        """Something was committed here: read the outbox now rather than at the next interval."""
+        self._wake.set()
+
+    @contextmanager
+    def running(self) -> Iterator[EventRelay]:
+        """Relay in a daemon thread from now on (events committed before are not published), until exit."""
+        self._stop.clear()
+        self.cursor = None
+        thread = threading.Thread(target=self._run, name="decisiontrail-event-relay", daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self._stop.set()
+            self._wake.set()
+            thread.join(timeout=5)
+
+    def relay(self) -> int:
+        """Publish every event committed after the cursor; how many. Starts at the end when it has no cursor."""
+        published = 0
+        while True:
+            page = self.database.read(outbox.read_after, self.cursor or 0, self.batch)
+            events = [event_of(row) for row in page.rows]
+            if self.cursor is None:  # from now on
+                self.cursor = page.last
+                return 0
+            if page.last < self.cursor:  # the store was emptied or restored: its sequence starts again
+                log.warning("the event sequence went back from %d to %d; relaying from its start", self.cursor, page.last)
+                self.cursor = 0
+                continue
+            for event in events:
+                self.bus.publish(event)
+                assert event.seq is not None
+                self.cursor = event.seq
+            published += len(events)
+            if len(events) < self.batch:
+                return published
+
+    def prune(self) -> None:
+        """Delete the events older than the retention, a batch per transaction."""
+        before = utc_now() - self.retention
+        while self.database.write(outbox.prune, before, 10_000) is not None:
+            pass
+
+    def _run(self) -> None:
+        pruned_at = 0.0
+        failing = False
+        while not self._stop.is_set():
+            try:
+                self.relay()
+                if self.prune_every and (now := time.monotonic()) - pruned_at >= self.prune_every:
+                    pruned_at = now
+                    self.prune()
+                if failing:
+                    log.info("relaying events again")
+                failing = False
+            except DecisionTrailError as e:  # Neo4j unavailable: say so once, keep trying
+                if not failing:
+                    log.warning("cannot read the event outbox (%s); retrying", e.message)
+                failing = True
+                self._stop.wait(1.0)
+            except Exception:  # a bug must not end the relay: every subscriber would go quiet
+                log.exception("relaying events failed; retrying")
+                self._stop.wait(1.0)
+            self._wake.wait(self.interval)
+            self._wake.clear()
+
+
+def missed(
+    database: Database, plan_id: str, after: int, *, principal: Principal | None = None, limit: int = MISSED_LIMIT
+) -> list[DecisionEvent]:
+    """A plan's events committed after the cursor ``after``, in order: what a subscriber that
+    reconnects with it missed. Refused when the outbox no longer holds them all (pruned, or the
+    cursor is past its end) or there are more than ``limit``."""
+
+    def work(tx: Transaction) -> outbox.OutboxPage:
+        require_visible(tx, principal, plan_ids=[plan_id])
+        return outbox.read_after(tx, after, limit + 1, plan_id)
+
+    if after < 0:
+        raise ValidationFailed("after: a cursor is a sequence number, 0 or more", field="after")
+    page = database.read(work)
+    if after < page.pruned_through:
+        raise ValidationFailed(
+            f"after: events up to {page.pruned_through} were pruned (kept {RETENTION.days} days); read the plan again",
+            field="after",
+        )
+    if after > page.last:
+        raise ValidationFailed(f"after: no event {after} was ever published (the last is {page.last})", field="after")
+    if len(page.rows) > limit:
+        raise ValidationFailed(f"after: more than {limit} events were missed; read the plan again", field="after")
+    return [event_of(row) for row in page.rows]
+
+
+def row_of(event: DecisionEvent) -> dict[str, str | None]:
+    """What the outbox stores of an event (its number and time are the outbox's)."""
+    return {"kind": event.kind.value, "plan_id": event.plan_id, "decision_id": event.decision_id, "review_id": event.review_id}
+
+
+def event_of(row: Mapping[str, Any]) -> DecisionEvent:
+    """An event as the outbox holds it, numbered."""
+    return DecisionEvent(
+        EventKind(row["kind"]),
+        row["plan_id"],
+        decision_id=row["decision_id"],
+        review_id=row["review_id"],
+        at=datetime.fromisoformat(row["at"]),
+        seq=row["seq"],
+    )

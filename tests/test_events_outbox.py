@@ -1,0 +1,160 @@
+"""Live events that cannot be missed: two service processes on one Neo4j, and subscribers that reconnect.
+
+Each served app has its own event bus and relay, as two processes would; they share only the
+database. The expected events are written here from the mutations' own answers, in the order
+they were committed (one after another), never read from the outbox under test.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+from websockets.sync.client import ClientConnection, connect
+
+from decisiontrail.app import create_app
+from decisiontrail.events import EventBus
+from decisiontrail.graphdb import Graph
+from decisiontrail.services import Trail
+from decisiontrail.services.relay import EventRelay
+from serving import served
+from test_api import INSTANTIATE, ok, record
+
+SUBSCRIBE = "subscription($id: ID!, $after: String) { decisionEvents(planId: $id, after: $after) { kind decisionId cursor } }"
+CORRECT = 'mutation($d: ID!) { correctDecision(input: {decisionId: $d, mode: APPEND, guidance: "g"}) { correction { id } } }'
+
+
+@pytest.fixture(scope="module")
+def two_processes(graph: Graph) -> Iterator[tuple[str, str]]:
+    with served(create_app(graph=graph)) as first, served(create_app(graph=graph)) as second:
+        yield first, second
+
+
+@contextmanager
+def subscribed(base_url: str, plan_id: str, after: str | None) -> Iterator[ClientConnection]:
+    url = base_url.replace("http://", "ws://") + "/graphql"
+    with connect(url, subprotocols=["graphql-transport-ws"], open_timeout=10) as ws:  # type: ignore[list-item]
+        ws.send(json.dumps({"type": "connection_init"}))
+        assert json.loads(ws.recv(timeout=10))["type"] == "connection_ack"
+        payload = {"query": SUBSCRIBE, "variables": {"id": plan_id, "after": after}}
+        ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": payload}))
+        yield ws
+
+
+def receive(ws: ClientConnection, count: int) -> list[dict[str, Any]]:
+    events = []
+    while len(events) < count:
+        message = json.loads(ws.recv(timeout=15))
+        assert message["type"] == "next", message
+        events.append(message["payload"]["data"]["decisionEvents"])
+    return events
+
+
+def test_subscribers_of_either_process_see_every_write_of_both_in_commit_order(
+    two_processes: tuple[str, str], store: Trail
+) -> None:
+    first, second = two_processes
+    with httpx.Client(base_url=first, timeout=30) as a, httpx.Client(base_url=second, timeout=30) as b:
+        plan = ok(a, INSTANTIATE, input={"description": "two processes"})["instantiatePlan"]
+        expected = [("RECORDED", plan["rootDecision"]["id"])]
+        # after "0": the plan's events from the start, read from the outbox once listening, so the
+        # first event received proves the subscription is live (no probe needed).
+        with subscribed(first, plan["id"], "0") as on_first, subscribed(second, plan["id"], "0") as on_second:
+            assert receive(on_first, 1)[0]["decisionId"] == receive(on_second, 1)[0]["decisionId"] == plan["rootDecision"]["id"]
+            for i in range(6):
+                writer = a if i % 2 == 0 else b
+                made = record(writer, plan["id"], question=f"Which way {i}?", context=f"c{i}")["decision"]
+                expected.append(("RECORDED", made["id"]))
+            ok(b, CORRECT, d=expected[1][1])  # corrected through the second process
+            seen_first = receive(on_first, 8)
+            seen_second = receive(on_second, 8)
+
+    assert [(e["kind"], e["decisionId"]) for e in seen_first[:6]] == expected[1:]
+    assert seen_first == seen_second  # the same events, the same cursors, the same order
+    assert [e["kind"] for e in seen_first[6:]] == ["RECORDED", "SUPERSEDED"]  # the correction, then what it superseded
+    cursors = [int(e["cursor"]) for e in seen_first]
+    assert cursors == sorted(cursors) and len(set(cursors)) == len(cursors)
+
+
+def test_a_subscriber_that_reconnects_with_its_cursor_receives_exactly_what_it_missed(
+    two_processes: tuple[str, str], store: Trail
+) -> None:
+    first, second = two_processes
+    with httpx.Client(base_url=first, timeout=30) as a:
+        plan = ok(a, INSTANTIATE, input={"description": "reconnect"})["instantiatePlan"]
+        other = ok(a, INSTANTIATE, input={"description": "another plan"})["instantiatePlan"]
+        with subscribed(second, plan["id"], "0") as ws:
+            (root_event,) = receive(ws, 1)
+            seen = record(a, plan["id"], question="Seen?", context="seen")["decision"]
+            (seen_event,) = receive(ws, 1)
+        # Away: these are committed while no one listens.
+        missed = [record(a, plan["id"], question=f"Missed {i}?", context=f"m{i}")["decision"]["id"] for i in range(3)]
+        record(a, other["id"], question="Elsewhere?", context="e")  # another plan's: not this subscriber's
+        with subscribed(second, plan["id"], seen_event["cursor"]) as ws:
+            caught_up = receive(ws, 3)
+            live = record(a, plan["id"], question="Live?", context="live")["decision"]
+            (live_event,) = receive(ws, 1)
+
+    assert (root_event["decisionId"], seen_event["decisionId"]) == (plan["rootDecision"]["id"], seen["id"])
+    assert [e["decisionId"] for e in caught_up] == missed
+    assert live_event["decisionId"] == live["id"]  # and then live, nothing twice
+    assert int(live_event["cursor"]) > int(caught_up[-1]["cursor"]) > int(seen_event["cursor"])
+
+
+@pytest.mark.parametrize(("after", "message"), [("x1", "is not a cursor"), ("999999", "no event 999999 was ever published")])
+def test_a_cursor_that_cannot_be_honoured_is_refused(
+    two_processes: tuple[str, str], store: Trail, after: str, message: str
+) -> None:
+    first, _ = two_processes
+    with httpx.Client(base_url=first, timeout=30) as a:
+        plan = ok(a, INSTANTIATE, input={"description": "refused cursor"})["instantiatePlan"]
+    with subscribed(first, plan["id"], after) as ws:
+        answer = json.loads(ws.recv(timeout=15))
+
+    assert answer["type"] == "next" and answer["payload"]["data"] is None, answer  # no event, an error
+    (error,) = answer["payload"]["errors"]
+    assert message in error["message"]
+    assert error["extensions"] == {"code": "VALIDATION_FAILED", "field": "after"}
+
+
+def test_a_refused_write_announces_nothing(two_processes: tuple[str, str], store: Trail, graph: Graph) -> None:
+    first, _ = two_processes
+    with httpx.Client(base_url=first, timeout=30) as a:
+        plan = ok(a, INSTANTIATE, input={"description": "refused"})["instantiatePlan"]
+        refused = a.post(
+            "/graphql",
+            json={
+                "query": 'mutation($p: ID!) { recordDecision(input: {planId: $p, decisionType: TOOL_INVOCATION, question: "q", '
+                'chosenOption: "o", rationale: "r", contextSnapshot: {hotContextHash: "'
+                + "0" * 64
+                + '", hotContextRef: "r", actorStateRef: {threadId: "t", checkpointId: "c"}}}) { decision { id } } }',
+                "variables": {"p": plan["id"]},
+            },
+        ).json()
+        assert refused["errors"][0]["extensions"]["code"] == "PHASE_VIOLATION"  # a tool call in Strategize
+        after_refusal = record(a, plan["id"], question="After?", context="after")["decision"]
+        with subscribed(first, plan["id"], "0") as ws:
+            events = receive(ws, 2)
+
+    assert [e["decisionId"] for e in events] == [plan["rootDecision"]["id"], after_refusal["id"]]
+
+
+def test_a_cursor_older_than_the_outbox_keeps_is_refused_not_answered_with_a_gap(
+    two_processes: tuple[str, str], store: Trail
+) -> None:
+    first, _ = two_processes
+    with httpx.Client(base_url=first, timeout=30) as a:
+        plan = ok(a, INSTANTIATE, input={"description": "pruned"})["instantiatePlan"]
+        record(a, plan["id"], question="Old?", context="old")
+        EventRelay(store.database, EventBus(), retention=timedelta(0)).prune()  # every event is past a zero retention
+        record(a, plan["id"], question="New?", context="new")
+        with subscribed(first, plan["id"], "1") as ws:
+            answer = json.loads(ws.recv(timeout=15))
+
+    (error,) = answer["payload"]["errors"]
+    assert "events up to 2 were pruned" in error["message"]
