@@ -304,7 +304,7 @@ def test_gexf_over_http_sizes_a_decision_by_what_correcting_it_would_invalidate(
     for d in current:
         invalidated = len(correction_service.preview(store, d.decision_id).decisions) - 1  # the decision itself first
         assert drawn.nodes[d.decision_id]["blast_radius"] == invalidated
-        assert drawn.nodes[d.decision_id]["viz"]["size"] == 10 + 4 * invalidated
+        assert drawn.nodes[d.decision_id]["viz"]["size"] == pytest.approx(min(100, 10 + 8 * invalidated**0.5))
 
 
 def test_export_names_parse_by_the_longest_format_and_unknown_ones_are_404(api: httpx.Client, store: Trail) -> None:

@@ -135,6 +135,8 @@ class DecisionTrailGraphQL(GraphQL[Context, None]):
 
 
 _STATUS = {"NOT_FOUND": 404, "VALIDATION_FAILED": 400, "UNAVAILABLE": 503, "CONFLICT": 409, "TIMEOUT": 504}
+_RPC_CODES = {404: otlp.NOT_FOUND, 409: otlp.ABORTED, 503: otlp.UNAVAILABLE, 504: otlp.DEADLINE_EXCEEDED}
+"""The google.rpc code an OTLP refusal carries beside its HTTP status (400: INVALID_ARGUMENT)."""
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "PAYLOAD_TOO_LARGE"}
 
@@ -408,12 +410,10 @@ def create_app(
             report = await run_in_threadpool(importing.import_spans, request.state.trail, spans, principal=principal)
         except DecisionTrailError as e:
             status = _STATUS.get(e.code, 400)
+            refused = answer(status, _RPC_CODES.get(status, otlp.INVALID_ARGUMENT), f"{e.code}: {e.message}")
             if status == 503:  # an exporter retries 503 (with its backoff); the request wrote nothing
-                refused = answer(503, otlp.UNAVAILABLE, e.message)
                 refused.headers["Retry-After"] = "1"
-                return refused
-            code = otlp.INVALID_ARGUMENT if status == 400 else otlp.FAILED_PRECONDITION
-            return answer(400 if status < 500 else status, code, f"{e.code}: {e.message}")
+            return refused
         return Response(otlp.response(report.rejected, report.message(), encoding), media_type=encoding.value)
 
     graphql = DecisionTrailGraphQL()

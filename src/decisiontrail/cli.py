@@ -297,7 +297,8 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         description=(
             "Write a plan, a hierarchy, the whole database, or a decision's lineage or impact as GraphML (Gephi, yEd), "
             "DOT (Graphviz), Cytoscape.js JSON, node-link JSON, GEXF (Gephi) or W3C PROV-JSON. Nodes carry label, status, "
-            "plan_id and decision_type to style by. The document is streamed to the output as it is written."
+            "plan_id and decision_type to style by. The document is streamed to the output as it is written (GEXF and "
+            "PROV-JSON, which lay out or relate the whole graph, are built first)."
         ),
     )
     export.add_argument(
@@ -344,7 +345,12 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
             "out. The file is one transaction: all of it is imported, or nothing. Importing it again records nothing twice."
         ),
     )
-    otlp_import.add_argument("file", metavar="FILE", help="the request, e.g. traces.json, traces.pb or traces.json.gz")
+    otlp_import.add_argument(
+        "file",
+        metavar="FILE",
+        help="the request, e.g. traces.json, traces.pb or traces.json.gz; OTLP/JSON may hold one request per line, "
+        "as the Collector's file exporter writes them",
+    )
     otlp_import.add_argument(
         "--encoding",
         choices=["auto", "json", "protobuf"],
@@ -543,7 +549,8 @@ def _import_otlp(args: argparse.Namespace, trail: Trail) -> None:
         encoding = otlp.Encoding.JSON if body.lstrip()[:1] == b"{" else otlp.Encoding.PROTOBUF
     else:
         encoding = otlp.Encoding.JSON if args.encoding == "json" else otlp.Encoding.PROTOBUF
-    report = import_spans(trail, otlp.decode(body, encoding))
+    spans = otlp.decode_lines(body) if encoding is otlp.Encoding.JSON else otlp.decode(body, encoding)
+    report = import_spans(trail, spans)
     print(
         f"{report.spans} spans: imported {len(report.traces)} trace(s) into {len(report.plan_ids)} plan(s) "
         f"and {len(report.decision_ids)} decision(s)"

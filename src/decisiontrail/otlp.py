@@ -29,7 +29,7 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 from decisiontrail.domain.traces import AttributeValue, Span
 from decisiontrail.exceptions import ValidationFailed
 
-__all__ = ["Encoding", "decode", "encoding_of", "response", "status", "unzip"]
+__all__ = ["Encoding", "decode", "decode_lines", "encoding_of", "response", "status", "unzip"]
 
 MAX_INFLATED_BYTES: Final = 16 * 1024 * 1024
 _REMOTE_KNOWN: Final = 0x100  # SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK
@@ -69,7 +69,21 @@ def unzip(body: bytes, content_encoding: str | None) -> bytes:
         raise ValidationFailed(f"Content-Encoding: the body is not valid {coding}: {e}", field="Content-Encoding") from None
     if inflater.unconsumed_tail:
         raise ValidationFailed(f"body: inflates to more than {MAX_INFLATED_BYTES} bytes", field="body")
+    if not inflater.eof or inflater.unused_data:  # cut short, or more after its end: not one whole body
+        raise ValidationFailed(f"Content-Encoding: the body is not one complete {coding} stream", field="Content-Encoding")
     return inflated
+
+
+def decode_lines(body: bytes) -> list[Span]:
+    """The spans of OTLP/JSON requests one per line (JSON Lines, as the Collector's file exporter
+    writes them), or of one request over many lines."""
+    lines = [line for line in body.splitlines() if line.strip()]
+    if len(lines) > 1 and all(line.lstrip().startswith(b"{") and line.rstrip().endswith(b"}") for line in lines):
+        try:
+            return [span for line in lines for span in decode(line, Encoding.JSON)]
+        except ValidationFailed:
+            pass  # not one request per line after all: read it whole
+    return decode(body, Encoding.JSON)
 
 
 def decode(body: bytes, encoding: Encoding) -> list[Span]:
@@ -111,6 +125,9 @@ INVALID_ARGUMENT: Final = code_pb2.INVALID_ARGUMENT
 UNAUTHENTICATED: Final = code_pb2.UNAUTHENTICATED
 PERMISSION_DENIED: Final = code_pb2.PERMISSION_DENIED
 UNAVAILABLE: Final = code_pb2.UNAVAILABLE
+ABORTED: Final = code_pb2.ABORTED
+NOT_FOUND: Final = code_pb2.NOT_FOUND
+DEADLINE_EXCEEDED: Final = code_pb2.DEADLINE_EXCEEDED
 INTERNAL: Final = code_pb2.INTERNAL
 FAILED_PRECONDITION: Final = code_pb2.FAILED_PRECONDITION
 
@@ -139,20 +156,23 @@ def _span(span: trace_pb2.Span, resource: dict[str, AttributeValue], where: str)
         for i, link in enumerate(span.links)
         if link.trace_id == span.trace_id
     )
-    code = trace_pb2.Status.StatusCode.Name(span.status.code).removeprefix("STATUS_CODE_")
+    code = _STATUS_CODES.get(span.status.code, "UNSET")  # proto3 enums are open: an unknown code is no status
     return Span(
         trace_id=trace_id,
         span_id=_hex_id(span.span_id, 8, f"{where}.spanId"),
         name=span.name,
         start_ns=span.start_time_unix_nano,
         end_ns=span.end_time_unix_nano,
-        parent_span_id=_hex_id(span.parent_span_id, 8, f"{where}.parentSpanId") if span.parent_span_id else None,
+        parent_span_id=_hex_id(span.parent_span_id, 8, f"{where}.parentSpanId") if any(span.parent_span_id) else None,
         parent_is_remote=bool(span.flags & _REMOTE_KNOWN and span.flags & _REMOTE),
         attributes=_attributes(span.attributes),
         resource=resource,
         links=links,
         status=code,
     )
+
+
+_STATUS_CODES: Final = {number: name.removeprefix("STATUS_CODE_") for name, number in trace_pb2.Status.StatusCode.items()}
 
 
 def _hex_id(raw: bytes, size: int, where: str) -> str:

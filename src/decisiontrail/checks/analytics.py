@@ -26,7 +26,7 @@ from typing import Any
 import networkx as nx
 from pydantic import BaseModel, ConfigDict
 
-from decisiontrail.checks.closure import downstream
+from decisiontrail.checks.closure import downstream_sizes
 from decisiontrail.checks.model import Label, Rel, decisions, plans, sources, targets
 from decisiontrail.domain.decision import DecisionType, Phase
 from decisiontrail.domain.recording import SYSTEM_DECISION_TYPES, ReviewAction, ReviewStatus
@@ -465,7 +465,7 @@ def blast_radius(G: nx.MultiDiGraph[str]) -> dict[str, int]:
     {'R': 2, 'S': 1, 'I': 0}
     """
     recorded = dict(decisions(G))
-    return {d: len(downstream(G, d).decision_ids & recorded.keys()) for d, data in recorded.items() if _is_current(data)}
+    return downstream_sizes(G, [d for d, data in recorded.items() if _is_current(data)], counted=recorded.keys())
 
 
 def most_critical(G: nx.MultiDiGraph[str], radius: Mapping[str, int], *, top: int = 10) -> tuple[CriticalDecision, ...]:

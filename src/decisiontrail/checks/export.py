@@ -25,8 +25,8 @@ with a few names that each format reserves for itself:
 - GEXF 1.2 (Gephi, ``nx.read_gexf``), drawn: the GEXF ``label`` is the caption and the Neo4j label
   moves to ``kind``; attributes typed as in GraphML. ``viz`` gives each node a colour from
   ``PALETTE`` (by decision type; plans, reviews and correction attempts their own), faded
-  (alpha 0.35) when superseded, invalidated or boundary; a size, for a decision 10 plus 4 per
-  decision in its blast radius (``analytics.blast_radius``, also the ``blast_radius`` attribute),
+  (alpha 0.35) when superseded, invalidated or boundary; a size, for a decision 10 plus 8 times the
+  square root of its blast radius, at most 100 (``analytics.blast_radius``, also the ``blast_radius`` attribute),
   16 for a plan, 6 otherwise; and a position in layers: each node one layer right of what it
   hangs on (a decision its PARENT, or its plan for a root; a child plan its spawning decision;
   a review its plan; a correction attempt the decision it corrects), so x is the layer times 200
@@ -598,10 +598,20 @@ def _colour(attrs: Mapping[str, Any]) -> tuple[int, int, int]:
     return PALETTE.get(str(kind), _OTHER_COLOUR)
 
 
+def decision_size(radius: int) -> float:
+    """How large GEXF draws a decision whose correction would invalidate ``radius`` decisions:
+    growing with the square root, so a hub stands out without covering the drawing.
+
+    >>> [decision_size(r) for r in (0, 1, 4, 200)]
+    [10.0, 18.0, 26.0, 100.0]
+    """
+    return min(100.0, 10.0 + 8.0 * math.sqrt(radius))
+
+
 def _size(attrs: Mapping[str, Any], values: Mapping[str, Any]) -> float:
     label = attrs.get("label")
     if label == Label.DECISION:
-        return 10.0 + 4.0 * int(values.get("blast_radius", 0))
+        return decision_size(int(values.get("blast_radius", 0)))
     return 16.0 if label == Label.PLAN else 6.0
 
 

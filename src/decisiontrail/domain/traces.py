@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from pydantic import ValidationError
 from ulid import ULID
 
 from decisiontrail.domain.decision import (
@@ -52,7 +53,7 @@ from decisiontrail.domain.decision import (
 )
 from decisiontrail.domain.plan import Plan
 from decisiontrail.domain.recording import ACTOR_DECISION_TYPES, PROMPT_QUESTION, CapturedContext, prompt_context
-from decisiontrail.exceptions import ValidationFailed
+from decisiontrail.exceptions import ValidationFailed, validation_failed
 
 __all__ = [
     "ChangePhase",
@@ -64,6 +65,7 @@ __all__ = [
     "import_steps",
     "is_trace_root",
     "kept_out_reason",
+    "recorded_id",
 ]
 
 AttributeValue = str | bool | int | float | list[Any] | dict[str, Any] | None
@@ -97,10 +99,6 @@ class Span:
     links: tuple[str, ...] = ()
     """Span ids, in this trace, that the span links to."""
     status: str = "UNSET"
-
-    @property
-    def started(self) -> datetime:
-        return datetime.fromtimestamp(self.start_ns / 1e9, UTC)
 
     def text(self, *names: str) -> str | None:
         """The first of ``names`` the span has as a non-blank attribute, as text."""
@@ -176,8 +174,9 @@ def kept_out_reason(span: Span) -> str:
 
 
 def is_trace_root(span: Span) -> bool:
-    """Whether the span starts its trace here: no parent, or a parent in another process."""
-    return span.parent_span_id is None or span.parent_is_remote
+    """Whether the span starts its trace: it has no parent. (A span whose parent is in another
+    process is not a root: the trace is imported once the span above every other has arrived.)"""
+    return span.parent_span_id is None
 
 
 def _named_type(span: Span, value: object) -> DecisionType:
@@ -243,13 +242,26 @@ def derived_id(role: str, trace_id: str, span_id: str, started_ns: int) -> str:
     return str(ULID.from_bytes(millis.to_bytes(6, "big") + digest))
 
 
+def recorded_id(span: Span) -> str | None:
+    """The id of what a span becomes when its trace is imported (its plan, for an agent; else its
+    decision), or None for a span that carries no decision: how a span sent again is told from
+    one that arrived after its trace was imported."""
+    kind = decision_kind(span)
+    if kind is None:
+        return None
+    return derived_id("plan" if kind == AGENT else "decision", span.trace_id, span.span_id, span.start_ns)
+
+
 def import_steps(spans: Sequence[Span], *, owner: str | None, project: str | None) -> list[Step]:
     """The plans, phase changes and decisions one trace's spans become, in the order to write them.
 
     ``spans`` are all the spans of the trace received (a span that carries no decision may be
     slim). Returns no steps when no span carries a decision.
     """
-    return _TraceImport(spans, owner, project).steps()
+    try:
+        return _TraceImport(spans, owner, project).steps()
+    except ValidationError as e:  # a value a span gave that a record refuses (a blank name, say)
+        raise validation_failed(e) from e
 
 
 @dataclass
@@ -273,6 +285,7 @@ class _TraceImport:
         self.plans: dict[str, _PlanState] = {}  # agent span id -> plan
         self.agents: set[str] = set()
         self.written: set[str] = set()  # decisions in steps already emitted
+        self.starts: dict[str, int] = {}
         self.out: list[Step] = []
 
     def steps(self) -> list[Step]:
@@ -281,26 +294,51 @@ class _TraceImport:
             return []
         agents = self.agents
         agents.update(s.span_id for s in carrying if self.kinds[s.span_id] == AGENT)
+        roots = [s.span_id for s in self.spans.values() if is_trace_root(s)]
         if any(s.span_id not in agents and self._agent_of(s) is None for s in carrying):
-            # decisions outside every agent span: the trace's root span is their plan
-            agents.update(s.span_id for s in self.spans.values() if is_trace_root(s))
+            # Decisions outside every agent span: the trace's root span is their plan (and, if it
+            # carries a decision itself, that decision is the plan's first).
+            agents.update(roots)
+        fallback = next((r for r in roots if r in agents), None)
         spans = carrying + [self.spans[a] for a in agents if self.kinds[a] is None]
-        for span in sorted(spans, key=lambda s: (s.start_ns, s.span_id not in agents, sum(1 for _ in self._ancestors(s)))):
+        for span in sorted(spans, key=lambda s: (self._start(s), s.span_id not in agents, self._depth(s))):
             owner = self._agent_of(span)
             if span.span_id in agents:
                 self._agent(span, owner)
-            elif owner is not None and owner in self.plans:
-                self._decision(span, self.plans[owner])
+                if isinstance(self.kinds[span.span_id], DecisionType):
+                    self._decision(span, self.plans[span.span_id])
+            else:
+                # A span whose chain of parents breaks (a parent never sent) lies in the trace's root plan.
+                owner = owner or fallback
+                if owner is not None and owner in self.plans:
+                    self._decision(span, self.plans[owner])
         for state in self.plans.values():
             self._flush(state)
         return self.out
+
+    def _start(self, span: Span) -> int:
+        """When a span started, never before its parent did: clocks of two processes can disagree,
+        and a span is recorded after what encloses it."""
+        found = self.starts.get(span.span_id)
+        if found is None:
+            parent = self.spans.get(span.parent_span_id) if span.parent_span_id else None
+            self.starts[span.span_id] = span.start_ns  # a cycle of parents ends here
+            found = max(span.start_ns, self._start(parent)) if parent is not None else span.start_ns
+            self.starts[span.span_id] = found
+        return found
+
+    def _depth(self, span: Span) -> int:
+        return sum(1 for _ in self._ancestors(span))
+
+    def _started(self, span: Span) -> datetime:
+        return datetime.fromtimestamp(self._start(span) / 1e9, UTC)
 
     # -- where a span sits --
 
     def _ancestors(self, span: Span) -> Iterable[Span]:
         seen = {span.span_id}
         current = span
-        while current.parent_span_id is not None and not current.parent_is_remote:
+        while current.parent_span_id is not None:
             parent = self.spans.get(current.parent_span_id)
             if parent is None or parent.span_id in seen:
                 return
@@ -348,7 +386,7 @@ class _TraceImport:
             arguments=arguments,
             parent_plan_id=parent_plan_id,
             spawned_by_decision_id=spawned_by,
-            created_at=span.started,
+            created_at=self._started(span),
             owner=self.owner,
             project=self.project,
         )
@@ -360,7 +398,7 @@ class _TraceImport:
             chosen_option=context.content,
             rationale=f"Imported from the OpenTelemetry span {span.name!r} (trace {trace}).",
             context_snapshot=ContextSnapshot(hot_context_hash=context.context_hash, hot_context_ref=context.ref),
-            created_at=span.started,
+            created_at=self._started(span),
         )
         self.out.append(CreatePlan(plan, root, context))
         self.written.add(root.decision_id)
@@ -445,7 +483,7 @@ class _TraceImport:
                     thread_id=f"otlp:{span.trace_id}", checkpoint_ns=_agent_name(state.agent), checkpoint_id=span.span_id
                 ),
             ),
-            created_at=span.started,
+            created_at=self._started(span),
         )
         state.recorded.append((decision, context))
         if role == "decision":
@@ -479,7 +517,7 @@ class _TraceImport:
         if state.phase is target:
             return
         self._flush(state)
-        self.out.append(ChangePhase(state.plan_id, state.phase, target, span.started, why))
+        self.out.append(ChangePhase(state.plan_id, state.phase, target, self._started(span), why))
         state.phase = target
 
     def _flush(self, state: _PlanState) -> None:
@@ -501,7 +539,11 @@ class _TraceImport:
 
 
 def _agent_name(span: Span) -> str:
-    return span.text("gen_ai.agent.name", "agent.name", "graph.node.id") or span.name
+    named = span.text("gen_ai.agent.name", "agent.name", "graph.node.id")
+    if named is None and decision_kind(span) != AGENT:  # a trace's root standing in for its agent: the service
+        service = span.resource.get("service.name")
+        named = service if isinstance(service, str) and service.strip() else None
+    return named or span.name
 
 
 def _short(text: str) -> str:
@@ -546,7 +588,8 @@ def _documents(span: Span) -> list[str]:
     for name, value in span.attributes.items():
         parts = name.split(".")
         if len(parts) == 5 and parts[:2] == ["retrieval", "documents"] and parts[3:] == ["document", "id"] and parts[2].isdigit():
-            found[int(parts[2])] = str(value)
+            if str(value).strip():  # a document without an id is no resource to name
+                found[int(parts[2])] = str(value)
     return [found[i] for i in sorted(found)]
 
 

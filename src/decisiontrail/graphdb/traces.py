@@ -11,10 +11,16 @@ from decisiontrail.domain.traces import Span, is_trace_root
 from decisiontrail.graphdb.database import Transaction
 
 
-def lock(tx: Transaction, trace_ids: Sequence[str], at: datetime) -> set[str]:
-    """Lock the traces (creating their records on first sight); returns those imported already."""
-    rows = tx.run(query("trace/lock_traces"), trace_ids=sorted(set(trace_ids)), at=at)
-    return {row["trace_id"] for row in rows if row["imported"]}
+def lock(tx: Transaction, trace_ids: Sequence[str], at: datetime, sender: str | None) -> dict[str, tuple[bool, str | None]]:
+    """Lock the traces (creating their records on first sight, as ``sender``'s); for each, whether
+    it was imported already, and who sent its first spans."""
+    rows = tx.run(query("trace/lock_traces"), trace_ids=sorted(set(trace_ids)), at=at, sender=sender)
+    return {row["trace_id"]: (row["imported"], row["sender"]) for row in rows}
+
+
+def recorded(tx: Transaction, ids: Sequence[str]) -> set[str]:
+    """Which of these plan or decision ids exist."""
+    return set(tx.run(query("trace/find_recorded"), ids=list(ids)).single(strict=True)["found"])
 
 
 def keep(tx: Transaction, spans: Sequence[Span]) -> None:

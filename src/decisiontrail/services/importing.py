@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from decisiontrail.access import Principal
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.placement import Recording
+from decisiontrail.domain.plan import MAX_PROJECT
 from decisiontrail.domain.traces import (
     ChangePhase,
     CreatePlan,
@@ -23,10 +24,12 @@ from decisiontrail.domain.traces import (
     Span,
     decision_kind,
     import_steps,
+    is_trace_root,
     kept_out_reason,
+    recorded_id,
 )
 from decisiontrail.events import DecisionEvent
-from decisiontrail.exceptions import ValidationFailed
+from decisiontrail.exceptions import Conflict, ValidationFailed
 from decisiontrail.graphdb import traces
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services.lifecycle import change_phase, store_plan
@@ -45,7 +48,9 @@ class ImportReport:
     kept_out: Counter[str] = field(default_factory=Counter)
     """Spans that carry no decision, by their kind: kept out of the lineage."""
     already_imported: int = 0
-    """Spans of traces imported before: nothing recorded again."""
+    """Spans of traces imported before that were imported with them: nothing recorded again."""
+    late: int = 0
+    """Spans that carry a decision but arrived after their trace was imported: not recorded."""
     waiting: int = 0
     """Spans kept until their trace's root span arrives."""
     traces: tuple[str, ...] = ()
@@ -55,8 +60,8 @@ class ImportReport:
 
     @property
     def rejected(self) -> int:
-        """OTLP's ``rejected_spans``: the spans kept out of the lineage."""
-        return sum(self.kept_out.values())
+        """OTLP's ``rejected_spans``: the spans kept out of the lineage, and those that came too late."""
+        return sum(self.kept_out.values()) + self.late
 
     def message(self) -> str:
         """OTLP's ``error_message``: why spans were kept out, and what else a sender should know ('' if nothing)."""
@@ -64,6 +69,8 @@ class ImportReport:
         if self.kept_out:
             kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(self.kept_out.items()))
             said.append(f"{self.rejected} of {self.spans} spans carry no decision and were kept out ({kinds})")
+        if self.late:
+            said.append(f"{self.late} spans arrived after their trace was imported and were not recorded")
         if self.already_imported:
             said.append(f"{self.already_imported} spans belong to traces imported before; nothing was recorded twice")
         if self.waiting:
@@ -76,7 +83,8 @@ def import_spans(trail: Trail, spans: Sequence[Span], *, principal: Principal | 
     all of it is written, or (a span refused by a rule) none.
 
     Plans are the caller's, in the project the spans' resource names (``decisiontrail.project``)
-    or else the caller's own; a caller limited to a project imports only into it.
+    or else the caller's own; a caller limited to a project imports only into it. A trace is one
+    caller's: spans of a trace another caller sent first are refused (``CONFLICT``).
     """
     kinds = {(s.trace_id, s.span_id): decision_kind(s) for s in spans}  # a malformed decision attribute refuses the request
     kept_out = Counter(kept_out_reason(s) for s in spans if kinds[(s.trace_id, s.span_id)] is None)
@@ -85,9 +93,19 @@ def import_spans(trail: Trail, spans: Sequence[Span], *, principal: Principal | 
     at = utc_now()
 
     def work(tx: Transaction) -> tuple[ImportReport, list[DecisionEvent]]:
-        imported_before = traces.lock(tx, [s.trace_id for s in spans], at)
+        locked = traces.lock(tx, [s.trace_id for s in spans], at, owner)
+        for trace_id, (_, sender) in locked.items():
+            if sender != owner:
+                raise Conflict(
+                    f"trace {trace_id} is recorded by another caller ({sender or 'the command line'}); it is theirs to send"
+                )
+        imported_before = {t for t, (imported, _) in locked.items() if imported}
         fresh = [s for s in spans if s.trace_id not in imported_before]
-        traces.keep(tx, [s if kinds[(s.trace_id, s.span_id)] is not None else s.slim() for s in fresh])
+        # What carries no decision is kept only as a place in the trace, except a root, which may stand in for its agent.
+        traces.keep(tx, [s if kinds[(s.trace_id, s.span_id)] is not None or is_trace_root(s) else s.slim() for s in fresh])
+        again = [(s, recorded_id(s)) for s in spans if s.trace_id in imported_before]
+        found = traces.recorded(tx, [i for _, i in again if i is not None])
+        late = sum(1 for _, i in again if i is not None and i not in found)
         complete = traces.complete(tx, [s.trace_id for s in fresh])
         events: list[DecisionEvent] = []
         plan_ids: list[str] = []
@@ -113,7 +131,8 @@ def import_spans(trail: Trail, spans: Sequence[Span], *, principal: Principal | 
         report = ImportReport(
             spans=len(spans),
             kept_out=kept_out,
-            already_imported=sum(1 for s in spans if s.trace_id in imported_before),
+            already_imported=len(again) - late,
+            late=late,
             waiting=sum(1 for s in fresh if s.trace_id not in complete),
             traces=tuple(complete),
             plan_ids=tuple(plan_ids),
@@ -130,9 +149,10 @@ def _project(span: Span, principal: Principal | None) -> str | None:
     limited_to = principal.project if principal is not None else None
     if named is None or named == "":
         return limited_to
-    if not isinstance(named, str):
+    if not isinstance(named, str) or not named.strip() or len(named) > MAX_PROJECT:
         raise ValidationFailed(
-            f"resource.{PROJECT_ATTRIBUTE}: {named!r} is not a project name", field=f"resource.{PROJECT_ATTRIBUTE}"
+            f"resource.{PROJECT_ATTRIBUTE}: {str(named)[:40]!r} is not a project name (1 to {MAX_PROJECT} characters)",
+            field=f"resource.{PROJECT_ATTRIBUTE}",
         )
     if limited_to is not None and named != limited_to:
         raise ValidationFailed(
