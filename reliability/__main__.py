@@ -23,11 +23,11 @@ from decisiontrail.graphdb.admin import count_graph, delete_all_data, server_ver
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.graphdb.loading import load_graph
 from decisiontrail.settings import Neo4jSettings
-from reliability import access, faults, fuzz, load, report
+from reliability import access, events, faults, fuzz, load, report
 from reliability.outcome import Outcome
 from reliability.serving import served
 
-SCENARIOS = ("fuzz", "access", "load", "neo4j_restart", "service_kill")
+SCENARIOS = ("fuzz", "access", "load", "neo4j_restart", "service_kill", "events_replicas")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,8 +35,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m reliability",
         description=(
             "Fuzz the API, try every operation with every role, load it, stop Neo4j and kill the service "
-            "under load; check after each scenario that nothing acknowledged was lost or duplicated and "
-            "that the database is valid. Writes docs/reliability.md. Exits 1 if any guarantee failed."
+            "under load, serve live events from two processes on one Neo4j; check after each scenario that "
+            "nothing acknowledged was lost or duplicated and that the database is valid. Writes "
+            "docs/reliability.md. Exits 1 if any guarantee failed."
         ),
     )
     parser.add_argument("--examples", type=int, default=2000, help="fuzzing requests to generate (default: 2000)")
@@ -115,6 +116,14 @@ def main(argv: list[str] | None = None) -> int:
                         seed=args.seed,
                         progress=_say,
                     ),
+                )
+            )
+
+        if "events_replicas" in chosen:
+            outcomes.append(
+                _checked(
+                    "events_replicas",
+                    lambda: events.replicas(scratch / "events-replicas", seconds=args.seconds / 2, seed=args.seed, progress=_say),
                 )
             )
 

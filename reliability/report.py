@@ -43,6 +43,12 @@ NOTES = """\
   recovers by itself, and retries with the same idempotency keys are recorded exactly once.
 - **service kill**: the service process is killed (SIGKILL) under load and started again; nothing
   it acknowledged is lost.
+- **events replicas**: two `decisiontrail serve` processes on one Neo4j; writers record and
+  correct through both at random; each plan has a subscriber on each process that stays, and one
+  that drops its connection every second or so and reconnects with its last cursor. Every
+  subscriber receives its plan's events exactly as the outbox committed them (none missed, none
+  twice, in commit order), and every acknowledged write has its event. The quick part is
+  `tests/test_events_outbox.py`.
 """
 
 
