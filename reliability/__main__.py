@@ -27,7 +27,7 @@ from reliability import access, events, faults, fuzz, load, report
 from reliability.outcome import Outcome
 from reliability.serving import served
 
-SCENARIOS = ("fuzz", "access", "load", "neo4j_restart", "service_kill", "events_replicas")
+SCENARIOS = ("fuzz", "access", "load", "neo4j_restart", "neo4j_crash", "service_kill", "events_replicas")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,6 +101,20 @@ def main(argv: list[str] | None = None) -> int:
                         seconds=args.seconds,
                         clients=args.clients,
                         seed=args.seed,
+                        progress=_say,
+                    ),
+                )
+            )
+        if "neo4j_crash" in chosen:
+            outcomes.append(
+                _checked(
+                    "neo4j_crash",
+                    lambda: faults.neo4j_restart(
+                        scratch / "neo4j-crash",
+                        seconds=args.seconds,
+                        clients=args.clients,
+                        seed=args.seed,
+                        crash=True,
                         progress=_say,
                     ),
                 )

@@ -43,8 +43,12 @@ def _say(message: str) -> None:
 class Service:
     """``decisiontrail serve`` as its own process on one fixed port, so a restart comes back on the same address."""
 
-    def __init__(self, neo4j_uri: str, database: str, log_path: Path, port: int | None = None) -> None:
+    def __init__(
+        self, neo4j_uri: str, database: str, log_path: Path, port: int | None = None, options: tuple[str, ...] = ()
+    ) -> None:
         self.port = port or free_port()
+        self.options = options
+        """More ``serve`` options (``--max-in-flight 8``)."""
         self.url = f"http://127.0.0.1:{self.port}"
         self.neo4j_uri = neo4j_uri
         self.database = database
@@ -69,7 +73,7 @@ class Service:
         # Its log goes to a file: a pipe nobody reads would fill and stall the service.
         with self.log_path.open("ab") as log_file:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "decisiontrail.cli", "-q", "serve", "--port", str(self.port)],
+                [sys.executable, "-m", "decisiontrail.cli", "-q", "serve", "--port", str(self.port), *self.options],
                 env=env,
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
@@ -209,9 +213,12 @@ def neo4j_restart(
     unavailable_bound: float = UNAVAILABLE_BOUND,
     heap_mb: int = 512,
     pagecache_mb: int = 64,
+    crash: bool = False,
     progress: Progress = _say,
 ) -> Outcome:
-    """Neo4j stopped ``cycles`` times in the middle of a load and started again.
+    """Neo4j stopped ``cycles`` times in the middle of a load and started again; with ``crash``,
+    killed (SIGKILL to its JVM: transactions cut off mid-commit, recovered from the transaction
+    log at the next start) rather than stopped.
 
     The load runs ``seconds`` in all (split before, between and after the faults) plus the time
     Neo4j takes to stop and start. While Neo4j is down for ``down_seconds`` a probe requires every
@@ -220,7 +227,11 @@ def neo4j_restart(
     the load's retries (same idempotency keys) must leave every acknowledged decision stored
     exactly once. ``scratch_dir`` holds the server's store, the service's log and the journal.
     """
-    outcome = Outcome("neo4j_restart", f"Neo4j stopped {cycles}x for {down_seconds:.0f} s under a load of {clients} clients")
+    how = "killed (SIGKILL)" if crash else "stopped"
+    outcome = Outcome(
+        "neo4j_crash" if crash else "neo4j_restart",
+        f"Neo4j {how} {cycles}x for {down_seconds:.0f} s under a load of {clients} clients",
+    )
     started = time.monotonic()
     scratch_dir.mkdir(parents=True, exist_ok=True)
     journal = scratch_dir / "neo4j-restart.jsonl"
@@ -247,12 +258,12 @@ def neo4j_restart(
         slice_ = seconds / (cycles + 1)
         for cycle in range(1, cycles + 1):
             time.sleep(slice_)
-            progress(f"fault {cycle}/{cycles}: stopping Neo4j under load")
+            progress(f"fault {cycle}/{cycles}: {'killing' if crash else 'stopping'} Neo4j under load")
             probe = Probe(service.url)
             probes.append(probe)
             with probe.running():
                 began = time.time()
-                neo4j.stop()
+                neo4j.kill() if crash else neo4j.stop()
                 stopped = time.time()
                 stopping.append(stopped - began)
                 time.sleep(down_seconds)
@@ -285,6 +296,7 @@ def neo4j_restart(
         _finish_load(generator, outcome, grace)
         events = load.read_journal(journal)
         with _graph(neo4j.uri) as graph:
+            # A crash cuts requests off mid-transaction: they are UNAVAILABLE, retried, recorded once.
             load.verify(events, graph, outcome, expected_codes={"UNAVAILABLE"})
 
     # The bound is for requests sent while Neo4j is down. Those in flight while it shuts down

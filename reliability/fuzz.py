@@ -4,8 +4,10 @@ Documents come from hypothesis-graphql (valid queries and mutations, and documen
 schema violation each) and from hand-made strategies it does not cover: recordings and plans
 valid enough to be written but full of odd text (oversized, RTL, NUL, lone surrogates,
 Cypher look-alikes), deep selections and literals, wrong variable types, malformed ids and
-HTTP bodies that are not GraphQL at all. Every answer is classified (``classify``); then a
-Cypher round trip and ``decisiontrail check --all`` over the whole database.
+HTTP bodies that are not GraphQL at all, and ``decisionEvents`` subscriptions over WebSocket
+(odd ids and cursors, odd selections, messages that break graphql-transport-ws). Every answer is
+classified (``classify``); then a Cypher round trip and ``decisiontrail check --all`` over the
+whole database.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from typing import Any
 
 import graphql
 import httpx
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.sync.client import connect
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed as hypothesis_seed, settings, strategies as st
 from hypothesis_graphql import Mode, from_schema, mutations, nodes, queries
 
@@ -686,6 +690,55 @@ def hand_made(known: Known) -> st.SearchStrategy[Probe]:
     )
 
 
+SUBSCRIPTION_FIELDS = (
+    "kind",
+    "planId",
+    "decisionId",
+    "reviewId",
+    "at",
+    "cursor",
+    "decision { id chosenOption status plan { id } }",
+    "nonsense",
+    "__typename",
+)
+PROTOCOL = ("normal", "normal", "normal", "no_init", "not_json", "unknown_type", "no_id", "twice", "complete_first")
+
+
+@st.composite
+def subscriptions(draw: st.DrawFn, known: Known) -> Probe:
+    """``decisionEvents`` over graphql-transport-ws: ids and cursors as a client sends them (known,
+    unknown, malformed), odd selections, and messages that break the protocol."""
+    fields = draw(st.lists(st.sampled_from(SUBSCRIPTION_FIELDS), max_size=4, unique=True)) or ["kind"]
+    variables: dict[str, Any] = {"id": draw(id_values(known))}
+    after = draw(st.one_of(st.none(), st.sampled_from(["0", "1", "-1", "999999999999", "1e3", " 7", ""]), plain_text()))
+    if after is not None:
+        variables["after"] = after
+    query = f"subscription($id: ID!, $after: String) {{ decisionEvents(planId: $id, after: $after) {{ {' '.join(fields)} }} }}"
+    subscribe: Any = {"id": "1", "type": "subscribe", "payload": {"query": query, "variables": variables}}
+    messages: list[Any] = [{"type": "connection_init"}, subscribe]
+    broken = draw(st.sampled_from(PROTOCOL))
+    if broken == "no_init":
+        messages = [subscribe]
+    elif broken == "not_json":
+        messages = [{"type": "connection_init"}, "{not json"]
+    elif broken == "unknown_type":
+        messages = [{"type": "connection_init"}, {"id": "1", "type": draw(st.sampled_from(["start", "", "ping!", "data"]))}]
+    elif broken == "no_id":
+        messages = [{"type": "connection_init"}, {"type": "subscribe", "payload": subscribe["payload"]}]
+    elif broken == "twice":
+        messages = [{"type": "connection_init"}, subscribe, subscribe]
+    elif broken == "complete_first":
+        messages = [{"type": "connection_init"}, {"id": "1", "type": "complete"}, subscribe]
+    body = json.dumps([m if isinstance(m, str) else json.dumps(m, ensure_ascii=True) for m in messages]).encode()
+    return Probe("subscription", body, content_type="", method="WS")
+
+
+# Closing codes of graphql-transport-ws a client may be given: 4400 bad message, 4401 unauthorized,
+# 4403 forbidden, 4406 subprotocol, 4408 init timeout, 4409 subscriber for that id exists, 4429
+# too many init requests; 1000 a normal close. 4500 (and 1011) are the server's own failure.
+INTERNAL_CLOSES = frozenset({1011, 4500})
+
+
 def generated(known: Known) -> Mapping[str, st.SearchStrategy[Probe]]:
     """Documents generated from the served schema, by kind."""
     sdl = schema.as_str()
@@ -694,6 +747,7 @@ def generated(known: Known) -> Mapping[str, st.SearchStrategy[Probe]]:
         "query": queries(sdl, custom_scalars=custom).map(lambda q: Probe.graphql("query", str(q))),
         "mutation": mutations(sdl, custom_scalars=custom).map(lambda q: Probe.graphql("mutation", str(q))),
         "invalid": from_schema(sdl, custom_scalars=custom, mode=Mode.NEGATIVE).map(lambda q: Probe.graphql("invalid", str(q))),
+        "subscription": subscriptions(known),
     }
 
 
@@ -720,6 +774,8 @@ class Session:
 
     def send(self, probe: Probe) -> Verdict:
         self.kinds[probe.kind] += 1
+        if probe.method == "WS":
+            return self._judge(probe, self._over_websocket(probe))
         headers = {"content-type": probe.content_type} if probe.content_type else {}
         content: bytes | Iterator[bytes] = probe.body
         if probe.chunked:
@@ -736,6 +792,41 @@ class Session:
             except (ValueError, RecursionError):
                 pass
             verdict = classify(response.status_code, response.text, echo=echo)
+        return self._judge(probe, verdict)
+
+    def _over_websocket(self, probe: Probe) -> Verdict:
+        """Send a probe's messages over graphql-transport-ws; judge every result it is sent back, and how it closes."""
+        url = str(self.client.base_url).replace("http", "ws", 1).rstrip("/") + ENDPOINT
+        headers = {k: v for k, v in self.client.headers.items() if k.lower() == "authorization"}
+        codes: list[str] = []
+        problems: list[str] = []
+        echo = probe.body.decode("utf-8", "replace")
+        try:
+            with connect(url, subprotocols=["graphql-transport-ws"], additional_headers=headers, open_timeout=10) as ws:  # type: ignore[list-item]
+                for message in json.loads(probe.body):
+                    ws.send(message)
+                deadline = time.monotonic() + 0.5
+                while time.monotonic() < deadline:
+                    try:
+                        reply = json.loads(ws.recv(timeout=max(0.01, deadline - time.monotonic())))
+                    except TimeoutError:
+                        break
+                    if reply.get("type") in ("next", "error"):
+                        payload = reply.get("payload")
+                        result = payload if reply["type"] == "next" else {"errors": payload}
+                        judged = classify(200, json.dumps(result), echo=echo)
+                        codes += judged.codes
+                        problems += judged.problems
+                    if reply.get("type") in ("error", "complete"):
+                        break
+        except ConnectionClosed as e:
+            if e.rcvd is not None and e.rcvd.code in INTERNAL_CLOSES:
+                problems.append(f"the server closed the subscription as its own failure ({e.rcvd.code} {e.rcvd.reason})")
+        except (OSError, TimeoutError, InvalidHandshake) as e:
+            problems.append(f"no WebSocket answer ({type(e).__name__}: {e})")
+        return Verdict(101, codes=tuple(codes), problems=tuple(problems))
+
+    def _judge(self, probe: Probe, verdict: Verdict) -> Verdict:
         self.statuses[str(verdict.status)] += 1
         for code in verdict.codes:
             self.outcome.count(code)
@@ -864,7 +955,7 @@ def cypher_round_trip(session: Session, graph: Graph) -> int:
     return matched
 
 
-SHARES = {"hand-made": 0.5, "query": 0.2, "mutation": 0.15, "invalid": 0.15}
+SHARES = {"hand-made": 0.45, "query": 0.2, "mutation": 0.15, "invalid": 0.15, "subscription": 0.05}
 """What part of the examples each kind gets: hand-made probes reach the store most often."""
 
 

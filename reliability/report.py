@@ -41,6 +41,10 @@ NOTES = """\
 - **neo4j restart**: Neo4j is stopped under that load and started again. While it is down every
   request is answered UNAVAILABLE within the bound, nothing half-written appears, the service
   recovers by itself, and retries with the same idempotency keys are recorded exactly once.
+- **neo4j crash**: as neo4j restart, but Neo4j's JVM is killed (SIGKILL) under load: commits cut
+  off mid-way. It recovers from its transaction log at the next start; every acknowledged
+  decision is stored exactly once, nothing is half-written, the same service process answers
+  again without a restart, and every check rule passes on what was recovered.
 - **service kill**: the service process is killed (SIGKILL) under load and started again; nothing
   it acknowledged is lost.
 - **events replicas**: two `decisiontrail serve` processes on one Neo4j; writers record and

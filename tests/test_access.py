@@ -251,3 +251,36 @@ def test_phase_changes_record_who_and_why_and_a_reviewer_may_only_revert(
     ]
     assert all(h["at"] for h in history)
     assert reading.get_plan(store, plan.plan_id).phase.value == "strategize"
+
+
+def test_an_actors_lineage_does_not_walk_through_a_plan_it_may_not_see(
+    base_url: str, store: Trail, tokens: dict[str, str]
+) -> None:
+    # actor-1's decision depends (a link only the system could make) on actor-2's, which depends
+    # on a decision in another of actor-1's plans: that one is reached only through actor-2's plan.
+    mine, _ = instantiate_plan(store, "mine", owner="actor-1")
+    elsewhere, _ = instantiate_plan(store, "mine too", owner="actor-1")
+    theirs, _ = instantiate_plan(store, "theirs", owner="actor-2")
+    far = recording_service.record(store, decision(elsewhere.plan_id, DecisionType.STRATEGY_CHOICE, _root(store, elsewhere)))
+    middle = recording_service.record(store, decision(theirs.plan_id, DecisionType.STRATEGY_CHOICE, _root(store, theirs)))
+    recording_service.add_dependency(store, middle.decision_id, far.decision_id)
+    near = recording_service.record(store, decision(mine.plan_id, DecisionType.STRATEGY_CHOICE, _root(store, mine)))
+    recording_service.add_dependency(store, near.decision_id, middle.decision_id)
+    lineage = "query($d: ID!) { lineage(decisionId: $d) { decisions { id } plans { id } } }"
+
+    as_actor = _as(base_url, tokens["actor"], lineage, d=near.decision_id)["data"]["lineage"]
+    as_admin = _as(base_url, tokens["admin"], lineage, d=near.decision_id)["data"]["lineage"]
+
+    assert {d["id"] for d in as_actor["decisions"]} == {_root(store, mine)}
+    assert {p["id"] for p in as_actor["plans"]} == {mine.plan_id}
+    assert {d["id"] for d in as_admin["decisions"]} == {_root(store, mine), middle.decision_id, _root(store, theirs)} | {
+        far.decision_id,
+        _root(store, elsewhere),
+    }
+    assert {p["id"] for p in as_admin["plans"]} == {mine.plan_id, theirs.plan_id, elsewhere.plan_id}
+
+
+def _root(store: Trail, plan: Any) -> str:
+    return next(
+        d.decision_id for d in reading.list_decisions(store, plan.plan_id) if d.decision_type is DecisionType.PROMPT_DEFINITION
+    )

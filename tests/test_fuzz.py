@@ -44,6 +44,7 @@ def test_fuzzing_breaks_no_guarantee(base_url: str, graph: Graph, store: Trail) 
     # The fuzzing reached the store, not only GraphQL's validation.
     assert figures["mutations_written_by_kind"].get("hand-made", 0) > 0
     assert outcome.errors_by_code.get("GRAPHQL_VALIDATION_FAILED", 0) > 0
+    assert figures["documents_by_kind"].get("subscription", 0) > 0  # decisionEvents over WebSocket too
 
 
 def test_cypher_looking_text_is_stored_and_read_back_verbatim(session: Session, graph: Graph) -> None:

@@ -44,6 +44,17 @@ def test_neo4j_stopped_mid_load_answers_unavailable_at_once_and_loses_nothing(tm
     assert figures["acknowledged"] == figures["stored"] and figures["lost"] == figures["duplicated"] == 0
 
 
+def test_neo4j_killed_mid_load_recovers_from_its_log_and_loses_nothing(tmp_path: Path) -> None:
+    outcome = faults.neo4j_restart(tmp_path, seconds=10, clients=2, down_seconds=2, heap_mb=384, pagecache_mb=32, crash=True)
+
+    assert outcome.name == "neo4j_crash" and outcome.failures == []
+    figures = outcome.figures
+    assert figures["faults_injected"] == figures["faults_survived"] == 1
+    assert figures["service_restarted"] == 0  # the same service process answered again
+    assert figures["acknowledged"] == figures["stored"] and figures["lost"] == figures["duplicated"] == 0
+    assert figures["half_written"] == figures["check_violations"] == 0
+
+
 def _input(plan_id: str, parent_id: str, key: str) -> dict[str, Any]:
     digest = hashlib.sha256(key.encode()).hexdigest()
     return {

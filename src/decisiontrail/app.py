@@ -21,7 +21,9 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 from cross_web import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.websockets import WebSocketDisconnected
 from strawberry.asgi import GraphQL
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 
 from decisiontrail.access import LOCAL, Action, Principal, TokenRegistry
 from decisiontrail.actors.graph import sqlite_checkpointer
@@ -91,8 +93,21 @@ def caller(conn: HTTPConnection) -> Principal | None:
     return user.principal if isinstance(user, Caller) else None
 
 
+class _TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
+    """strawberry's graphql-transport-ws handler, except that a subscriber who leaves while an
+    event is on its way is no failure of ours: said at debug, not logged with a traceback."""
+
+    async def handle_task_exception(self, error: Exception) -> None:
+        if isinstance(error, WebSocketDisconnected):
+            log.debug("a subscriber left while an event was being sent: %s", error)
+            return
+        await super().handle_task_exception(error)
+
+
 class DecisionTrailGraphQL(GraphQL[Context, None]):
     """strawberry's ASGI app with our per-request context (fresh DataLoaders each request)."""
+
+    graphql_transport_ws_handler_class = _TransportWSHandler
 
     def __init__(self) -> None:
         super().__init__(schema, graphql_ide="graphiql", subscription_protocols=("graphql-transport-ws",))

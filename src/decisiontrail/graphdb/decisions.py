@@ -61,6 +61,12 @@ def lineage(tx: Transaction, decision_id: str) -> Lineage | None:
     return Lineage(native_datetime(record["created_at"]), list(record["decision_ids"]), list(record["plan_ids"]))
 
 
+def lineage_steps(tx: Transaction, node_ids: list[str]) -> dict[str, tuple[str | None, str | None, list[str]]]:
+    """For each decision or plan id: its plan's (owner, project) and the ids one lineage step on from it."""
+    rows = tx.run(query("decision/lineage_steps"), node_ids=node_ids)
+    return {row["id"]: (row["owner"], row["project"], list(row["next_ids"])) for row in rows}
+
+
 @dataclass(frozen=True)
 class Lineage:
     """A lineage walk's answer: when its decision was recorded, and the ids it reached."""

@@ -315,6 +315,18 @@ class EmbeddedNeo4j:
         clean = process.returncode in (0, 143)
         self.progress("embedded Neo4j stopped" + ("" if clean else f" (exit code {process.returncode})"))
 
+    def kill(self) -> None:
+        """Crash the database (SIGKILL to the JVM): no shutdown, transactions cut off mid-way. The
+        next ``start`` recovers the store from its transaction log. For fault tests."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+        _close(process.stdin)
+        self.progress(f"embedded Neo4j killed (exit code {process.returncode})")
+
     def _log_text(self) -> str:
         try:
             return self._log_path.read_text(errors="replace")
