@@ -27,7 +27,9 @@ NOTES = """\
 
 - **fuzz**: documents generated from the API's own schema by hypothesis-graphql, with valid and
   invalid values, oversized strings, deep nesting, unicode and malformed ids, plus Cypher-looking
-  strings recorded and read back. No answer is a 5xx, every error carries one of the API's codes
+  strings recorded and read back, and `decisionEvents` subscriptions over WebSocket (odd ids,
+  cursors and selections, messages that break the protocol; closing as the server's own failure
+  counts as one). No answer is a 5xx, every error carries one of the API's codes
   or is GraphQL's own validation error, no request meets an internal error (its text never
   reaches a client, and a masked one still fails the run: it is a bug), Cypher-looking
   strings come back byte for byte, and the database is valid afterwards.

@@ -231,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     remove.add_argument("--by", default="cli", help="who asks (default: cli)")
 
     _offline_commands(commands)
+    _backup_commands(commands)
 
     neo4j = commands.add_parser("neo4j", help="manage the embedded Neo4j", description="Manage the embedded Neo4j.")
     neo4j_commands = neo4j.add_subparsers(dest="neo4j_command", required=True, metavar="ACTION")
@@ -378,6 +379,38 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     prune.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
 
 
+BACKUP_CONTENTS = (
+    "A dump holds every node and relationship decisiontrail keeps: plans, decisions and all their edges, reviews, "
+    "correction attempts, contexts, checkpoint groups, phase changes, invariant sets, plan locks, the event outbox, "
+    "OTLP traces and the spans waiting for their root. Not in it: the schema migration ledger (the restoring database "
+    "has its own) and API tokens (they live in the token file, not in Neo4j: copy that file yourself). The format is "
+    "gzip-compressed JSON Lines, 'decisiontrail-dump' version 1 (docs/backup.md): a header, one line per node, one per "
+    "relationship, and a trailer that counts them, so a file cut short is noticed."
+)
+
+
+def _backup_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    dump = commands.add_parser(
+        "dump",
+        help="write the whole store to a file (gzip JSON Lines) that `restore` reads back",
+        description=BACKUP_CONTENTS
+        + " The database is read as a stream, so memory does not grow with it; dump while nothing writes (stop the "
+        "service), or a relationship written meanwhile may miss its node and the dump will not restore.",
+    )
+    dump.add_argument("file", metavar="FILE", help="where to write, e.g. trail.dump.gz (replaced only once complete)")
+    restore = commands.add_parser(
+        "restore",
+        help="read a dump into an empty database (refused if it holds data)",
+        description=BACKUP_CONTENTS
+        + " Restore writes the records as they were into this database, which must hold no data: a non-empty "
+        "database is refused and nothing is written. Also refused: a dump of a newer format version, or one made "
+        "with migrations this decisiontrail does not know. All or nothing: if the restore fails part-way (a file "
+        "cut short, a label decisiontrail does not keep), what it wrote is deleted again. Migrations newer than "
+        "the dump are run again over the restored data.",
+    )
+    restore.add_argument("file", metavar="FILE", help="a file written by `decisiontrail dump`")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
@@ -497,6 +530,8 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
             _import_otlp(args, trail)
         elif args.command == "migrate":
             log.info("schema is up to date on %s", trail.graph.uri)
+        elif args.command in ("dump", "restore"):
+            _backup(args, trail)
         elif args.command == "export" and args.subject == "corrections":
             _export_corrections(args, trail)
         elif args.command in ("check", "analyze", "export", "prune"):
@@ -559,6 +594,22 @@ def _import_otlp(args: argparse.Namespace, trail: Trail) -> None:
         print(f"  plan {plan_id}")
     if report.message():
         print(report.message())
+
+
+def _backup(args: argparse.Namespace, trail: Trail) -> None:
+    from pathlib import Path
+
+    from decisiontrail.services import backup
+
+    progress = False if args.quiet else None
+    if args.command == "dump":
+        report = backup.dump(trail, Path(args.file), progress=progress)
+        print(f"dumped {report.nodes:,} node(s) and {report.relationships:,} relationship(s) to {args.file}")
+        return
+    report = backup.restore(trail, Path(args.file), progress=progress)
+    print(f"restored {report.nodes:,} node(s) and {report.relationships:,} relationship(s) from {args.file}")
+    if report.migrations_run:
+        print(f"ran the migrations newer than the dump over it: {', '.join(report.migrations_run)}")
 
 
 def _name_and_statement(text: str) -> tuple[str, str]:

@@ -20,6 +20,7 @@ class Label(StrEnum):
     SPAN = "Span"  # an OTLP span kept until its trace's root span arrives, linked to nothing
     EVENT = "Event"  # the outbox: an event written with the change it announces, numbered in commit order
     EVENT_COUNTER = "EventCounter"  # the outbox's sequence, and the lock that orders it
+    RESTORING = "Restoring"  # marks the nodes a restore is writing (cypher/backup); never in a finished database
 
 
 class Rel(StrEnum):

@@ -1,0 +1,473 @@
+"""Backups: `dump` and `restore` of the whole store, compared record for record with plain Cypher readings."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from decisiontrail import otlp
+from decisiontrail.actors.demonstration import record_demonstration
+from decisiontrail.actors.graph import sqlite_checkpointer
+from decisiontrail.checks import run_checks
+from decisiontrail.cli import main
+from decisiontrail.domain import AutomationProfile, DecisionType
+from decisiontrail.domain.invariants import Invariant, Scope
+from decisiontrail.domain.recording import Review, ReviewStatus
+from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.exceptions import Conflict, ValidationFailed
+from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb.admin import delete_all_data, schema_names
+from decisiontrail.graphdb.loading import load_graph
+from decisiontrail.services import Trail, backup, reading
+from decisiontrail.services.correction import correct
+from decisiontrail.services.importing import import_spans
+from decisiontrail.services.invariants import set_invariants
+from decisiontrail.services.lifecycle import add_guidance, instantiate_plan
+from decisiontrail.services.recording import record_decision
+from factories import actor_snapshot, new_plan, tool_input
+
+# -- an independent reading: every data node and relationship, as plain Cypher returns them ----------
+
+PROPERTIES = (
+    "[k IN keys({v}) | [k, valueType({v}[k]), {v}[k], "
+    "CASE WHEN valueType({v}[k]) STARTS WITH 'LIST' THEN null ELSE toString({v}[k]) END]]"
+)
+NODES = f"MATCH (n) WHERE NOT n:SchemaMigration RETURN labels(n) AS labels, {PROPERTIES.format(v='n')} AS properties"
+RELATIONSHIPS = (
+    "MATCH (a)-[r]->(b) WHERE NOT a:SchemaMigration AND NOT b:SchemaMigration "
+    f"RETURN type(r) AS type, labels(a) AS a_labels, {PROPERTIES.format(v='a')} AS a, "
+    f"labels(b) AS b_labels, {PROPERTIES.format(v='b')} AS b, {PROPERTIES.format(v='r')} AS properties"
+)
+
+
+def _canonical_properties(rows: list[list[Any]]) -> tuple[tuple[str, str, str, str, str | None], ...]:
+    # Each value by Neo4j's own type name, its text in Cypher (a zone id shows as [Europe/Paris], an
+    # offset as +05:30) and the driver's value with its Python type: equal only if exactly the same.
+    return tuple(sorted((key, kind, type(value).__name__, repr(value), text) for key, kind, value, text in rows))
+
+
+def _node_form(labels: list[str], properties: list[list[Any]]) -> tuple[Any, ...]:
+    return (tuple(sorted(labels)), _canonical_properties(properties))
+
+
+def canonical(graph: Graph) -> tuple[Counter[Any], Counter[Any]]:
+    """Every node (labels, properties) and relationship (type, both ends whole, properties), as multisets."""
+    nodes, _, _ = graph.driver.execute_query(NODES, database_=graph.database)
+    relationships, _, _ = graph.driver.execute_query(RELATIONSHIPS, database_=graph.database)
+    return (
+        Counter(_node_form(r["labels"], r["properties"]) for r in nodes),
+        Counter(
+            (
+                r["type"],
+                _node_form(r["a_labels"], r["a"]),
+                _node_form(r["b_labels"], r["b"]),
+                _canonical_properties(r["properties"]),
+            )
+            for r in relationships
+        ),
+    )
+
+
+def labels_in(graph: Graph) -> set[str]:
+    records, _, _ = graph.driver.execute_query(
+        "MATCH (n) WHERE NOT n:SchemaMigration UNWIND labels(n) AS label RETURN DISTINCT label", database_=graph.database
+    )
+    return {r["label"] for r in records}
+
+
+def count_nodes(graph: Graph) -> int:
+    records, _, _ = graph.driver.execute_query(
+        "MATCH (n) WHERE NOT n:SchemaMigration RETURN count(n) AS n", database_=graph.database
+    )
+    return int(records[0]["n"])
+
+
+def empty(graph: Graph) -> bool:
+    nodes, relationships = canonical(graph)
+    return not nodes and not relationships
+
+
+def no_restore_leftovers(graph: Graph) -> bool:
+    constraints, indexes = schema_names(graph)
+    return "restore_dump_id" not in constraints | indexes
+
+
+# -- a realistic store -------------------------------------------------------------------------------
+
+TRACE = "5b8efff798038103d269b633813fc60c"
+T0 = 1_764_547_200_000_000_000  # 2025-12-01T00:00:00Z in ns
+
+
+def _span(
+    trace: str, span_id: str, name: str, parent: str | None = None, **attributes: str | float | list[str]
+) -> dict[str, Any]:
+    def value(v: str | float | list[str]) -> dict[str, Any]:
+        if isinstance(v, float):
+            return {"doubleValue": v}
+        if isinstance(v, list):
+            return {"arrayValue": {"values": [value(x) for x in v]}}
+        return {"stringValue": v}
+
+    start = T0 + int(span_id[-1]) * 1_000_000
+    span: dict[str, Any] = {
+        "traceId": trace,
+        "spanId": span_id,
+        "name": name,
+        "kind": 1,
+        "startTimeUnixNano": str(start),
+        "endTimeUnixNano": str(start + 50_000_000),
+        "attributes": [{"key": k.replace("__", "."), "value": value(v)} for k, v in attributes.items()],
+    }
+    if parent is not None:
+        span["parentSpanId"] = parent
+    return span
+
+
+def _otlp(*spans: dict[str, Any]) -> bytes:
+    request = {
+        "resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"scope": {"name": "t"}, "spans": list(spans)}]}]
+    }
+    return json.dumps(request).encode()
+
+
+def record_store(store: Trail) -> dict[str, str]:
+    """The demonstration (two plans, a resolved review, checkpoint groups, a correction and its replay),
+    a pending review, invariant sets, an imported OTLP trace and a span still waiting for its root."""
+    with sqlite_checkpointer(":memory:") as checkpointer:
+        demo = record_demonstration(store, checkpointer)
+    set_invariants(store, Scope.GLOBAL, None, [Invariant(name="no-pii", statement="Never log personal data")])
+    gated, _ = instantiate_plan(store, "Gate everything", {"ticket": 7}, automation_profile=AutomationProfile(edit_code=1.0))
+    review = record_decision(
+        store, tool_input("strategy_choice", confidence_score=0.5), plan_id=gated.plan_id, snapshot=actor_snapshot()
+    )
+    assert isinstance(review, Review) and review.status is ReviewStatus.PENDING
+    agent = _span(TRACE, "a000000000000001", "agent", openinference__span__kind="AGENT", input__value="Summarise the report")
+    choice = _span(
+        TRACE,
+        "a000000000000003",
+        "choose format",
+        "a000000000000001",
+        openinference__span__kind="DECISION",
+        decisiontrail__decision__type="implementation_choice",
+        decisiontrail__decision__question="Which format?",
+        decisiontrail__decision__chosen_option="bullet points",
+        decisiontrail__decision__alternatives=["prose", "table"],
+        decisiontrail__decision__confidence=0.8,
+    )
+    waiting = _span(
+        "6b8efff798038103d269b633813fc60c", "b000000000000002", "llm", "b000000000000001", openinference__span__kind="LLM"
+    )
+    assert import_spans(store, otlp.decode_lines(_otlp(agent, choice, waiting))).plan_ids
+    return {"root": demo.root_plan.plan_id, "child": demo.child_plan.plan_id}
+
+
+def lines_of(path: Path) -> list[dict[str, Any]]:
+    with gzip.open(path, "rt", encoding="utf-8") as text:
+        return [json.loads(line) for line in text]
+
+
+def write_lines(path: Path, records: list[dict[str, Any]]) -> Path:
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        out.writelines(json.dumps(record) + "\n" for record in records)
+    return path
+
+
+# -- the round trip ----------------------------------------------------------------------------------
+
+
+def test_a_restored_store_is_record_for_record_the_dumped_one_and_still_works(store: Trail, graph: Graph, tmp_path: Path) -> None:
+    plans = record_store(store)
+    before = canonical(graph)
+    labels = labels_in(graph)
+    path = tmp_path / "trail.dump.gz"
+
+    dumped = backup.dump(store, path, progress=False)
+    delete_all_data(graph)
+    assert empty(graph)
+    restored = backup.restore(store, path, progress=False)
+
+    assert canonical(graph) == before
+    # The store really was varied: every kind of record the service keeps but the ledger is in it.
+    assert labels >= {"Decision", "Plan", "Review", "Context", "CheckpointGroup", "PhaseChange", "CorrectionAttempt"}
+    assert labels >= {"PlanLock", "InvariantSet", "Trace", "Span", "Event", "EventCounter"}
+    assert (restored.nodes, restored.relationships) == (dumped.nodes, dumped.relationships)
+    assert dumped.nodes == sum(before[0].values()) and dumped.relationships == sum(before[1].values())
+    assert restored.migrations_run == ()
+    assert no_restore_leftovers(graph)
+    report = run_checks(load_graph(graph, LoadScope.ALL, progress=False))
+    assert report.ok and report.plans >= 3, report.render()
+    # The restored store takes new work: guidance recorded into a restored plan, a restored decision corrected.
+    current = reading.list_decisions(store, plans["child"], current_only=True)
+    latest = max(reading.list_decisions(store, plans["root"], current_only=True), key=lambda d: d.sequence_number)
+    numbers = [d.sequence_number for d in reading.list_decisions(store, plans["root"])]
+    guided = add_guidance(store, plans["root"], "Keep the quotas per tenant", parent_decision_id=latest.decision_id)
+    assert guided.plan_id == plans["root"] and guided.sequence_number == max(numbers) + 1
+    leaf = current[-1]
+    result = correct(store, leaf.decision_id, "append", "Use a token bucket instead", "too coarse")
+    assert leaf.decision_id in result.invalidated
+    assert run_checks(load_graph(graph, LoadScope.ALL, progress=False)).ok
+
+
+def test_the_dump_holds_the_ledger_only_as_its_header_says(store: Trail, graph: Graph, tmp_path: Path) -> None:
+    new_plan(store)
+    path = tmp_path / "trail.dump.gz"
+
+    backup.dump(store, path, progress=False)
+
+    header, *records, trailer = lines_of(path)
+    applied, _, _ = graph.driver.execute_query("MATCH (m:SchemaMigration) RETURN m.name AS name ORDER BY name")
+    assert header["format"] == "decisiontrail-dump" and header["version"] == 1
+    assert header["migrations"] == [r["name"] for r in applied]
+    assert not any("SchemaMigration" in r.get("labels", []) for r in records)
+    nodes = [r for r in records if "node" in r]
+    assert trailer == {"end": {"nodes": len(nodes), "relationships": len(records) - len(nodes)}}
+    assert len(nodes) == count_nodes(graph)
+    # Nodes come first, then relationships, and every relationship joins two nodes of the file.
+    first_rel = next(i for i, r in enumerate(records) if "rel" in r)
+    assert all("node" in r for r in records[:first_rel]) and all("rel" in r for r in records[first_rel:])
+    ids = {r["node"] for r in nodes}
+    assert all(r["from"] in ids and r["to"] in ids for r in records[first_rel:])
+
+
+def test_values_json_cannot_hold_come_back_exactly(store: Trail, graph: Graph, tmp_path: Path) -> None:
+    graph.driver.execute_query(
+        """
+        CREATE (a:PlanLock {plan_id: 'a', writes: 9223372036854775807,
+          fold: datetime('2025-10-26T02:30:00.000000005+02:00[Europe/Paris]'),
+          after_fold: datetime('2025-10-26T02:30:00.000000005+01:00[Europe/Paris]'),
+          offset: datetime('2025-01-01T10:00:00.123456789+05:30'),
+          utc: datetime('2025-01-01T10:00:00Z'),
+          local: localdatetime('2025-01-01T10:00:00.000000001'), day: date('2024-02-29'),
+          clock: time('12:00:00.5-03:00'), local_clock: localtime('23:59:59.999999999'),
+          span: duration('P1Y2M3DT4H5M6.000000007S'), flat: point({x: 1.5, y: -2}),
+          globe: point({longitude: 12.5, latitude: 41.9, height: 21}),
+          nan: 0.0 / 0.0, inf: 1.0 / 0.0, ratio: 0.1, whole: 1.0, yes: true, text: 'é ✓ "quoted"\nnext',
+          days: [date('2024-01-01'), date('2024-01-02')], ratios: [0.5, 1.0], none: [], bytes: $bytes})
+        CREATE (b:PlanLock {plan_id: 'b', writes: 0})
+        CREATE (a)-[:DEPENDS_ON {ordinal: 3, at: datetime('2025-06-01T00:00:00+02:00'), tags: ['x', 'y']}]->(b)
+        CREATE (a)-[:DEPENDS_ON {ordinal: 3}]->(b)
+        """,
+        bytes=b"\x00\xffbackup",
+        database_=graph.database,
+    )
+    before = canonical(graph)
+    path = tmp_path / "values.dump.gz"
+
+    backup.dump(store, path, progress=False)
+    delete_all_data(graph)
+    backup.restore(store, path, progress=False)
+
+    assert canonical(graph) == before
+    (node_forms, _) = before
+    texts = {text for form in node_forms for _, _, _, _, text in form[1]}
+    assert "2025-10-26T02:30:00.000000005+02:00[Europe/Paris]" in texts  # the first of the two 02:30s survived as itself
+    assert "NaN" in texts and "2025-01-01T10:00:00Z" in texts
+
+
+# -- what is refused ---------------------------------------------------------------------------------
+
+
+def test_restore_into_a_database_with_data_is_refused_and_writes_nothing(store: Trail, graph: Graph, tmp_path: Path) -> None:
+    new_plan(store)
+    path = tmp_path / "trail.dump.gz"
+    backup.dump(store, path, progress=False)
+    new_plan(store, description="another plan")
+    before = canonical(graph)
+
+    with pytest.raises(Conflict, match=f"not empty: it holds {count_nodes(graph)} node"):
+        backup.restore(store, path, progress=False)
+
+    assert canonical(graph) == before
+    assert no_restore_leftovers(graph)
+
+
+@pytest.fixture
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches of three records, so a refusal late in a file comes after records were written."""
+    monkeypatch.setattr(backup, "BATCH_SIZE", 3)
+
+
+@pytest.fixture
+def dumped(store: Trail, graph: Graph, tmp_path: Path) -> list[dict[str, Any]]:
+    """The lines of a dump of a small store, the database emptied afterwards."""
+    plan, root = new_plan(store)
+    for n in range(3):
+        add_guidance(store, plan.plan_id, f"guidance {n}", parent_decision_id=root.decision_id)
+    path = tmp_path / "small.dump.gz"
+    backup.dump(store, path, progress=False)
+    delete_all_data(graph)
+    records = lines_of(path)
+    assert sum("node" in r for r in records) > 6 and sum("rel" in r for r in records) > 6
+    return records
+
+
+@pytest.mark.usefixtures("small_batches")
+@pytest.mark.parametrize("cut", [1, 4], ids=["without-trailer", "without-relationships"])
+def test_a_dump_cut_short_is_refused_and_leaves_the_database_empty(
+    store: Trail, graph: Graph, tmp_path: Path, dumped: list[dict[str, Any]], cut: int
+) -> None:
+    path = write_lines(tmp_path / "cut.dump.gz", dumped[:-cut])
+
+    with pytest.raises(ValidationFailed, match="without its trailer: it was cut short"):
+        backup.restore(store, path, progress=False)
+
+    assert empty(graph)
+    assert no_restore_leftovers(graph)
+
+
+@pytest.mark.usefixtures("small_batches")
+def test_a_file_cut_mid_stream_is_refused_and_leaves_the_database_empty(
+    store: Trail, graph: Graph, tmp_path: Path, dumped: list[dict[str, Any]]
+) -> None:
+    whole = write_lines(tmp_path / "whole.dump.gz", dumped).read_bytes()
+    path = tmp_path / "cut.dump.gz"
+    path.write_bytes(whole[: len(whole) * 3 // 4])
+
+    with pytest.raises(ValidationFailed, match="cut short|not JSON"):
+        backup.restore(store, path, progress=False)
+
+    assert empty(graph)
+
+
+@pytest.mark.usefixtures("small_batches")
+def test_a_trailer_that_counts_otherwise_is_refused(
+    store: Trail, graph: Graph, tmp_path: Path, dumped: list[dict[str, Any]]
+) -> None:
+    missing_one = [r for i, r in enumerate(dumped) if i != 2]
+    path = write_lines(tmp_path / "short.dump.gz", missing_one)
+
+    with pytest.raises(ValidationFailed, match="the trailer counts|not in the dump"):
+        backup.restore(store, path, progress=False)
+
+    assert empty(graph)
+
+
+@pytest.mark.usefixtures("small_batches")
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"labels": ["Person"]}, "labelled 'Person', a label decisiontrail does not keep"),
+        ({"labels": ["Restoring"]}, "labelled 'Restoring'"),
+        ({"labels": ["SchemaMigration"]}, "labelled 'SchemaMigration'"),
+        ({"properties": {"when": {"$": "sundial", "value": "noon"}}}, "a property value cannot be read"),
+    ],
+)
+def test_a_node_outside_the_vocabulary_is_refused_after_others_were_written(
+    store: Trail, graph: Graph, tmp_path: Path, dumped: list[dict[str, Any]], change: dict[str, Any], message: str
+) -> None:
+    last_node = max(i for i, r in enumerate(dumped) if "node" in r)
+    records = [dict(r, **change) if i == last_node else r for i, r in enumerate(dumped)]
+    path = write_lines(tmp_path / "foreign.dump.gz", records)
+
+    with pytest.raises(ValidationFailed, match=message):
+        backup.restore(store, path, progress=False)
+
+    assert empty(graph)
+    assert no_restore_leftovers(graph)
+
+
+@pytest.mark.usefixtures("small_batches")
+def test_a_relationship_type_outside_the_vocabulary_is_refused(
+    store: Trail, graph: Graph, tmp_path: Path, dumped: list[dict[str, Any]]
+) -> None:
+    records = [dict(r, rel="KNOWS") if i == len(dumped) - 2 else r for i, r in enumerate(dumped)]
+    path = write_lines(tmp_path / "foreign.dump.gz", records)
+
+    with pytest.raises(ValidationFailed, match="type 'KNOWS'"):
+        backup.restore(store, path, progress=False)
+
+    assert empty(graph)
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        ({"version": 2}, "format version 2, newer than this decisiontrail reads"),
+        ({"format": "something-else"}, "not a decisiontrail dump"),
+        ({"migrations": ["0001_decision_id_unique", "9999_from_the_future"]}, "migrations this decisiontrail does not know"),
+    ],
+)
+def test_a_dump_this_code_cannot_read_is_refused_before_anything_is_written(
+    store: Trail, graph: Graph, tmp_path: Path, dumped: list[dict[str, Any]], header: dict[str, Any], message: str
+) -> None:
+    path = write_lines(tmp_path / "other.dump.gz", [dict(dumped[0], **header), *dumped[1:]])
+
+    with pytest.raises(ValidationFailed, match=message):
+        backup.restore(store, path, progress=False)
+
+    assert empty(graph)
+    assert no_restore_leftovers(graph)
+
+
+def test_a_file_that_is_not_gzip_is_refused(store: Trail, graph: Graph, tmp_path: Path) -> None:
+    path = tmp_path / "plain.jsonl"
+    path.write_text('{"format": "decisiontrail-dump"}\n', encoding="utf-8")
+
+    with pytest.raises(ValidationFailed, match="not a gzip-compressed dump"):
+        backup.restore(store, path, progress=False)
+
+
+def test_migrations_newer_than_the_dump_run_over_what_it_restored(
+    store: Trail, graph: Graph, tmp_path: Path, dumped: list[dict[str, Any]]
+) -> None:
+    older = dumped[0]["migrations"][:-1]
+    path = write_lines(tmp_path / "older.dump.gz", [dict(dumped[0], migrations=older), *dumped[1:]])
+
+    restored = backup.restore(store, path, progress=False)
+
+    assert restored.migrations_run == (dumped[0]["migrations"][-1],)
+    assert restored.nodes == sum("node" in r for r in dumped)
+
+
+def test_nodes_an_interrupted_restore_left_are_replaced(
+    store: Trail, graph: Graph, tmp_path: Path, dumped: list[dict[str, Any]]
+) -> None:
+    path = write_lines(tmp_path / "small.dump.gz", dumped)
+    graph.driver.execute_query("CREATE (:Plan:Restoring {plan_id: 'half', _dump_id: 'x'})", database_=graph.database)
+
+    backup.restore(store, path, progress=False)
+
+    assert count_nodes(graph) == sum("node" in r for r in dumped)
+    assert "Restoring" not in labels_in(graph)
+
+
+# -- the commands ------------------------------------------------------------------------------------
+
+
+def test_dump_and_restore_commands_end_to_end(
+    store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("NEO4J_URI", graph.uri)
+    monkeypatch.setenv("NEO4J_DATABASE", graph.database)
+    monkeypatch.setenv("DECISIONTRAIL_DATA_DIR", str(tmp_path))
+    plan, _ = new_plan(store)
+    before = canonical(graph)
+    path = tmp_path / "cli.dump.gz"
+
+    assert main(["-q", "dump", str(path)]) == 0
+    assert "dumped" in capsys.readouterr().out
+    assert main(["-q", "restore", str(path)]) == 2
+    assert "the database is not empty" in capsys.readouterr().err
+    delete_all_data(graph)
+    assert main(["-q", "restore", str(path)]) == 0
+
+    assert f"restored {sum(before[0].values())} node(s)" in capsys.readouterr().out
+    assert canonical(graph) == before
+    assert reading.list_decisions(store, plan.plan_id)[0].decision_type is DecisionType.PROMPT_DEFINITION
+
+
+@pytest.mark.parametrize("command", ["dump", "restore"])
+def test_help_says_what_is_in_a_dump_and_what_is_refused(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+
+    out = " ".join(capsys.readouterr().out.split())
+    for words in ("migration ledger", "API tokens", "JSON Lines", "version 1", "event outbox", "docs/backup.md"):
+        assert words in out
+    if command == "restore":
+        assert "must hold no data: a non-empty database is refused" in out
