@@ -109,6 +109,7 @@ def _settings(scratch: Path, *, full: bool) -> Neo4jSettings:
         bolt_port=0,
         heap_mb=4096 if full else 2048,
         pagecache_mb=2048 if full else 512,
+        tx_memory_mb=0,  # no per-transaction cap: the full sizes correct a downstream of 100,000 in one transaction
     )
 
 

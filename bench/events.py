@@ -1,9 +1,10 @@
 """Live events: the delay from a committed correction to its ``decisionEvents`` delivery, with
 100 subscribers connected over WebSocket (graphql-transport-ws), as clients of ``serve`` see it.
 
-The service stamps each event with the moment it published it, right after the commit
-(``events.EventBus.publish``); a subscriber's delay is its receive time minus that stamp, both
-read from this machine's clock (the service runs on it too).
+Each event is stamped with the moment its change was written, in the writing transaction just
+before its commit (the event outbox, ``services.relay``); a subscriber's delay is its receive
+time minus that stamp, both read from this machine's clock (the service runs on it too): the
+commit, the relay's read of the outbox and the delivery.
 """
 
 from __future__ import annotations

@@ -277,9 +277,10 @@ def load(
     )
 
 
-def subtree_fixture(graph: Graph, downstream: int, *, copies: int = 1, seed: int = 7) -> list[str]:
+def subtree_fixture(graph: Graph, downstream: int, *, copies: int = 1, seed: int = 7, batch_size: int = 5000) -> list[str]:
     """Write ``copies`` plans, each with a decision whose correction invalidates exactly
-    ``downstream`` decisions (itself included); returns those decisions' ids.
+    ``downstream`` decisions (itself included); returns those decisions' ids. ``batch_size`` rows
+    go in each transaction (fewer for a server that allows a transaction little memory).
 
     Each plan (in Execute) has its root, a strategy_choice, a small sibling branch that must
     stay out of the closure, and the implementation_choice X under the strategy, with a bushy
@@ -288,7 +289,7 @@ def subtree_fixture(graph: Graph, downstream: int, *, copies: int = 1, seed: int
     if downstream < 1 or copies < 1:
         raise ValueError("downstream and copies must be at least 1 (the downstream counts the corrected decision)")
     rng = random.Random(f"subtree:{seed}:{downstream}:{copies}")
-    writer = _Writer(graph, 5000, None, copies * (downstream + 6))
+    writer = _Writer(graph, batch_size, None, copies * (downstream + 6))
     targets = []
     for copy in range(copies):
         description = f"Correction benchmark {seed}.{copy}: downstream of {downstream}"

@@ -23,11 +23,11 @@ from decisiontrail.graphdb.admin import count_graph, delete_all_data, server_ver
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.graphdb.loading import load_graph
 from decisiontrail.settings import Neo4jSettings
-from reliability import access, events, faults, fuzz, load, report
+from reliability import access, events, faults, fuzz, load, report, shed
 from reliability.outcome import Outcome
 from reliability.serving import served
 
-SCENARIOS = ("fuzz", "access", "load", "neo4j_restart", "neo4j_crash", "service_kill", "events_replicas")
+SCENARIOS = ("fuzz", "access", "load", "neo4j_restart", "neo4j_crash", "service_kill", "events_replicas", "shed_load")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,6 +138,18 @@ def main(argv: list[str] | None = None) -> int:
                 _checked(
                     "events_replicas",
                     lambda: events.replicas(scratch / "events-replicas", seconds=args.seconds / 2, seed=args.seed, progress=_say),
+                )
+            )
+        if "shed_load" in chosen:  # its own Neo4j and service; it runs every check on that database itself
+            outcomes.append(
+                _checked(
+                    "shed_load",
+                    lambda: shed.shed_load(
+                        scratch / "shed-load",
+                        step_seconds=max(5.0, args.seconds / len(shed.STEPS)),
+                        seed=args.seed,
+                        progress=_say,
+                    ),
                 )
             )
 

@@ -11,10 +11,20 @@ sequence numbers are taken under contention. A write that gets no answer, or UNA
 retried with the same idempotency key until it is answered: after a fault the retries must come
 back as the decisions already recorded, never as second copies.
 
+Clients also race each other on shared hierarchies (``Arena``): they instantiate child plans from
+the spawn decisions of plans in Execute and record into them while others correct those spawns
+(APPEND or REVERT; after a revert the corrector spawns anew and executes again), and they propose
+decisions that are held for review, resolve reviews, and correct the decisions reviews wait under;
+in the shared plans they record under, and correct, each other's decisions.
+A racing write may be refused for what the race explains (``RACE_REFUSALS``: a spawn superseded
+meanwhile, a review already resolved or cancelled, ...): journalled as an error, never as an
+acknowledgement.
+
 The journal (JSONL, one line per event, flushed as written) holds every acknowledged decision
-(``ack``), every error with its code (``error``), every read (``read``), the plans (``plan``),
-writes given up without an answer (``unresolved``) and a closing ``summary``. ``verify`` then
-compares it with the database.
+(``ack``, with a child plan's spawn, a resolution's review, a correction's invalidated plans and
+cancelled reviews), every error with its code and rule (``error``), every read (``read``), the
+plans (``plan``), reviews held (``review``), phase changes (``phase``), writes given up without an
+answer (``unresolved``) and a closing ``summary``. ``verify`` then compares it with the database.
 """
 
 from __future__ import annotations
@@ -51,9 +61,56 @@ ROOT = Path(__file__).resolve().parents[1]
 RETRYABLE = frozenset({"UNAVAILABLE", "UNREACHABLE", "TIMEOUT", "HTTP_5XX"})
 """Codes that leave a write's outcome unknown (or say it wrote nothing): retried with the same key."""
 
+SPAWNING_PLANS, SPAWNS = 2, 3  # plans in Execute every client instantiates child plans from, and spawns each
+ANCHORS, REVIEW_THRESHOLD = 3, 0.5  # decisions proposals are held for review under, and the threshold they fall below
+RACE_SHARE = 0.6  # of each client's operations, those on the shared hierarchies
+RACES = {
+    "spawn_child": 0.22,
+    "record_child": 0.14,
+    "correct_spawn": 0.10,
+    "correct_child": 0.04,
+    "propose": 0.20,
+    "resolve": 0.14,
+    "correct_anchor": 0.08,
+    "record_or_correct_shared": 0.08,
+}
+"""The racing operations (``Client`` methods) and how often each is drawn."""
+OPENINGS = (
+    ("spawn_child", "record_child", "correct_spawn"),
+    ("spawn_child", "spawn_child", "record_child"),
+    ("propose", "resolve", "propose"),
+    ("propose", "propose", "propose", "correct_anchor"),
+)
+"""Each client's first races, so that even a short run has children added under a spawn being
+corrected and reviews resolved, and made moot, under decisions being corrected."""
+
+_RECORDING_RACES = frozenset({"VALIDATION_FAILED/parent_is_current", "VALIDATION_FAILED/dependency_is_current"})
+_CORRECTION_RACES = frozenset({"CONFLICT"})
+RACE_REFUSALS: dict[str, frozenset[str]] = {
+    "child": frozenset({"VALIDATION_FAILED/spawn_by_current_decision", "PHASE_VIOLATION/spawn_in_execute"}),
+    "record_child": _RECORDING_RACES,
+    "correct_child": _CORRECTION_RACES,
+    "correct_spawn": _CORRECTION_RACES,
+    "respawn": frozenset({"PHASE_VIOLATION/type_allowed_in_phase"}),
+    "advance": frozenset({"PHASE_VIOLATION/phase_transition"}),
+    "propose": _RECORDING_RACES,
+    "resolve": frozenset({"VALIDATION_FAILED/review_is_pending"}),
+    "correct_anchor": _CORRECTION_RACES,
+    "record_shared": _RECORDING_RACES,
+    "correct_shared": _CORRECTION_RACES,
+}
+"""What a racing operation may be refused, because another client changed what it acted on
+first: by operation, codes and the rules they name. Any other refusal is an error."""
+
 _DECISION = "id planId sequenceNumber"
 INSTANTIATE = (
     "mutation($input: InstantiatePlanInput!) { instantiatePlan(input: $input) { id rootDecision { " + _DECISION + " } } }"
+)
+ADVANCE = "mutation($planId: ID!, $phase: Phase!) { advancePhase(planId: $planId, phase: $phase) { id phase } }"
+RESOLVE = (
+    "mutation($input: ResolveReviewInput!) { resolveReview(input: $input) { review { id status } decision { "
+    + _DECISION
+    + " } } }"
 )
 RECORD = (
     "mutation($input: RecordDecisionInput!) { recordDecision(input: $input) { decision { " + _DECISION + " } review { id } } }"
@@ -66,7 +123,7 @@ RECORD_MANY = (
 CORRECT = (
     "mutation($input: CorrectDecisionInput!) { correctDecision(input: $input) { correction { "
     + _DECISION
-    + " } invalidated { id } } }"
+    + " } invalidated { id } invalidatedPlans { id } cancelledReviews { id } } }"
 )
 LINEAGE = "query($id: ID!) { lineage(decisionId: $id) { decisions { id } plans { id } } }"
 IMPACT = "query($id: ID!) { impact(decisionId: $id) { decisions { id } plans { id } } }"
@@ -105,6 +162,7 @@ class Answer:
     code: str | None
     message: str
     ms: float
+    rule: str | None = None  # the rule a VALIDATION_FAILED or PHASE_VIOLATION names
 
 
 class Api:
@@ -132,8 +190,11 @@ class Api:
             return Answer(None, code, response.text[:200], ms)
         if body.get("errors"):
             error = body["errors"][0]
-            code = (error.get("extensions") or {}).get("code") or "UNEXPECTED"
-            return Answer(None, str(code), str(error.get("message", ""))[:200], ms)
+            extensions = error.get("extensions") or {}
+            rule = extensions.get("rule")
+            return Answer(
+                None, str(extensions.get("code") or "UNEXPECTED"), str(error.get("message", ""))[:200], ms, rule and str(rule)
+            )
         data = body.get("data")
         if not isinstance(data, dict):
             return Answer(None, "UNEXPECTED", "no data", ms)
@@ -151,6 +212,35 @@ class PlanState:
     current: list[str] = field(default_factory=list)
     recorded: list[str] = field(default_factory=list)
     stale: bool = False  # a correction went unanswered: read the tree before trusting ``current``
+
+
+@dataclass
+class Child:
+    """A child plan instantiated from a spawn decision, and what clients record into it."""
+
+    plan: PlanState
+    spawn_id: str
+
+
+@dataclass
+class Arena:
+    """The hierarchies every client works on at once, so corrections race the writes under them.
+
+    Plans in Execute whose spawn decisions every client instantiates child plans from (and records
+    into), while others correct those spawns; and a plan whose automation profile holds proposals
+    for review, which clients propose, resolve and correct the decisions they hang under. What a
+    client learns (a spawn superseded, a review resolved) it shares here; what it does not know
+    yet, it learns from a refusal.
+    """
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    spawns: dict[str, str] = field(default_factory=dict)  # current spawn decision -> its plan
+    strategies: dict[str, str] = field(default_factory=dict)  # spawning plan -> the strategy its spawns hang under
+    children: list[Child] = field(default_factory=list)
+    reviewed: PlanState | None = None  # ``current``: the decisions proposals hang under
+    reviewed_strategy: str = ""
+    pending: dict[str, tuple[str, str]] = field(default_factory=dict)  # review held -> (its idempotency key, its parent)
+    building: bool = False  # a client is building a new spawning plan: the others need not
 
 
 class Stop:
@@ -176,6 +266,11 @@ class Stop:
         return self._event.is_set() or time.monotonic() >= self._end
 
     @property
+    def interrupted(self) -> bool:
+        """Stopped by a signal, not by the clock."""
+        return self._event.is_set()
+
+    @property
     def may_retry(self) -> bool:
         return time.monotonic() < self._end + self.grace
 
@@ -196,12 +291,17 @@ class Client:
         self.requests = 0
         self.plans: list[PlanState] = []
         self.shared: list[PlanState] = []
+        self.arena: Arena | None = None
+        self.opening = list(OPENINGS[index % len(OPENINGS)])  # the first races, before the random mix
         self._n = 0
 
     # -- requests ------------------------------------------------------------------------
 
-    def _request(self, op: str, document: str, *, retry: bool, keys: list[str] | None = None, **variables: Any) -> Answer:
-        """Send until answered; with ``retry``, unknown outcomes are sent again (same keys) while the run allows."""
+    def _request(
+        self, op: str, document: str, *, retry: bool, keys: list[str] | None = None, about: str | None = None, **variables: Any
+    ) -> Answer:
+        """Send until answered; with ``retry``, unknown outcomes are sent again (same keys) while the run allows.
+        ``about`` (the spawn or review a racing write acts on) goes into the journal with an error."""
         delay, attempts, first = 0.1, 0, time.perf_counter()
         while True:
             attempts += 1
@@ -216,7 +316,15 @@ class Client:
                 return answer
             again = retry and answer.code in RETRYABLE and self.stop.may_retry
             self.journal.write(
-                "error", op=op, code=answer.code, ms=round(answer.ms, 2), retry=again, message=answer.message, client=self.index
+                "error",
+                op=op,
+                code=answer.code,
+                rule=answer.rule,
+                about=about,
+                ms=round(answer.ms, 2),
+                retry=again,
+                message=answer.message,
+                client=self.index,
             )
             if not again:
                 if answer.code in RETRYABLE and keys:
@@ -266,13 +374,16 @@ class Client:
 
     # -- operations ----------------------------------------------------------------------
 
-    def instantiate(self, label: str) -> PlanState | None:
-        """A plan that never holds decisions for review, with a strategy to record under."""
+    def instantiate(self, label: str, threshold: float = 0.0) -> PlanState | None:
+        """A plan with a strategy to record under; it holds decisions below ``threshold`` for review (none at 0)."""
         answer = self._request(
             "instantiate",
             INSTANTIATE,
             retry=False,
-            input={"description": f"load {self.run_id} {label}", "automationProfile": {"editCode": 0.0, "executeCommand": 0.0}},
+            input={
+                "description": f"load {self.run_id} {label}",
+                "automationProfile": {"editCode": threshold, "executeCommand": threshold},
+            },
         )
         if answer.data is None:
             return None
@@ -323,18 +434,34 @@ class Client:
 
     def correct(self, plan: PlanState) -> None:
         target = self.rng.choice(plan.current)
-        mode = self.rng.choice(["APPEND", "REVERT"])
-        # No idempotency key for corrections: an unanswered one is not sent again; the tree is re-read.
-        answer = self._request("correct", CORRECT, retry=False, input={"decisionId": target, "mode": mode, "guidance": "redo it"})
-        if answer.data is None:
-            plan.stale = answer.code in RETRYABLE
+        result = self._correct("correct", target)
+        if result is None:
+            plan.stale = True
             return
-        result = answer.data["correctDecision"]
-        invalidated = [d["id"] for d in result["invalidated"]]
-        self._ack("correct", result["correction"], answer.ms, None, corrected=target, invalidated=invalidated)
-        gone = set(invalidated)
+        gone = {d["id"] for d in result["invalidated"]}
         plan.current = [d for d in plan.current if d not in gone] + [result["correction"]["id"]]
         plan.recorded.append(result["correction"]["id"])
+
+    def _correct(self, op: str, target: str, mode: str | None = None) -> dict[str, Any] | None:
+        """Correct ``target`` (APPEND or REVERT, by default at random) and journal what it superseded, invalidated and cancelled."""
+        mode = mode or self.rng.choice(["APPEND", "REVERT"])
+        # No idempotency key for corrections: an unanswered one is not sent again; the tree is re-read.
+        answer = self._request(op, CORRECT, retry=False, input={"decisionId": target, "mode": mode, "guidance": "redo it"})
+        if answer.data is None:
+            return None
+        result: dict[str, Any] = answer.data["correctDecision"]
+        self._ack(
+            op,
+            result["correction"],
+            answer.ms,
+            None,
+            corrected=target,
+            mode=mode,
+            invalidated=[d["id"] for d in result["invalidated"]],
+            invalidated_plans=[p["id"] for p in result["invalidatedPlans"]],
+            cancelled_reviews=[r["id"] for r in result["cancelledReviews"]],
+        )
+        return result
 
     def resync(self, plan: PlanState) -> None:
         answer = self._request("tree", TREE, retry=False, id=plan.plan_id)
@@ -356,6 +483,288 @@ class Client:
         if answer.data is not None:
             self.journal.write("read", op=op, ms=answer.ms)
 
+    # -- races: the shared hierarchies ---------------------------------------------------
+
+    def build_arena(self, arena: Arena) -> None:
+        """At setup: the spawning plans and the reviewed plan every client will work on."""
+        self.arena = arena
+        for i in range(SPAWNING_PLANS):
+            self.build_spawning_plan(f"spawning {i}")
+        reviewed = self.instantiate("reviewed", threshold=REVIEW_THRESHOLD)
+        if reviewed is not None:
+            arena.reviewed, arena.reviewed_strategy = reviewed, reviewed.current[0]
+            reviewed.current = []
+            for _ in range(ANCHORS):
+                self.replace_anchor()
+
+    def build_spawning_plan(self, label: str) -> None:
+        """A plan whose strategy has SPAWNS spawn decisions, moved to Execute so child plans may be instantiated."""
+        assert self.arena is not None
+        plan = self.instantiate(label)
+        if plan is None:
+            return
+        spawns = self.record_spawns(plan.plan_id, plan.current[0], SPAWNS, op="spawn")
+        self.advance(plan.plan_id)
+        with self.arena.lock:
+            self.arena.strategies[plan.plan_id] = plan.current[0]
+            self.arena.spawns.update(dict.fromkeys(spawns, plan.plan_id))
+
+    def record_spawns(self, plan_id: str, strategy: str, n: int, *, op: str) -> list[str]:
+        keys = [self._key() for _ in range(n)]
+        plan = PlanState(plan_id)
+        kinds = ["SUBPLAN_SPAWN", "SUBPLAN_PARALLEL_SPAWN"]
+        inputs = [self._input(plan, strategy, key, kinds[i % 2]) for i, key in enumerate(keys)]
+        answer = self._request(op, RECORD_MANY, retry=True, keys=keys, inputs=inputs)
+        if answer.data is None:
+            return []
+        spawns = []
+        for key, payload in zip(keys, answer.data["recordDecisions"], strict=True):
+            self._ack(op, payload["decision"], answer.ms, key, size=n)
+            spawns.append(payload["decision"]["id"])
+        return spawns
+
+    def advance(self, plan_id: str) -> bool:
+        """Move a spawning plan (back) to Execute; a client that finds it done already is refused, and that is fine."""
+        answer = self._request("advance", ADVANCE, retry=False, planId=plan_id, phase="EXECUTE")
+        if answer.data is not None:
+            self.journal.write("phase", op="advance", plan_id=plan_id, phase="EXECUTE", ms=answer.ms, client=self.index)
+        return answer.data is not None
+
+    def race(self) -> None:
+        """One write on the shared hierarchies, racing what the other clients do there."""
+        arena = self.arena
+        assert arena is not None
+        with arena.lock:
+            build = len(arena.spawns) < 2 and not arena.building
+            arena.building = arena.building or build
+        if build:  # corrections used the spawns up: another plan to spawn from
+            try:
+                self.build_spawning_plan(f"spawning {self._key()}")
+            finally:
+                with arena.lock:
+                    arena.building = False
+            return
+        name = self.opening.pop(0) if self.opening else self.rng.choices(list(RACES), weights=list(RACES.values()))[0]
+        getattr(self, name)()
+
+    def spawn_child(self) -> None:
+        """Instantiate a child plan from a spawn another client may be correcting, then record its strategy."""
+        assert self.arena is not None
+        with self.arena.lock:
+            if not self.arena.spawns:
+                return
+            # Half the time another child of a spawn that has some (a parallel spawn runs several).
+            parents = sorted({c.spawn_id for c in self.arena.children} & self.arena.spawns.keys())
+            spawn = self.rng.choice(parents if parents and self.rng.random() < 0.5 else sorted(self.arena.spawns))
+            parent_plan = self.arena.spawns[spawn]
+        answer = self._request(
+            "child",
+            INSTANTIATE,
+            retry=False,  # no idempotency key: a child plan created unanswered stays unacknowledged
+            about=spawn,
+            input={
+                "description": f"load {self.run_id} child of {spawn}",
+                "parentDecisionId": spawn,
+                # Its recordings are confident enough; proposals are held (``propose``).
+                "automationProfile": {"editCode": REVIEW_THRESHOLD, "executeCommand": REVIEW_THRESHOLD},
+            },
+        )
+        if answer.data is None:
+            if answer.rule == "spawn_in_execute":  # a correction reverted it to Strategize: execute it again
+                self.advance(parent_plan)
+            elif answer.rule == "spawn_by_current_decision":
+                with self.arena.lock:
+                    self.arena.spawns.pop(spawn, None)
+            return
+        created = answer.data["instantiatePlan"]
+        child = PlanState(created["id"])
+        self.journal.write("plan", plan_id=child.plan_id, client=self.index, spawned_by=spawn)
+        self._ack("child", created["rootDecision"], answer.ms, None, spawned_by=spawn, parent_plan_id=parent_plan)
+        key = self._key()
+        variables = self._input(child, created["rootDecision"]["id"], key, "STRATEGY_CHOICE")
+        answer = self._request("record_child", RECORD, retry=True, keys=[key], input=variables)
+        if answer.data is not None:
+            strategy = answer.data["recordDecision"]["decision"]
+            self._ack("record_child", strategy, answer.ms, key)
+            child.current.append(strategy["id"])
+            with self.arena.lock:
+                self.arena.children.append(Child(child, spawn))
+
+    def record_child(self) -> None:
+        """Record into a child plan whose spawn (or a decision above) another client may be correcting."""
+        assert self.arena is not None
+        with self.arena.lock:
+            live = [c for c in self.arena.children if c.plan.current]
+            if not live:
+                return
+            child = self.rng.choice(live)
+            parent = self.rng.choice(child.plan.current)
+        key = self._key()
+        variables = self._input(child.plan, parent, key)
+        answer = self._request("record_child", RECORD, retry=True, keys=[key], input=variables)
+        with self.arena.lock:
+            if answer.data is not None:
+                decision = answer.data["recordDecision"]["decision"]
+                self._ack("record_child", decision, answer.ms, key)
+                child.plan.current.append(decision["id"])
+            elif answer.rule in ("parent_is_current", "dependency_is_current"):
+                gone = {parent, *variables["dependsOn"]}  # one of them was superseded meanwhile
+                child.plan.current = [d for d in child.plan.current if d not in gone]
+
+    def correct_child(self) -> None:
+        """Correct a decision of a child plan, racing recordings into it."""
+        assert self.arena is not None
+        with self.arena.lock:
+            live = [c for c in self.arena.children if c.plan.current]
+            if not live:
+                return
+            child = self.rng.choice(live)
+            target = self.rng.choice(child.plan.current)
+        result = self._correct("correct_child", target)
+        with self.arena.lock:
+            gone = {target} | ({d["id"] for d in result["invalidated"]} if result else set())
+            child.plan.current = [d for d in child.plan.current if d not in gone]
+            if result is not None:
+                child.plan.current.append(result["correction"]["id"])
+
+    def correct_spawn(self) -> None:
+        """Correct a spawn while others instantiate and record under it; after a revert, spawn anew and execute again."""
+        assert self.arena is not None
+        with self.arena.lock:
+            if not self.arena.spawns:
+                return
+            # A spawn others have instantiated children from (and may be adding more under), if any.
+            parents = sorted({c.spawn_id for c in self.arena.children} & self.arena.spawns.keys())
+            spawn = self.rng.choice(parents or sorted(self.arena.spawns))
+            plan_id = self.arena.spawns[spawn]
+            strategy = self.arena.strategies[plan_id]
+        mode = self.rng.choice(["APPEND", "REVERT"])
+        result = self._correct("correct_spawn", spawn, mode)
+        with self.arena.lock:
+            self.arena.spawns.pop(spawn, None)  # corrected now, or by another client already
+            if result is None:
+                return
+            gone = {d["id"] for d in result["invalidated"]}
+            invalidated = {p["id"] for p in result["invalidatedPlans"]}
+            for d in gone:
+                self.arena.spawns.pop(d, None)
+            self.arena.children = [c for c in self.arena.children if c.plan.plan_id not in invalidated]
+        if mode == "REVERT":
+            spawns = self.record_spawns(plan_id, strategy, 1, op="respawn")
+            with self.arena.lock:
+                self.arena.spawns.update(dict.fromkeys(spawns, plan_id))
+            self.advance(plan_id)
+
+    def propose(self) -> None:
+        """Record a proposal below its plan's threshold, held for review under a decision others may correct: in the
+        reviewed plan, or in a child plan (whose spawn others may correct)."""
+        assert self.arena is not None
+        with self.arena.lock:
+            live = [c.plan for c in self.arena.children if c.plan.current]
+            reviewed = self.rng.choice(live) if live and self.rng.random() < 0.4 else self.arena.reviewed
+            if reviewed is None or not reviewed.current:
+                return
+            anchor = self.rng.choice(reviewed.current)
+        key = self._key()
+        variables = {**self._input(reviewed, anchor, key), "confidenceScore": 0.2, "dependsOn": []}
+        answer = self._request("propose", RECORD, retry=True, keys=[key], input=variables)
+        if answer.data is None:
+            if answer.rule == "parent_is_current":
+                with self.arena.lock:
+                    reviewed.current = [d for d in reviewed.current if d != anchor]
+            return
+        payload = answer.data["recordDecision"]
+        if payload["review"] is None:  # not held after all: a decision like any other
+            self._ack("propose", payload["decision"], answer.ms, key)
+            return
+        review_id = payload["review"]["id"]
+        self.journal.write(
+            "review",
+            op="propose",
+            review_id=review_id,
+            plan_id=reviewed.plan_id,
+            parent=anchor,
+            idempotency_key=key,
+            ms=answer.ms,
+            client=self.index,
+        )
+        with self.arena.lock:
+            self.arena.pending[review_id] = (key, anchor)
+
+    def resolve(self) -> None:
+        """Resolve a held review (approve, select its alternative, or a custom choice) while others may correct its parent."""
+        assert self.arena is not None
+        with self.arena.lock:
+            if not self.arena.pending:
+                return
+            review_id = self.rng.choice(sorted(self.arena.pending))
+            key = self.arena.pending[review_id][0]
+        action, option = self.rng.choice(
+            [("APPROVE", None), ("SELECT_ALTERNATIVE", "another part"), ("CUSTOM", "a part of my own")]
+        )
+        answer = self._request(
+            "resolve", RESOLVE, retry=False, about=review_id, input={"reviewId": review_id, "action": action, "option": option}
+        )
+        with self.arena.lock:
+            self.arena.pending.pop(review_id, None)  # resolved now, or cancelled or resolved by another client
+        if answer.data is not None:
+            resolved = answer.data["resolveReview"]
+            self._ack("resolve", resolved["decision"], answer.ms, key, review_id=review_id, status=resolved["review"]["status"])
+
+    def correct_anchor(self) -> None:
+        """Correct a decision proposals hang under (its pending reviews become moot), then record one in its place."""
+        assert self.arena is not None
+        reviewed = self.arena.reviewed
+        with self.arena.lock:
+            if reviewed is None or not reviewed.current:
+                return
+            # One with reviews pending under it, which others may be resolving, if any.
+            waited_on = sorted({parent for _, parent in self.arena.pending.values()} & set(reviewed.current))
+            anchor = self.rng.choice(waited_on or reviewed.current)
+        result = self._correct("correct_anchor", anchor)
+        with self.arena.lock:
+            reviewed.current = [d for d in reviewed.current if d != anchor]
+            if result is None:
+                return
+            for r in result["cancelledReviews"]:
+                self.arena.pending.pop(r["id"], None)
+        self.replace_anchor()
+
+    def replace_anchor(self) -> None:
+        """A decision under the reviewed plan's strategy, confident enough to be recorded at once, for proposals to hang under."""
+        assert self.arena is not None and self.arena.reviewed is not None
+        reviewed = self.arena.reviewed
+        key = self._key()
+        variables = {**self._input(reviewed, self.arena.reviewed_strategy, key), "dependsOn": []}
+        answer = self._request("anchor", RECORD, retry=True, keys=[key], input=variables)
+        if answer.data is not None:
+            decision = answer.data["recordDecision"]["decision"]
+            self._ack("anchor", decision, answer.ms, key)
+            with self.arena.lock:
+                reviewed.current.append(decision["id"])
+
+    def record_or_correct_shared(self) -> None:
+        """Record under a recent decision of a shared plan, or correct one, racing the other clients there."""
+        if not self.shared:
+            return
+        plan = self.rng.choice(self.shared)
+        recent = plan.recorded[1:][-8:]  # never the strategy: the other clients' recordings hang under it
+        if not recent:
+            return
+        target = self.rng.choice(recent)
+        if self.rng.random() < 0.3:
+            result = self._correct("correct_shared", target)
+            if result is not None:
+                plan.recorded.append(result["correction"]["id"])
+            return
+        key = self._key()
+        variables = {**self._input(plan, target, key), "dependsOn": []}
+        answer = self._request("record_shared", RECORD, retry=True, keys=[key], input=variables)
+        if answer.data is not None:
+            decision = answer.data["recordDecision"]["decision"]
+            self._ack("record_shared", decision, answer.ms, key)
+            plan.recorded.append(decision["id"])
+
     def setup(self, plans: int, attempts: int = 5) -> None:
         for i in range(plans):
             for _ in range(attempts):
@@ -367,7 +776,12 @@ class Client:
                     break
 
     def run(self) -> None:
-        while not self.stop.stopping and self.plans:
+        # A client's opening races run to their end whatever the clock says (a slow start must not
+        # skip them); only a signal cuts them short.
+        while self.plans and not self.stop.interrupted and (self.opening or not self.stop.stopping):
+            if self.arena is not None and (self.opening or self.rng.random() < RACE_SHARE):
+                self.race()
+                continue
             plan = self.rng.choice(self.plans)
             if plan.stale:
                 self.resync(plan)
@@ -412,11 +826,15 @@ def generate(
 
         signal.signal(signal.SIGTERM, interrupted)
         signal.signal(signal.SIGINT, interrupted)
-    apis = [Api(url, token, timeout) for _ in range(clients)]
+    apis = [Api(url, token, timeout) for _ in range(clients + 1)]
     workers = [Client(i, apis[i], journal, stop, run_id, random.Random(f"{seed}/{i}")) for i in range(clients)]
+    # The shared hierarchies are built by a client of their own while the others set up theirs.
+    builder = Client(clients, apis[clients], journal, stop, run_id, random.Random(f"{seed}/{clients}"))
     try:
         shared = [plan for i in range(shared_plans) if (plan := workers[0].instantiate(f"shared {i}")) is not None]
+        arena = Arena()
         setups = [threading.Thread(target=w.setup, args=(plans_per_client,)) for w in workers]
+        setups.append(threading.Thread(target=builder.build_arena, args=(arena,)))
         for t in setups:
             t.start()
         for t in setups:
@@ -431,6 +849,7 @@ def generate(
         journal.write("started", plans=sum(len(w.plans) for w in workers), shared_plans=len(shared))
         for worker in workers:
             worker.shared = shared
+            worker.arena = arena
         threads = [threading.Thread(target=w.run, name=f"client-{w.index}") for w in workers]
         for t in threads:
             t.start()
@@ -451,7 +870,7 @@ def generate(
             "run_id": run_id,
             "seconds": round(time.monotonic() - started, 1),
             "clients": clients,
-            "requests": sum(w.requests for w in workers),
+            "requests": sum(w.requests for w in workers) + builder.requests,
             "acks": journal.counts["ack"],
             "reads": journal.counts["read"],
             "errors": journal.counts["error"],
@@ -604,6 +1023,39 @@ RETURN d.decision_id AS id
 """
 
 
+_CHILD_PLANS = """
+UNWIND $ids AS id
+OPTIONAL MATCH (p:Plan {plan_id: id})
+RETURN id, count(p) AS copies,
+       collect([(p)-[:SPAWNED_BY]->(s:Decision) | s.decision_id]) AS spawned_by,
+       collect([(p)-[:CHILD_OF]->(q:Plan) | q.plan_id]) AS parents
+"""
+_REVIEWS = """
+UNWIND $ids AS id
+OPTIONAL MATCH (r:Review {review_id: id})
+RETURN id, count(r) AS copies, collect(r.status) AS statuses,
+       collect([(r)-[:RESOLVED_AS]->(d:Decision) | d.decision_id]) AS resolved_as
+"""
+# What a correction racing writes could leave behind, over the whole database.
+_CURRENT_UNDER_SUPERSEDED = """
+MATCH (c:Decision)-[:PARENT]->(p:Decision)
+WHERE NOT EXISTS { (c)-[:SUPERSEDED_BY]->() } AND EXISTS { (p)-[:SUPERSEDED_BY]->() }
+RETURN c.decision_id AS id
+"""
+_ACTIVE_UNDER_SUPERSEDED_SPAWN = """
+MATCH (c:Plan)-[:SPAWNED_BY]->(s:Decision)
+WHERE c.invalidated_at IS NULL AND EXISTS { (s)-[:SUPERSEDED_BY]->() }
+RETURN c.plan_id AS id
+"""
+_UNRESOLVABLE_REVIEWS = """
+MATCH (r:Review {status: 'pending'})-[:FOR_PLAN]->(p:Plan)
+OPTIONAL MATCH (gone:Decision {decision_id: r.parent_decision_id})-[:SUPERSEDED_BY]->()
+WITH r, p, gone
+WHERE p.invalidated_at IS NOT NULL OR gone IS NOT NULL
+RETURN DISTINCT r.review_id AS id
+"""
+
+
 def _rows(graph: Graph, statement: LiteralString, **params: Any) -> list[dict[str, Any]]:
     records, _, _ = graph.driver.execute_query(statement, params, database_=graph.database, routing_="r")
     return [dict(r) for r in records]
@@ -616,11 +1068,11 @@ def verify(events: list[dict[str, Any]], graph: Graph, outcome: Outcome, *, expe
     number it was acknowledged with; no idempotency key (current or retired) is on two decisions;
     sequence numbers are unique per plan; no decision lacks its IN_PLAN or PARENT (the plan's root
     has none); nothing is half superseded; every check of ``run_checks`` over the whole database
-    passes; no error outside ``expected_codes`` was seen.
+    passes; no error outside ``expected_codes`` was seen but the refusals a race explains; and what
+    ``verify_races`` requires of the races.
     """
     acks = [e for e in events if e["type"] == "ack"]
     errors = [e for e in events if e["type"] == "error"]
-    reads = [e for e in events if e["type"] == "read"]
     plan_ids = sorted({e["plan_id"] for e in events if e["type"] == "plan"} | {a["plan_id"] for a in acks})
     for e in errors:
         outcome.count(e["code"])
@@ -658,17 +1110,21 @@ def verify(events: list[dict[str, Any]], graph: Graph, outcome: Outcome, *, expe
     )
     half_superseded = sorted(r["id"] for r in _rows(graph, _HALF_SUPERSEDED, plan_ids=plan_ids))
     report = run_checks(load_graph(graph, LoadScope.ALL, progress=False), scope="the whole database")
-    unexpected = {code: n for code, n in outcome.errors_by_code.items() if code not in expected_codes}
+    races = verify_races(events, graph, outcome)
+    unexpected = {
+        code: n - races[code] for code, n in outcome.errors_by_code.items() if code not in expected_codes and n > races[code]
+    }
     unresolved = [k for e in events if e["type"] == "unresolved" for k in e.get("keys", [])]
 
-    requests = Counter(e["op"] for e in events if e["type"] in ("read", "error"))
+    requests = Counter(e["op"] for e in events if e["type"] in ("read", "error", "review", "phase"))
     answered = {(a["client"], a["request"]): (a["op"], a["ms"]) for a in acks}  # a batch acknowledges several in one
     latency: dict[str, list[float]] = defaultdict(list)
     for op, ms in answered.values():
         requests[op] += 1
         latency[op].append(ms)
-    for e in reads:
-        latency[e["op"]].append(e["ms"])
+    for e in events:
+        if e["type"] in ("read", "review", "phase"):  # answered, but not with a decision
+            latency[e["op"]].append(e["ms"])
     outcome.figures.update(
         {
             "requests": sum(requests.values()),
@@ -716,6 +1172,125 @@ def verify(events: list[dict[str, Any]], graph: Graph, outcome: Outcome, *, expe
     outcome.require(not unexpected, f"errors that should not happen: {unexpected}")
 
 
+def refusal(error: dict[str, Any]) -> str:
+    """An error as a race's expected outcome is named: its code, and the rule it names if any."""
+    return f"{error['code']}/{error['rule']}" if error.get("rule") else str(error["code"])
+
+
+def _overlap(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two journalled requests were in flight at the same time (each ends at ``at``, ``ms`` after it was sent)."""
+    return bool(a["at"] - a["ms"] / 1000 < b["at"] and b["at"] - b["ms"] / 1000 < a["at"])
+
+
+def verify_races(events: list[dict[str, Any]], graph: Graph, outcome: Outcome) -> Counter[str]:
+    """Judge what the races on the shared hierarchies left, into ``outcome``; returns the refusals
+    they were expected to meet, by code (the caller does not count those as errors).
+
+    Required: every acknowledged child plan is stored once, linked to the spawn and the plan it
+    was instantiated from; every held review is stored once, and every acknowledged resolution is
+    stored with its status and as the decision acknowledged; every review a correction answered as
+    cancelled is stored cancelled; and, in the whole database, no current decision under a
+    superseded one, no active child plan of a superseded spawn, no pending review that can never be
+    resolved. A racing operation may be refused only for what its race explains (``RACE_REFUSALS``).
+    """
+    acks = [e for e in events if e["type"] == "ack"]
+    children = {a["plan_id"]: a for a in acks if a["op"] == "child"}
+    held = {e["review_id"] for e in events if e["type"] == "review"}
+    resolutions = {a["review_id"]: a for a in acks if a["op"] == "resolve"}
+    corrections = [a for a in acks if a.get("corrected")]
+    cancelled = {r for a in corrections for r in a.get("cancelled_reviews", [])}
+    refused = [e for e in events if e["type"] == "error" and e["op"] in RACE_REFUSALS]
+    expected = [e for e in refused if refusal(e) in RACE_REFUSALS[e["op"]]]
+
+    stored_children = {r["id"]: r for r in _rows(graph, _CHILD_PLANS, ids=sorted(children))}
+    children_lost = sorted(p for p, r in stored_children.items() if r["copies"] != 1)
+    children_mislinked = sorted(
+        p
+        for p, r in stored_children.items()
+        if r["copies"] == 1
+        and (r["spawned_by"] != [[children[p]["spawned_by"]]] or r["parents"] != [[children[p]["parent_plan_id"]]])
+    )
+    stored_reviews = {r["id"]: r for r in _rows(graph, _REVIEWS, ids=sorted(held | set(resolutions) | cancelled))}
+    reviews_lost = sorted(r for r in held | set(resolutions) if stored_reviews[r]["copies"] != 1)
+    reviews_mismatched = sorted(
+        r
+        for r, a in resolutions.items()
+        if stored_reviews[r]["copies"] == 1
+        and (stored_reviews[r]["statuses"] != [a["status"].lower()] or stored_reviews[r]["resolved_as"] != [[a["decision_id"]]])
+    )
+    reviews_mismatched += sorted(
+        r for r in cancelled if stored_reviews[r]["copies"] == 1 and stored_reviews[r]["statuses"] != ["cancelled"]
+    )
+    current_under_superseded = [r["id"] for r in _rows(graph, _CURRENT_UNDER_SUPERSEDED)]
+    active_under_superseded = [r["id"] for r in _rows(graph, _ACTIVE_UNDER_SUPERSEDED_SPAWN)]
+    unresolvable = [r["id"] for r in _rows(graph, _UNRESOLVABLE_REVIEWS)]
+    spawn_corrections = [a for a in corrections if a["op"] == "correct_spawn"]
+    # In flight at once: a child instantiated (or refused) under a spawn while it was being corrected,
+    # a review resolved (or refused) while the decision it waits under was being corrected.
+    tried = [e for e in events if e.get("op") in ("child", "resolve") and e["type"] in ("ack", "error")]
+    under = {e["review_id"]: e["parent"] for e in events if e["type"] == "review"}
+
+    def acted_on(e: dict[str, Any]) -> str | None:
+        """The spawn a child was instantiated from, or the decision a resolved review waited under."""
+        if e["op"] == "child":
+            return e.get("spawned_by") or e.get("about")
+        return under.get(e.get("review_id") or e.get("about") or "")
+
+    raced = [
+        c
+        for c in corrections
+        if c["op"] in ("correct_spawn", "correct_anchor") and any(acted_on(e) == c["corrected"] and _overlap(e, c) for e in tried)
+    ]
+    outcome.figures.update(
+        {
+            "child_plans_acknowledged": len(children),
+            "child_plans_stored": len(children) - len(children_lost) - len(children_mislinked),
+            "child_plans_refused": sum(1 for e in expected if e["op"] == "child"),
+            "spawns_corrected": len(spawn_corrections),
+            "spawns_corrected_with_children": sum(1 for a in spawn_corrections if a["invalidated_plans"]),
+            "spawns_corrected_while_children_added": sum(1 for c in raced if c["op"] == "correct_spawn"),
+            "parents_corrected_while_reviews_resolved": sum(1 for c in raced if c["op"] == "correct_anchor"),
+            "child_plans_invalidated": len({p for a in corrections for p in a.get("invalidated_plans", [])}),
+            "reviews_held": len(held),
+            "reviews_resolved": len(resolutions),
+            "reviews_made_moot": len(cancelled),
+            "review_writes_lost": len(reviews_lost),
+            "review_writes_mismatched": len(reviews_mismatched),
+            "race_refusals": dict(sorted(Counter(f"{e['op']} {refusal(e)}" for e in expected).items())),
+            "current_under_superseded": len(current_under_superseded),
+            "active_child_plans_of_superseded_spawns": len(active_under_superseded),
+            "unresolvable_reviews": len(unresolvable),
+        }
+    )
+    outcome.require(
+        not children_lost,
+        f"{len(children_lost)} acknowledged child plan(s) not stored exactly once: {', '.join(children_lost[:5])}",
+    )
+    outcome.require(
+        not children_mislinked,
+        f"{len(children_mislinked)} child plan(s) linked to another spawn or plan than acknowledged: {', '.join(children_mislinked[:5])}",
+    )
+    outcome.require(
+        not reviews_lost, f"{len(reviews_lost)} held review(s) not stored exactly once: {', '.join(reviews_lost[:5])}"
+    )
+    outcome.require(
+        not reviews_mismatched,
+        f"{len(reviews_mismatched)} review(s) stored otherwise than resolved or cancelled: {', '.join(reviews_mismatched[:5])}",
+    )
+    outcome.require(
+        not current_under_superseded,
+        f"{len(current_under_superseded)} current decision(s) under a superseded one: {', '.join(current_under_superseded[:5])}",
+    )
+    outcome.require(
+        not active_under_superseded,
+        f"{len(active_under_superseded)} active child plan(s) of a superseded spawn: {', '.join(active_under_superseded[:5])}",
+    )
+    outcome.require(
+        not unresolvable, f"{len(unresolvable)} pending review(s) that can never be resolved: {', '.join(unresolvable[:5])}"
+    )
+    return Counter(e["code"] for e in expected)
+
+
 def run(
     base_url: str,
     graph: Graph,
@@ -727,7 +1302,7 @@ def run(
     seed: int = 0,
 ) -> Outcome:
     """The load scenario: the generator as its own process against ``base_url`` (served on
-    ``graph``'s database) for ``seconds``, then ``verify``; no error of any code is expected."""
+    ``graph``'s database) for ``seconds``, then ``verify``; no error is expected but the refusals a race explains."""
     outcome = Outcome("load", f"{clients} clients record, correct and read concurrently for {seconds:.0f} s")
     started = time.monotonic()
     out.unlink(missing_ok=True)

@@ -38,8 +38,14 @@ NOTES = """\
   What the role table allows succeeds, everything else is refused, a refused request writes
   nothing, and what exists but is not the caller's answers exactly as what does not exist.
 - **load**: a generator in its own process records, corrects and reads concurrently through the
-  API for a fixed time and stops by itself. Every acknowledged decision is stored exactly once
-  (ids and idempotency keys compared), sequence numbers are unique per plan.
+  API for a fixed time and stops by itself. Its clients race each other: they instantiate child
+  plans from spawns of executing plans (and record into them) while others correct those spawns,
+  propose decisions held for review and resolve them while others correct the decisions the
+  reviews wait under, and record under and correct each other's decisions in shared plans; a
+  refusal a race explains is expected, any other is not. Every acknowledged decision, child plan
+  and review resolution is stored exactly once (ids and idempotency keys compared), sequence
+  numbers are unique per plan, and no current decision is left under a superseded one, no active
+  child plan under a superseded spawn, no pending review that can never be resolved.
 - **neo4j restart**: Neo4j is stopped under that load and started again. While it is down every
   request is answered UNAVAILABLE within the bound, nothing half-written appears, the service
   recovers by itself, and retries with the same idempotency keys are recorded exactly once.
@@ -55,6 +61,14 @@ NOTES = """\
   subscriber receives its plan's events exactly as the outbox committed them (none missed, none
   twice, in commit order), and every acknowledged write has its event. The quick part is
   `tests/test_events_outbox.py`.
+- **shed load**: `decisiontrail serve --max-in-flight 8` under 2, 4, 8, 16, 32 and 64 clients, each
+  sending its next request (a recording or a read, in a plan of its own) as soon as the last is
+  answered, and after a refusal waiting as `Retry-After` says. Nothing is shed with fewer clients
+  than the limit ("sheds from clients" is the first step that shed), every refusal is a 503 with
+  `Retry-After`, the p95 of admitted requests at 64 clients stays within 4x of that at 8 clients and
+  under 2 s (a server queueing without bound would hold all 64 at once: about 8x slower), every
+  acknowledged recording is stored once, a refused one not at all, and every check passes. The
+  quick part is `tests/test_shed_load.py`.
 """
 
 

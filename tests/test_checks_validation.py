@@ -117,6 +117,10 @@ def _child_of_another_plan(G: nx.MultiDiGraph[str]) -> None:
     add_edge(G, "C", "Q", "CHILD_OF")
 
 
+def _review_left_under_superseded(G: nx.MultiDiGraph[str]) -> None:
+    add_review(G, "V2", plan_id="P", status="pending", parent_decision_id="X3")
+
+
 def _no_strategy_in_child(G: nx.MultiDiGraph[str]) -> None:
     G.nodes["CS1"]["decision_type"] = DecisionType.RESOURCE_SELECTION.value
 
@@ -147,6 +151,7 @@ BREAKS: dict[str, Callable[[nx.MultiDiGraph[str]], None]] = {
     "type_in_phase": _tool_in_strategize,
     "context_snapshot": _context_not_stored,
     "spawn_link": _child_of_another_plan,
+    "review_resolvable": _review_left_under_superseded,
     "strategize_coverage": _no_strategy_in_child,
     "invariant_coverage": _invariant_not_enforced,
     "spawns_have_children": _spawn_without_child,
@@ -209,6 +214,18 @@ def test_an_invalidated_child_plan_of_a_superseded_spawn_is_consistent() -> None
         G.nodes[node].update(superseded_at="2026-01-01T00:20:00+00:00", status="superseded")
         add_edge(G, node, "U5", "SUPERSEDED_BY")
     assert run_checks(G, rules=VALIDATION_RULES).ok, run_checks(G, rules=VALIDATION_RULES).render()
+
+
+def test_a_pending_review_is_judged_by_its_parent_and_its_plan_and_a_cancelled_one_not_at_all() -> None:
+    G = valid_graph()
+    add_review(G, "V2", plan_id="P", status="pending", parent_decision_id="S6")  # under a current decision: resolvable
+    add_review(G, "V3", plan_id="C", status="pending", parent_decision_id="CS1")
+    add_review(G, "V4", plan_id="P", status="cancelled", parent_decision_id="X3")  # made moot, and cancelled with it
+    assert run_checks(G, rules=VALIDATION_RULES).ok
+
+    G.nodes["C"].update(invalidated_at="2026-01-01T00:20:00+00:00", status="invalidated")
+    messages = [v.message for v in run_checks(G, rules=VALIDATION_RULES).violations if v.rule == "review_resolvable"]
+    assert messages == ["review V3 is pending in plan C, which is invalidated: it can never be resolved"]
 
 
 def test_a_correction_whose_original_was_pruned_is_still_consistent() -> None:

@@ -47,12 +47,14 @@ def test_embedded_server_options_are_read(tmp_path: Path) -> None:
             "DECISIONTRAIL_NEO4J_PORT": "0",
             "DECISIONTRAIL_NEO4J_HEAP_MB": "2048",
             "DECISIONTRAIL_NEO4J_PAGECACHE_MB": "64",
+            "DECISIONTRAIL_NEO4J_TX_MEMORY_MB": "32",
         }
     )
 
     assert settings.data_dir == tmp_path / "neo4j"
     assert settings.cache_dir == tmp_path / "cache"
     assert (settings.bolt_port, settings.heap_mb, settings.pagecache_mb) == (0, 2048, 64)
+    assert settings.tx_memory_mb == 32
 
 
 @pytest.mark.parametrize(
@@ -61,6 +63,7 @@ def test_embedded_server_options_are_read(tmp_path: Path) -> None:
         ("DECISIONTRAIL_NEO4J_PORT", "seven", "whole number"),
         ("DECISIONTRAIL_NEO4J_PORT", "70000", "between 0 and 65535"),
         ("DECISIONTRAIL_NEO4J_HEAP_MB", "10", "between 256"),
+        ("DECISIONTRAIL_NEO4J_TX_MEMORY_MB", "-1", "between 0 and 65536"),
     ],
 )
 def test_bad_values_are_refused_naming_the_variable(name: str, value: str, message: str) -> None:

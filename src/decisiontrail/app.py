@@ -149,8 +149,14 @@ class DecisionTrailGraphQL(GraphQL[Context, None]):
         return decoded
 
 
-_STATUS = {"NOT_FOUND": 404, "VALIDATION_FAILED": 400, "UNAVAILABLE": 503, "CONFLICT": 409, "TIMEOUT": 504}
-_RPC_CODES = {404: otlp.NOT_FOUND, 409: otlp.ABORTED, 503: otlp.UNAVAILABLE, 504: otlp.DEADLINE_EXCEEDED}
+_STATUS = {"NOT_FOUND": 404, "VALIDATION_FAILED": 400, "UNAVAILABLE": 503, "CONFLICT": 409, "TIMEOUT": 504, "TOO_LARGE": 413}
+_RPC_CODES = {
+    404: otlp.NOT_FOUND,
+    409: otlp.ABORTED,
+    413: otlp.RESOURCE_EXHAUSTED,
+    503: otlp.UNAVAILABLE,
+    504: otlp.DEADLINE_EXCEEDED,
+}
 """The google.rpc code an OTLP refusal carries beside its HTTP status (400: INVALID_ARGUMENT)."""
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "PAYLOAD_TOO_LARGE"}

@@ -60,6 +60,20 @@ class TimedOut(DecisionTrailError):
     code = "TIMEOUT"
 
 
+class TooLarge(DecisionTrailError):
+    """The request needs more memory in one transaction than Neo4j allows; it was rolled back.
+
+    ``limit`` names the limit it met, as Neo4j reported it (``16.0 MiB, db.memory.transaction.max``).
+    Retrying would fail the same way: the request must be made smaller, or the limit raised.
+    """
+
+    code = "TOO_LARGE"
+
+    def __init__(self, message: str, *, limit: str) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
 class Unavailable(DecisionTrailError):
     """Neo4j cannot be reached, or the embedded server cannot be built or started."""
 

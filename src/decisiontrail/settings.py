@@ -41,6 +41,10 @@ class Neo4jSettings:
     bolt_port: int = 7687
     heap_mb: int = 1024
     pagecache_mb: int = 256
+    tx_memory_mb: int = 256
+    """The embedded server's ``db.memory.transaction.max``: the most heap one transaction may hold (0: no
+    limit of its own). A transaction past it is rolled back and answered ``TOO_LARGE``, instead of
+    filling the heap that every other transaction shares."""
     startup_timeout: float = 180.0
     neo4j_version: str = NEO4J_VERSION
     query_timeout: float | None = 30.0
@@ -74,6 +78,7 @@ class Neo4jSettings:
             bolt_port=read.bolt_port,
             heap_mb=read.heap_mb,
             pagecache_mb=read.pagecache_mb,
+            tx_memory_mb=read.tx_memory_mb,
             query_timeout=read.query_timeout or None,
             transaction_timeout=read.transaction_timeout or defaults.transaction_timeout,
         )
@@ -93,6 +98,8 @@ class Environment(BaseSettings):
     bolt_port: int = Field(7687, ge=0, le=65535, validation_alias="DECISIONTRAIL_NEO4J_PORT")
     heap_mb: int = Field(1024, ge=256, le=65536, validation_alias="DECISIONTRAIL_NEO4J_HEAP_MB")
     pagecache_mb: int = Field(256, ge=16, le=65536, validation_alias="DECISIONTRAIL_NEO4J_PAGECACHE_MB")
+    tx_memory_mb: int = Field(256, ge=0, le=65536, validation_alias="DECISIONTRAIL_NEO4J_TX_MEMORY_MB")
+    """0 is no limit per transaction."""
     query_timeout: float = Field(30.0, ge=0, le=86_400, validation_alias="DECISIONTRAIL_QUERY_TIMEOUT")
     """Seconds; 0 is no limit."""
     transaction_timeout: float = Field(600.0, ge=0, le=86_400, validation_alias="DECISIONTRAIL_NEO4J_TRANSACTION_TIMEOUT")

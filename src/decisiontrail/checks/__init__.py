@@ -57,6 +57,12 @@ VALIDATION_RULES: tuple[Rule, ...] = (
         validation.check_context_snapshot,
     ),
     Rule("spawn_link", "validation", "child plans link to the decision that spawned them", validation.check_spawn_link),
+    Rule(
+        "review_resolvable",
+        "validation",
+        "no pending review waits in an invalidated plan or under a superseded decision",
+        validation.check_review_resolvable,
+    ),
 )
 
 

@@ -534,6 +534,46 @@ def check_spawn_link(G: nx.MultiDiGraph[str]) -> list[Violation]:
     return found
 
 
+def check_review_resolvable(G: nx.MultiDiGraph[str]) -> list[Violation]:
+    """No pending review waits in an invalidated plan or under a superseded decision: it could never be resolved.
+
+    >>> from decisiontrail.checks.model import add_decision, add_review, decision_graph
+    >>> G = decision_graph()
+    >>> _ = add_decision(G, "S", plan_id="P", decision_type="strategy_choice", sequence_number=1, superseded_at="t")
+    >>> _ = add_review(G, "V", plan_id="P", status="pending", parent_decision_id="S")
+    >>> [v.message for v in check_review_resolvable(G)]
+    ['review V is pending under decision S, which is superseded: it can never be resolved']
+    """
+    found = []
+    hint = "a correction cancels the pending reviews it makes moot, in its own transaction (domain.correction.moot_reviews)"
+    for review, data in G.nodes(data=True):
+        if data.get("label") != Label.REVIEW.value or data.get("boundary") or data.get("status") != "pending":
+            continue
+        plan_id = data["plan_id"]
+        parent: str = data.get("parent_decision_id") or ""
+        if G.nodes[plan_id].get("status") == "invalidated":
+            found.append(
+                Violation(
+                    "review_resolvable",
+                    f"review {review} is pending in plan {plan_id}, which is invalidated: it can never be resolved",
+                    decision_ids=(parent,) if parent else (),
+                    plan_ids=(plan_id,),
+                    hint=hint,
+                )
+            )
+        elif parent in G and G.nodes[parent].get("status") == "superseded":
+            found.append(
+                Violation(
+                    "review_resolvable",
+                    f"review {review} is pending under decision {parent}, which is superseded: it can never be resolved",
+                    decision_ids=(parent,),
+                    plan_ids=(plan_id,),
+                    hint=hint,
+                )
+            )
+    return found
+
+
 def _attempts(G: nx.MultiDiGraph[str]) -> list[tuple[str, dict[str, Any]]]:
     return [(n, d) for n, d in G.nodes(data=True) if d.get("label") == Label.CORRECTION_ATTEMPT.value and not d.get("boundary")]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,7 +32,7 @@ from neo4j.exceptions import (
 )
 
 from decisiontrail.cypher import query
-from decisiontrail.exceptions import Conflict, TimedOut, Unavailable
+from decisiontrail.exceptions import Conflict, TimedOut, TooLarge, Unavailable
 from decisiontrail.graphdb.connection import REQUEST_METADATA_KEY, Graph, request_tag
 
 T = TypeVar("T")
@@ -61,6 +62,15 @@ TERMINATED_CODES = frozenset(
         "Neo.TransientError.Transaction.LockClientStopped",
     }
 )
+# A transaction past db.memory.transaction.max, or past a total the server's transactions share. Neo4j
+# 5.26 reports both as transient; retrying one that is too large by itself fails the same way each time.
+OUT_OF_MEMORY_CODES = frozenset(
+    {
+        "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+        "Neo.ClientError.General.TransactionOutOfMemoryError",
+    }
+)
+_MEMORY_LIMIT = re.compile(r"the limit ([\d.]+ ?\w+)\..*?([\w.]+) threshold reached", re.DOTALL)
 
 _OUTAGES = (ServiceUnavailable, SessionExpired, DatabaseUnavailable, NotALeader, ForbiddenOnReadOnlyDatabase)
 
@@ -96,7 +106,8 @@ class Database:
         Deadlocks and lock timeouts between concurrent writers (``TransientError``) are retried
         with short, jittered, doubling delays for up to ``CONTENTION_RETRY_TIME``. A server that is
         stopped, unreachable, shutting down or not the leader is ``UNAVAILABLE`` at once: waiting
-        for it would hold the request for as long as the outage lasts.
+        for it would hold the request for as long as the outage lasts. A transaction that needs more
+        memory than Neo4j allows is ``TOO_LARGE`` at once: it would need as much the next time.
         """
         return self.write_or(_CONFLICT, work, *args, **kwargs)
 
@@ -145,6 +156,8 @@ class Database:
                     raise
                 if isinstance(e, Neo4jError) and e.code in TERMINATED_CODES | TIMED_OUT_CODES:
                     raise  # stopped on purpose (a time limit, a client gone): running it again would not help
+                if _out_of_memory(e):
+                    raise  # too large for Neo4j's transaction memory: it would be as large the next time
                 if time.monotonic() >= deadline:
                     raise
                 log.info("a write met concurrent writes; trying again in %.2fs", delay)
@@ -188,6 +201,8 @@ def translated_errors(conflict: str = _CONFLICT, *, timeout: float | None = None
             raise TimedOut(f"the request ran past its time limit{limit} and was stopped; it wrote nothing") from e
         if e.code in TERMINATED_CODES:
             raise _unavailable(e) from e
+        if e.code in OUT_OF_MEMORY_CODES:
+            raise _too_large(e) from e
         if isinstance(e, TransientError):
             raise Conflict(f"the write kept conflicting with concurrent writes and was given up: {e.message}") from e
         raise
@@ -196,7 +211,25 @@ def translated_errors(conflict: str = _CONFLICT, *, timeout: float | None = None
         # cause is what happened (a connection lost while Neo4j stops, say).
         if isinstance(e.__cause__, _OUTAGES):
             raise _unavailable(e.__cause__) from e
+        if _out_of_memory(e) and isinstance(e.__cause__, Neo4jError):
+            raise _too_large(e.__cause__) from e
         raise
+
+
+def _out_of_memory(error: Exception) -> bool:
+    """Whether ``error`` (or the failure the driver wrapped in it) is a transaction out of memory."""
+    return any(isinstance(e, Neo4jError) and e.code in OUT_OF_MEMORY_CODES for e in (error, error.__cause__))
+
+
+def _too_large(error: Neo4jError) -> TooLarge:
+    found = _MEMORY_LIMIT.search(error.message or "")
+    limit = f"{found[1]}, {found[2]}" if found else "db.memory.transaction.max"
+    return TooLarge(
+        f"the request needs more memory in one transaction than Neo4j allows ({limit}) and was rolled back: "
+        "it wrote nothing. Make it smaller, or raise the limit (DECISIONTRAIL_NEO4J_TX_MEMORY_MB for the "
+        "embedded Neo4j, db.memory.transaction.max on a server of your own)",
+        limit=limit,
+    )
 
 
 def _unavailable(error: Exception) -> Unavailable:

@@ -169,6 +169,7 @@ class EmbeddedNeo4j:
         bolt_port: int = 0,
         heap_mb: int = 1024,
         pagecache_mb: int = 256,
+        tx_memory_mb: int = Neo4jSettings.tx_memory_mb,
         neo4j_version: str = Neo4jSettings.neo4j_version,
         startup_timeout: float = 180.0,
         transaction_timeout: float = Neo4jSettings.transaction_timeout,
@@ -180,6 +181,7 @@ class EmbeddedNeo4j:
         self.bolt_port = bolt_port
         self.heap_mb = heap_mb
         self.pagecache_mb = pagecache_mb
+        self.tx_memory_mb = tx_memory_mb
         self.neo4j_version = neo4j_version
         self.startup_timeout = startup_timeout
         self.transaction_timeout = transaction_timeout
@@ -197,6 +199,7 @@ class EmbeddedNeo4j:
             bolt_port=settings.bolt_port,
             heap_mb=settings.heap_mb,
             pagecache_mb=settings.pagecache_mb,
+            tx_memory_mb=settings.tx_memory_mb,
             neo4j_version=settings.neo4j_version,
             startup_timeout=settings.startup_timeout,
             transaction_timeout=settings.transaction_timeout,
@@ -240,6 +243,8 @@ class EmbeddedNeo4j:
             str(port),
             "--pagecache-mb",
             str(self.pagecache_mb),
+            "--tx-max-mb",
+            str(self.tx_memory_mb),
             "--transaction-timeout-ms",
             str(round(self.transaction_timeout * 1000)),
             "--shutdown-transaction-end-ms",

@@ -33,7 +33,7 @@ from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.placement import Recording
 from decisiontrail.domain.recording import Review, prompt_context
 from decisiontrail.events import DecisionEvent, EventKind
-from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, ValidationFailed
+from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, TooLarge, ValidationFailed
 from decisiontrail.graphdb import corrections, decisions, plans
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
@@ -69,15 +69,26 @@ def correct(
     made moot and the replay frontier. Refused, with nothing written, for an unknown id (or one
     ``principal`` may not see), an unknown mode, empty guidance, or a decision already superseded
     (the error names its successor). ``requested_by`` (by default the principal's name) is kept.
+    A downstream too large for one transaction's memory in Neo4j is refused whole (``TOO_LARGE``):
+    superseding only part of it would leave current decisions under superseded ones.
     """
     parsed, guidance, reason = parse_mode(mode), check_guidance(guidance), reason.strip()
     by = principal.name if principal is not None else requested_by
     prompt = NewPrompt.of(description, arguments)
-    result = trail.write(
-        lambda tx: correct_in(tx, decision_id, parsed, guidance, reason, by, principal, prompt),
-        lambda corrected: corrected.events,
-        conflict=f"decision {decision_id} was corrected concurrently",
-    )
+    try:
+        result = trail.write(
+            lambda tx: correct_in(tx, decision_id, parsed, guidance, reason, by, principal, prompt),
+            lambda corrected: corrected.events,
+            conflict=f"decision {decision_id} was corrected concurrently",
+        )
+    except TooLarge as e:
+        raise TooLarge(
+            f"correcting decision {decision_id} supersedes its whole downstream in one transaction, and that "
+            f"needs more memory than Neo4j allows one transaction ({e.limit}); nothing was written. Correct a "
+            "decision further down (the impact query shows each one's downstream), or raise the limit: "
+            "DECISIONTRAIL_NEO4J_TX_MEMORY_MB for the embedded Neo4j, db.memory.transaction.max on a server of your own",
+            limit=e.limit,
+        ) from e
     return result.outcome
 
 

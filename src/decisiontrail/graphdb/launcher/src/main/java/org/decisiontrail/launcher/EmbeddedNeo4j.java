@@ -34,6 +34,9 @@ public final class EmbeddedNeo4j {
         int boltPort = Integer.parseInt(required(args, "--bolt-port"));
         long pageCacheMb = Long.parseLong(args.getOrDefault("--pagecache-mb", "256"));
         long txMemoryMb = Long.parseLong(args.getOrDefault("--tx-memory-mb", "1024"));
+        // One transaction past this fails (TransactionOutOfMemoryError) and rolls back; 0 is no
+        // limit but the total above.
+        long txMaxMb = Long.parseLong(args.getOrDefault("--tx-max-mb", "0"));
         // Any transaction that sets no timeout of its own is stopped after this long: a runaway
         // query must not hold a core for good.
         long txTimeoutMs = Long.parseLong(args.getOrDefault("--transaction-timeout-ms", "600000"));
@@ -47,6 +50,7 @@ public final class EmbeddedNeo4j {
                 .setConfig(HttpConnector.enabled, false)
                 .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(pageCacheMb))
                 .setConfig(GraphDatabaseSettings.memory_transaction_global_max_size, ByteUnit.mebiBytes(txMemoryMb))
+                .setConfig(GraphDatabaseSettings.memory_transaction_max_size, ByteUnit.mebiBytes(txMaxMb))
                 .setConfig(GraphDatabaseSettings.transaction_timeout, Duration.ofMillis(txTimeoutMs))
                 .setConfig(GraphDatabaseSettings.shutdown_transaction_end_timeout, Duration.ofMillis(shutdownTxEndMs))
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)

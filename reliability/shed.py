@@ -1,0 +1,333 @@
+"""Too much at once: ``decisiontrail serve --max-in-flight N`` under more and more clients.
+
+The service runs as users run it (its own process, on a Neo4j of the scenario's own) with a small
+limit on the requests it serves at once. The number of clients steps up past that limit; each
+client sends its next request as soon as the last is answered (recordings and reads in a plan of
+its own, so they never wait on each other's plan lock), and when refused waits at least as long
+as ``Retry-After`` says (jittered), then sends the same request again (a recording with the same
+idempotency key).
+Each step measures what was admitted and what was shed, and how fast each was answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from decisiontrail.domain.ids import new_ulid
+from reliability import load
+from reliability.faults import Service, _graph, _own_neo4j
+from reliability.outcome import Outcome
+
+Progress = Callable[[str], None]
+
+STEPS = (2, 4, 8, 16, 32, 64)
+MAX_IN_FLIGHT = 8
+P95_GROWTH_BOUND = 4.0
+"""How much the p95 of admitted requests may grow from the step at the limit to the highest step.
+
+At the limit the service is already saturated (on 2 cores it is busy with 2 or 3 requests), so a
+service that queued every request would hold all 64 of the highest step at once and, by Little's
+law, answer each about 64 / 8 = 8 times slower than at the limit. Shedding keeps the requests it
+serves at the limit's, so what it admits should be answered about as fast as at the limit: 4x
+leaves room for the cost of refusing and for a noisy machine, and still fails a queue without bound.
+"""
+P95_CEILING_MS = 2000.0
+"""However the step at the limit went, an admitted request at the highest step is answered within this (p95)."""
+
+_READ = "query($id: ID!) { decision(id: $id) { id sequenceNumber } lineage(decisionId: $id) { decisions { id } } }"
+
+
+def _say(message: str) -> None:
+    print(f"[shed] {message}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class Answered:
+    """One request: how it was answered and how long that took."""
+
+    step: int
+    op: str
+    ms: float
+    status: int
+    code: str | None  # None: admitted and served
+    retry_after: str | None
+    data: dict[str, Any] | None
+
+
+@dataclass
+class Crowd:
+    """The clients' plans and everything they were answered, as ``load.verify`` reads a journal."""
+
+    url: str
+    run_id: str = field(default_factory=new_ulid)
+    answers: list[Answered] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    plans: list[tuple[str, str]] = field(default_factory=list)  # (plan id, strategy id) per client
+    recorded: list[list[str]] = field(default_factory=list)  # per client
+    _requests: int = 0
+
+    async def post(self, http: httpx.AsyncClient, step: int, op: str, document: str, **variables: Any) -> Answered:
+        self._requests += 1
+        start = time.perf_counter()
+        try:
+            response = await http.post("/graphql", json={"query": document, "variables": variables})
+        except httpx.TimeoutException:
+            answered = Answered(step, op, (time.perf_counter() - start) * 1000, 0, "TIMEOUT", None, None)
+        except httpx.TransportError:
+            answered = Answered(step, op, (time.perf_counter() - start) * 1000, 0, "UNREACHABLE", None, None)
+        else:
+            ms = (time.perf_counter() - start) * 1000
+            try:
+                body = response.json()
+            except ValueError:
+                body = {}
+            errors = body.get("errors") if isinstance(body, dict) else None
+            code = str((errors[0].get("extensions") or {}).get("code") or "UNEXPECTED") if errors else None
+            if code is None and (response.status_code != 200 or not isinstance(body.get("data"), dict)):
+                code = f"HTTP_{response.status_code}"
+            data = body.get("data") if code is None else None
+            answered = Answered(step, op, ms, response.status_code, code, response.headers.get("retry-after"), data)
+        self.answers.append(answered)
+        if answered.code is not None:
+            self.events.append({"type": "error", "op": op, "code": answered.code, "ms": round(answered.ms, 2)})
+        elif op == "read":
+            self.events.append({"type": "read", "op": op, "ms": round(answered.ms, 2)})
+        return answered
+
+    def ack(self, client: int, op: str, decision: dict[str, Any], ms: float, key: str | None) -> None:
+        self.events.append(
+            {
+                "type": "ack",
+                "op": op,
+                "decision_id": decision["id"],
+                "plan_id": decision["planId"],
+                "sequence_number": decision["sequenceNumber"],
+                "idempotency_key": key,
+                "ms": round(ms, 2),
+                "client": client,
+                "request": self._requests,
+            }
+        )
+
+    def recording(self, plan_id: str, parent_id: str, key: str, decision_type: str = "RESOURCE_SELECTION") -> dict[str, Any]:
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        return {
+            "planId": plan_id,
+            "decisionType": decision_type,
+            "question": f"Which part comes next ({key})?",
+            "chosenOption": "the next part",
+            "alternativesConsidered": ["another part"],
+            "confidenceScore": 0.9,
+            "rationale": "The shed-load scenario chose it.",
+            "parentDecisionId": parent_id,
+            "idempotencyKey": key,
+            "contextSnapshot": {
+                "hotContextHash": digest,
+                "hotContextRef": f"shed://context/{digest}",
+                "actorStateRef": {"threadId": f"shed-{self.run_id}-{key}", "checkpointId": new_ulid()},
+            },
+        }
+
+    async def until_admitted(self, http: httpx.AsyncClient, op: str, document: str, **variables: Any) -> Answered:
+        """Setup: send until served, waiting out refusals as ``Retry-After`` says."""
+        for _ in range(50):
+            answered = await self.post(http, 0, op, document, **variables)
+            if answered.code != "OVERLOADED":
+                return answered
+            await asyncio.sleep(float(answered.retry_after or 1))
+        return answered
+
+    async def setup(self, http: httpx.AsyncClient, client: int) -> None:
+        """A plan of the client's own, that never holds decisions for review, and a strategy to record under."""
+        created = await self.until_admitted(
+            http,
+            "instantiate",
+            load.INSTANTIATE,
+            input={
+                "description": f"shed {self.run_id} client {client}",
+                "automationProfile": {"editCode": 0.0, "executeCommand": 0.0},
+            },
+        )
+        if created.data is None:
+            raise RuntimeError(f"client {client} could not instantiate its plan: {created.code}")
+        plan = created.data["instantiatePlan"]
+        self.events.append({"type": "plan", "plan_id": plan["id"]})
+        self.ack(client, "instantiate", plan["rootDecision"], created.ms, None)
+        key = f"{self.run_id}/{client}/strategy"
+        payload = self.recording(plan["id"], plan["rootDecision"]["id"], key, "STRATEGY_CHOICE")
+        strategy = await self.until_admitted(http, "record", load.RECORD, input=payload)
+        if strategy.data is None:
+            raise RuntimeError(f"client {client} could not record its strategy: {strategy.code}")
+        decision = strategy.data["recordDecision"]["decision"]
+        self.ack(client, "record", decision, strategy.ms, key)
+        self.plans[client] = (plan["id"], decision["id"])
+        self.recorded[client] = [decision["id"]]
+
+    async def client(self, http: httpx.AsyncClient, client: int, step: int, until: float, rng: random.Random) -> None:
+        """Back-to-back requests until ``until``: a recording under the plan's strategy (so every
+        lineage stays as short) or a read of one of the client's decisions."""
+        n = 0
+        refused: dict[str, Any] | None = None  # a recording refused, sent again with its key
+        while time.monotonic() < until:
+            if refused is not None or rng.random() < 0.5:
+                if refused is None:
+                    n += 1
+                    plan_id, strategy_id = self.plans[client]
+                    refused = self.recording(plan_id, strategy_id, f"{self.run_id}/{client}/{step}/{n}")
+                payload = refused
+                answered = await self.post(http, step, "record", load.RECORD, input=payload)
+                if answered.data is not None:
+                    decision = answered.data["recordDecision"]["decision"]
+                    self.ack(client, "record", decision, answered.ms, payload["idempotencyKey"])
+                    self.recorded[client].append(decision["id"])
+                if answered.code != "OVERLOADED":
+                    refused = None
+            else:
+                answered = await self.post(http, step, "read", _READ, id=rng.choice(self.recorded[client]))
+            if answered.code == "OVERLOADED":
+                # Jittered, as clients should: refused together, they would all come back together.
+                wait = float(answered.retry_after or 1) * rng.uniform(1.0, 2.0)
+                await asyncio.sleep(min(wait, max(0.0, until - time.monotonic())))
+
+    async def run(self, steps: Sequence[int], step_seconds: float, seed: int, progress: Progress) -> None:
+        clients = max(steps)
+        self.plans = [("", "")] * clients
+        self.recorded = [[] for _ in range(clients)]
+        limits = httpx.Limits(max_connections=clients + 4, max_keepalive_connections=clients + 4)
+        async with httpx.AsyncClient(base_url=self.url, timeout=30, limits=limits) as http:
+            for first in range(0, clients, 4):  # a few at a time: setup is not the load
+                await asyncio.gather(*(self.setup(http, c) for c in range(first, min(first + 4, clients))))
+            for step in steps:
+                until = time.monotonic() + step_seconds
+                await asyncio.gather(
+                    *(self.client(http, c, step, until, random.Random(f"{seed}/{step}/{c}")) for c in range(step))
+                )
+                figures = step_figures([a for a in self.answers if a.step == step], step_seconds)
+                progress(
+                    f"{step} clients: {figures['admitted']} admitted (p95 {figures['admitted_p95_ms']} ms), "
+                    f"{figures['shed']} shed (p95 {figures['shed_p95_ms']} ms)"
+                )
+
+
+def step_figures(answers: Sequence[Answered], seconds: float) -> dict[str, Any]:
+    """What one step shows: requests, admitted and shed, and how fast each was answered.
+
+    >>> a = [Answered(8, "read", 40.0, 200, None, None, {}), Answered(8, "read", 2.0, 503, "OVERLOADED", "1", None)]
+    >>> f = step_figures(a, 2.0)
+    >>> f["requests"], f["admitted"], f["shed"], f["admitted_per_second"], f["shed_without_retry_after"]
+    (2, 1, 1, 0.5, 0)
+    """
+    admitted = [a.ms for a in answers if a.code is None]
+    shed = [a for a in answers if a.code == "OVERLOADED"]
+    figures: dict[str, Any] = {
+        "requests": len(answers),
+        "admitted": len(admitted),
+        "shed": len(shed),
+        "other_errors": len(answers) - len(admitted) - len(shed),
+        "admitted_per_second": round(len(admitted) / seconds, 1),
+    }
+    for name, samples in (("admitted", admitted), ("shed", [a.ms for a in shed])):
+        found = load.percentiles(samples)
+        for p in ("p50", "p95", "p99"):
+            figures[f"{name}_{p}_ms"] = found.get(f"{p}_ms", 0.0)
+    figures["shed_without_retry_after"] = sum(1 for a in shed if a.status != 503 or not a.retry_after)
+    return figures
+
+
+def shed_load(
+    scratch_dir: Path,
+    *,
+    step_seconds: float = 5.0,
+    steps: Sequence[int] = STEPS,
+    max_in_flight: int = MAX_IN_FLIGHT,
+    seed: int = 0,
+    heap_mb: int = 512,
+    pagecache_mb: int = 64,
+    progress: Progress = _say,
+) -> Outcome:
+    """``serve --max-in-flight max_in_flight`` under ``steps`` clients, ``step_seconds`` each; then
+    every acknowledged recording is compared with the database and every check runs on it."""
+    steps = sorted(steps)
+    outcome = Outcome(
+        "shed_load",
+        f"serve --max-in-flight {max_in_flight} under {', '.join(map(str, steps))} clients, {step_seconds:.0f} s each",
+    )
+    started = time.monotonic()
+    scratch_dir.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as stack:
+        neo4j = stack.enter_context(_own_neo4j(scratch_dir, progress, heap_mb=heap_mb, pagecache_mb=pagecache_mb))
+        assert neo4j.uri is not None
+        graph = stack.enter_context(_graph(neo4j.uri))
+        service = Service(graph.uri, graph.database, scratch_dir / "serve.log", options=("--max-in-flight", str(max_in_flight)))
+        stack.callback(service.stop)
+        service.start()
+        crowd = Crowd(service.url)
+        asyncio.run(crowd.run(steps, step_seconds, seed, progress))
+        # Every recording acknowledged is stored once, refused ones not at all, nothing is half
+        # written, and every check rule passes on the whole database (check --all).
+        load.verify(crowd.events, graph, outcome, expected_codes={"OVERLOADED"})
+    judge(
+        outcome, {step: step_figures([a for a in crowd.answers if a.step == step], step_seconds) for step in steps}, max_in_flight
+    )
+    outcome.require(
+        outcome.figures["stored_unacknowledged"] == 0,
+        f"{outcome.figures['stored_unacknowledged']} decision(s) stored that no answer acknowledged: a refusal wrote",
+    )
+    outcome.seconds = time.monotonic() - started
+    return outcome
+
+
+def judge(outcome: Outcome, by_step: dict[int, dict[str, Any]], limit: int) -> None:
+    """The guarantees over the steps' figures, and the figures the report shows.
+
+    Shedding may start only once as many clients as the limit are sending: with fewer, no more
+    than that can be in flight. At exactly the limit it may shed a little (a client's next request
+    can arrive a moment before its last one has left the count), so "it starts" at the first step
+    that sheds, which must not be below the limit.
+
+    >>> fine = {"admitted": 9, "shed": 0, "admitted_p95_ms": 100.0, "shed_without_retry_after": 0, "other_errors": 0}
+    >>> o = Outcome("shed_load", "")
+    >>> judge(o, {4: fine, 8: fine, 16: {**fine, "shed": 5, "admitted_p95_ms": 150.0}}, 8)
+    >>> o.passed, o.figures["sheds_from_clients"]
+    (True, 16)
+    >>> judge(o, {4: {**fine, "shed": 1}, 8: fine, 16: {**fine, "admitted_p95_ms": 900.0}}, 8)
+    >>> o.failures[0].startswith("requests were shed with [4] clients"), len(o.failures)
+    (True, 2)
+    """
+    steps = sorted(by_step)
+    shedding = [s for s in steps if by_step[s]["shed"] > 0]
+    at_limit = next((s for s in steps if s >= limit), steps[-1])
+    top = steps[-1]
+    growth = by_step[top]["admitted_p95_ms"] / max(by_step[at_limit]["admitted_p95_ms"], 1.0)
+    outcome.figures.update(
+        {
+            "max_in_flight": limit,
+            "sheds_from_clients": shedding[0] if shedding else None,
+            "admitted_p95_growth": round(growth, 2),
+            "admitted_p95_growth_bound": P95_GROWTH_BOUND,
+            **{f"at {s} clients": by_step[s] for s in steps},
+        }
+    )
+    outcome.require(bool(shedding), f"no step shed a request, not even {top} clients against a limit of {limit}")
+    below = [s for s in shedding if s < limit]
+    outcome.require(not below, f"requests were shed with {below} clients, fewer than the limit of {limit}")
+    outcome.require(
+        growth <= P95_GROWTH_BOUND and by_step[top]["admitted_p95_ms"] <= P95_CEILING_MS,
+        f"admitted requests' p95 grew from {by_step[at_limit]['admitted_p95_ms']} ms at {at_limit} clients to "
+        f"{by_step[top]['admitted_p95_ms']} ms at {top} ({growth:.1f}x; bounds {P95_GROWTH_BOUND:g}x and {P95_CEILING_MS:g} ms)",
+    )
+    missing = sum(f["shed_without_retry_after"] for f in by_step.values())
+    outcome.require(missing == 0, f"{missing} refusal(s) came without 503 and Retry-After")
+    other = sum(f["other_errors"] for f in by_step.values())
+    outcome.require(other == 0, f"{other} request(s) failed otherwise than shed (see errors by code)")
