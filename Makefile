@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: help install run demo test lint typecheck bench bench-full reliability neo4j clean
+.PHONY: help install explorer run demo test lint typecheck bench bench-full reliability neo4j clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -17,7 +17,16 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
-install: $(VENV)/.installed  ## create .venv and install the project with its test tools
+# The explorer page (/explore) is built from explorer/ with the lockfile's packages into the package itself.
+EXPLORER := src/decisiontrail/explorer_static/explorer.js
+EXPLORER_SOURCES := $(wildcard explorer/src/*.ts explorer/static/*) explorer/package.json explorer/package-lock.json explorer/build.mjs explorer/tsconfig.json
+
+$(EXPLORER): $(EXPLORER_SOURCES)
+	cd explorer && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
+
+install: $(VENV)/.installed $(EXPLORER)  ## create .venv and install the project with its test tools; build the explorer (Node and npm)
+
+explorer: $(EXPLORER)  ## build the explorer page (npm ci && npm run build in explorer/)
 
 run: install  ## set up, start the embedded Neo4j and serve the API (demonstration data when empty)
 	$(BIN)/decisiontrail serve --demo-if-empty
@@ -48,4 +57,4 @@ neo4j: install  ## run the embedded Neo4j in the foreground
 	$(BIN)/decisiontrail neo4j start
 
 clean:  ## remove the virtual environment and build leftovers
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache explorer/node_modules src/decisiontrail/explorer_static

@@ -20,7 +20,7 @@ from decisiontrail.graphdb import Graph, open_graph
 from decisiontrail.graphdb.admin import count_graph, delete_all_data, server_version
 from decisiontrail.settings import Neo4jSettings
 
-SCENARIOS = ("offline", "recording", "correction", "lineage", "tree", "events")
+SCENARIOS = ("offline", "recording", "correction", "lineage", "tree", "events", "explorer")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,6 +95,10 @@ def _run(graph: Graph, sizes: Sizes, chosen: list[str]) -> tuple[list[Row], str]
             rows += scenarios.nested_tree(graph, api, sizes, _say)
         if "events" in chosen:
             rows += scenarios.live_events(api, sizes, _say)
+        if "explorer" in chosen:
+            from bench.explorer import explorer
+
+            rows += explorer(graph, api, sizes, _say)
     return rows, "; ".join(described)
 
 

@@ -1,4 +1,4 @@
-"""The HTTP service: GraphQL (with GraphiQL) at /graphql, graph exports at /export, health at /healthz and /readyz."""
+"""The HTTP service: GraphQL (with GraphiQL) at /graphql, graph exports at /export, the explorer at /explore, health at /healthz and /readyz."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from cross_web import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnected
 from strawberry.asgi import GraphQL
+from strawberry.subscriptions.protocols.graphql_transport_ws.types import ConnectionInitMessage
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 
 from decisiontrail.access import LOCAL, Action, Principal, TokenRegistry
@@ -33,6 +34,7 @@ from decisiontrail.checks.export import ExportFormat, export as export_graph
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.events import EventBus
 from decisiontrail.exceptions import DecisionTrailError, ValidationFailed
+from decisiontrail import explorer
 from decisiontrail.schema.context import Context
 from decisiontrail import otlp
 from decisiontrail.services import Graph, Trail, analysis, importing, open_trail
@@ -103,14 +105,24 @@ class _TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
             return
         await super().handle_task_exception(error)
 
+    async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
+        # A browser cannot put headers on a WebSocket: the explorer sends its bearer token as
+        # {"Authorization": "Bearer ..."} in connection_init's payload instead.
+        payload = message.get("payload")
+        authorization = payload.get("Authorization") if isinstance(payload, dict) else None
+        if self.context.principal is None and isinstance(authorization, str) and isinstance(self.view, DecisionTrailGraphQL):
+            self.context.principal = self.view.tokens.principal(authorization)
+        await super().handle_connection_init(message)
+
 
 class DecisionTrailGraphQL(GraphQL[Context, None]):
     """strawberry's ASGI app with our per-request context (fresh DataLoaders each request)."""
 
     graphql_transport_ws_handler_class = _TransportWSHandler
 
-    def __init__(self) -> None:
+    def __init__(self, tokens: BearerTokens | None = None) -> None:
         super().__init__(schema, graphql_ide="graphiql", subscription_protocols=("graphql-transport-ws",))
+        self.tokens = tokens or BearerTokens(TokenRegistry())
 
     async def get_context(self, request: Any, response: Any = None) -> Context:
         return Context(trail=request.state.trail, principal=caller(request))
@@ -437,7 +449,7 @@ def create_app(
             return refused
         return Response(otlp.response(report.rejected, report.message(), encoding), media_type=encoding.value)
 
-    graphql = DecisionTrailGraphQL()
+    graphql = DecisionTrailGraphQL(BearerTokens(tokens))
     return Starlette(
         routes=[
             Route("/graphql", graphql),  # strawberry answers other methods with 405, in JSON here
@@ -447,6 +459,7 @@ def create_app(
             Route("/v1/traces", traces, methods=["POST"]),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
+            *explorer.routes(),  # the lineage explorer page, under its own Content-Security-Policy
         ],
         middleware=[
             Middleware(ShedLoad, limit=max_in_flight),

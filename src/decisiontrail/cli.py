@@ -837,6 +837,7 @@ def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
         print(render_demonstration(trail, demo), flush=True)
 
     log.info("serving GraphQL on http://%s:%d/graphql (GraphiQL in a browser)", args.host, args.port)
+    log.info("exploring lineage on http://%s:%d/explore (the explorer page, in a browser)", args.host, args.port)
     log.info("taking OpenTelemetry traces on http://%s:%d/v1/traces (OTLP/HTTP, see docs/interop.md)", args.host, args.port)
     app = create_app(
         settings,

@@ -1,0 +1,116 @@
+"""The explorer page in Chromium: a 10,000-decision hierarchy opened collapsed, a 1,000-decision plan expanded."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bench.harness import Row, Stats
+from bench.scenarios import Sizes
+from bench.workload import WorkloadSpec, load, tree_fixture
+from decisiontrail.graphdb import Graph
+
+CHROMIUM = os.environ.get("DECISIONTRAIL_CHROMIUM", "/usr/bin/chromium")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+RUNS = 5
+# One hierarchy of 40 plans (depth 3, fan-out 3) of 250 decisions each: 10,000 decisions.
+HIERARCHY = WorkloadSpec(seed=15, hierarchies=1, depth=3, fan_out=3, decisions_per_plan=250)
+# Counts main-thread tasks over 50 ms (the browser's "long tasks"): what a person feels as a stall.
+LONG_TASKS = """() => {
+  window.__longTasks = [];
+  new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__longTasks.push(e.duration); })
+    .observe({ type: "longtask", buffered: false });
+}"""
+
+
+def explorer(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], None]) -> list[Row]:
+    """Wall time from a click to the page idle again, and the longest main-thread task meanwhile."""
+    if shutil.which(CHROMIUM) is None:
+        progress(f"explorer: skipped, no Chromium at {CHROMIUM}")
+        return []
+    from playwright.sync_api import Page, expect, sync_playwright
+
+    progress(f"explorer: loading a hierarchy of {HIERARCHY.total_decisions:,} decisions and a plan of 1,000")
+    top = load(graph, HIERARCHY).root_plan_ids[0]
+    big_plan = tree_fixture(graph, 1000, seed=15)
+
+    def settle(page: Page) -> None:
+        expect(page.locator("body")).to_have_attribute("data-busy", "false", timeout=120_000)
+
+    def opening(page: Page) -> tuple[float, float]:
+        page.goto(f"{api}/explore")
+        settle(page)
+        page.evaluate(LONG_TASKS)
+        start = time.perf_counter()
+        page.locator(f"#plan-list button[data-plan-id='{top}']").click()
+        settle(page)
+        took = (time.perf_counter() - start) * 1000
+        assert page.locator("#outline li[data-kind=plan]").count() == HIERARCHY.plans_per_hierarchy
+        return took, _longest(page)
+
+    def expanding(page: Page) -> tuple[float, float]:
+        page.goto(f"{api}/explore?plan={big_plan}")
+        settle(page)
+        page.evaluate(LONG_TASKS)
+        item = page.locator(f"#outline li[data-kind=plan][data-id='{big_plan}']")
+        start = time.perf_counter()
+        item.focus()
+        item.press("ArrowRight")
+        expect(item).to_have_attribute("data-open", "true", timeout=120_000)
+        settle(page)
+        took = (time.perf_counter() - start) * 1000
+        drawn = page.evaluate("window.decisiontrailExplorer.graph().filter(n => n.kind === 'decision').length")
+        assert drawn == 1000, drawn
+        return took, _longest(page)
+
+    rows = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 950})
+            for case, run, target_ms in (
+                (
+                    f"open a hierarchy of {HIERARCHY.total_decisions:,} decisions in {HIERARCHY.plans_per_hierarchy} plans, collapsed",
+                    opening,
+                    2000,
+                ),
+                ("expand a plan of 1,000 decisions (fetch, lay out, draw)", expanding, 3000),
+            ):
+                progress(f"explorer: {case}")
+                run(page)  # warm-up: the bundle parsed, the queries cached
+                measured = [run(page) for _ in range(RUNS)]
+                stats = Stats(tuple(took for took, _ in measured))
+                longest = max(task for _, task in measured)
+                rows.append(
+                    Row(
+                        "explorer",
+                        case,
+                        stats,
+                        None,
+                        "",
+                        target=f"p50 < {target_ms / 1000:g} s",
+                        met=stats.p50_ms < target_ms,
+                        note=f"Chromium, click to idle; longest main-thread task {longest:.0f} ms",
+                        extra={"longest_task_ms": round(longest, 1)},
+                    )
+                )
+        finally:
+            browser.close()
+    return rows
+
+
+def _longest(page: Any) -> float:
+    tasks: list[float] = page.evaluate("window.__longTasks")
+    return max(tasks, default=0.0)

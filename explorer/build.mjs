@@ -1,0 +1,25 @@
+// Builds the explorer into the Python package (src/decisiontrail/explorer_static), which serves it at /explore.
+import { build } from "esbuild";
+import { copyFile, mkdir, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const out = join(here, "..", "src", "decisiontrail", "explorer_static");
+
+await rm(out, { recursive: true, force: true });
+await mkdir(out, { recursive: true });
+await build({
+  entryPoints: [join(here, "src", "main.ts")],
+  bundle: true,
+  minify: process.env.EXPLORER_DEBUG !== "1",
+  format: "esm",
+  target: "es2022",
+  outfile: join(out, "explorer.js"),
+  legalComments: "eof",
+  logLevel: "warning",
+});
+for (const name of ["index.html", "explorer.css"]) {
+  await copyFile(join(here, "static", name), join(out, name));
+}
+console.log(`explorer built into ${out}`);

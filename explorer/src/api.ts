@@ -1,0 +1,153 @@
+// The page's only connection to the service: GraphQL over HTTP, the export routes, and decisionEvents over graphql-transport-ws.
+
+const TOKEN_KEY = "decisiontrail.token";
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+export function storedToken(): string {
+  return sessionStorage.getItem(TOKEN_KEY) ?? "";
+}
+
+export function storeToken(token: string): void {
+  if (token) sessionStorage.setItem(TOKEN_KEY, token);
+  else sessionStorage.removeItem(TOKEN_KEY);
+}
+
+function headers(): Record<string, string> {
+  const token = storedToken();
+  const sent: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
+  if (token) sent.authorization = `Bearer ${token}`;
+  return sent;
+}
+
+interface GraphQLAnswer<T> {
+  data?: T | null;
+  errors?: { message: string; extensions?: { code?: string } }[];
+}
+
+/** One GraphQL query; its first error, if any, is thrown with its code. */
+export async function query<T>(text: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const response = await fetch("/graphql", {
+    method: "POST",
+    headers: headers(),
+    body: JSON.stringify({ query: text, variables }),
+    credentials: "same-origin",
+  });
+  const answer = (await response.json()) as GraphQLAnswer<T>;
+  if (answer.errors?.length) {
+    const [first] = answer.errors;
+    throw new ApiError(first.message, first.extensions?.code);
+  }
+  if (!answer.data) throw new ApiError(`the API answered ${response.status} without data`, undefined);
+  return answer.data;
+}
+
+/** An export route's file, fetched with the caller's token (a plain link could not carry it). */
+export async function exported(path: string): Promise<Blob> {
+  const response = await fetch(path, { headers: { authorization: headers().authorization ?? "" }, credentials: "same-origin" });
+  if (!response.ok) {
+    const answer = (await response.json().catch(() => ({}))) as GraphQLAnswer<unknown>;
+    throw new ApiError(answer.errors?.[0]?.message ?? `export answered ${response.status}`, answer.errors?.[0]?.extensions?.code);
+  }
+  return response.blob();
+}
+
+export interface DecisionEvent {
+  kind: string;
+  planId: string;
+  decisionId: string | null;
+  reviewId: string | null;
+  at: string;
+  cursor: string;
+}
+
+const EVENTS = `subscription Events($plan: ID!, $after: String) {
+  decisionEvents(planId: $plan, after: $after) { kind planId decisionId reviewId at cursor }
+}`;
+
+/**
+ * decisionEvents for a set of plans over one graphql-transport-ws connection. It reconnects by
+ * itself and resumes each plan after the last cursor it saw, so nothing is missed in between.
+ */
+export class Live {
+  private socket: WebSocket | null = null;
+  private readonly plans = new Map<string, string | null>(); // plan -> last cursor seen
+  private acknowledged = false;
+  private closed = false;
+  private retry = 0;
+
+  constructor(private readonly onEvent: (event: DecisionEvent) => void) {}
+
+  follow(planIds: Iterable<string>): void {
+    for (const id of planIds) {
+      if (this.plans.has(id)) continue;
+      this.plans.set(id, null);
+      if (this.acknowledged) this.subscribe(id);
+    }
+    if (!this.socket && this.plans.size) this.connect();
+  }
+
+  stop(): void {
+    this.closed = true;
+    this.plans.clear();
+    this.socket?.close(1000);
+    this.socket = null;
+  }
+
+  private connect(): void {
+    this.closed = false;
+    const url = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/graphql`;
+    const socket = new WebSocket(url, "graphql-transport-ws");
+    this.socket = socket;
+    this.acknowledged = false;
+    socket.addEventListener("open", () => {
+      const token = storedToken();
+      socket.send(JSON.stringify({ type: "connection_init", payload: token ? { Authorization: `Bearer ${token}` } : {} }));
+    });
+    socket.addEventListener("message", (message) => this.receive(socket, String(message.data)));
+    socket.addEventListener("close", () => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      this.acknowledged = false;
+      if (!this.closed && this.plans.size) {
+        this.retry = Math.min(this.retry + 1, 5);
+        window.setTimeout(() => this.connect(), 500 * this.retry);
+      }
+    });
+  }
+
+  private receive(socket: WebSocket, text: string): void {
+    const message = JSON.parse(text) as { type: string; id?: string; payload?: { data?: { decisionEvents?: DecisionEvent } } };
+    if (message.type === "connection_ack") {
+      this.acknowledged = true;
+      this.retry = 0;
+      for (const id of this.plans.keys()) this.subscribe(id);
+    } else if (message.type === "ping") {
+      socket.send(JSON.stringify({ type: "pong" }));
+    } else if (message.type === "next") {
+      const event = message.payload?.data?.decisionEvents;
+      if (event) {
+        this.plans.set(event.planId, event.cursor);
+        this.onEvent(event);
+      }
+    }
+    // "error" (a plan this token may not see, a cursor too old) ends that plan's stream: the page reads the plan again instead.
+  }
+
+  private subscribe(planId: string): void {
+    this.socket?.send(
+      JSON.stringify({
+        id: planId,
+        type: "subscribe",
+        payload: { query: EVENTS, variables: { plan: planId, after: this.plans.get(planId) ?? null } },
+      }),
+    );
+  }
+}

@@ -1,0 +1,445 @@
+// The drawing: plans as collapsible compound nodes holding their decision trees, laid out left to right.
+
+import cytoscape from "cytoscape";
+import dagre from "cytoscape-dagre";
+import svg from "cytoscape-svg";
+
+import type { DecisionInfo, PlanInfo, ReviewInfo } from "./model";
+
+declare module "cytoscape" {
+  interface Core {
+    /** Added by cytoscape-svg: the drawing as SVG text. */
+    svg(options?: { full?: boolean; scale?: number; bg?: string }): string;
+  }
+}
+
+cytoscape.use(dagre);
+cytoscape.use(svg);
+
+/** The colour of each decision type: the exports' palette (checks.export.PALETTE), so a GEXF looks the same. */
+export const TYPE_COLOURS: Record<string, string> = {
+  PROMPT_DEFINITION: "#1f77b4",
+  INVARIANT_ENFORCED: "#9467bd",
+  STRATEGY_CHOICE: "#2ca02c",
+  IMPLEMENTATION_CHOICE: "#ff7f0e",
+  RESOURCE_SELECTION: "#17becf",
+  SUBPLAN_SPAWN: "#d62728",
+  SUBPLAN_PARALLEL_SPAWN: "#e377c2",
+  TOOL_INVOCATION: "#8c564b",
+  ERROR_RECOVERY: "#bcbd22",
+  VALIDATION_RESPONSE: "#aec7e8",
+  USER_INTERVENTION: "#ffbb78",
+};
+
+/** A DEPENDS_ON of a drawn decision: ``from`` depends on ``to``. */
+export interface Dependency {
+  from: { id: string; planId: string };
+  to: { id: string; planId: string };
+}
+
+export type Highlight = "lineage" | "impact" | "path";
+
+const planNode = (id: string): string => `p:${id}`;
+const decisionNode = (id: string): string => `d:${id}`;
+
+function short(text: string, length: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > length ? `${flat.slice(0, length - 1)}…` : flat;
+}
+
+export function typeName(type: string): string {
+  return type.toLowerCase();
+}
+
+function planLabel(plan: PlanInfo): string {
+  const invalidated = plan.invalidatedAt ? " · invalidated" : "";
+  return `${short(plan.description, 48)}\n${plan.phase.toLowerCase()} · ${plan.size} decisions${invalidated}`;
+}
+
+const STYLE: cytoscape.StylesheetJson = [
+  {
+    selector: "node",
+    style: {
+      shape: "round-rectangle",
+      width: 190,
+      height: 46,
+      label: "data(label)",
+      "font-size": 11,
+      "font-family": "system-ui, sans-serif",
+      "text-wrap": "wrap",
+      "text-max-width": "180px",
+      "text-valign": "center",
+      "text-halign": "center",
+      color: "#1b1b1b",
+      "border-width": 1,
+      "border-color": "#555",
+    },
+  },
+  {
+    selector: "node.plan",
+    style: {
+      "background-color": "#eef0f3",
+      "border-color": "#404040",
+      "border-width": 2,
+      width: 240,
+      height: 58,
+      "font-weight": "bold",
+    },
+  },
+  {
+    selector: "node.plan:parent",
+    style: {
+      "text-valign": "top",
+      "text-halign": "center",
+      "text-margin-y": -4,
+      "background-color": "#f6f7f9",
+      "background-opacity": 0.9,
+      padding: "18px",
+    },
+  },
+  { selector: "node.plan.invalidated", style: { "border-style": "dashed", opacity: 0.6 } },
+  ...Object.entries(TYPE_COLOURS).map(([type, colour]) => ({
+    selector: `node.t-${typeName(type)}`,
+    style: { "background-color": colour },
+  })),
+  { selector: "node.decision", style: { "background-opacity": 0.85 } },
+  { selector: "node.superseded", style: { opacity: 0.35, "border-style": "dashed" } },
+  { selector: "node.correction", style: { "border-width": 3, "border-color": "#000" } },
+  { selector: "node.pending", style: { "border-width": 4, "border-color": "#d4a000" } },
+  {
+    selector: "node.review",
+    style: { shape: "diamond", width: 70, height: 40, "background-color": "#ffd700", "font-size": 9, label: "review" },
+  },
+  {
+    selector: "edge",
+    style: {
+      width: 1.5,
+      "curve-style": "bezier",
+      "target-arrow-shape": "triangle",
+      "arrow-scale": 0.8,
+      "line-color": "#8a8a8a",
+      "target-arrow-color": "#8a8a8a",
+    },
+  },
+  { selector: "edge.depends", style: { "line-style": "dashed", "line-color": "#3b6fb6", "target-arrow-color": "#3b6fb6" } },
+  {
+    selector: "edge.spawn",
+    style: { width: 3, "line-color": "#d62728", "target-arrow-color": "#d62728", "line-style": "dotted" },
+  },
+  { selector: "edge.to-review", style: { "line-color": "#d4a000", "target-arrow-color": "#d4a000", "line-style": "dashed" } },
+  { selector: ".dimmed", style: { opacity: 0.15 } },
+  { selector: "node.lit", style: { "underlay-color": "#ffeb3b", "underlay-opacity": 0.9, "underlay-padding": 6, opacity: 1 } },
+  { selector: "node.lit-impact", style: { "underlay-color": "#ff5252", "underlay-opacity": 0.7, "underlay-padding": 6, opacity: 1 } },
+  { selector: "edge.lit, edge.lit-impact", style: { width: 3, opacity: 1 } },
+  { selector: "node:selected", style: { "border-width": 4, "border-color": "#0050b3" } },
+];
+
+export interface GraphNodeSummary {
+  id: string;
+  kind: "plan" | "decision" | "review";
+  parent: string | null;
+  classes: string[];
+}
+
+/**
+ * The hierarchy's drawing. Plans start collapsed; expanding one adds its decisions inside it and
+ * lays out only them, moving the plans to its right and below it aside, so nothing else jumps.
+ */
+export class GraphView {
+  readonly cy: cytoscape.Core;
+  private readonly grown = new Map<string, { dx: number; dy: number }>();
+
+  constructor(container: HTMLElement, onDecision: (id: string) => void, onPlan: (id: string) => void) {
+    this.cy = cytoscape({
+      container,
+      style: STYLE,
+      minZoom: 0.05,
+      maxZoom: 3,
+      textureOnViewport: true,
+      hideEdgesOnViewport: true,
+      boxSelectionEnabled: false,
+    });
+    this.cy.on("tap", "node.decision", (event) => onDecision(String(event.target.data("ref"))));
+    this.cy.on("tap", "node.plan", (event) => onPlan(String(event.target.data("ref"))));
+  }
+
+  clear(): void {
+    this.cy.elements().remove();
+    this.grown.clear();
+  }
+
+  /** The hierarchy's plans, collapsed, laid out left to right along their spawn links. */
+  showPlans(plans: PlanInfo[]): void {
+    this.clear();
+    this.plans = plans;
+    this.cy.batch(() => {
+      for (const plan of plans) this.addPlan(plan);
+    });
+    this.relink();
+    this.cy.layout({ name: "dagre", rankDir: "LR", rankSep: 90, nodeSep: 40, fit: true, padding: 30 } as cytoscape.LayoutOptions).run();
+  }
+
+  /** A plan that appeared later (live): placed right of its parent plan, below its siblings. */
+  addLatePlan(plan: PlanInfo): void {
+    if (this.cy.getElementById(planNode(plan.id)).nonempty()) return;
+    const node = this.addPlan(plan);
+    const parent = plan.parentPlanId ? this.cy.getElementById(planNode(plan.parentPlanId)) : null;
+    if (parent?.nonempty()) {
+      const box = parent.boundingBox();
+      node.position({ x: box.x2 + 170, y: box.y1 + 30 });
+      const sibling = this.cy.nodes("node.plan").filter((n) => n.id() !== node.id() && n.boundingBox().x1 > box.x2);
+      if (sibling.nonempty()) node.position({ x: box.x2 + 170, y: sibling.boundingBox().y2 + 60 });
+    }
+    this.relink();
+  }
+
+  updatePlan(plan: PlanInfo): void {
+    const node = this.cy.getElementById(planNode(plan.id));
+    node.data("label", planLabel(plan));
+    node.toggleClass("invalidated", plan.invalidatedAt !== null);
+  }
+
+  setHiddenPlans(hidden: Set<string>): void {
+    this.cy.batch(() => {
+      this.cy.nodes("node.plan").forEach((node) => {
+        node.style("display", hidden.has(String(node.data("ref"))) ? "none" : "element");
+      });
+    });
+  }
+
+  private addPlan(plan: PlanInfo): cytoscape.NodeSingular {
+    return this.cy.add({
+      group: "nodes",
+      data: { id: planNode(plan.id), ref: plan.id, label: planLabel(plan) },
+      classes: ["plan", ...(plan.invalidatedAt ? ["invalidated"] : [])],
+    });
+  }
+
+  isExpanded(planId: string): boolean {
+    return this.cy.getElementById(planNode(planId)).isParent();
+  }
+
+  /**
+   * Fills a plan with its decisions (replacing what it held) and lays out only them, inside the
+   * plan's box; the plans to its right move right and those below it move down by what it grew.
+   */
+  expand(planId: string, decisions: DecisionInfo[], pending: ReviewInfo[]): void {
+    const plan = this.cy.getElementById(planNode(planId));
+    if (plan.empty()) return;
+    const wasOpen = plan.isParent();
+    const before = plan.boundingBox();
+    const shifted = wasOpen ? this.grown.get(planId) : undefined;
+    this.cy.batch(() => {
+      plan.children().remove();
+      const present = new Set(decisions.map((d) => d.id));
+      this.cy.add(
+        decisions.map((d) => ({
+          group: "nodes" as const,
+          data: {
+            id: decisionNode(d.id),
+            ref: d.id,
+            parent: plan.id(),
+            label: `#${d.sequenceNumber} ${typeName(d.decisionType)}\n${short(d.chosenOption, 52)}`,
+          },
+          classes: [
+            "decision",
+            `t-${typeName(d.decisionType)}`,
+            ...(d.superseded ? ["superseded"] : []),
+            ...(d.isCorrection ? ["correction"] : []),
+          ],
+        })),
+      );
+      this.cy.add(
+        decisions
+          .filter((d) => d.parentDecisionId && present.has(d.parentDecisionId))
+          .map((d) => ({
+            group: "edges" as const,
+            data: { id: `parent:${d.id}`, source: decisionNode(d.parentDecisionId ?? ""), target: decisionNode(d.id) },
+            classes: ["tree"],
+          })),
+      );
+      for (const review of pending) {
+        this.cy.add({ group: "nodes", data: { id: `r:${review.id}`, ref: review.id, parent: plan.id() }, classes: ["review"] });
+        if (review.parent && present.has(review.parent.id)) {
+          this.cy.getElementById(decisionNode(review.parent.id)).addClass("pending");
+          this.cy.add({
+            group: "edges",
+            data: { id: `review:${review.id}`, source: decisionNode(review.parent.id), target: `r:${review.id}` },
+            classes: ["to-review"],
+          });
+        }
+      }
+    });
+    const inside = plan.children().union(plan.children().connectedEdges());
+    const origin = wasOpen ? before : { x1: before.x1, y1: before.y1 };
+    inside
+      .layout({
+        name: "dagre",
+        rankDir: "LR",
+        rankSep: 60,
+        nodeSep: 14,
+        // A tree's ranks are its depths: longest-path finds them in linear time, where dagre's default
+        // (network simplex) took seconds on a plan of 1,000 decisions.
+        ranker: "longest-path",
+        fit: false,
+        animate: false,
+        // Dagre places from (0, 0); moved to the plan's top left (a boundingBox would scale the drawing into it).
+        transform: (_node: cytoscape.NodeSingular, position: cytoscape.Position) => ({
+          x: position.x + origin.x1 + 20,
+          y: position.y + origin.y1 + 30,
+        }),
+        sort: (a: cytoscape.SingularElementArgument, b: cytoscape.SingularElementArgument) =>
+          String(a.id()).localeCompare(String(b.id())),
+      } as cytoscape.LayoutOptions)
+      .run();
+    const after = plan.boundingBox();
+    const base = shifted ?? { dx: 0, dy: 0 };
+    const dx = after.w - before.w;
+    const dy = after.h - before.h;
+    this.moveAside(planId, before, dx, dy);
+    this.grown.set(planId, { dx: base.dx + dx, dy: base.dy + dy });
+    this.relink();
+  }
+
+  /** Empties a plan back to one node; what moved aside when it opened moves back. */
+  collapse(planId: string): void {
+    const plan = this.cy.getElementById(planNode(planId));
+    if (!plan.isParent()) return;
+    const before = plan.boundingBox();
+    const topLeft = { x: before.x1, y: before.y1 };
+    plan.children().remove();
+    plan.position({ x: topLeft.x + 120, y: topLeft.y + 29 });
+    const after = plan.boundingBox();
+    this.moveAside(planId, before, after.w - before.w, after.h - before.h);
+    this.grown.delete(planId);
+    this.relink();
+  }
+
+  private moveAside(planId: string, box: cytoscape.BoundingBox12 & cytoscape.BoundingBoxWH, dx: number, dy: number): void {
+    if (!dx && !dy) return;
+    this.cy.batch(() => {
+      this.cy.nodes("node.plan").forEach((other) => {
+        if (other.data("ref") === planId) return;
+        const b = other.boundingBox();
+        const right = b.x1 >= box.x2 - 1;
+        const below = !right && b.y1 >= box.y2 - 1 && b.x2 > box.x1;
+        if (!right && !below) return;
+        const shift = { x: right ? dx : 0, y: below ? dy : 0 };
+        if (other.isParent()) other.children().shift(shift);
+        else other.shift(shift);
+      });
+    });
+  }
+
+  /** What the links are drawn from: the hierarchy's plans and the dependencies of the decisions drawn. */
+  setLinks(plans: PlanInfo[], dependencies: Dependency[]): void {
+    this.plans = plans;
+    this.dependencies = dependencies;
+    this.relink();
+  }
+
+  private plans: PlanInfo[] = [];
+  private dependencies: Dependency[] = [];
+
+  /**
+   * DEPENDS_ON and spawn links between what is drawn: an end inside a collapsed plan is drawn
+   * from or to that plan, so a closed plan still shows what leads into and out of it.
+   */
+  private relink(): void {
+    const wanted = new Map<string, cytoscape.ElementDefinition>();
+    const end = (decisionId: string | null, planId: string | null): string | null => {
+      if (decisionId && this.cy.getElementById(decisionNode(decisionId)).nonempty()) return decisionNode(decisionId);
+      if (planId && this.cy.getElementById(planNode(planId)).nonempty()) return planNode(planId);
+      return null;
+    };
+    for (const plan of this.plans) {
+      if (!plan.parentPlanId) continue;
+      const source = end(plan.spawnedById, plan.parentPlanId);
+      const target = this.cy.getElementById(planNode(plan.id)).nonempty() ? planNode(plan.id) : null;
+      if (!source || !target) continue;
+      const id = `spawn:${source}->${target}`;
+      wanted.set(id, { group: "edges", data: { id, source, target }, classes: "spawn" });
+    }
+    for (const { from, to } of this.dependencies) {
+      // Drawn from the dependency to the dependent: influence flows left to right, as the tree does.
+      const source = end(to.id, to.planId);
+      const target = end(from.id, from.planId);
+      if (!source || !target || source === target) continue;
+      const id = `depends:${source}->${target}`;
+      wanted.set(id, { group: "edges", data: { id, source, target }, classes: "depends" });
+    }
+    this.cy.batch(() => {
+      this.cy.edges("edge.spawn, edge.depends").forEach((edge) => {
+        if (!wanted.has(edge.id())) edge.remove();
+      });
+      for (const [id, definition] of wanted) if (this.cy.getElementById(id).empty()) this.cy.add(definition);
+    });
+  }
+
+  select(decisionId: string | null): void {
+    this.cy.$(":selected").unselect();
+    if (!decisionId) return;
+    const node = this.cy.getElementById(decisionNode(decisionId));
+    if (node.nonempty()) {
+      node.select();
+      if (!this.cy.extent() || !node.boundingBox()) return;
+      const view = this.cy.extent();
+      const p = node.position();
+      if (p.x < view.x1 || p.x > view.x2 || p.y < view.y1 || p.y > view.y2) this.cy.center(node);
+    }
+  }
+
+  /** Marks a walk's decisions (and the collapsed plans it reaches) and dims the rest. */
+  highlight(kind: Highlight | null, decisionIds: Set<string>, planIds: Set<string>): void {
+    this.cy.batch(() => {
+      this.cy.elements().removeClass("lit lit-impact dimmed");
+      if (!kind) return;
+      const mark = kind === "impact" ? "lit-impact" : "lit";
+      const lit = this.cy.nodes().filter((node) => {
+        const ref = String(node.data("ref"));
+        if (node.hasClass("decision")) return decisionIds.has(ref);
+        return node.hasClass("plan") && !node.isParent() && planIds.has(ref);
+      });
+      lit.addClass(mark);
+      lit.edgesWith(lit).addClass(mark);
+      this.cy.elements().not(lit).not(lit.edgesWith(lit)).not("node.plan:parent").addClass("dimmed");
+    });
+  }
+
+  /** After a plan opened: the whole drawing while it is small, else the plan itself. */
+  reveal(planId: string): void {
+    const plan = this.cy.getElementById(planNode(planId));
+    if (this.cy.nodes().length <= 400) this.cy.fit(undefined, 30);
+    else if (plan.nonempty()) this.cy.fit(plan, 30);
+  }
+
+  /** Where a decision is on the page (centred first when out of view): for the tests, which click it. */
+  clientPosition(decisionId: string): { x: number; y: number } | null {
+    const node = this.cy.getElementById(decisionNode(decisionId));
+    if (node.empty()) return null;
+    const view = this.cy.extent();
+    const p = node.position();
+    if (p.x < view.x1 || p.x > view.x2 || p.y < view.y1 || p.y > view.y2) this.cy.center(node);
+    const rendered = node.renderedPosition();
+    const box = this.cy.container()?.getBoundingClientRect();
+    return box ? { x: box.left + rendered.x, y: box.top + rendered.y } : null;
+  }
+
+  png(): Blob {
+    return this.cy.png({ output: "blob", full: true, scale: 2, bg: "#ffffff" });
+  }
+
+  svg(): Blob {
+    return new Blob([this.cy.svg({ full: true, scale: 1, bg: "#ffffff" })], { type: "image/svg+xml" });
+  }
+
+  /** What is drawn, for the tests and the benchmark: one record per node. */
+  summary(): GraphNodeSummary[] {
+    return this.cy.nodes().map((node) => ({
+      id: String(node.data("ref")),
+      kind: node.hasClass("plan") ? "plan" : node.hasClass("review") ? "review" : "decision",
+      parent: node.parent().nonempty() ? String(node.parent().first().data("ref")) : null,
+      classes: node.classes(),
+    }));
+  }
+}

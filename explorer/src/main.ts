@@ -1,0 +1,549 @@
+// The explorer page: finds plans, draws a hierarchy, answers questions about a decision, travels in time, follows live events.
+
+import { ApiError, Live, exported, storeToken, storedToken, type DecisionEvent } from "./api";
+import { GraphView, TYPE_COLOURS, typeName, type Dependency, type Highlight } from "./graph";
+import {
+  decisionDetail,
+  hierarchyOf,
+  impact,
+  lineage,
+  listPlans,
+  planContent,
+  type DecisionDetail,
+  type PlanContent,
+  type PlanInfo,
+} from "./model";
+import { Outline } from "./outline";
+import { renderDecision, renderWalk } from "./panel";
+import { readView, writeView } from "./view";
+
+function byId<T extends HTMLElement>(id: string): T {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`the page has no #${id}`);
+  return found as T;
+}
+
+const ui = {
+  status: byId<HTMLParagraphElement>("status"),
+  token: byId<HTMLInputElement>("token"),
+  tokenForm: byId<HTMLFormElement>("token-form"),
+  search: byId<HTMLInputElement>("search"),
+  planList: byId<HTMLUListElement>("plan-list"),
+  slider: byId<HTMLInputElement>("slider"),
+  moment: byId<HTMLOutputElement>("moment"),
+  toNow: byId<HTMLButtonElement>("to-now"),
+  exportScope: byId<HTMLSelectElement>("export-scope"),
+  exportFormat: byId<HTMLSelectElement>("export-format"),
+  exportFile: byId<HTMLButtonElement>("export-file"),
+  exportPng: byId<HTMLButtonElement>("export-png"),
+  exportSvg: byId<HTMLButtonElement>("export-svg"),
+  legend: byId<HTMLUListElement>("legend"),
+  panel: byId<HTMLElement>("panel"),
+};
+
+interface Moment {
+  at: string;
+  what: string;
+}
+
+const state = {
+  plans: [] as PlanInfo[], // every plan the caller may see
+  top: null as string | null, // the open hierarchy's top plan
+  hierarchy: [] as PlanInfo[],
+  expanded: new Set<string>(),
+  content: new Map<string, PlanContent>(),
+  moments: new Map<string, Moment>(), // the hierarchy's history, from what has been read of it at "now"
+  asOf: null as string | null,
+  selected: null as string | null,
+  detail: null as DecisionDetail | null,
+  highlight: null as { kind: Highlight; decisions: Set<string>; plans: Set<string> } | null,
+};
+
+let busy = 0;
+async function working<T>(task: () => Promise<T>): Promise<T | undefined> {
+  busy += 1;
+  document.body.dataset.busy = "true";
+  try {
+    return await task();
+  } catch (error) {
+    report(error);
+    return undefined;
+  } finally {
+    busy -= 1;
+    if (!busy) document.body.dataset.busy = "false";
+  }
+}
+
+function say(message: string): void {
+  ui.status.textContent = message;
+}
+
+function report(error: unknown): void {
+  if (error instanceof ApiError && error.code === "UNAUTHENTICATED") {
+    say("This server needs a token: paste yours above.");
+    ui.token.focus();
+  } else if (error instanceof ApiError && error.code === "FORBIDDEN") {
+    say(`Your token may not do that: ${error.message}`);
+  } else {
+    say(error instanceof Error ? error.message : String(error));
+  }
+}
+
+const graph = new GraphView(
+  byId("graph"),
+  (id) => void selectDecision(id),
+  (id) => void togglePlan(id),
+);
+const outline = new Outline(byId<HTMLUListElement>("outline"), {
+  togglePlan: (id) => void togglePlan(id),
+  selectDecision: (id) => void selectDecision(id),
+});
+const live = new Live((event) => onEvent(event));
+
+// ---- find ------------------------------------------------------------------------------------------
+
+function renderPlanList(): void {
+  const needle = ui.search.value.trim().toLowerCase();
+  const shown = state.plans.filter((p) =>
+    [p.description, p.id, p.project ?? ""].some((field) => field.toLowerCase().includes(needle)),
+  );
+  ui.planList.replaceChildren(
+    ...shown.map((p) => {
+      const item = document.createElement("li");
+      const open = document.createElement("button");
+      open.type = "button";
+      open.dataset.planId = p.id;
+      if (state.hierarchy.some((h) => h.id === p.id)) open.setAttribute("aria-current", "true");
+      const title = document.createElement("strong");
+      title.textContent = p.description;
+      const meta = document.createElement("small");
+      const facts = [p.phase.toLowerCase(), `${p.size} decisions`, p.project ? `project ${p.project}` : "", p.parentPlanId ? "child plan" : ""];
+      if (p.invalidatedAt) facts.push("invalidated");
+      meta.textContent = `${facts.filter(Boolean).join(" · ")}\n${p.id}`;
+      if (p.invalidatedAt) item.classList.add("invalidated");
+      open.append(title, meta);
+      open.addEventListener("click", () => void working(() => openHierarchy(p.id)));
+      item.append(open);
+      return item;
+    }),
+  );
+  if (!shown.length) {
+    const none = document.createElement("li");
+    none.className = "none";
+    none.textContent = state.plans.length ? "No plan matches." : "No plans you may see.";
+    ui.planList.append(none);
+  }
+}
+
+async function loadPlans(): Promise<void> {
+  state.plans = await listPlans();
+  renderPlanList();
+  say(`${state.plans.length} plan(s).`);
+}
+
+// ---- see -------------------------------------------------------------------------------------------
+
+function hiddenPlans(): Set<string> {
+  // At a past moment, plans instantiated after it did not exist yet.
+  const at = state.asOf ? Date.parse(state.asOf) : Infinity;
+  return new Set(state.hierarchy.filter((p) => Date.parse(p.createdAt) > at).map((p) => p.id));
+}
+
+function dependencies(): Dependency[] {
+  const found: Dependency[] = [];
+  for (const content of state.content.values()) {
+    for (const d of content.decisions) for (const to of d.dependsOn) found.push({ from: { id: d.id, planId: d.planId }, to });
+  }
+  return found;
+}
+
+function renderOutline(): void {
+  outline.render({
+    plans: state.hierarchy,
+    hidden: hiddenPlans(),
+    expanded: state.expanded,
+    content: state.content,
+    selected: state.selected,
+    highlight: state.highlight,
+  });
+}
+
+function share(): void {
+  writeView({ plan: state.top, open: [...state.expanded], decision: state.selected, asOf: state.asOf });
+}
+
+async function openHierarchy(planId: string, open: string[] = []): Promise<void> {
+  const plans = await hierarchyOf(planId);
+  if (!plans.length) {
+    say(`No plan ${planId} that you may see.`);
+    return;
+  }
+  state.top = plans[0].id;
+  state.hierarchy = plans;
+  state.expanded.clear();
+  state.content.clear();
+  state.moments.clear();
+  state.selected = null;
+  state.detail = null;
+  state.highlight = null;
+  for (const p of plans) addMoment(p.createdAt, `plan instantiated: ${p.description}`);
+  graph.showPlans(plans);
+  graph.setHiddenPlans(hiddenPlans());
+  live.stop();
+  live.follow(plans.map((p) => p.id));
+  for (const id of open) if (plans.some((p) => p.id === id)) await expand(id);
+  renderPlanList();
+  renderOutline();
+  renderTimeline();
+  ui.panel.replaceChildren(hint("Click a decision, or open a plan first (click it, or Right arrow in the outline)."));
+  share();
+  say(`Hierarchy of ${plans.length} plan(s), ${plans.reduce((n, p) => n + p.size, 0)} decisions; plans are collapsed.`);
+}
+
+function hint(text: string): HTMLParagraphElement {
+  const p = document.createElement("p");
+  p.className = "hint";
+  p.textContent = text;
+  return p;
+}
+
+async function fetchContent(planId: string): Promise<PlanContent> {
+  const [shown, now] = await Promise.all([
+    planContent(planId, state.asOf),
+    state.asOf === null ? Promise.resolve(null) : planContent(planId, null),
+  ]);
+  for (const d of (now ?? shown).decisions) {
+    addMoment(d.createdAt, `#${d.sequenceNumber} ${typeName(d.decisionType)} recorded${d.isCorrection ? " (a correction)" : ""}`);
+    if (d.supersededAt) addMoment(d.supersededAt, `#${d.sequenceNumber} superseded`);
+  }
+  return shown;
+}
+
+async function expand(planId: string): Promise<void> {
+  const content = await fetchContent(planId);
+  state.content.set(planId, content);
+  state.expanded.add(planId);
+  graph.expand(planId, content.decisions, content.pending);
+  graph.setLinks(state.hierarchy, dependencies());
+  graph.reveal(planId);
+}
+
+async function togglePlan(planId: string): Promise<void> {
+  await working(async () => {
+    if (state.expanded.has(planId)) {
+      state.expanded.delete(planId);
+      state.content.delete(planId);
+      graph.collapse(planId);
+      graph.setLinks(state.hierarchy, dependencies());
+    } else {
+      await expand(planId);
+      const n = state.content.get(planId)?.decisions.length ?? 0;
+      say(`Plan opened: ${n} decision(s).`);
+    }
+    applyHighlight();
+    renderOutline();
+    renderTimeline();
+    share();
+  });
+}
+
+// ---- question --------------------------------------------------------------------------------------
+
+async function selectDecision(id: string): Promise<void> {
+  await working(async () => {
+    const detail = await decisionDetail(id);
+    if (!detail) {
+      say(`No decision ${id} that you may see.`);
+      return;
+    }
+    if (!state.expanded.has(detail.planId) && state.hierarchy.some((p) => p.id === detail.planId)) await expand(detail.planId);
+    state.selected = id;
+    state.detail = detail;
+    graph.select(id);
+    renderOutline();
+    outline.reveal(`d:${id}`);
+    const review = state.content.get(detail.planId)?.reviews.find((r) => r.decision?.id === id) ?? null;
+    const correctedAt = [detail.supersededAt, detail.supersededBy?.createdAt].filter((m): m is string => !!m);
+    renderDecision(ui.panel, detail, review, correctedAt.length ? momentBefore(correctedAt) : null, {
+      lineage: () => void showLineage(),
+      impact: () => void showImpact(),
+      invalidationPath: () => void showInvalidationPath(),
+      showMoment: (moment) => void travel(moment),
+      clearHighlight: () => {
+        state.highlight = null;
+        applyHighlight();
+        renderOutline();
+      },
+      select: (other) => void selectDecision(other),
+    });
+    share();
+  });
+}
+
+function applyHighlight(): void {
+  const h = state.highlight;
+  graph.highlight(h?.kind ?? null, h?.decisions ?? new Set(), h?.plans ?? new Set());
+}
+
+function plansById(): Map<string, PlanInfo> {
+  return new Map(state.hierarchy.map((p) => [p.id, p]));
+}
+
+async function showLineage(): Promise<void> {
+  const id = state.selected;
+  if (!id) return;
+  await working(async () => {
+    const walk = await lineage(id, state.asOf);
+    const decisions = new Set([id, ...walk.decisions.map((d) => d.id)]);
+    state.highlight = { kind: "lineage", decisions, plans: new Set([...walk.plans.map((p) => p.id), ...walk.decisions.map((d) => d.planId)]) };
+    applyHighlight();
+    renderOutline();
+    renderWalk(ui.panel, `Upstream lineage: ${walk.decisions.length} decision(s) it comes from`, null, walk.decisions.length, plansById());
+  });
+}
+
+async function showImpact(): Promise<void> {
+  const id = state.selected;
+  if (!id) return;
+  await working(async () => {
+    const walk = await impact(id, state.asOf);
+    state.highlight = {
+      kind: "impact",
+      decisions: new Set(walk.decisions.map((d) => d.id)),
+      plans: new Set([...walk.plans.map((p) => p.id), ...walk.decisions.map((d) => d.planId)]),
+    };
+    applyHighlight();
+    renderOutline();
+    renderWalk(ui.panel, "Downstream impact: what correcting it would invalidate", walk, walk.decisions.length, plansById());
+  });
+}
+
+/** For a superseded decision: the chain of edges from the corrected decision to it, as the correction walked it. */
+async function showInvalidationPath(): Promise<void> {
+  const detail = state.detail;
+  if (!detail?.supersededAt) return;
+  await working(async () => {
+    const corrected = detail.supersededBy?.correctsDecisionId ?? detail.id;
+    const correctedAt = [detail.supersededAt, detail.supersededBy?.createdAt].filter((m): m is string => !!m);
+    const walk = await impact(corrected, momentBefore(correctedAt));
+    const path = walk.paths.find((p) => p.decisionId === detail.id);
+    const ids = new Set([corrected, detail.id, ...(path?.steps.map((s) => s.nodeId) ?? [])]);
+    state.highlight = { kind: "path", decisions: ids, plans: new Set() };
+    applyHighlight();
+    renderOutline();
+    const steps = path ? path.steps.map((s) => `${s.relationship} → ${s.nodeId}`).join(", ") : "it was the corrected decision itself";
+    renderWalk(ui.panel, `Invalidated through: ${corrected} ${steps}`, null, ids.size, plansById());
+  });
+}
+
+// ---- travel in time --------------------------------------------------------------------------------
+
+function addMoment(at: string, what: string): void {
+  const known = state.moments.get(at);
+  if (known?.what.split("; ").includes(what)) return;
+  state.moments.set(at, known ? { at, what: `${known.what}; ${what}` } : { at, what });
+}
+
+function timeline(): Moment[] {
+  return [...state.moments.values()].sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || a.at.localeCompare(b.at));
+}
+
+/** The last moment of the history strictly before the earliest of ``moments``: the view just before a change. */
+function momentBefore(moments: string[]): string {
+  const first = Math.min(...moments.map((m) => Date.parse(m)));
+  const earlier = timeline().filter((m) => Date.parse(m.at) < first);
+  return earlier.at(-1)?.at ?? new Date(first - 1).toISOString();
+}
+
+function renderTimeline(): void {
+  const moments = timeline();
+  ui.slider.max = String(moments.length);
+  const index = state.asOf === null ? moments.length : moments.findIndex((m) => m.at === state.asOf);
+  ui.slider.value = String(index < 0 ? moments.length : index);
+  ui.slider.disabled = !state.top;
+  const shown = state.asOf === null ? null : (moments[index] ?? { at: state.asOf, what: "" });
+  ui.moment.textContent = shown ? `${new Date(shown.at).toISOString().replace("T", " ").slice(0, 23)} · ${shown.what}` : "now";
+  ui.slider.setAttribute("aria-valuetext", shown ? `as of ${shown.at}: ${shown.what}` : "now");
+  document.body.classList.toggle("past", state.asOf !== null);
+}
+
+async function travel(moment: string | null): Promise<void> {
+  await working(async () => {
+    state.asOf = moment;
+    state.highlight = null;
+    const open = [...state.expanded];
+    await Promise.all(open.map(async (id) => state.content.set(id, await fetchContent(id))));
+    graph.setHiddenPlans(hiddenPlans());
+    for (const id of open) {
+      const content = state.content.get(id);
+      if (content) graph.expand(id, content.decisions, content.pending);
+    }
+    graph.setLinks(state.hierarchy, dependencies());
+    applyHighlight();
+    graph.select(state.selected);
+    renderOutline();
+    renderTimeline();
+    share();
+    say(moment ? `As of ${moment}.` : "Now.");
+  });
+}
+
+let sliding = 0;
+ui.slider.addEventListener("input", () => {
+  const moments = timeline();
+  const index = Number(ui.slider.value);
+  const moment = index >= moments.length ? null : moments[index].at;
+  window.clearTimeout(sliding);
+  sliding = window.setTimeout(() => void travel(moment), 120);
+});
+ui.toNow.addEventListener("click", () => void travel(null));
+
+// ---- live ------------------------------------------------------------------------------------------
+
+const changed = new Set<string>();
+let refreshing = 0;
+
+function onEvent(event: DecisionEvent): void {
+  addMoment(event.at, `${event.kind.toLowerCase().replace(/_/g, " ")}`);
+  changed.add(event.planId);
+  window.clearTimeout(refreshing);
+  refreshing = window.setTimeout(() => void refresh(), 250);
+}
+
+/** New decisions, reviews and corrections as they are committed; at a past moment only the timeline grows. */
+async function refresh(): Promise<void> {
+  if (!state.top) return;
+  const plans = [...changed];
+  changed.clear();
+  await working(async () => {
+    const hierarchy = await hierarchyOf(state.top ?? "");
+    const known = new Set(state.hierarchy.map((p) => p.id));
+    state.hierarchy = hierarchy;
+    for (const p of hierarchy) {
+      if (known.has(p.id)) graph.updatePlan(p);
+      else {
+        graph.addLatePlan(p);
+        addMoment(p.createdAt, `plan instantiated: ${p.description}`);
+      }
+    }
+    live.follow(hierarchy.map((p) => p.id));
+    if (state.asOf === null) {
+      for (const id of plans) {
+        if (!state.expanded.has(id)) continue;
+        const content = await fetchContent(id);
+        state.content.set(id, content);
+        graph.expand(id, content.decisions, content.pending);
+      }
+    }
+    graph.setHiddenPlans(hiddenPlans());
+    graph.setLinks(state.hierarchy, dependencies());
+    applyHighlight();
+    graph.select(state.selected);
+    renderOutline();
+    renderTimeline();
+    say(state.asOf === null ? "Updated live." : "New changes arrived: press Now to see them.");
+  });
+}
+
+// ---- share and take away ---------------------------------------------------------------------------
+
+function download(blob: Blob, name: string): void {
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  window.setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+}
+
+ui.exportFile.addEventListener("click", () => {
+  void working(async () => {
+    const format = ui.exportFormat.value;
+    const scope = ui.exportScope.value;
+    const selected = state.selected;
+    let path: string;
+    if (scope === "hierarchy" || (scope === "plan" && !state.detail)) {
+      if (!state.top) throw new Error("Open a plan first.");
+      path = `/export/plans/${state.top}.${format}?scope=${scope === "hierarchy" ? "hierarchy" : "plan"}`;
+    } else if (scope === "plan") {
+      path = `/export/plans/${state.detail?.planId}.${format}?scope=plan`;
+    } else {
+      if (!selected) throw new Error("Select a decision first.");
+      path = `/export/decisions/${selected}/${scope}.${format}`;
+    }
+    if (state.asOf) path += `${path.includes("?") ? "&" : "?"}asOf=${encodeURIComponent(state.asOf)}`;
+    const blob = await exported(path);
+    download(blob, `${path.split("/").slice(-2).join("-").split("?")[0]}`);
+    say(`Downloaded ${format} (${blob.size} bytes).`);
+  });
+});
+ui.exportPng.addEventListener("click", () => download(graph.png(), `decisiontrail-${state.top ?? "view"}.png`));
+ui.exportSvg.addEventListener("click", () => download(graph.svg(), `decisiontrail-${state.top ?? "view"}.svg`));
+
+// ---- start -----------------------------------------------------------------------------------------
+
+function renderLegend(): void {
+  const entries = Object.entries(TYPE_COLOURS).map(([type, colour]) => {
+    const item = document.createElement("li");
+    const swatch = document.createElement("span");
+    swatch.className = "swatch";
+    swatch.style.setProperty("background-color", colour);
+    item.append(swatch, typeName(type));
+    return item;
+  });
+  const extra = [
+    ["swatch ghost", "superseded"],
+    ["swatch pending", "review pending"],
+    ["swatch correction", "correction"],
+    ["line depends", "depends on"],
+    ["line spawn", "spawned plan"],
+  ].map(([className, text]) => {
+    const item = document.createElement("li");
+    const swatch = document.createElement("span");
+    swatch.className = className;
+    item.append(swatch, text);
+    return item;
+  });
+  ui.legend.replaceChildren(...entries, ...extra);
+}
+
+ui.search.addEventListener("input", renderPlanList);
+ui.tokenForm.addEventListener("submit", (event) => {
+  event.preventDefault();
+  storeToken(ui.token.value.trim());
+  ui.token.value = "";
+  ui.token.placeholder = storedToken() ? "token stored for this tab" : "none needed locally";
+  live.stop();
+  state.top = null;
+  state.hierarchy = [];
+  graph.clear();
+  renderOutline();
+  void working(start);
+});
+
+async function start(): Promise<void> {
+  await loadPlans();
+  const view = readView();
+  if (!view.plan) return;
+  state.asOf = view.asOf;
+  await openHierarchy(view.plan, view.open);
+  if (view.decision) await selectDecision(view.decision);
+  renderTimeline();
+}
+
+declare global {
+  interface Window {
+    decisiontrailExplorer: {
+      graph: () => ReturnType<GraphView["summary"]>;
+      position: (decisionId: string) => { x: number; y: number } | null;
+    };
+  }
+}
+// Read by the browser tests and the benchmark: what is drawn, node by node.
+window.decisiontrailExplorer = { graph: () => graph.summary(), position: (id) => graph.clientPosition(id) };
+
+ui.token.placeholder = storedToken() ? "token stored for this tab" : "none needed locally";
+renderLegend();
+renderTimeline();
+void working(start);

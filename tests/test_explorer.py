@@ -1,0 +1,445 @@
+"""The lineage explorer at /explore, in a real headless Chromium driven by Playwright: what a person sees and does.
+
+One served app (with tokens) and one browser for the module; each test opens its own tab. The
+browser is Debian's ``chromium`` (``DECISIONTRAIL_CHROMIUM`` names another); without it these
+tests are skipped on a workstation and fail under CI (``CI`` set), where ``.ci/run`` installs it.
+``DECISIONTRAIL_SCREENSHOTS=docs`` also saves the screenshots docs/explorer.md shows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from decisiontrail.access import Role, TokenRegistry, issue_token
+from decisiontrail.actors.demonstration import Demonstration, record_demonstration
+from decisiontrail.actors.graph import sqlite_checkpointer
+from decisiontrail.app import create_app
+from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb.admin import delete_all_data
+from decisiontrail.services import Trail
+from serving import served
+
+CHROMIUM = os.environ.get("DECISIONTRAIL_CHROMIUM", "/usr/bin/chromium")
+# Without the background-networking flags Chromium keeps calling Google's hosts, which this network refuses.
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = os.environ.get("DECISIONTRAIL_SCREENSHOTS")
+
+
+def _unavailable() -> str | None:
+    if shutil.which(CHROMIUM) is None:
+        return f"no Chromium at {CHROMIUM} (apt-get install chromium, or set DECISIONTRAIL_CHROMIUM)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright for Python is not installed (pip install -e '.[test]')"
+    return None
+
+
+if (_missing := _unavailable()) is not None:
+    if os.environ.get("CI"):
+        pytest.fail(f"the browser tests cannot run in CI: {_missing}", pytrace=False)
+    pytest.skip(_missing, allow_module_level=True)
+
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Site:
+    url: str
+    tokens: dict[str, str]
+    demo: Demonstration
+
+    def graphql(self, token: str, text: str, **variables: Any) -> dict[str, Any]:
+        answer = httpx.post(
+            f"{self.url}/graphql",
+            json={"query": text, "variables": variables},
+            headers={"authorization": f"Bearer {token}"},
+            timeout=30,
+        ).json()
+        assert not answer.get("errors"), answer["errors"]
+        data: dict[str, Any] = answer["data"]
+        return data
+
+
+@pytest.fixture(scope="module")
+def site(graph: Graph, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """The demonstration hierarchy served with tokens: an analyst sees it all, two actors only their own plans."""
+    path = tmp_path_factory.mktemp("explorer-tokens") / "tokens.json"
+    tokens = {
+        "analyst": issue_token(path, "analyst-1", Role.ANALYST),
+        "admin": issue_token(path, "admin-1", Role.ADMIN),
+        "alice": issue_token(path, "alice", Role.ACTOR),
+        "bob": issue_token(path, "bob", Role.ACTOR),
+    }
+    delete_all_data(graph)
+    with sqlite_checkpointer(":memory:") as checkpointer:
+        demo = record_demonstration(Trail.on(graph), checkpointer)
+    with served(create_app(graph=graph, tokens=TokenRegistry.load(path))) as url:
+        yield Site(url, tokens, demo)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser, site: Site) -> Iterator[Page]:
+    """A fresh tab holding the analyst's token; fails the test if the console reports an error."""
+    context = browser.new_context(viewport={"width": 1600, "height": 950}, accept_downloads=True)
+    context.add_init_script(f"sessionStorage.setItem('decisiontrail.token', {site.tokens['analyst']!r})")
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("console", lambda message: _console(errors, message))
+    tab.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
+    yield tab
+    context.close()
+    assert not errors, f"the browser console reported errors: {errors}"
+
+
+def _console(errors: list[str], message: ConsoleMessage) -> None:
+    if message.type in ("error", "warning") and "DevTools" not in message.text:
+        errors.append(f"{message.type}: {message.text}")
+
+
+def settle(page: Page) -> None:
+    """Waits until the page has no request of its own in flight."""
+    # A locator, not wait_for_function: the page's CSP forbids the eval a predicate string needs.
+    expect(page.locator("body")).to_have_attribute("data-busy", "false", timeout=30_000)
+
+
+def shot(page: Page, name: str) -> None:
+    if SCREENSHOTS:
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"explorer-{name}.png"))
+
+
+def drawn(page: Page) -> list[dict[str, Any]]:
+    nodes: list[dict[str, Any]] = page.evaluate("window.decisiontrailExplorer.graph()")
+    return nodes
+
+
+def outline_ids(page: Page, selector: str) -> set[str]:
+    return set(page.locator(f"#outline li{selector}").evaluate_all("items => items.map(i => i.dataset.id)"))
+
+
+def open_page(page: Page, site: Site, query: str = "") -> None:
+    page.goto(f"{site.url}/explore{query}")
+    settle(page)
+
+
+def open_plan(page: Page, plan_id: str) -> None:
+    """Opens a plan in the outline with the keyboard: focus it, Right arrow."""
+    item = page.locator(f"#outline li[data-kind=plan][data-id='{plan_id}']")
+    item.focus()
+    item.press("ArrowRight")
+    settle(page)
+    expect(item).to_have_attribute("data-open", "true")
+
+
+def plan_decisions(site: Site, plan_id: str) -> dict[str, str]:
+    data = site.graphql(
+        site.tokens["analyst"],
+        "query($id: ID!) { plan(id: $id) { decisions(first: 100) { nodes { id status } } } }",
+        id=plan_id,
+    )
+    return {d["id"]: d["status"] for d in data["plan"]["decisions"]["nodes"]}
+
+
+def test_the_page_is_served_under_a_strict_content_security_policy(site: Site) -> None:
+    page = httpx.get(f"{site.url}/explore")
+    script = httpx.get(f"{site.url}/explore/explorer.js")
+
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    policy = page.headers["content-security-policy"]
+    assert "default-src 'self'" in policy and "script-src 'self'" in policy and "connect-src 'self' ws: wss:" in policy
+    assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+    assert page.headers["referrer-policy"] == "no-referrer"
+    # No inline script: every <script> is a file of ours.
+    assert all(' src="/explore/' in tag for tag in re.findall(r"<script[^>]*>", page.text))
+    assert "cdn" not in page.text.lower() and "http" not in re.sub(r"<!doctype[^>]*>", "", page.text, flags=re.I)
+    assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
+    assert script.headers["content-security-policy"] == policy
+    assert httpx.get(f"{site.url}/explore/..%2Fpyproject.toml").status_code == 404
+    assert httpx.get(f"{site.url}/explore/nothing.js").status_code == 404
+
+
+def test_plans_are_listed_searchable_and_a_hierarchy_opens_collapsed(page: Page, site: Site) -> None:
+    demo = site.demo
+    open_page(page, site)
+
+    listed = page.locator("#plan-list button")
+    expect(listed).to_have_count(2)
+    expect(listed.first).to_contain_text(re.compile(r"\d+ decisions"))
+    page.fill("#search", demo.child_plan.plan_id)
+    expect(listed).to_have_count(1)
+    expect(listed.first).to_contain_text("per-client quotas")
+    page.fill("#search", "no plan is called this")
+    expect(listed).to_have_count(0)
+    page.fill("#search", "")
+    page.locator(f"#plan-list button[data-plan-id='{demo.child_plan.plan_id}']").click()
+    settle(page)
+
+    # The child plan opens its whole hierarchy, from the top, every plan collapsed.
+    plans = page.locator("#outline li[data-kind=plan]")
+    expect(plans).to_have_count(2)
+    assert outline_ids(page, "[data-kind=plan][data-open=false]") == {demo.root_plan.plan_id, demo.child_plan.plan_id}
+    # The child plan shows under its parent though the parent is closed: the hierarchy reads whole.
+    expect(page.locator(f"#outline li[data-id='{demo.child_plan.plan_id}']")).to_be_visible()
+    assert page.locator("#outline li[data-kind=decision]").count() == 0
+    nodes = drawn(page)
+    assert {n["id"] for n in nodes if n["kind"] == "plan"} == {demo.root_plan.plan_id, demo.child_plan.plan_id}
+    assert not [n for n in nodes if n["kind"] == "decision"]
+    shot(page, "collapsed")
+
+
+def test_a_plan_expands_to_exactly_the_decisions_the_api_returns(page: Page, site: Site) -> None:
+    root = site.demo.root_plan.plan_id
+    open_page(page, site, f"?plan={root}")
+    expected = plan_decisions(site, root)
+
+    open_plan(page, root)
+
+    inside = {n["id"]: n for n in drawn(page) if n["kind"] == "decision" and n["parent"] == root}
+    assert set(inside) == set(expected)
+    superseded = {i for i, status in expected.items() if status == "SUPERSEDED"}
+    assert superseded == set(site.demo.correction.invalidated)
+    assert {i for i, n in inside.items() if "superseded" in n["classes"]} == superseded
+    assert outline_ids(page, "[data-kind=decision]") == set(expected)
+    assert outline_ids(page, "[data-status=superseded]") == superseded
+    # The other plan stays collapsed; its spawn link is drawn to it.
+    assert not [n for n in drawn(page) if n["parent"] == site.demo.child_plan.plan_id]
+
+
+def test_clicking_a_decision_shows_every_field_in_the_side_panel(page: Page, site: Site) -> None:
+    root = site.demo.root_plan.plan_id
+    spawn = site.demo.child_plan.spawned_by_decision_id
+    assert spawn is not None
+    open_page(page, site, f"?plan={root}&open={root}")
+    decision = site.graphql(
+        site.tokens["analyst"],
+        """query($id: ID!) { decision(id: $id) { question chosenOption alternativesConsidered confidenceScore rationale
+           phase contextSnapshot { hotContextRef hotContextHash } } }""",
+        id=spawn,
+    )["decision"]
+
+    where = page.evaluate("id => window.decisiontrailExplorer.position(id)", spawn)
+    page.mouse.click(where["x"], where["y"])
+    settle(page)
+
+    panel = page.locator("#panel")
+    expect(panel.locator("h2")).to_contain_text("subplan_spawn")
+    field = lambda name: panel.locator(f"dd[data-field='{name}']")  # noqa: E731
+    expect(field("question")).to_have_text(decision["question"])
+    expect(field("chosen option")).to_have_text(decision["chosenOption"])
+    for alternative in decision["alternativesConsidered"]:
+        expect(field("alternatives considered")).to_contain_text(alternative)
+    expect(field("confidence")).to_have_text(f"{decision['confidenceScore']:.2f}")
+    expect(field("rationale")).to_have_text(decision["rationale"])
+    expect(field("phase")).to_have_text(decision["phase"].lower())
+    expect(field("context")).to_have_text(decision["contextSnapshot"]["hotContextRef"])
+    expect(field("context hash")).to_have_text(decision["contextSnapshot"]["hotContextHash"])
+    expect(field("recorded at")).not_to_be_empty()
+    # A scripted reviewer chose the alternative for this one; nobody corrected it.
+    expect(field("review")).to_contain_text("alternative selected")
+    expect(field("correction history")).to_have_text("never corrected")
+    expect(page.locator(f"#outline li[data-id='{spawn}']")).to_have_attribute("aria-selected", "true")
+    shot(page, "panel")
+
+
+def test_the_impact_highlight_marks_exactly_what_impact_returns(page: Page, site: Site) -> None:
+    root, child = site.demo.root_plan.plan_id, site.demo.child_plan.plan_id
+    open_page(page, site, f"?plan={root}&open={root},{child}")
+    strategy = next(
+        i for i, s in plan_decisions(site, root).items() if s == "CURRENT" and i in _of_type(site, root, "STRATEGY_CHOICE")
+    )
+    impact = site.graphql(
+        site.tokens["analyst"],
+        "query($id: ID!) { impact(decisionId: $id) { decisions { id planId } countsByType { decisionType count } } }",
+        id=strategy,
+    )["impact"]
+    expected = {d["id"] for d in impact["decisions"]}
+    assert {d["planId"] for d in impact["decisions"]} == {root, child}  # it reaches into the child plan
+
+    page.locator(f"#outline li[data-id='{strategy}'] > .outline-label").click()
+    settle(page)
+    page.locator("#panel button[data-action=impact]").click()
+    settle(page)
+
+    lit = {n["id"] for n in drawn(page) if "lit-impact" in n["classes"]}
+    assert lit == expected
+    assert outline_ids(page, "[data-highlight=impact]") == expected
+    counts = page.locator("#panel table[data-counts=type] tr").all_inner_texts()
+    assert sorted(tuple(c.split("\t")) for c in counts) == sorted(
+        (c["decisionType"].lower(), str(c["count"])) for c in impact["countsByType"]
+    )
+    assert page.locator("#panel table[data-counts=plan] tr").count() == 2
+    shot(page, "impact")
+
+
+def _of_type(site: Site, plan_id: str, decision_type: str) -> set[str]:
+    data = site.graphql(
+        site.tokens["analyst"],
+        "query($id: ID!, $t: [DecisionType!]) { plan(id: $id) { decisions(first: 100, filter: {types: $t}) { nodes { id } } } }",
+        id=plan_id,
+        t=[decision_type],
+    )
+    return {d["id"] for d in data["plan"]["decisions"]["nodes"]}
+
+
+def test_before_the_correction_the_superseded_decisions_are_current(page: Page, site: Site) -> None:
+    root = site.demo.root_plan.plan_id
+    invalidated = set(site.demo.correction.invalidated)
+    correction = site.demo.correction.correction.decision_id
+    first = sorted(invalidated)[0]
+    open_page(page, site, f"?plan={root}&open={root}&decision={first}")
+    assert outline_ids(page, "[data-status=superseded]") >= invalidated
+
+    page.locator("#panel button[data-action=before]").click()
+    settle(page)
+
+    assert outline_ids(page, "[data-status=superseded]").isdisjoint(invalidated)
+    assert outline_ids(page, "[data-status=current]") >= invalidated
+    assert correction not in outline_ids(page, "")
+    assert not {n["id"] for n in drawn(page) if "superseded" in n["classes"]} & invalidated
+    slider = page.locator("#slider")
+    assert int(slider.input_value()) < int(slider.get_attribute("max") or 0)
+    shot(page, "before-correction")
+
+    # One step later on the slider the correction has happened.
+    slider.focus()
+    slider.press("ArrowRight")
+    expect(page.locator(f"#outline li[data-id='{correction}']")).to_have_count(1)
+    settle(page)
+    assert outline_ids(page, "[data-status=superseded]") >= invalidated
+
+    page.locator("#to-now").click()
+    settle(page)
+    expect(page.locator("#moment")).to_have_text("now")
+
+
+def test_a_deep_link_reopens_the_same_view(page: Page, browser: Browser, site: Site) -> None:
+    root, child = site.demo.root_plan.plan_id, site.demo.child_plan.plan_id
+    chosen = sorted(site.demo.correction.invalidated)[0]
+    open_page(page, site, f"?plan={root}")
+    open_plan(page, root)
+    open_plan(page, child)
+    page.locator(f"#outline li[data-id='{chosen}'] > .outline-label").click()
+    settle(page)
+    page.locator("#panel button[data-action=before]").click()
+    settle(page)
+    link = page.url
+    seen = (drawn(page), page.locator("#moment").inner_text(), page.locator("#panel h2").inner_text())
+
+    again = page.context.new_page()
+    again.goto(link)
+    settle(again)
+
+    assert "decision=" in link and "asOf=" in link and "open=" in link
+    expect(again.locator(f"#outline li[data-id='{chosen}']")).to_have_attribute("aria-selected", "true")
+    assert sorted(map(repr, drawn(again))) == sorted(map(repr, seen[0]))
+    assert (again.locator("#moment").inner_text(), again.locator("#panel h2").inner_text()) == seen[1:]
+
+
+def test_new_decisions_appear_live(page: Page, site: Site) -> None:
+    admin = site.tokens["admin"]
+    plan = site.graphql(admin, 'mutation { instantiatePlan(input: {description: "Live plan"}) { id rootDecision { id } } }')[
+        "instantiatePlan"
+    ]
+    open_page(page, site, f"?plan={plan['id']}&open={plan['id']}")
+    decisions = page.locator("#outline li[data-kind=decision]")
+    before = decisions.count()
+    assert before >= 1
+
+    digest = hashlib.sha256(b"live").hexdigest()
+    recorded = site.graphql(
+        admin,
+        """mutation($input: RecordDecisionInput!) { recordDecision(input: $input) { decision { id } } }""",
+        input={
+            "planId": plan["id"],
+            "decisionType": "STRATEGY_CHOICE",
+            "question": "Which way, live?",
+            "chosenOption": "The live way",
+            "rationale": "to be seen at once",
+            "parentDecisionId": plan["rootDecision"]["id"],
+            "contextSnapshot": {
+                "hotContextHash": digest,
+                "hotContextRef": f"decisiontrail:context/{digest}",
+                "hotContext": "live",
+                "actorStateRef": {"threadId": "live-1", "checkpointId": "cp-1"},
+            },
+        },
+    )["recordDecision"]["decision"]
+
+    expect(page.locator(f"#outline li[data-id='{recorded['id']}']")).to_have_count(1, timeout=15_000)
+    expect(decisions).to_have_count(before + 1)
+    settle(page)
+    assert recorded["id"] in {n["id"] for n in drawn(page) if n["kind"] == "decision"}
+
+
+def test_an_actors_token_shows_none_of_another_actors_plans(browser: Browser, site: Site) -> None:
+    mine = site.graphql(site.tokens["alice"], 'mutation { instantiatePlan(input: {description: "Alice plan"}) { id } }')
+    theirs = site.graphql(site.tokens["bob"], 'mutation { instantiatePlan(input: {description: "Bob plan"}) { id } }')
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda message: _console(errors, message))
+    try:
+        page.goto(f"{site.url}/explore?plan={theirs['instantiatePlan']['id']}")
+        settle(page)
+        expect(page.locator("#status")).to_contain_text("needs a token")
+
+        page.fill("#token", site.tokens["alice"])
+        page.locator("#token-form button").click()
+        settle(page)
+
+        listed = page.locator("#plan-list button")
+        expect(listed).to_have_count(1)
+        expect(listed).to_contain_text("Alice plan")
+        assert mine["instantiatePlan"]["id"] in page.content()
+        for hidden in (theirs["instantiatePlan"]["id"], site.demo.root_plan.plan_id, site.demo.child_plan.plan_id):
+            assert hidden not in page.locator("#plan-list, #outline").all_inner_texts().__str__()
+            assert hidden not in {n["id"] for n in drawn(page)}
+        assert page.evaluate("sessionStorage.getItem('decisiontrail.token')") == site.tokens["alice"]
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def test_export_downloads_the_view_in_every_format(page: Page, site: Site) -> None:
+    root = site.demo.root_plan.plan_id
+    open_page(page, site, f"?plan={root}&open={root}")
+    page.select_option("#export-scope", "hierarchy")
+
+    def download(button: str) -> bytes:
+        with page.expect_download() as started:
+            page.locator(button).click()
+        return Path(started.value.path()).read_bytes()
+
+    for fmt, opening in (("graphml", b"<?xml"), ("dot", b"digraph"), ("cyjs", b"{"), ("json", b"{")):
+        page.select_option("#export-format", fmt)
+        body = download("#export-file")
+        assert body.lstrip().startswith(opening) and root.encode() in body, fmt
+    assert download("#export-png").startswith(b"\x89PNG")
+    assert b"<svg" in download("#export-svg")[:400]
