@@ -579,6 +579,11 @@ class Client:
         created = answer.data["instantiatePlan"]
         child = PlanState(created["id"])
         self.journal.write("plan", plan_id=child.plan_id, client=self.index, spawned_by=spawn)
+        if created["rootDecision"] is None:
+            # The answer reads the plan's current root after the commit: a correction of its spawn
+            # that committed in between superseded it (and invalidated the plan). Nothing to grow.
+            self.journal.write("child_invalidated_before_answer", plan_id=child.plan_id, spawned_by=spawn, client=self.index)
+            return
         self._ack("child", created["rootDecision"], answer.ms, None, spawned_by=spawn, parent_plan_id=parent_plan)
         key = self._key()
         variables = self._input(child, created["rootDecision"]["id"], key, "STRATEGY_CHOICE")
@@ -810,7 +815,7 @@ def generate(
     plans_per_client: int = 2,
     shared_plans: int = 2,
     grace: float = 60.0,
-    timeout: float = 30.0,
+    timeout: float = 90.0,
     progress_every: float = 5.0,
 ) -> dict[str, Any]:
     """Run the load for ``seconds`` (or until SIGTERM/SIGINT), then let started writes finish
@@ -900,7 +905,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plans", type=int, default=2, help="plans each client owns, default 2")
     parser.add_argument("--shared-plans", type=int, default=2, help="plans every client records into, default 2")
     parser.add_argument("--grace", type=float, default=60.0, help="seconds a started write may keep retrying after the end")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds one request may take before it counts as TIMEOUT")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=90.0,
+        help="seconds one request may take before it counts as TIMEOUT (default 90: beyond the service's own 30 s query limit plus its 30 s of retries under contention)",
+    )
     args = parser.parse_args(argv)
     if args.seconds <= 0 or args.clients < 1:
         parser.error("--seconds must be positive and --clients at least 1")
@@ -929,7 +939,7 @@ def spawn(
     token: str | None = None,
     seed: int = 0,
     grace: float = 60.0,
-    timeout: float = 30.0,
+    timeout: float = 90.0,
 ) -> subprocess.Popen[bytes]:
     """The generator as a second process (``python -m reliability.load``); SIGTERM ends it early, cleanly."""
     command = [

@@ -33,14 +33,16 @@ Progress = Callable[[str], None]
 
 STEPS = (2, 4, 8, 16, 32, 64)
 MAX_IN_FLIGHT = 8
-P95_GROWTH_BOUND = 4.0
-"""How much the p95 of admitted requests may grow from the step at the limit to the highest step.
+P50_GROWTH_BOUND = 3.0
+"""How much the median latency of admitted requests may grow from the step at the limit to the highest step.
 
 At the limit the service is already saturated (on 2 cores it is busy with 2 or 3 requests), so a
 service that queued every request would hold all 64 of the highest step at once and, by Little's
-law, answer each about 64 / 8 = 8 times slower than at the limit. Shedding keeps the requests it
-serves at the limit's, so what it admits should be answered about as fast as at the limit: 4x
-leaves room for the cost of refusing and for a noisy machine, and still fails a queue without bound.
+law, answer each about 64 / 8 = 8 times slower than at the limit (measured: 6.9x at the median with
+the limit lifted to 1,000). Shedding keeps the requests it serves at the limit's, so what it admits
+is answered about as fast (measured: about 1.1x). The median, not the p95: on a 2-core machine that
+also runs the 64 clients, the p95 moves with the machine's noise (4.9x in one run of ours, 6x for the
+queue without bound), the median does not; the p95 is held to an absolute ceiling instead.
 """
 P95_CEILING_MS = 2000.0
 """However the step at the limit went, an admitted request at the highest step is answered within this (p95)."""
@@ -296,12 +298,13 @@ def judge(outcome: Outcome, by_step: dict[int, dict[str, Any]], limit: int) -> N
     can arrive a moment before its last one has left the count), so "it starts" at the first step
     that sheds, which must not be below the limit.
 
-    >>> fine = {"admitted": 9, "shed": 0, "admitted_p95_ms": 100.0, "shed_without_retry_after": 0, "other_errors": 0}
+    >>> fine = {"admitted": 9, "shed": 0, "admitted_p50_ms": 50.0, "admitted_p95_ms": 100.0, "shed_without_retry_after": 0,
+    ...         "other_errors": 0}
     >>> o = Outcome("shed_load", "")
     >>> judge(o, {4: fine, 8: fine, 16: {**fine, "shed": 5, "admitted_p95_ms": 150.0}}, 8)
     >>> o.passed, o.figures["sheds_from_clients"]
     (True, 16)
-    >>> judge(o, {4: {**fine, "shed": 1}, 8: fine, 16: {**fine, "admitted_p95_ms": 900.0}}, 8)
+    >>> judge(o, {4: {**fine, "shed": 1}, 8: fine, 16: {**fine, "admitted_p50_ms": 900.0}}, 8)
     >>> o.failures[0].startswith("requests were shed with [4] clients"), len(o.failures)
     (True, 2)
     """
@@ -310,12 +313,15 @@ def judge(outcome: Outcome, by_step: dict[int, dict[str, Any]], limit: int) -> N
     at_limit = next((s for s in steps if s >= limit), steps[-1])
     top = steps[-1]
     growth = by_step[top]["admitted_p95_ms"] / max(by_step[at_limit]["admitted_p95_ms"], 1.0)
+    median_growth = by_step[top]["admitted_p50_ms"] / max(by_step[at_limit]["admitted_p50_ms"], 1.0)
     outcome.figures.update(
         {
             "max_in_flight": limit,
             "sheds_from_clients": shedding[0] if shedding else None,
+            "admitted_p50_growth": round(median_growth, 2),
+            "admitted_p50_growth_bound": P50_GROWTH_BOUND,
             "admitted_p95_growth": round(growth, 2),
-            "admitted_p95_growth_bound": P95_GROWTH_BOUND,
+            "admitted_p95_ceiling_ms": P95_CEILING_MS,
             **{f"at {s} clients": by_step[s] for s in steps},
         }
     )
@@ -323,9 +329,13 @@ def judge(outcome: Outcome, by_step: dict[int, dict[str, Any]], limit: int) -> N
     below = [s for s in shedding if s < limit]
     outcome.require(not below, f"requests were shed with {below} clients, fewer than the limit of {limit}")
     outcome.require(
-        growth <= P95_GROWTH_BOUND and by_step[top]["admitted_p95_ms"] <= P95_CEILING_MS,
-        f"admitted requests' p95 grew from {by_step[at_limit]['admitted_p95_ms']} ms at {at_limit} clients to "
-        f"{by_step[top]['admitted_p95_ms']} ms at {top} ({growth:.1f}x; bounds {P95_GROWTH_BOUND:g}x and {P95_CEILING_MS:g} ms)",
+        median_growth <= P50_GROWTH_BOUND,
+        f"admitted requests' median grew from {by_step[at_limit]['admitted_p50_ms']} ms at {at_limit} clients to "
+        f"{by_step[top]['admitted_p50_ms']} ms at {top} ({median_growth:.1f}x; bound {P50_GROWTH_BOUND:g}x)",
+    )
+    outcome.require(
+        by_step[top]["admitted_p95_ms"] <= P95_CEILING_MS,
+        f"admitted requests' p95 at {top} clients was {by_step[top]['admitted_p95_ms']} ms, over {P95_CEILING_MS:g} ms",
     )
     missing = sum(f["shed_without_retry_after"] for f in by_step.values())
     outcome.require(missing == 0, f"{missing} refusal(s) came without 503 and Retry-After")

@@ -774,3 +774,37 @@ def test_recording_offers_actors_exactly_their_nine_types(api: httpx.Client) -> 
         },
     )
     assert "ActorDecisionType" in refused["errors"][0]["message"]
+
+
+def test_neo4j_failing_under_a_nested_field_is_unavailable_not_masked(api: httpx.Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found by make reliability's neo4j_restart: Plan.rootDecision read the plan's decisions without
+    # turning a failure into its code, so "Neo4j is unavailable" reached the client as "Unexpected error.".
+    from decisiontrail.exceptions import Unavailable
+    from decisiontrail.services import reading
+
+    plan = ok(api, INSTANTIATE, input={"description": "nested"})["instantiatePlan"]
+
+    def down(*args: object, **kwargs: object) -> None:
+        raise Unavailable("Neo4j is unavailable; the request wrote nothing and can be retried")
+
+    monkeypatch.setattr(reading, "list_decisions", down)
+    error = error_code(api, "query($p: ID!) { plan(id: $p) { id rootDecision { id } } }", p=plan["id"])
+
+    assert error["code"] == "UNAVAILABLE" and error["retryable"] is True
+
+
+def test_resolvers_run_services_only_through_call_or_a_loader() -> None:
+    # ``in_thread`` runs a service without turning its failures into codes: only ``call`` and the
+    # DataLoaders (which translate themselves) may use it.
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[1] / "src" / "decisiontrail"
+    users = sorted(
+        str(path.relative_to(package))
+        for folder in ("schema", "resolvers")
+        for path in (package / folder).glob("*.py")
+        if any(isinstance(n, ast.Name) and n.id == "in_thread" for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+    )
+
+    assert users == ["schema/context.py", "schema/errors.py"]

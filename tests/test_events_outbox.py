@@ -23,7 +23,7 @@ from decisiontrail.graphdb import Graph
 from decisiontrail.services import Trail
 from decisiontrail.services.relay import EventRelay
 from serving import served
-from test_api import INSTANTIATE, ok, record
+from test_api import INSTANTIATE, ok, record, snapshot
 
 SUBSCRIBE = "subscription($id: ID!, $after: String) { decisionEvents(planId: $id, after: $after) { kind decisionId cursor } }"
 CORRECT = 'mutation($d: ID!) { correctDecision(input: {decisionId: $d, mode: APPEND, guidance: "g"}) { correction { id } } }'
@@ -158,3 +158,54 @@ def test_a_cursor_older_than_the_outbox_keeps_is_refused_not_answered_with_a_gap
 
     (error,) = answer["payload"]["errors"]
     assert "events up to 2 were pruned" in error["message"]
+
+
+def test_a_subscriber_that_falls_behind_its_queue_reads_what_it_missed_from_the_outbox(store: Trail, graph: Graph) -> None:
+    # A bus whose queues hold 3 events, relaying for one served app: the subscriber reads nothing
+    # until 8 events were published, then must still receive all 8, in order, once each.
+    import asyncio
+
+    from decisiontrail.events import DecisionEvent as Event, EventKind, FellBehind
+
+    async def scenario() -> list[int]:
+        bus = EventBus(backlog=3)
+        live = bus.listen("P")
+        for seq in range(1, 9):
+            bus.publish(Event(EventKind.RECORDED, "P", decision_id=f"d{seq}", seq=seq))
+        await asyncio.sleep(0.05)  # the offers run on this loop
+        got: list[int] = []
+        try:
+            got.append((await anext(live)).seq or 0)
+        except FellBehind as behind:
+            got.append(-(behind.first_seq or 0))
+        live.close()
+        return got
+
+    assert asyncio.run(scenario()) == [-1]  # told it fell behind, from event 1 on: nothing silently dropped
+
+
+def test_over_websocket_a_slow_subscriber_still_receives_every_event(
+    graph: Graph, store: Trail, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("decisiontrail.events.EventBus.__init__.__defaults__", (2,))  # queues of 2
+    with served(create_app(graph=graph)) as url, httpx.Client(base_url=url, timeout=30) as a:
+        plan = ok(a, INSTANTIATE, input={"description": "slow subscriber"})["instantiatePlan"]
+        with subscribed(url, plan["id"], "0") as ws:
+            receive(ws, 1)  # live
+            # One commit of eight events: the relay hands them over at once, six more than the queue holds.
+            inputs = [
+                {
+                    "planId": plan["id"],
+                    "decisionType": "STRATEGY_CHOICE",
+                    "question": f"Burst {i}?",
+                    "chosenOption": "this way",
+                    "rationale": "because",
+                    "contextSnapshot": snapshot(f"b{i}"),
+                }
+                for i in range(8)
+            ]
+            batch = ok(a, "mutation($i: [RecordDecisionInput!]!) { recordDecisions(inputs: $i) { decision { id } } }", i=inputs)
+            made = [r["decision"]["id"] for r in batch["recordDecisions"]]
+            got = receive(ws, 8)
+
+    assert [e["decisionId"] for e in got] == made

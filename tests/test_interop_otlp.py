@@ -630,3 +630,14 @@ def test_import_otlp_reads_the_collectors_file_exporter_one_request_a_line(
     assert main(["import", "otlp", str(path)]) == 0
 
     assert "3 spans: imported 1 trace(s) into 1 plan(s) and 3 decision(s)" in capsys.readouterr().out
+
+
+def test_a_trace_nested_deeper_than_pythons_stack_is_imported() -> None:
+    spans = [_span("%016x" % 1, 0, openinference__span__kind="AGENT")]
+    for i in range(2, 3002):
+        spans.append(_span("%016x" % i, i, "%016x" % (i - 1), openinference__span__kind="CHAIN"))
+    spans.append(_span("%016x" % 5000, 4000, "%016x" % 3001, openinference__span__kind="TOOL", tool__name="deep"))
+
+    placed = [d for s in import_steps(spans, owner=None, project=None) if isinstance(s, PlaceDecisions) for d, _ in s.decisions]
+
+    assert [d.decision_type for d in placed] == [DecisionType.STRATEGY_CHOICE, DecisionType.TOOL_INVOCATION]

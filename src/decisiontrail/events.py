@@ -35,8 +35,8 @@ class DecisionEvent:
 class EventBus:
     """Publishes from any thread (the outbox relay reads in a worker thread) to asyncio subscribers.
 
-    A subscriber that falls behind by more than ``backlog`` events loses the oldest, so a slow
-    client never holds up the others; it can read what it lost back from the outbox by its cursor.
+    A subscriber that falls behind by more than ``backlog`` events is told (``FellBehind``) and
+    reads what it missed from the outbox, so a slow client never holds up the others nor loses an event.
     """
 
     def __init__(self, backlog: int = 1000) -> None:
@@ -59,7 +59,7 @@ class EventBus:
         Registered before this returns, so a reader that then reads the outbox after its cursor
         misses nothing between the two.
         """
-        subscriber = Subscriber(self, asyncio.get_running_loop(), plan_id, asyncio.Queue(maxsize=self.backlog))
+        subscriber = Subscriber(self, asyncio.get_running_loop(), plan_id, asyncio.Queue(maxsize=self.backlog + 1))
         with self._lock:
             self._subscribers.add(subscriber)
         return subscriber
@@ -69,25 +69,55 @@ class EventBus:
             self._subscribers.discard(subscriber)
 
 
+class FellBehind(Exception):
+    """A subscriber's queue overflowed and was emptied: what it held is to be read from the outbox,
+    after the last event the subscriber was given."""
+
+    def __init__(self, first_seq: int | None) -> None:
+        super().__init__("the subscriber fell behind")
+        self.first_seq = first_seq
+
+
 @dataclass(eq=False)
 class Subscriber:
-    """One subscriber's queue of events: an async iterator, closed when the subscriber leaves."""
+    """One subscriber's queue of events: an async iterator, closed when the subscriber leaves.
+
+    When it falls behind by more than the queue holds, the queue is emptied and the next read
+    raises ``FellBehind``: nothing is dropped without the reader knowing, and the reader can read
+    what it missed from the outbox.
+    """
 
     bus: EventBus
     loop: asyncio.AbstractEventLoop
     plan_id: str | None
-    queue: asyncio.Queue[DecisionEvent]
+    queue: asyncio.Queue[DecisionEvent | None]
+    behind: bool = False
+    first_seq: int | None = None
+    """The number of the first event offered: what came before it was not this subscriber's."""
 
     def offer(self, event: DecisionEvent) -> None:
-        if self.queue.full():
-            self.queue.get_nowait()
+        """Called on the subscriber's event loop (``call_soon_threadsafe``), as ``__anext__`` runs."""
+        if self.first_seq is None:
+            self.first_seq = event.seq
+        if self.behind:
+            return  # to be read from the outbox
+        if self.queue.qsize() >= self.bus.backlog:
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.queue.put_nowait(None)  # wakes a reader waiting on the queue, to be told
+            self.behind = True
+            return
         self.queue.put_nowait(event)
 
     def __aiter__(self) -> Subscriber:
         return self
 
     async def __anext__(self) -> DecisionEvent:
-        return await self.queue.get()
+        event = await self.queue.get()
+        if event is None:
+            self.behind = False
+            raise FellBehind(self.first_seq)
+        return event
 
     def close(self) -> None:
         self.bus._leave(self)

@@ -286,6 +286,7 @@ class _TraceImport:
         self.agents: set[str] = set()
         self.written: set[str] = set()  # decisions in steps already emitted
         self.starts: dict[str, int] = {}
+        self.depths: dict[str, int] = {}
         self.out: list[Step] = []
 
     def steps(self) -> list[Step]:
@@ -318,17 +319,33 @@ class _TraceImport:
 
     def _start(self, span: Span) -> int:
         """When a span started, never before its parent did: clocks of two processes can disagree,
-        and a span is recorded after what encloses it."""
-        found = self.starts.get(span.span_id)
-        if found is None:
-            parent = self.spans.get(span.parent_span_id) if span.parent_span_id else None
-            self.starts[span.span_id] = span.start_ns  # a cycle of parents ends here
-            found = max(span.start_ns, self._start(parent)) if parent is not None else span.start_ns
-            self.starts[span.span_id] = found
-        return found
+        and a span is recorded after what encloses it. Walked without recursion (a trace may nest
+        deeper than Python's stack), each span's answer kept."""
+        chain = []
+        current: Span | None = span
+        while current is not None and current.span_id not in self.starts:
+            chain.append(current)
+            self.starts[current.span_id] = current.start_ns  # a cycle of parents ends here
+            current = self.spans.get(current.parent_span_id) if current.parent_span_id else None
+        above = self.starts[current.span_id] if current is not None else None
+        for link in reversed(chain):
+            above = link.start_ns if above is None else max(link.start_ns, above)
+            self.starts[link.span_id] = above
+        return self.starts[span.span_id]
 
     def _depth(self, span: Span) -> int:
-        return sum(1 for _ in self._ancestors(span))
+        """How many spans enclose this one, each span's answer kept."""
+        chain = []
+        current: Span | None = span
+        while current is not None and current.span_id not in self.depths:
+            chain.append(current)
+            self.depths[current.span_id] = 0  # a cycle of parents ends here
+            current = self.spans.get(current.parent_span_id) if current.parent_span_id else None
+        depth = self.depths[current.span_id] if current is not None else -1
+        for link in reversed(chain):
+            depth += 1
+            self.depths[link.span_id] = depth
+        return self.depths[span.span_id]
 
     def _started(self, span: Span) -> datetime:
         return datetime.fromtimestamp(self._start(span) / 1e9, UTC)

@@ -201,7 +201,7 @@ def translated_errors(conflict: str = _CONFLICT, *, timeout: float | None = None
             raise TimedOut(f"the request ran past its time limit{limit} and was stopped; it wrote nothing") from e
         if e.code in TERMINATED_CODES:
             raise _unavailable(e) from e
-        if e.code in OUT_OF_MEMORY_CODES:
+        if e.code in OUT_OF_MEMORY_CODES and _out_of_memory(e):
             raise _too_large(e) from e
         if isinstance(e, TransientError):
             raise Conflict(f"the write kept conflicting with concurrent writes and was given up: {e.message}") from e
@@ -217,8 +217,18 @@ def translated_errors(conflict: str = _CONFLICT, *, timeout: float | None = None
 
 
 def _out_of_memory(error: Exception) -> bool:
-    """Whether ``error`` (or the failure the driver wrapped in it) is a transaction out of memory."""
-    return any(isinstance(e, Neo4jError) and e.code in OUT_OF_MEMORY_CODES for e in (error, error.__cause__))
+    """Whether ``error`` (or the failure the driver wrapped in it) is one transaction over its own
+    memory limit. Over the pool all transactions share (``db.memory.transaction.total.max``) is
+    contention, not size: other transactions will finish, and a retry can succeed."""
+    return any(
+        isinstance(e, Neo4jError) and e.code in OUT_OF_MEMORY_CODES and "total" not in _limit_setting(e)
+        for e in (error, error.__cause__)
+    )
+
+
+def _limit_setting(error: Neo4jError) -> str:
+    found = _MEMORY_LIMIT.search(error.message or "")
+    return found[2] if found else ""
 
 
 def _too_large(error: Neo4jError) -> TooLarge:

@@ -12,6 +12,7 @@ from decisiontrail.domain import Phase as DomainPhase
 from decisiontrail.domain.pages import PlanPage, ReviewPage, page_size
 from decisiontrail.domain.invariants import Scope
 from decisiontrail.domain.recording import ReviewStatus
+from decisiontrail.events import FellBehind
 from decisiontrail.exceptions import Unavailable, ValidationFailed
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.dataset import CorrectionExample
@@ -144,7 +145,18 @@ async def decision_events(
             ):
                 last = event.seq
                 yield DecisionEvent.of(event)
-        async for event in live:
+        while True:
+            try:
+                event = await anext(live)
+            except FellBehind as behind:
+                # Too slow for the queue: what it lost is in the outbox, after the last event given.
+                since = last if last is not None else (behind.first_seq or 1) - 1
+                for missed in await call(
+                    relay.missed, info.context.trail.database, str(plan_id), since, principal=info.context.principal
+                ):
+                    last = missed.seq
+                    yield DecisionEvent.of(missed)
+                continue
             if last is not None and event.seq is not None and event.seq <= last:
                 continue  # read from the outbox already
             last = event.seq
@@ -156,7 +168,7 @@ async def decision_events(
 def _cursor(after: str | None) -> int | None:
     if after is None:
         return None
-    if not after.isascii() or not after.isdigit():
+    if not after.isascii() or not after.isdigit() or len(after) > 18:  # a sequence number fits Neo4j's 64-bit integers
         raise client_error(ValidationFailed(f"after: {after[:40]!r} is not a cursor (an event's cursor field)", field="after"))
     return int(after)
 

@@ -37,7 +37,7 @@ from decisiontrail.domain.pages import DecisionPage, page_size
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.schema.context import Context
-from decisiontrail.schema.errors import call, client_error, in_thread
+from decisiontrail.schema.errors import call, client_error
 from decisiontrail.schema.analytics import AnalyticsScope, PlanAnalytics
 from decisiontrail.schema.selection import IDS, TREE_OF_OUTLINES, asks_only
 from decisiontrail.services import analysis, reading
@@ -617,7 +617,7 @@ class Plan:
 async def _plan_decisions(
     info: Info[Context, None], plan_id: str, status: DecisionStatus | None, as_of: datetime | None
 ) -> list[Decision]:
-    found = await in_thread(
+    found = await call(
         reading.list_decisions, info.context.trail, plan_id, current_only=status is DecisionStatus.CURRENT, as_of=as_of
     )
     if status is DecisionStatus.SUPERSEDED:

@@ -65,6 +65,10 @@ class EventRelay:
         """Relay in a daemon thread from now on (events committed before are not published), until exit."""
         self._stop.clear()
         self.cursor = None
+        try:
+            self.relay()  # the cursor at the end now, before anything this process serves can write
+        except DecisionTrailError as e:
+            log.warning("cannot read the event outbox yet (%s); relaying from when it can be read", e.message)
         thread = threading.Thread(target=self._run, name="decisiontrail-event-relay", daemon=True)
         thread.start()
         try:
