@@ -44,6 +44,8 @@ Transaction = neo4j.ManagedTransaction
 
 CONTENTION_RETRY_TIME = 30.0
 """How long a write keeps retrying while it conflicts with concurrent writes."""
+MIN_ATTEMPT_SECONDS = 0.5
+"""The least time a retried attempt is given, however little of the request's limit is left."""
 CONTENTION_FIRST_DELAY = 0.02
 CONTENTION_MAX_DELAY = 1.0
 
@@ -104,7 +106,8 @@ class Database:
         """``work(tx, *args, **kwargs)`` in one write transaction: all of it is written, or none.
 
         Deadlocks and lock timeouts between concurrent writers (``TransientError``) are retried
-        with short, jittered, doubling delays for up to ``CONTENTION_RETRY_TIME``. A server that is
+        with short, jittered, doubling delays, attempts and waits all within the request's time
+        limit (``query_timeout``; ``CONTENTION_RETRY_TIME`` when there is none). A server that is
         stopped, unreachable, shutting down or not the leader is ``UNAVAILABLE`` at once: waiting
         for it would hold the request for as long as the outage lasts. A transaction that needs more
         memory than Neo4j allows is ``TOO_LARGE`` at once: it would need as much the next time.
@@ -115,10 +118,11 @@ class Database:
         """``write``, saying ``conflict`` when a uniqueness constraint refuses the write."""
         self.round_trips += 1
         timeout = self.graph.query_timeout
-        bounded = _bounded(work, timeout)
         with translated_errors(conflict, timeout=timeout):
             try:
-                return self._with_contention_retries(lambda session: session.execute_write(bounded, *args, **kwargs))
+                return self._with_contention_retries(
+                    lambda session, left: session.execute_write(_bounded(work, left), *args, **kwargs), timeout
+                )
             except IncompleteCommit as e:
                 # The commit was sent and the connection lost: it may have been written. Unlike the
                 # other unavailability, this one cannot promise "wrote nothing".
@@ -139,13 +143,20 @@ class Database:
     def _session(self, access_mode: str) -> neo4j.Session:
         return self.graph.driver.session(database=self.graph.database, default_access_mode=access_mode)
 
-    def _with_contention_retries(self, attempt: Callable[[neo4j.Session], T]) -> T:
-        deadline = time.monotonic() + CONTENTION_RETRY_TIME
+    def _with_contention_retries(self, attempt: Callable[[neo4j.Session, float | None], T], budget: float | None) -> T:
+        """``attempt(session, time left)`` until it does not meet concurrent writes. With a
+        ``budget`` (the request's time limit) the attempts and the waits between them share it:
+        each attempt's transaction may run only for what is left, so a write never takes longer
+        than its limit, however often it is retried (before, an attempt begun just before the
+        retries' end could run its whole limit again, and a request outlast two limits)."""
+        started = time.monotonic()
+        deadline = started + (budget if budget is not None else CONTENTION_RETRY_TIME)
         delay = CONTENTION_FIRST_DELAY
         while True:
+            left = None if budget is None else max(MIN_ATTEMPT_SECONDS, deadline - time.monotonic())
             try:
                 with self._session(neo4j.WRITE_ACCESS) as session:
-                    return attempt(session)
+                    return attempt(session, left)
             except (DatabaseUnavailable, NotALeader, ForbiddenOnReadOnlyDatabase) as e:
                 # Transient to the server, but an outage to the client: answered like a refused connection.
                 raise ServiceUnavailable(f"Neo4j cannot take the write now: {e.message}") from e
@@ -160,8 +171,9 @@ class Database:
                     raise  # too large for Neo4j's transaction memory: it would be as large the next time
                 if time.monotonic() >= deadline:
                     raise
-                log.info("a write met concurrent writes; trying again in %.2fs", delay)
-                time.sleep(delay * random.uniform(0.5, 1.5))
+                wait = min(delay * random.uniform(0.5, 1.5), max(0.0, deadline - time.monotonic()))
+                log.info("a write met concurrent writes; trying again in %.2fs", wait)
+                time.sleep(wait)  # never past the limit
                 delay = min(delay * 2, CONTENTION_MAX_DELAY)
 
 
