@@ -14,6 +14,7 @@ from bench.workload import WorkloadSpec, load, tree_fixture
 from decisiontrail.graphdb import Graph
 
 CHROMIUM = os.environ.get("DECISIONTRAIL_CHROMIUM", "/usr/bin/chromium")
+# Without the background-networking flags Chromium keeps calling Google's hosts, which this network refuses.
 FLAGS = [
     "--headless",
     "--no-sandbox",

@@ -30,6 +30,7 @@ from decisiontrail.services.invariants import set_invariants
 from decisiontrail.services.lifecycle import add_guidance, instantiate_plan
 from decisiontrail.services.recording import record_decision
 from factories import actor_snapshot, new_plan, tool_input
+from test_interop_otlp import AGENT_SPAN, DECISION_SPAN, _json_span, _otlp_json
 
 # -- an independent reading: every data node and relationship, as plain Cypher returns them ----------
 
@@ -99,41 +100,6 @@ def no_restore_leftovers(graph: Graph) -> bool:
 
 # -- a realistic store -------------------------------------------------------------------------------
 
-TRACE = "5b8efff798038103d269b633813fc60c"
-T0 = 1_764_547_200_000_000_000  # 2025-12-01T00:00:00Z in ns
-
-
-def _span(
-    trace: str, span_id: str, name: str, parent: str | None = None, **attributes: str | float | list[str]
-) -> dict[str, Any]:
-    def value(v: str | float | list[str]) -> dict[str, Any]:
-        if isinstance(v, float):
-            return {"doubleValue": v}
-        if isinstance(v, list):
-            return {"arrayValue": {"values": [value(x) for x in v]}}
-        return {"stringValue": v}
-
-    start = T0 + int(span_id[-1]) * 1_000_000
-    span: dict[str, Any] = {
-        "traceId": trace,
-        "spanId": span_id,
-        "name": name,
-        "kind": 1,
-        "startTimeUnixNano": str(start),
-        "endTimeUnixNano": str(start + 50_000_000),
-        "attributes": [{"key": k.replace("__", "."), "value": value(v)} for k, v in attributes.items()],
-    }
-    if parent is not None:
-        span["parentSpanId"] = parent
-    return span
-
-
-def _otlp(*spans: dict[str, Any]) -> bytes:
-    request = {
-        "resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"scope": {"name": "t"}, "spans": list(spans)}]}]
-    }
-    return json.dumps(request).encode()
-
 
 def record_store(store: Trail) -> dict[str, str]:
     """The demonstration (two plans, a resolved review, checkpoint groups, a correction and its replay),
@@ -146,23 +112,11 @@ def record_store(store: Trail) -> dict[str, str]:
         store, tool_input("strategy_choice", confidence_score=0.5), plan_id=gated.plan_id, snapshot=actor_snapshot()
     )
     assert isinstance(review, Review) and review.status is ReviewStatus.PENDING
-    agent = _span(TRACE, "a000000000000001", "agent", openinference__span__kind="AGENT", input__value="Summarise the report")
-    choice = _span(
-        TRACE,
-        "a000000000000003",
-        "choose format",
-        "a000000000000001",
-        openinference__span__kind="DECISION",
-        decisiontrail__decision__type="implementation_choice",
-        decisiontrail__decision__question="Which format?",
-        decisiontrail__decision__chosen_option="bullet points",
-        decisiontrail__decision__alternatives=["prose", "table"],
-        decisiontrail__decision__confidence=0.8,
-    )
-    waiting = _span(
-        "6b8efff798038103d269b633813fc60c", "b000000000000002", "llm", "b000000000000001", openinference__span__kind="LLM"
-    )
-    assert import_spans(store, otlp.decode_lines(_otlp(agent, choice, waiting))).plan_ids
+    # Another trace's span, still waiting for its root.
+    waiting = {**_json_span("b000000000000002", "llm", 1, "b000000000000001", openinference__span__kind="LLM")}
+    waiting["traceId"] = "6b8efff798038103d269b633813fc60c"
+    request = json.dumps(_otlp_json([AGENT_SPAN, DECISION_SPAN, waiting])).encode()
+    assert import_spans(store, otlp.decode_lines(request)).plan_ids
     return {"root": demo.root_plan.plan_id, "child": demo.child_plan.plan_id}
 
 

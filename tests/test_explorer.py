@@ -27,20 +27,9 @@ from decisiontrail.app import create_app
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import delete_all_data
 from decisiontrail.services import Trail
+from bench.explorer import CHROMIUM, FLAGS  # the bench drives the same Chromium the same way
 from serving import served
 
-CHROMIUM = os.environ.get("DECISIONTRAIL_CHROMIUM", "/usr/bin/chromium")
-# Without the background-networking flags Chromium keeps calling Google's hosts, which this network refuses.
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCREENSHOTS = os.environ.get("DECISIONTRAIL_SCREENSHOTS")
 
 
