@@ -43,10 +43,24 @@ public final class EmbeddedNeo4j {
         // On shutdown, running transactions get this long to end before they are terminated.
         long shutdownTxEndMs = Long.parseLong(args.getOrDefault("--shutdown-transaction-end-ms", "5000"));
 
+        // While a request is in progress the server sends a NOOP at least this often, and tells the
+        // driver (the connection.recv_timeout_seconds hint: this times the probes) to give a
+        // connection up when nothing at all arrives for that long. Without it a response lost on
+        // the way (seen on this machine's loopback: a summary retransmitted, acknowledged, never
+        // delivered) would leave the driver waiting for good, and its transaction holding its locks.
+        long keepAliveMs = Long.parseLong(args.getOrDefault("--bolt-keep-alive-ms", "5000"));
+        int keepAliveProbes = Integer.parseInt(args.getOrDefault("--bolt-keep-alive-probes", "2"));
+
         DatabaseManagementService dbms = new DatabaseManagementServiceBuilder(dataDir)
                 .setConfig(BoltConnector.enabled, true)
                 .setConfig(BoltConnector.listen_address, new SocketAddress(host, boltPort))
                 .setConfig(BoltConnector.advertised_address, new SocketAddress(host, boltPort))
+                .setConfig(BoltConnector.connection_keep_alive_type, BoltConnector.KeepAliveRequestType.ALL)
+                .setConfig(BoltConnector.connection_keep_alive, Duration.ofMillis(keepAliveMs))
+                .setConfig(BoltConnector.connection_keep_alive_probes, keepAliveProbes)
+                .setConfig(
+                        BoltConnector.connection_keep_alive_streaming_scheduling_interval,
+                        Duration.ofMillis(Math.max(100, keepAliveMs / 5)))
                 .setConfig(HttpConnector.enabled, false)
                 .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(pageCacheMb))
                 .setConfig(GraphDatabaseSettings.memory_transaction_global_max_size, ByteUnit.mebiBytes(txMemoryMb))
