@@ -162,7 +162,7 @@ def test_the_page_is_served_under_a_strict_content_security_policy(site: Site) -
 
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     policy = page.headers["content-security-policy"]
-    assert "default-src 'self'" in policy and "script-src 'self'" in policy and "connect-src 'self' ws: wss:" in policy
+    assert "default-src 'self'" in policy and "script-src 'self'" in policy and "connect-src 'self';" in policy
     assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
     assert page.headers["referrer-policy"] == "no-referrer"
     # No inline script: every <script> is a file of ours.
@@ -219,6 +219,40 @@ def test_a_plan_expands_to_exactly_the_decisions_the_api_returns(page: Page, sit
     assert outline_ids(page, "[data-status=superseded]") == superseded
     # The other plan stays collapsed; its spawn link is drawn to it.
     assert not [n for n in drawn(page) if n["parent"] == site.demo.child_plan.plan_id]
+
+
+def test_a_plan_is_drawn_as_its_tree_left_to_right_and_stays_put_when_another_opens(page: Page, site: Site) -> None:
+    root, child = site.demo.root_plan.plan_id, site.demo.child_plan.plan_id
+    parents = {
+        d["id"]: d["parentDecisionId"]
+        for d in site.graphql(
+            site.tokens["analyst"],
+            "query($id: ID!) { plan(id: $id) { decisions(first: 100) { nodes { id parentDecisionId } } } }",
+            id=root,
+        )["plan"]["decisions"]["nodes"]
+    }
+    open_page(page, site, f"?plan={root}")
+    open_plan(page, root)
+
+    at = {n["id"]: (n["x"], n["y"]) for n in drawn(page) if n["kind"] == "decision" and n["parent"] == root}
+    assert set(at) == set(parents)
+    children: dict[str, list[str]] = {}
+    for decision, parent in parents.items():
+        if parent in at:
+            children.setdefault(parent, []).append(decision)
+            assert at[decision][0] > at[parent][0], "a decision is drawn right of its parent"
+    for parent, below in children.items():
+        rows = [at[c][1] for c in below]
+        assert min(rows) <= at[parent][1] <= max(rows), "a parent sits between its first and last child"
+    assert len(set(at.values())) == len(at), "no two decisions drawn in one place"
+
+    open_plan(page, child)
+    again = {n["id"]: (n["x"], n["y"]) for n in drawn(page) if n["kind"] == "decision" and n["parent"] == root}
+    first = min(at)
+    shift = (again[first][0] - at[first][0], again[first][1] - at[first][1])
+    moved = {d: (round(x - shift[0], 3), round(y - shift[1], 3)) for d, (x, y) in again.items()}
+    assert moved == {d: (round(x, 3), round(y, 3)) for d, (x, y) in at.items()}, "opening another plan redrew this one"
+    assert any(n["kind"] == "decision" and n["parent"] == child for n in drawn(page))
 
 
 def test_clicking_a_decision_shows_every_field_in_the_side_panel(page: Page, site: Site) -> None:
@@ -312,6 +346,9 @@ def test_before_the_correction_the_superseded_decisions_are_current(page: Page, 
     assert outline_ids(page, "[data-status=current]") >= invalidated
     assert correction not in outline_ids(page, "")
     assert not {n["id"] for n in drawn(page) if "superseded" in n["classes"]} & invalidated
+    # The panel says both: superseded today, current at the moment shown.
+    expect(page.locator("#panel p.status")).to_have_text("superseded today")
+    expect(page.locator("#panel p.status-at")).to_have_attribute("data-status", "current")
     slider = page.locator("#slider")
     assert int(slider.input_value()) < int(slider.get_attribute("max") or 0)
     shot(page, "before-correction")
@@ -322,10 +359,12 @@ def test_before_the_correction_the_superseded_decisions_are_current(page: Page, 
     expect(page.locator(f"#outline li[data-id='{correction}']")).to_have_count(1)
     settle(page)
     assert outline_ids(page, "[data-status=superseded]") >= invalidated
+    expect(page.locator("#panel p.status-at")).to_have_attribute("data-status", "superseded")
 
     page.locator("#to-now").click()
     settle(page)
     expect(page.locator("#moment")).to_have_text("now")
+    expect(page.locator("#panel p.status-at")).to_have_count(0)
 
 
 def test_a_deep_link_reopens_the_same_view(page: Page, browser: Browser, site: Site) -> None:
@@ -351,40 +390,67 @@ def test_a_deep_link_reopens_the_same_view(page: Page, browser: Browser, site: S
     assert (again.locator("#moment").inner_text(), again.locator("#panel h2").inner_text()) == seen[1:]
 
 
-def test_new_decisions_appear_live(page: Page, site: Site) -> None:
-    admin = site.tokens["admin"]
-    plan = site.graphql(admin, 'mutation { instantiatePlan(input: {description: "Live plan"}) { id rootDecision { id } } }')[
-        "instantiatePlan"
-    ]
-    open_page(page, site, f"?plan={plan['id']}&open={plan['id']}")
-    decisions = page.locator("#outline li[data-kind=decision]")
-    before = decisions.count()
-    assert before >= 1
+def live_plan(site: Site, description: str) -> dict[str, Any]:
+    plan: dict[str, Any] = site.graphql(
+        site.tokens["admin"],
+        "mutation($d: String!) { instantiatePlan(input: {description: $d}) { id rootDecision { id } } }",
+        d=description,
+    )["instantiatePlan"]
+    return plan
 
-    digest = hashlib.sha256(b"live").hexdigest()
+
+def record_strategy(site: Site, plan: dict[str, Any], question: str) -> str:
+    """Records a strategy choice under the plan's root through the API; its id."""
+    digest = hashlib.sha256(question.encode()).hexdigest()
     recorded = site.graphql(
-        admin,
+        site.tokens["admin"],
         """mutation($input: RecordDecisionInput!) { recordDecision(input: $input) { decision { id } } }""",
         input={
             "planId": plan["id"],
             "decisionType": "STRATEGY_CHOICE",
-            "question": "Which way, live?",
+            "question": question,
             "chosenOption": "The live way",
             "rationale": "to be seen at once",
             "parentDecisionId": plan["rootDecision"]["id"],
             "contextSnapshot": {
                 "hotContextHash": digest,
                 "hotContextRef": f"decisiontrail:context/{digest}",
-                "hotContext": "live",
+                "hotContext": question,
                 "actorStateRef": {"threadId": "live-1", "checkpointId": "cp-1"},
             },
         },
     )["recordDecision"]["decision"]
+    return str(recorded["id"])
 
-    expect(page.locator(f"#outline li[data-id='{recorded['id']}']")).to_have_count(1, timeout=15_000)
+
+def test_new_decisions_appear_live(page: Page, site: Site) -> None:
+    plan = live_plan(site, "Live plan")
+    open_page(page, site, f"?plan={plan['id']}&open={plan['id']}")
+    decisions = page.locator("#outline li[data-kind=decision]")
+    before = decisions.count()
+    assert before >= 1
+
+    recorded = record_strategy(site, plan, "Which way, live?")
+
+    expect(page.locator(f"#outline li[data-id='{recorded}']")).to_have_count(1, timeout=15_000)
     expect(decisions).to_have_count(before + 1)
     settle(page)
-    assert recorded["id"] in {n["id"] for n in drawn(page) if n["kind"] == "decision"}
+    assert recorded in {n["id"] for n in drawn(page) if n["kind"] == "decision"}
+
+
+def test_a_cursor_the_service_cannot_replay_from_reads_the_plan_again_and_stays_live(page: Page, site: Site) -> None:
+    plan = live_plan(site, "Plan whose events were lost")
+    open_page(page, site, f"?plan={plan['id']}&open={plan['id']}")
+    # The connection drops and comes back with a cursor the service never published (as after a
+    # restore): refused, so the page must read the plan instead, and follow it from now.
+    page.evaluate("([plan, cursor]) => window.decisiontrailExplorer.reconnectAfter(plan, cursor)", [plan["id"], "999999999999"])
+    meanwhile = record_strategy(site, plan, "Recorded while the page was away")
+    expect(page.locator(f"#outline li[data-id='{meanwhile}']")).to_have_count(1, timeout=15_000)
+
+    afterwards = record_strategy(site, plan, "Recorded after the page came back")
+    expect(page.locator(f"#outline li[data-id='{afterwards}']")).to_have_count(1, timeout=15_000)
+    settle(page)
+    assert {meanwhile, afterwards} <= {n["id"] for n in drawn(page) if n["kind"] == "decision"}
 
 
 def test_an_actors_token_shows_none_of_another_actors_plans(browser: Browser, site: Site) -> None:

@@ -74,16 +74,24 @@ const EVENTS = `subscription Events($plan: ID!, $after: String) {
 
 /**
  * decisionEvents for a set of plans over one graphql-transport-ws connection. It reconnects by
- * itself and resumes each plan after the last cursor it saw, so nothing is missed in between.
+ * itself and resumes each plan after the last cursor it saw, so nothing is missed in between. When
+ * the service cannot replay what was missed (the cursor is older than the events it keeps, beyond
+ * the last it ever published after a restore, or too much was missed), the plan's stream starts
+ * again from now and ``onLost`` says so, for the page to read that plan again.
  */
 export class Live {
   private socket: WebSocket | null = null;
   private readonly plans = new Map<string, string | null>(); // plan -> last cursor seen
+  private readonly operations = new Map<string, string>(); // subscription id -> plan
   private acknowledged = false;
   private closed = false;
   private retry = 0;
+  private started = 0;
 
-  constructor(private readonly onEvent: (event: DecisionEvent) => void) {}
+  constructor(
+    private readonly onEvent: (event: DecisionEvent) => void,
+    private readonly onLost: (planId: string) => void,
+  ) {}
 
   follow(planIds: Iterable<string>): void {
     for (const id of planIds) {
@@ -97,8 +105,19 @@ export class Live {
   stop(): void {
     this.closed = true;
     this.plans.clear();
+    this.operations.clear();
     this.socket?.close(1000);
     this.socket = null;
+  }
+
+  /** For automation: resume ``planId`` after ``cursor`` on a new connection, as after a network loss. */
+  reconnectAfter(planId: string, cursor: string): void {
+    if (!this.plans.has(planId)) return;
+    const old = this.socket;
+    this.socket = null;
+    old?.close(1000);
+    this.plans.set(planId, cursor);
+    this.connect();
   }
 
   private connect(): void {
@@ -107,6 +126,7 @@ export class Live {
     const socket = new WebSocket(url, "graphql-transport-ws");
     this.socket = socket;
     this.acknowledged = false;
+    this.operations.clear();
     socket.addEventListener("open", () => {
       const token = storedToken();
       socket.send(JSON.stringify({ type: "connection_init", payload: token ? { Authorization: `Bearer ${token}` } : {} }));
@@ -124,27 +144,45 @@ export class Live {
   }
 
   private receive(socket: WebSocket, text: string): void {
-    const message = JSON.parse(text) as { type: string; id?: string; payload?: { data?: { decisionEvents?: DecisionEvent } } };
+    if (socket !== this.socket) return; // one being closed
+    const message = JSON.parse(text) as {
+      type: string;
+      id?: string;
+      payload?: { data?: { decisionEvents?: DecisionEvent } | null; errors?: unknown[] } | unknown[];
+    };
+    const payload = Array.isArray(message.payload) ? { errors: message.payload } : message.payload;
     if (message.type === "connection_ack") {
       this.acknowledged = true;
       this.retry = 0;
       for (const id of this.plans.keys()) this.subscribe(id);
     } else if (message.type === "ping") {
       socket.send(JSON.stringify({ type: "pong" }));
-    } else if (message.type === "next") {
-      const event = message.payload?.data?.decisionEvents;
-      if (event) {
-        this.plans.set(event.planId, event.cursor);
-        this.onEvent(event);
+    } else if (message.type === "next" && payload?.data?.decisionEvents) {
+      const event = payload.data.decisionEvents;
+      this.plans.set(event.planId, event.cursor);
+      this.onEvent(event);
+    } else if (message.type === "complete" && message.id) {
+      this.operations.delete(message.id);
+    } else if (message.type === "error" || (message.type === "next" && payload?.errors?.length)) {
+      const planId = message.id ? this.operations.get(message.id) : undefined;
+      if (message.id) this.operations.delete(message.id);
+      // Refused from a cursor: start again from now and read the plan. Refused from now (a plan this
+      // token may not see): nothing to resume, and asking again would be refused again.
+      if (planId !== undefined && this.plans.get(planId) !== null) {
+        this.plans.set(planId, null);
+        this.subscribe(planId);
+        this.onLost(planId);
       }
     }
-    // "error" (a plan this token may not see, a cursor too old) ends that plan's stream: the page reads the plan again instead.
   }
 
   private subscribe(planId: string): void {
+    // A new id each time: the service may still hold the refused subscription's.
+    const id = `${planId}:${(this.started += 1)}`;
+    this.operations.set(id, planId);
     this.socket?.send(
       JSON.stringify({
-        id: planId,
+        id,
         type: "subscribe",
         payload: { query: EVENTS, variables: { plan: planId, after: this.plans.get(planId) ?? null } },
       }),

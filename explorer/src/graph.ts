@@ -1,9 +1,9 @@
 // The drawing: plans as collapsible compound nodes holding their decision trees, laid out left to right.
 
 import cytoscape from "cytoscape";
-import dagre from "cytoscape-dagre";
 import svg from "cytoscape-svg";
 
+import { treePositions } from "./layout";
 import type { DecisionInfo, PlanInfo, ReviewInfo } from "./model";
 
 declare module "cytoscape" {
@@ -13,7 +13,6 @@ declare module "cytoscape" {
   }
 }
 
-cytoscape.use(dagre);
 cytoscape.use(svg);
 
 /** The colour of each decision type: the exports' palette (checks.export.PALETTE), so a GEXF looks the same. */
@@ -56,13 +55,34 @@ function planLabel(plan: PlanInfo): string {
   return `${short(plan.description, 48)}\n${plan.phase.toLowerCase()} · ${plan.size} decisions${invalidated}`;
 }
 
+const PLAN_WIDTH = 240;
+const PLAN_HEIGHT = 58;
+const DECISION_WIDTH = 190;
+const DECISION_HEIGHT = 46;
+const RANK_GAP = 60;
+const ROW_GAP = 14;
+
+/** Where a plan's tree begins inside its box, from the box's top left (room for the plan's label). */
+const TREE_INSET = { x: 20, y: 30 };
+
+/** The top left a drawn tree was laid out from: its first root and first leaf sit at (0, 0) of the layout. */
+function treeOrigin(nodes: cytoscape.NodeCollection): { x1: number; y1: number } {
+  let x = Infinity;
+  let y = Infinity;
+  nodes.forEach((node) => {
+    x = Math.min(x, node.position("x"));
+    y = Math.min(y, node.position("y"));
+  });
+  return { x1: x - TREE_INSET.x - DECISION_WIDTH / 2, y1: y - TREE_INSET.y - DECISION_HEIGHT / 2 };
+}
+
 const STYLE: cytoscape.StylesheetJson = [
   {
     selector: "node",
     style: {
       shape: "round-rectangle",
-      width: 190,
-      height: 46,
+      width: DECISION_WIDTH,
+      height: DECISION_HEIGHT,
       label: "data(label)",
       "font-size": 11,
       "font-family": "system-ui, sans-serif",
@@ -81,8 +101,8 @@ const STYLE: cytoscape.StylesheetJson = [
       "background-color": "#eef0f3",
       "border-color": "#404040",
       "border-width": 2,
-      width: 240,
-      height: 58,
+      width: PLAN_WIDTH,
+      height: PLAN_HEIGHT,
       "font-weight": "bold",
     },
   },
@@ -139,6 +159,9 @@ export interface GraphNodeSummary {
   kind: "plan" | "decision" | "review";
   parent: string | null;
   classes: string[];
+  /** The centre, in the drawing's own coordinates. */
+  x: number;
+  y: number;
 }
 
 /**
@@ -176,7 +199,14 @@ export class GraphView {
       for (const plan of plans) this.addPlan(plan);
     });
     this.relink();
-    this.cy.layout({ name: "dagre", rankDir: "LR", rankSep: 90, nodeSep: 40, fit: true, padding: 30 } as cytoscape.LayoutOptions).run();
+    const at = treePositions(
+      plans.map((p) => ({ id: planNode(p.id), parent: p.parentPlanId ? planNode(p.parentPlanId) : null })),
+      { rank: PLAN_WIDTH + 90, row: PLAN_HEIGHT + 40 },
+    );
+    this.cy.batch(() => {
+      for (const [id, point] of at) this.cy.getElementById(id).position(point);
+    });
+    this.cy.fit(undefined, 30);
   }
 
   /** A plan that appeared later (live): placed right of its parent plan, below its siblings. */
@@ -229,11 +259,32 @@ export class GraphView {
     const wasOpen = plan.isParent();
     const before = plan.boundingBox();
     const shifted = wasOpen ? this.grown.get(planId) : undefined;
+    // Drawn again (live, or at another moment): from where its tree began, not from its box, which
+    // holds the padding and label around the tree and would move the tree a little each time.
+    const origin = wasOpen ? treeOrigin(plan.children()) : { x1: before.x1, y1: before.y1 };
+    // A tree's layered layout in linear time (dagre took about a second for 1,000 decisions), from
+    // the plan's top left, so the rest of the drawing stays where it was. Each node is added at its
+    // place: positioned after adding, Cytoscape would work out every bound twice.
+    const at = treePositions(
+      [
+        ...decisions.map((d) => ({ id: decisionNode(d.id), parent: d.parentDecisionId ? decisionNode(d.parentDecisionId) : null })),
+        ...pending.map((r) => ({ id: `r:${r.id}`, parent: r.parent ? decisionNode(r.parent.id) : null })),
+      ],
+      { rank: DECISION_WIDTH + RANK_GAP, row: DECISION_HEIGHT + ROW_GAP },
+    );
+    const place = (id: string): cytoscape.Position => {
+      const point = at.get(id) ?? { x: 0, y: 0 };
+      return {
+        x: point.x + origin.x1 + TREE_INSET.x + DECISION_WIDTH / 2,
+        y: point.y + origin.y1 + TREE_INSET.y + DECISION_HEIGHT / 2,
+      };
+    };
+    const present = new Set(decisions.map((d) => d.id));
+    const waitedOn = new Set(pending.flatMap((r) => (r.parent && present.has(r.parent.id) ? [r.parent.id] : [])));
     this.cy.batch(() => {
       plan.children().remove();
-      const present = new Set(decisions.map((d) => d.id));
-      this.cy.add(
-        decisions.map((d) => ({
+      this.cy.add([
+        ...decisions.map((d) => ({
           group: "nodes" as const,
           data: {
             id: decisionNode(d.id),
@@ -241,57 +292,37 @@ export class GraphView {
             parent: plan.id(),
             label: `#${d.sequenceNumber} ${typeName(d.decisionType)}\n${short(d.chosenOption, 52)}`,
           },
+          position: place(decisionNode(d.id)),
           classes: [
             "decision",
             `t-${typeName(d.decisionType)}`,
             ...(d.superseded ? ["superseded"] : []),
             ...(d.isCorrection ? ["correction"] : []),
+            ...(waitedOn.has(d.id) ? ["pending"] : []),
           ],
         })),
-      );
-      this.cy.add(
-        decisions
+        ...pending.map((review) => ({
+          group: "nodes" as const,
+          data: { id: `r:${review.id}`, ref: review.id, parent: plan.id() },
+          position: place(`r:${review.id}`),
+          classes: ["review"],
+        })),
+        ...decisions
           .filter((d) => d.parentDecisionId && present.has(d.parentDecisionId))
           .map((d) => ({
             group: "edges" as const,
             data: { id: `parent:${d.id}`, source: decisionNode(d.parentDecisionId ?? ""), target: decisionNode(d.id) },
             classes: ["tree"],
           })),
-      );
-      for (const review of pending) {
-        this.cy.add({ group: "nodes", data: { id: `r:${review.id}`, ref: review.id, parent: plan.id() }, classes: ["review"] });
-        if (review.parent && present.has(review.parent.id)) {
-          this.cy.getElementById(decisionNode(review.parent.id)).addClass("pending");
-          this.cy.add({
-            group: "edges",
-            data: { id: `review:${review.id}`, source: decisionNode(review.parent.id), target: `r:${review.id}` },
+        ...pending
+          .filter((review) => review.parent && present.has(review.parent.id))
+          .map((review) => ({
+            group: "edges" as const,
+            data: { id: `review:${review.id}`, source: decisionNode(review.parent?.id ?? ""), target: `r:${review.id}` },
             classes: ["to-review"],
-          });
-        }
-      }
+          })),
+      ]);
     });
-    const inside = plan.children().union(plan.children().connectedEdges());
-    const origin = wasOpen ? before : { x1: before.x1, y1: before.y1 };
-    inside
-      .layout({
-        name: "dagre",
-        rankDir: "LR",
-        rankSep: 60,
-        nodeSep: 14,
-        // A tree's ranks are its depths: longest-path finds them in linear time, where dagre's default
-        // (network simplex) took seconds on a plan of 1,000 decisions.
-        ranker: "longest-path",
-        fit: false,
-        animate: false,
-        // Dagre places from (0, 0); moved to the plan's top left (a boundingBox would scale the drawing into it).
-        transform: (_node: cytoscape.NodeSingular, position: cytoscape.Position) => ({
-          x: position.x + origin.x1 + 20,
-          y: position.y + origin.y1 + 30,
-        }),
-        sort: (a: cytoscape.SingularElementArgument, b: cytoscape.SingularElementArgument) =>
-          String(a.id()).localeCompare(String(b.id())),
-      } as cytoscape.LayoutOptions)
-      .run();
     const after = plan.boundingBox();
     const base = shifted ?? { dx: 0, dy: 0 };
     const dx = after.w - before.w;
@@ -308,7 +339,7 @@ export class GraphView {
     const before = plan.boundingBox();
     const topLeft = { x: before.x1, y: before.y1 };
     plan.children().remove();
-    plan.position({ x: topLeft.x + 120, y: topLeft.y + 29 });
+    plan.position({ x: topLeft.x + PLAN_WIDTH / 2, y: topLeft.y + PLAN_HEIGHT / 2 });
     const after = plan.boundingBox();
     this.moveAside(planId, before, after.w - before.w, after.h - before.h);
     this.grown.delete(planId);
@@ -440,6 +471,8 @@ export class GraphView {
       kind: node.hasClass("plan") ? "plan" : node.hasClass("review") ? "review" : "decision",
       parent: node.parent().nonempty() ? String(node.parent().first().data("ref")) : null,
       classes: node.classes(),
+      x: node.position("x"),
+      y: node.position("y"),
     }));
   }
 }

@@ -98,7 +98,10 @@ const outline = new Outline(byId<HTMLUListElement>("outline"), {
   togglePlan: (id) => void togglePlan(id),
   selectDecision: (id) => void selectDecision(id),
 });
-const live = new Live((event) => onEvent(event));
+const live = new Live(
+  (event) => onEvent(event),
+  (planId) => onLost(planId),
+);
 
 // ---- find ------------------------------------------------------------------------------------------
 
@@ -249,6 +252,26 @@ async function togglePlan(planId: string): Promise<void> {
 
 // ---- question --------------------------------------------------------------------------------------
 
+/** The selected decision in the side panel, with its status at the moment shown. */
+function showDetail(): void {
+  const detail = state.detail;
+  if (!detail) return;
+  const review = state.content.get(detail.planId)?.reviews.find((r) => r.decision?.id === detail.id) ?? null;
+  const correctedAt = [detail.supersededAt, detail.supersededBy?.createdAt].filter((m): m is string => !!m);
+  renderDecision(ui.panel, detail, review, correctedAt.length ? momentBefore(correctedAt) : null, state.asOf, {
+    lineage: () => void showLineage(),
+    impact: () => void showImpact(),
+    invalidationPath: () => void showInvalidationPath(),
+    showMoment: (moment) => void travel(moment),
+    clearHighlight: () => {
+      state.highlight = null;
+      applyHighlight();
+      renderOutline();
+    },
+    select: (other) => void selectDecision(other),
+  });
+}
+
 async function selectDecision(id: string): Promise<void> {
   await working(async () => {
     const detail = await decisionDetail(id);
@@ -262,20 +285,7 @@ async function selectDecision(id: string): Promise<void> {
     graph.select(id);
     renderOutline();
     outline.reveal(`d:${id}`);
-    const review = state.content.get(detail.planId)?.reviews.find((r) => r.decision?.id === id) ?? null;
-    const correctedAt = [detail.supersededAt, detail.supersededBy?.createdAt].filter((m): m is string => !!m);
-    renderDecision(ui.panel, detail, review, correctedAt.length ? momentBefore(correctedAt) : null, {
-      lineage: () => void showLineage(),
-      impact: () => void showImpact(),
-      invalidationPath: () => void showInvalidationPath(),
-      showMoment: (moment) => void travel(moment),
-      clearHighlight: () => {
-        state.highlight = null;
-        applyHighlight();
-        renderOutline();
-      },
-      select: (other) => void selectDecision(other),
-    });
+    showDetail();
     share();
   });
 }
@@ -381,6 +391,7 @@ async function travel(moment: string | null): Promise<void> {
     graph.setLinks(state.hierarchy, dependencies());
     applyHighlight();
     graph.select(state.selected);
+    showDetail();
     renderOutline();
     renderTimeline();
     share();
@@ -406,6 +417,13 @@ let refreshing = 0;
 function onEvent(event: DecisionEvent): void {
   addMoment(event.at, `${event.kind.toLowerCase().replace(/_/g, " ")}`);
   changed.add(event.planId);
+  window.clearTimeout(refreshing);
+  refreshing = window.setTimeout(() => void refresh(), 250);
+}
+
+/** What happened to a plan while the page was away could not be replayed: the plan is read again. */
+function onLost(planId: string): void {
+  changed.add(planId);
   window.clearTimeout(refreshing);
   refreshing = window.setTimeout(() => void refresh(), 250);
 }
@@ -537,11 +555,16 @@ declare global {
     decisiontrailExplorer: {
       graph: () => ReturnType<GraphView["summary"]>;
       position: (decisionId: string) => { x: number; y: number } | null;
+      reconnectAfter: (planId: string, cursor: string) => void;
     };
   }
 }
-// Read by the browser tests and the benchmark: what is drawn, node by node.
-window.decisiontrailExplorer = { graph: () => graph.summary(), position: (id) => graph.clientPosition(id) };
+// For the browser tests and the benchmark: what is drawn, node by node; a lost connection.
+window.decisiontrailExplorer = {
+  graph: () => graph.summary(),
+  position: (id) => graph.clientPosition(id),
+  reconnectAfter: (planId, cursor) => live.reconnectAfter(planId, cursor),
+};
 
 ui.token.placeholder = storedToken() ? "token stored for this tab" : "none needed locally";
 renderLegend();

@@ -59,12 +59,22 @@ function decisionLink(id: string, actions: PanelActions): HTMLButtonElement {
   return link;
 }
 
+function statusAt(d: DecisionDetail, asOf: string): HTMLElement {
+  const at = Date.parse(asOf);
+  const status =
+    Date.parse(d.createdAt) > at ? "not yet recorded" : d.supersededAt !== null && Date.parse(d.supersededAt) <= at ? "superseded" : "current";
+  const line = element("p", `${status} at the moment shown (${when(asOf)})`, "status-at");
+  line.dataset.status = status;
+  return line;
+}
+
 /** Renders a decision's fields; ``review`` is the review it came from, if a person was asked. */
 export function renderDecision(
   panel: HTMLElement,
   d: DecisionDetail,
   review: ReviewInfo | null,
   before: string | null,
+  asOf: string | null,
   actions: PanelActions,
 ): void {
   const heading = element("h2", `#${d.sequenceNumber} ${typeName(d.decisionType)}`);
@@ -98,8 +108,9 @@ export function renderDecision(
   actionsRow.append(button("Clear highlight", "clear", actions.clearHighlight));
   panel.replaceChildren(
     heading,
-    // The status today, whatever moment the drawing shows.
+    // The status today, and at the moment the drawing shows when that is a past one.
     element("p", d.status === "SUPERSEDED" ? "superseded today" : "current today", `status ${d.status.toLowerCase()}`),
+    ...(asOf === null ? [] : [statusAt(d, asOf)]),
     fields([
       ["question", d.question],
       ["chosen option", d.chosenOption],

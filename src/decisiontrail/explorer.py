@@ -19,7 +19,8 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "style-src 'self'",
         # Cytoscape draws on canvases; a PNG of the drawing is handed to the browser as a blob.
         "img-src 'self' data: blob:",
-        "connect-src 'self' ws: wss:",
+        # 'self' covers the page's own ws:/wss: origin too (CSP Level 3): no other host, by WebSocket or fetch.
+        "connect-src 'self'",
         "object-src 'none'",
         "base-uri 'none'",
         "form-action 'none'",
