@@ -453,6 +453,25 @@ def test_plan_hierarchy_fields(api: httpx.Client) -> None:
     assert read["plans"] == {"totalCount": 1, "nodes": [{"id": top["id"]}]}
 
 
+def test_plans_are_found_by_description_id_or_project_in_any_case(api: httpx.Client) -> None:
+    billing = ok(api, INSTANTIATE, input={"description": "Rate limits for the Billing API", "project": "payments"})
+    search = ok(api, INSTANTIATE, input={"description": "Faster search results", "project": "Catalogue"})
+    ok(api, INSTANTIATE, input={"description": "Something else", "project": "payments"})
+    found = lambda text: ok(  # noqa: E731
+        api, "query($s: String) { plans(search: $s) { totalCount nodes { id } } }", s=text
+    )["plans"]
+
+    assert found("billing api") == {"totalCount": 1, "nodes": [{"id": billing["instantiatePlan"]["id"]}]}
+    assert found("CATALOGUE")["nodes"] == [{"id": search["instantiatePlan"]["id"]}]
+    assert found(search["instantiatePlan"]["id"][-8:].lower())["nodes"] == [{"id": search["instantiatePlan"]["id"]}]
+    assert found("PAYMENTS")["totalCount"] == 2
+    assert found("nothing like it") == {"totalCount": 0, "nodes": []}
+    assert found("   ")["totalCount"] == 3  # blank: every plan
+
+    refused = error_code(api, "query($s: String) { plans(search: $s) { totalCount } }", s="x" * 201)
+    assert refused["code"] == "VALIDATION_FAILED" and refused["field"] == "search"
+
+
 def test_a_decision_lists_its_corrections(api: httpx.Client) -> None:
     plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
     strategy = record(api, plan["id"])["decision"]

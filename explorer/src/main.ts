@@ -47,7 +47,9 @@ interface Moment {
 }
 
 const state = {
-  plans: [] as PlanInfo[], // every plan the caller may see
+  plans: [] as PlanInfo[], // the plans listed: the first pages of those matching the search
+  plansTotal: 0, // how many match in all
+  plansNext: null as string | null, // where the next page starts
   top: null as string | null, // the open hierarchy's top plan
   hierarchy: [] as PlanInfo[],
   expanded: new Set<string>(),
@@ -106,42 +108,54 @@ const live = new Live(
 // ---- find ------------------------------------------------------------------------------------------
 
 function renderPlanList(): void {
-  const needle = ui.search.value.trim().toLowerCase();
-  const shown = state.plans.filter((p) =>
-    [p.description, p.id, p.project ?? ""].some((field) => field.toLowerCase().includes(needle)),
-  );
-  ui.planList.replaceChildren(
-    ...shown.map((p) => {
-      const item = document.createElement("li");
-      const open = document.createElement("button");
-      open.type = "button";
-      open.dataset.planId = p.id;
-      if (state.hierarchy.some((h) => h.id === p.id)) open.setAttribute("aria-current", "true");
-      const title = document.createElement("strong");
-      title.textContent = p.description;
-      const meta = document.createElement("small");
-      const facts = [p.phase.toLowerCase(), `${p.size} decisions`, p.project ? `project ${p.project}` : "", p.parentPlanId ? "child plan" : ""];
-      if (p.invalidatedAt) facts.push("invalidated");
-      meta.textContent = `${facts.filter(Boolean).join(" · ")}\n${p.id}`;
-      if (p.invalidatedAt) item.classList.add("invalidated");
-      open.append(title, meta);
-      open.addEventListener("click", () => void working(() => openHierarchy(p.id)));
-      item.append(open);
-      return item;
-    }),
-  );
-  if (!shown.length) {
+  const items = state.plans.map((p) => {
+    const item = document.createElement("li");
+    const open = document.createElement("button");
+    open.type = "button";
+    open.dataset.planId = p.id;
+    if (state.hierarchy.some((h) => h.id === p.id)) open.setAttribute("aria-current", "true");
+    const title = document.createElement("strong");
+    title.textContent = p.description;
+    const meta = document.createElement("small");
+    const facts = [p.phase.toLowerCase(), `${p.size} decisions`, p.project ? `project ${p.project}` : "", p.parentPlanId ? "child plan" : ""];
+    if (p.invalidatedAt) facts.push("invalidated");
+    meta.textContent = `${facts.filter(Boolean).join(" · ")}\n${p.id}`;
+    if (p.invalidatedAt) item.classList.add("invalidated");
+    open.append(title, meta);
+    open.addEventListener("click", () => void working(() => openHierarchy(p.id)));
+    item.append(open);
+    return item;
+  });
+  ui.planList.replaceChildren(...items);
+  if (!state.plans.length) {
     const none = document.createElement("li");
     none.className = "none";
-    none.textContent = state.plans.length ? "No plan matches." : "No plans you may see.";
+    none.textContent = ui.search.value.trim() ? "No plan matches." : "No plans you may see.";
     ui.planList.append(none);
+  }
+  if (state.plansNext) {
+    const more = document.createElement("li");
+    more.className = "more";
+    const button = document.createElement("button");
+    button.type = "button";
+    button.id = "more-plans";
+    button.textContent = `Show more (${state.plans.length} of ${state.plansTotal})`;
+    button.addEventListener("click", () => void working(() => loadPlans(true)));
+    more.append(button);
+    ui.planList.append(more);
   }
 }
 
-async function loadPlans(): Promise<void> {
-  state.plans = await listPlans();
+/** The first page of the plans matching the search box (the server searches), or the next page. */
+async function loadPlans(more = false): Promise<void> {
+  const search = ui.search.value.trim() || null;
+  const page = await listPlans(search, more ? state.plansNext : null);
+  if (search !== (ui.search.value.trim() || null)) return; // typed on meanwhile: a newer search follows
+  state.plans = more ? [...state.plans, ...page.plans] : page.plans;
+  state.plansTotal = page.total;
+  state.plansNext = page.next;
   renderPlanList();
-  say(`${state.plans.length} plan(s).`);
+  say(`${page.total} plan(s)${search ? ` matching “${search}”` : ""}.`);
 }
 
 // ---- see -------------------------------------------------------------------------------------------
@@ -526,7 +540,23 @@ function renderLegend(): void {
   ui.legend.replaceChildren(...entries, ...extra);
 }
 
-ui.search.addEventListener("input", renderPlanList);
+// The list is searched on the server a moment after the typing stops; the page counts as busy from
+// the first key, so nothing (a person or a test) takes the old list for the answer.
+let searching = 0;
+ui.search.addEventListener("input", () => {
+  if (!searching) {
+    busy += 1;
+    document.body.dataset.busy = "true";
+  }
+  window.clearTimeout(searching);
+  searching = window.setTimeout(() => {
+    searching = 0;
+    void working(() => loadPlans()).finally(() => {
+      busy -= 1;
+      if (!busy) document.body.dataset.busy = "false";
+    });
+  }, 200);
+});
 ui.tokenForm.addEventListener("submit", (event) => {
   event.preventDefault();
   storeToken(ui.token.value.trim());
@@ -541,7 +571,7 @@ ui.tokenForm.addEventListener("submit", (event) => {
 });
 
 async function start(): Promise<void> {
-  await loadPlans();
+  await working(() => loadPlans());
   const view = readView();
   if (!view.plan) return;
   state.asOf = view.asOf;

@@ -84,19 +84,25 @@ function plan(raw: RawPlan): PlanInfo {
   };
 }
 
-/** Every plan the caller may see, a page of 100 at a time. */
-export async function listPlans(): Promise<PlanInfo[]> {
-  const found: PlanInfo[] = [];
-  let after: string | null = null;
-  for (;;) {
-    const data: { plans: { nodes: RawPlan[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } } = await query(
-      `query Plans($after: String) { plans(first: 100, after: $after) { nodes { ${PLAN_FIELDS} } pageInfo { hasNextPage endCursor } } }`,
-      { after },
-    );
-    found.push(...data.plans.nodes.map(plan));
-    if (!data.plans.pageInfo.hasNextPage) return found;
-    after = data.plans.pageInfo.endCursor;
-  }
+export interface PlanList {
+  plans: PlanInfo[];
+  /** How many plans match in all. */
+  total: number;
+  /** Where the next page starts; null when this was the last. */
+  next: string | null;
+}
+
+/** One page (100) of the plans the caller may see, those matching ``search`` (description, id or project). */
+export async function listPlans(search: string | null, after: string | null = null): Promise<PlanList> {
+  const data: {
+    plans: { totalCount: number; nodes: RawPlan[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+  } = await query(
+    `query Plans($search: String, $after: String) { plans(first: 100, after: $after, search: $search) {
+      totalCount nodes { ${PLAN_FIELDS} } pageInfo { hasNextPage endCursor } } }`,
+    { search, after },
+  );
+  const page = data.plans;
+  return { plans: page.nodes.map(plan), total: page.totalCount, next: page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null };
 }
 
 /** A plan with its ancestors and every plan below it: the hierarchy it belongs to, from its top. */

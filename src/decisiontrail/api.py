@@ -58,7 +58,9 @@ class Query:
     )
     plan: Plan | None = strawberry.field(resolver=queries.plan, description="A plan by id.", permission_classes=[CanRead])
     plans: PlanConnection = strawberry.field(
-        resolver=queries.plans, description="Plans, a page at a time.", permission_classes=[CanRead]
+        resolver=queries.plans,
+        description="Plans, a page at a time, in creation order; search finds them by description, id or project.",
+        permission_classes=[CanRead],
     )
     impact: Impact = strawberry.field(
         resolver=queries.impact,

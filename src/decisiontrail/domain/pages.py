@@ -22,6 +22,24 @@ def page_size(first: int | None) -> int:
     return first
 
 
+MAX_SEARCH = 200
+
+
+def search_text(search: str | None) -> str | None:
+    """A search text trimmed; None when blank or absent. Refused past MAX_SEARCH characters.
+
+    >>> search_text("  billing ")
+    'billing'
+    >>> search_text("   ") is None
+    True
+    """
+    if search is None or not search.strip():
+        return None
+    if len(search) > MAX_SEARCH:
+        raise ValidationFailed(f"search: at most {MAX_SEARCH} characters, not {len(search)}", field="search")
+    return search.strip()
+
+
 @dataclass(frozen=True)
 class DecisionPage:
     """A page of a plan's decisions: after a sequence number, filtered."""
@@ -76,7 +94,7 @@ class ReviewPage:
 
 @dataclass(frozen=True)
 class PlanPage:
-    """A page of plans: after a plan id, filtered by phase and by being top-level."""
+    """A page of plans: after a plan id, filtered by phase, by being top-level and by a search text."""
 
     first: int = DEFAULT_PAGE
     after: str | None = None
@@ -84,6 +102,8 @@ class PlanPage:
     top_level: bool | None = None
     owner: str | None = None
     project: str | None = None
+    search: str | None = None
+    """Kept when its description, id or project holds this, in any case."""
 
     def params(self) -> dict[str, Any]:
         return {
@@ -93,4 +113,5 @@ class PlanPage:
             "top_level": self.top_level,
             "owner": self.owner,
             "project": self.project,
+            "search": self.search.lower() if self.search else None,
         }

@@ -9,7 +9,7 @@ import strawberry
 from strawberry.types import Info
 
 from decisiontrail.domain import Phase as DomainPhase
-from decisiontrail.domain.pages import PlanPage, ReviewPage, page_size
+from decisiontrail.domain.pages import PlanPage, ReviewPage, page_size, search_text
 from decisiontrail.domain.invariants import Scope
 from decisiontrail.domain.recording import ReviewStatus
 from decisiontrail.events import FellBehind
@@ -74,10 +74,13 @@ async def plans(
     after: str | None = None,
     phase: Phase | None = None,
     top_level: bool | None = None,
+    search: str | None = None,
 ) -> PlanConnection:
-    """Plans in creation order, a page at a time (at most 100); ``topLevel`` keeps hierarchy roots."""
+    """Plans in creation order, a page at a time (at most 100); ``topLevel`` keeps hierarchy roots,
+    ``search`` those whose description, id or project contains it (case-insensitive)."""
     try:
         size = page_size(first)
+        search = search_text(search)
     except ValidationFailed as e:
         raise client_error(e) from e
     page = PlanPage(
@@ -85,6 +88,7 @@ async def plans(
         after=parse_cursor("plan", after),
         phase=DomainPhase(phase.value) if phase else None,
         top_level=top_level,
+        search=search,
     )
     total, ids = await call(reading.page_plans, info.context.trail, page, info.context.principal)
     more = len(ids) > size

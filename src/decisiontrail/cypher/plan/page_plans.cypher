@@ -1,10 +1,13 @@
-// One page of plans in creation order (plan ids are ULIDs), after the cursor (a plan id).
+// One page of plans in creation order (plan ids are ULIDs), after the cursor (a plan id), with how
+// many match; $search (lower case) keeps those whose description, id or project holds it.
 CALL () {
   MATCH (p:Plan)
   WHERE ($owner IS NULL OR p.owner = $owner)
     AND ($project IS NULL OR p.project = $project)
     AND ($phase IS NULL OR p.phase = $phase)
     AND ($top_level IS NULL OR $top_level = (NOT EXISTS { (p)-[:CHILD_OF]->() }))
+    AND ($search IS NULL OR toLower(p.description) CONTAINS $search OR toLower(p.plan_id) CONTAINS $search
+         OR toLower(coalesce(p.project, '')) CONTAINS $search)
   RETURN count(p) AS total
 }
 CALL () {
@@ -14,6 +17,8 @@ CALL () {
     AND ($project IS NULL OR p.project = $project)
     AND ($phase IS NULL OR p.phase = $phase)
     AND ($top_level IS NULL OR $top_level = (NOT EXISTS { (p)-[:CHILD_OF]->() }))
+    AND ($search IS NULL OR toLower(p.description) CONTAINS $search OR toLower(p.plan_id) CONTAINS $search
+         OR toLower(coalesce(p.project, '')) CONTAINS $search)
   WITH p ORDER BY p.plan_id
   LIMIT $limit
   RETURN collect(p.plan_id) AS plan_ids
