@@ -50,6 +50,10 @@ def explorer(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], Non
     def settle(page: Page) -> None:
         expect(page.locator("body")).to_have_attribute("data-busy", "false", timeout=120_000)
 
+    def says(page: Page) -> str:
+        """What the page last told its user (an error it met, say)."""
+        return page.locator("#status").inner_text()
+
     def opening(page: Page) -> tuple[float, float]:
         page.goto(f"{api}/explore")
         settle(page)
@@ -72,8 +76,9 @@ def explorer(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], Non
         start = time.perf_counter()
         item.focus()
         item.press("ArrowRight")
-        expect(item).to_have_attribute("data-open", "true", timeout=120_000)
         settle(page)
+        if item.get_attribute("data-open") != "true":
+            raise RuntimeError(f"the plan did not open; the page says: {says(page)}")
         took = (time.perf_counter() - start) * 1000
         drawn = page.evaluate("window.decisiontrailExplorer.graph().filter(n => n.kind === 'decision').length")
         assert drawn == 1000, drawn

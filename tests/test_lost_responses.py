@@ -24,7 +24,7 @@ import pytest
 from decisiontrail.exceptions import TimedOut, Unavailable
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.connection import create_driver
-from decisiontrail.graphdb.database import Database
+from decisiontrail.graphdb.database import SILENT_CONNECTION, Database
 
 SILENCE_LIMIT = 10.0
 """What the embedded Neo4j hints: keep-alive every 5 s, two missed."""
@@ -107,7 +107,7 @@ def _in_thread(work: object, seconds: float) -> BaseException | object:
 
 
 def test_a_lost_response_is_answered_unavailable_and_the_transaction_lets_its_locks_go(
-    graph: Graph, through_proxy: tuple[LossyProxy, Database]
+    graph: Graph, through_proxy: tuple[LossyProxy, Database], caplog: pytest.LogCaptureFixture
 ) -> None:
     proxy, database = through_proxy
 
@@ -123,6 +123,8 @@ def test_a_lost_response_is_answered_unavailable_and_the_transaction_lets_its_lo
 
     assert isinstance(outcome, Unavailable), outcome
     assert took < SILENCE_LIMIT + 5, f"gave up only after {took:.1f}s"
+    # Logged as a silent connection, which the reliability harness tells from other outages by.
+    assert [r for r in caplog.records if getattr(r, SILENT_CONNECTION, False)], [r.getMessage() for r in caplog.records]
     # The transaction is gone with its connection: another writer takes the lock at once, and the
     # first write was rolled back (writes counts only this one).
     records, _, _ = graph.driver.execute_query(

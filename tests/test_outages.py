@@ -111,3 +111,17 @@ def test_a_write_waiting_for_a_lock_while_neo4j_stops_is_unavailable(stoppable: 
         except Exception:  # the server is gone; the holder's connection with it
             pass
     assert isinstance(error, DecisionTrailError) and error.code == "UNAVAILABLE", repr(error)
+
+
+def test_no_connection_free_within_the_acquisition_timeout_is_unavailable(graph: Graph) -> None:
+    """Every connection busy (or found dead) for the driver's whole acquisition timeout: the request
+    is answered UNAVAILABLE, which a client retries, never as an unexpected error."""
+    driver = neo4j.GraphDatabase.driver(graph.uri, max_connection_pool_size=1, connection_acquisition_timeout=0.5)
+    try:
+        with driver.session(database=graph.database) as holder, holder.begin_transaction() as tx:
+            tx.run("RETURN 1").consume()  # the pool's only connection, held open
+            busy = Database(Graph(driver=driver, database=graph.database, uri=graph.uri, query_timeout=5.0))
+            with pytest.raises(Unavailable):
+                busy.read(lambda t: t.run("RETURN 1").consume())
+    finally:
+        driver.close()

@@ -19,6 +19,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import neo4j
 from neo4j.exceptions import (
+    ConnectionAcquisitionTimeoutError,
     ConstraintError,
     DatabaseUnavailable,
     ForbiddenOnReadOnlyDatabase,
@@ -74,7 +75,23 @@ OUT_OF_MEMORY_CODES = frozenset(
 )
 _MEMORY_LIMIT = re.compile(r"the limit ([\d.]+ ?\w+)\..*?([\w.]+) threshold reached", re.DOTALL)
 
-_OUTAGES = (ServiceUnavailable, SessionExpired, DatabaseUnavailable, NotALeader, ForbiddenOnReadOnlyDatabase)
+# No connection free within the driver's acquisition timeout (every one busy, or each found dead on
+# its health check) is an outage to the client as well: nothing was sent, a retry may find one.
+_OUTAGES = (
+    ServiceUnavailable,
+    SessionExpired,
+    DatabaseUnavailable,
+    NotALeader,
+    ForbiddenOnReadOnlyDatabase,
+    ConnectionAcquisitionTimeoutError,
+)
+
+SILENT_CONNECTION = "silent_connection"
+SILENT_CONNECTION_MESSAGE = "Neo4j sent nothing on a connection for the read timeout; given up"
+"""Set (``extra``) on the log record of a connection given up because Neo4j sent nothing on it for
+the driver's read timeout (the server's ``connection.recv_timeout_seconds`` hint): an answer lost on
+the way. The reliability harness counts them (or, from a service's log, its message) to tell that
+UNAVAILABLE from any other."""
 
 
 class Database:
@@ -126,7 +143,8 @@ class Database:
             except IncompleteCommit as e:
                 # The commit was sent and the connection lost: it may have been written. Unlike the
                 # other unavailability, this one cannot promise "wrote nothing".
-                log.warning("Neo4j became unavailable during a commit: %s", e)
+                silent = _timed_out_reading(e)
+                log.warning("Neo4j became unavailable during a commit: %s", e, extra={SILENT_CONNECTION: silent})
                 raise Unavailable(
                     "Neo4j became unavailable while committing; the request may have been recorded: "
                     "retry it with the same idempotency key"
@@ -256,5 +274,22 @@ def _too_large(error: Neo4jError) -> TooLarge:
 
 def _unavailable(error: Exception) -> Unavailable:
     # The driver's message names hosts and ports: it goes to the log, not to clients.
-    log.warning("Neo4j is unavailable: %s", error)
+    if _timed_out_reading(error):
+        log.warning(
+            "Neo4j sent nothing on a connection for the read timeout; given up: %s", error, extra={SILENT_CONNECTION: True}
+        )
+    else:
+        log.warning("Neo4j is unavailable: %s", error)
     return Unavailable("Neo4j is unavailable; the request wrote nothing and can be retried")
+
+
+def _timed_out_reading(error: BaseException) -> bool:
+    """Whether a socket read timed out somewhere in ``error``'s chain of causes."""
+    seen: set[int] = set()
+    found: BaseException | None = error
+    while found is not None and id(found) not in seen:
+        if isinstance(found, TimeoutError):
+            return True
+        seen.add(id(found))
+        found = found.__cause__ or found.__context__
+    return False
