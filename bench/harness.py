@@ -6,10 +6,12 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -167,38 +169,47 @@ def timed_each(runs: list[Callable[[], object]], *, ops: int = 1) -> Stats:
 
 @contextmanager
 def served_api(neo4j_uri: str, database: str) -> Iterator[str]:
-    """``decisiontrail serve`` in its own process on the bench's Neo4j, as users run it."""
+    """``decisiontrail serve`` in its own process on the bench's Neo4j, as users run it.
+
+    Its log goes to a file: a pipe nobody reads fills (64 KB of warnings, or a few tracebacks of
+    the records the raw baselines leave half-written) and then blocks the service on its next log
+    line, which a benchmark would measure as a hang.
+    """
     port = free_port()
     env = {**os.environ, "NEO4J_URI": neo4j_uri, "NEO4J_DATABASE": database}
     env.pop("DECISIONTRAIL_TOKENS_FILE", None)
     env.pop("DECISIONTRAIL_TOKENS", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "decisiontrail.cli", "-q", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"decisiontrail serve exited: {process.stderr.read().decode() if process.stderr else ''}")
-            try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("decisiontrail serve did not become ready in 120 s")
-            time.sleep(0.2)
-        yield url
-    finally:
-        process.terminate()
+    with tempfile.TemporaryDirectory(prefix="decisiontrail-bench-serve-") as scratch:
+        log_path = Path(scratch) / "serve.log"
+        with log_path.open("wb") as log_file:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "decisiontrail.cli", "-q", "serve", "--port", str(port)],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=log_file,
+            )
+        url = f"http://127.0.0.1:{port}"
         try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
+            deadline = time.monotonic() + 120
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(f"decisiontrail serve exited: {log_path.read_text(errors='replace')[-4000:]}")
+                try:
+                    if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError("decisiontrail serve did not become ready in 120 s")
+                time.sleep(0.2)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 def graphql(client: httpx.Client, query: str, **variables: Any) -> dict[str, Any]:

@@ -32,14 +32,32 @@ interface GraphQLAnswer<T> {
   errors?: { message: string; extensions?: { code?: string } }[];
 }
 
-/** One GraphQL query; its first error, if any, is thrown with its code. */
+/**
+ * How long the page waits for an answer before it asks again: past the service's own limit on a
+ * query (30 s by default), so a slow answer is not cut short. A response lost on the way would
+ * otherwise leave the page waiting for good: fetch has no time limit of its own.
+ */
+const ANSWER_TIMEOUT_MS = 35_000;
+const ATTEMPTS = 2;
+
+/** One GraphQL query (the page only reads, so asking again is safe); its first error, if any, is thrown with its code. */
 export async function query<T>(text: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const response = await fetch("/graphql", {
-    method: "POST",
-    headers: headers(),
-    body: JSON.stringify({ query: text, variables }),
-    credentials: "same-origin",
-  });
+  let response: Response | undefined;
+  for (let attempt = 1; response === undefined; attempt += 1) {
+    try {
+      response = await fetch("/graphql", {
+        method: "POST",
+        headers: headers(),
+        body: JSON.stringify({ query: text, variables }),
+        credentials: "same-origin",
+        signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS),
+      });
+    } catch (error) {
+      const timedOut = error instanceof DOMException && error.name === "TimeoutError";
+      if (!timedOut) throw error;
+      if (attempt >= ATTEMPTS) throw new ApiError(`no answer from the service within ${ANSWER_TIMEOUT_MS / 1000} s, twice`, "TIMEOUT");
+    }
+  }
   const answer = (await response.json()) as GraphQLAnswer<T>;
   if (answer.errors?.length) {
     const [first] = answer.errors;
