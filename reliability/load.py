@@ -53,7 +53,7 @@ import httpx
 from decisiontrail.checks import run_checks
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.graphdb import Graph, database
-from decisiontrail.graphdb.database import SILENT_CONNECTION
+from decisiontrail.graphdb.database import SILENT_CONNECTION, SILENT_CONNECTION_MESSAGE
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.graphdb.loading import load_graph
 from reliability.outcome import Outcome
@@ -1346,6 +1346,11 @@ def run(
     verify(read_journal(out), graph, outcome, explained={"UNAVAILABLE": silent.count})
     outcome.seconds = time.monotonic() - started
     return outcome
+
+
+def silent_in_log(path: Path) -> int:
+    """The connections a service (its log at ``path``) gave up silent: answers lost on the way."""
+    return path.read_text(encoding="utf-8", errors="replace").count(SILENT_CONNECTION_MESSAGE) if path.exists() else 0
 
 
 class SilentConnections(logging.Handler):

@@ -49,7 +49,7 @@ NOTES = """\
   UNAVAILABLE is expected only for an answer this machine's loopback lost: the service gives a
   connection up when Neo4j sends nothing on it for 10 s and logs it as silent, and the run may
   have at most as many UNAVAILABLEs as the service logged silent connections (a figure below; see
-  docs/embedded-neo4j.md). The same holds under shed load.
+  docs/embedded-neo4j.md). The same holds under shed load and when the service is killed.
 - **neo4j restart**: Neo4j is stopped under that load and started again. While it is down every
   request is answered UNAVAILABLE within the bound, nothing half-written appears, the service
   recovers by itself, and retries with the same idempotency keys are recorded exactly once.

@@ -25,7 +25,6 @@ from typing import Any
 import httpx
 
 from decisiontrail.domain.ids import new_ulid
-from decisiontrail.graphdb.database import SILENT_CONNECTION_MESSAGE
 from reliability import load
 from reliability.faults import Service, _graph, _own_neo4j
 from reliability.outcome import Outcome
@@ -281,7 +280,7 @@ def shed_load(
         # written, and every check rule passes on the whole database (check --all).
         service.stop()
         # Answers this machine's loopback lost are UNAVAILABLE after the read timeout: as many as the service logged.
-        silent = service.log_path.read_text(encoding="utf-8", errors="replace").count(SILENT_CONNECTION_MESSAGE)
+        silent = load.silent_in_log(service.log_path)
         outcome.figures["connections given up silent (answers lost on the way)"] = silent
         load.verify(crowd.events, graph, outcome, expected_codes={"OVERLOADED"}, explained={"UNAVAILABLE": silent})
     judge(
