@@ -87,11 +87,12 @@ _OUTAGES = (
 )
 
 SILENT_CONNECTION = "silent_connection"
-SILENT_CONNECTION_MESSAGE = "Neo4j sent nothing on a connection for the read timeout; given up"
 """Set (``extra``) on the log record of a connection given up because Neo4j sent nothing on it for
 the driver's read timeout (the server's ``connection.recv_timeout_seconds`` hint): an answer lost on
 the way. The reliability harness counts them (or, from a service's log, its message) to tell that
 UNAVAILABLE from any other."""
+SILENT_CONNECTION_MESSAGE = "Neo4j sent nothing on a connection for the read timeout; given up"
+"""How such a record's message begins."""
 
 
 class Database:
@@ -144,7 +145,8 @@ class Database:
                 # The commit was sent and the connection lost: it may have been written. Unlike the
                 # other unavailability, this one cannot promise "wrote nothing".
                 silent = _timed_out_reading(e)
-                log.warning("Neo4j became unavailable during a commit: %s", e, extra={SILENT_CONNECTION: silent})
+                during = f"{SILENT_CONNECTION_MESSAGE} during a commit" if silent else "Neo4j became unavailable during a commit"
+                log.warning("%s: %s", during, e, extra={SILENT_CONNECTION: silent})
                 raise Unavailable(
                     "Neo4j became unavailable while committing; the request may have been recorded: "
                     "retry it with the same idempotency key"
@@ -275,9 +277,7 @@ def _too_large(error: Neo4jError) -> TooLarge:
 def _unavailable(error: Exception) -> Unavailable:
     # The driver's message names hosts and ports: it goes to the log, not to clients.
     if _timed_out_reading(error):
-        log.warning(
-            "Neo4j sent nothing on a connection for the read timeout; given up: %s", error, extra={SILENT_CONNECTION: True}
-        )
+        log.warning("%s: %s", SILENT_CONNECTION_MESSAGE, error, extra={SILENT_CONNECTION: True})
     else:
         log.warning("Neo4j is unavailable: %s", error)
     return Unavailable("Neo4j is unavailable; the request wrote nothing and can be retried")
