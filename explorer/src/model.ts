@@ -58,13 +58,8 @@ export interface PlanContent {
 
 const PLAN_FIELDS = `id description phase project createdAt invalidatedAt parentPlan { id } spawnedBy { id } decisions(first: 1) { totalCount }`;
 
-interface RawPlan {
-  id: string;
-  description: string;
-  phase: string;
-  project: string | null;
-  createdAt: string;
-  invalidatedAt: string | null;
+/** A plan as PLAN_FIELDS asks for it: PlanInfo's own fields, and its relations as the API nests them. */
+interface RawPlan extends Omit<PlanInfo, "parentPlanId" | "spawnedById" | "size"> {
   parentPlan: { id: string } | null;
   spawnedBy: { id: string } | null;
   decisions: { totalCount: number };
