@@ -76,3 +76,33 @@ def test_canonical_ulid_rejects_non_ascii_letters_that_upper_case_to_ascii() -> 
     # "ſ".upper() == "S": without an ASCII check this would pass as a valid ULID.
     with pytest.raises(ValueError, match="Crockford base32"):
         canonical_ulid("01arz3ndektſv4rrffq69g5fav")
+
+
+def test_canonical_ulid_agrees_with_decoding_on_any_ascii() -> None:
+    """The pattern that answers for canonical text accepts exactly what decoding accepts, and gives the same text."""
+    import random
+    import string
+
+    from ulid import ULID
+
+    rng = random.Random(7)
+    alphabet = string.ascii_letters + string.digits + "-_ "
+    # Mostly near-ULIDs (Crockford letters, either case, with one odd character now and then).
+    samples = [
+        "".join(rng.choice("0123456789ABCDEFGHJKMNPQRSTVWXYZ" if rng.random() < 0.97 else alphabet) for _ in range(26))
+        for _ in range(5000)
+    ]
+    samples += [s.lower() for s in samples[:500]]
+    accepted = 0
+    for sample in samples:
+        try:
+            expected: str | None = str(ULID.from_str(sample.upper()))
+        except ValueError:
+            expected = None
+        if expected is None:
+            with pytest.raises(ValueError, match="must be a ULID"):
+                canonical_ulid(sample)
+        else:
+            assert canonical_ulid(sample) == expected
+            accepted += 1
+    assert 0 < accepted < len(samples)  # both sides of the rule were exercised

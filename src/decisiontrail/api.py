@@ -28,6 +28,7 @@ from decisiontrail.resolvers.permissions import CanChangePhase, CanConfigure, Ca
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.dataset import CorrectionExample
 from decisiontrail.schema.errors import should_mask
+from decisiontrail.schema.inputs import build_inputs_directly
 from decisiontrail.schema.types import (
     CorrectionAttempt,
     CorrectionPayload,
@@ -207,3 +208,4 @@ schema = Schema(
         lambda: MaskErrors(should_mask_error=should_mask),
     ],
 )
+build_inputs_directly(schema)

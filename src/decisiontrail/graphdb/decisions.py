@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-import neo4j
+from typing import Any
 
 from decisiontrail.cypher import query
 from decisiontrail.domain import ArtifactRef, Decision
@@ -105,7 +105,7 @@ def set_artifacts(tx: Transaction, decision_id: str, artifacts: Sequence[Artifac
     ).consume()
 
 
-def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[neo4j.Record]:
+def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[dict[str, Any]]:
     """Lock the plans of a batch of recordings and read, per recording in order, the facts
     ``domain.placement.place_all`` judges it by."""
     result = tx.run(
@@ -127,7 +127,7 @@ def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[ne
             for i, r in enumerate(recordings)
         ],
     )
-    return list(result)
+    return [record["facts"] for record in result]
 
 
 def create_all(tx: Transaction, decisions: Sequence[tuple[Decision, Recording]], next_sequences: dict[str, int]) -> None:
@@ -137,10 +137,14 @@ def create_all(tx: Transaction, decisions: Sequence[tuple[Decision, Recording]],
     rows = []
     for decision, recording in decisions:
         group = checkpoint_group_for(decision)
+        props = decision_properties(decision, recording.idempotency_key, recording.request_digest)
         rows.append(
             {
                 "plan_id": decision.plan_id,
-                "props": decision_properties(decision, recording.idempotency_key, recording.request_digest),
+                "props": props,
+                # As ISO 8601 text, made a DateTime by Neo4j: the driver's own conversion of a
+                # datetime, in Python, was a sixth of a large batch's time.
+                "created_at": props.pop("created_at").isoformat(),
                 "context": context_param(recording.context),
                 "checkpoint_group": {**asdict(group), "resources": list(group.resources)} if group else None,
                 "parent_decision_id": decision.parent_decision_id,

@@ -5,7 +5,7 @@
 UNWIND $rows AS row
 MATCH (plan:Plan {plan_id: row.plan_id})
 CREATE (d:Decision)-[:IN_PLAN]->(plan)
-SET d = row.props
+SET d = row.props, d.created_at = datetime(row.created_at)
 WITH d, row
 CALL (d, row) {
   UNWIND CASE WHEN row.context IS NULL THEN [] ELSE [row.context] END AS context

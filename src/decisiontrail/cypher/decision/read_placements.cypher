@@ -31,24 +31,25 @@ CALL (item) {
   RETURN best.decision_id AS inferred_parent_id, best.actor_state_thread_id AS inferred_parent_thread
 }
 OPTIONAL MATCH (parent:Decision {decision_id: item.parent_decision_id})
-RETURN
-  item.index AS index,
-  plan IS NOT NULL AS plan_exists,
-  plan.next_sequence AS sequence_number,
-  plan.phase AS plan_phase,
-  plan.automation_edit_code AS automation_edit_code,
-  plan.automation_execute_command AS automation_execute_command,
-  EXISTS { MATCH (:Decision {decision_id: item.decision_id}) } AS decision_exists,
-  current_root_id,
-  inferred_parent_id,
-  inferred_parent_thread,
-  parent IS NOT NULL AS parent_exists,
-  parent.plan_id AS parent_plan_id,
-  parent IS NOT NULL AND EXISTS { (parent)-[:SUPERSEDED_BY]->() } AS parent_superseded,
-  [id IN item.depends_on WHERE NOT EXISTS { MATCH (:Decision {decision_id: id}) }] AS missing_dependencies,
-  [id IN item.depends_on WHERE EXISTS { MATCH (:Decision {decision_id: id})-[:SUPERSEDED_BY]->() }] AS superseded_dependencies,
-  item.corrects_decision_id IS NULL OR EXISTS { MATCH (:Decision {decision_id: item.corrects_decision_id}) } AS corrected_exists,
+// One map per item: the driver hands a map over as one dict, where it looks up a record's columns one by one.
+RETURN item.index AS index, {
+  plan_exists: plan IS NOT NULL,
+  sequence_number: plan.next_sequence,
+  plan_phase: plan.phase,
+  automation_edit_code: plan.automation_edit_code,
+  automation_execute_command: plan.automation_execute_command,
+  decision_exists: EXISTS { MATCH (:Decision {decision_id: item.decision_id}) },
+  current_root_id: current_root_id,
+  inferred_parent_id: inferred_parent_id,
+  inferred_parent_thread: inferred_parent_thread,
+  parent_exists: parent IS NOT NULL,
+  parent_plan_id: parent.plan_id,
+  parent_superseded: parent IS NOT NULL AND EXISTS { (parent)-[:SUPERSEDED_BY]->() },
+  missing_dependencies: [id IN item.depends_on WHERE NOT EXISTS { MATCH (:Decision {decision_id: id}) }],
+  superseded_dependencies: [id IN item.depends_on WHERE EXISTS { MATCH (:Decision {decision_id: id})-[:SUPERSEDED_BY]->() }],
+  corrected_exists: item.corrects_decision_id IS NULL OR EXISTS { MATCH (:Decision {decision_id: item.corrects_decision_id}) },
   // A key is scoped to its plan; the digest tells the same request from another one with the key.
-  COLLECT { MATCH (known:Decision {plan_id: item.plan_id, idempotency_key: item.idempotency_key}) RETURN [known.decision_id, known.request_digest] }[0] AS existing_decision,
-  COLLECT { MATCH (held:Review {plan_id: item.plan_id, idempotency_key: item.idempotency_key}) RETURN [held.review_id, held.request_digest] }[0] AS existing_review
+  existing_decision: COLLECT { MATCH (known:Decision {plan_id: item.plan_id, idempotency_key: item.idempotency_key}) RETURN [known.decision_id, known.request_digest] }[0],
+  existing_review: COLLECT { MATCH (held:Review {plan_id: item.plan_id, idempotency_key: item.idempotency_key}) RETURN [held.review_id, held.request_digest] }[0]
+} AS facts
 ORDER BY index
