@@ -348,3 +348,60 @@ def test_revert_frontier_starts_at_the_originals_checkpoint(store: Trail, hierar
     assert first.first_invalidated_decision_id == h["strategy"].decision_id
     assert first.checkpoint == h["strategy"].context_snapshot.actor_state_ref
     assert {p.plan_id for p in result.replay_frontier} == {h["plan"].plan_id, h["child"].plan_id, h["grandchild"].plan_id}
+
+
+def test_what_is_recorded_into_the_downstream_while_its_plans_are_locked_is_superseded_too(
+    store: Trail, graph: Graph, hierarchy: dict[str, Any]
+) -> None:
+    """A writer that holds a touched plan's lock while it makes a decision of an untouched plan
+    depend on the downstream: the correction, blocked on that lock, reads the downstream again
+    once it has it, reaches the new dependent, locks its plan in another round, and supersedes it."""
+    h = hierarchy
+    other, other_root = instantiate_plan(store, "another plan")
+    dependent = _add(store, other, S, other_root)
+
+    def writes(plan_id: str) -> int:
+        found, _, _ = graph.driver.execute_query(
+            "MATCH (lock:PlanLock {plan_id: $id}) RETURN lock.writes AS writes", id=plan_id, database_=graph.database
+        )
+        return int(found[0]["writes"]) if found else 0
+
+    before = writes(other.plan_id)
+    outcome: list[Any] = []
+    with graph.driver.session(database=graph.database) as session:
+        writer = session.begin_transaction()
+        for plan_id in sorted([h["child"].plan_id, other.plan_id]):
+            writer.run("MERGE (l:PlanLock {plan_id: $id}) SET l.writes = coalesce(l.writes, 0) + 1", id=plan_id).consume()
+        writer.run(
+            "MATCH (d:Decision {decision_id: $d}), (x:Decision {decision_id: $x}) CREATE (d)-[:DEPENDS_ON {ordinal: 0}]->(x)",
+            d=dependent.decision_id,
+            x=h["resources"].decision_id,
+        ).consume()
+
+        def run() -> None:
+            try:
+                outcome.append(correct(store, h["strategy"].decision_id, "revert", "g", "r"))
+            except Exception as e:  # reported below
+                outcome.append(e)
+
+        correcting = threading.Thread(target=run)
+        correcting.start()
+        # Wait until the correction waits for the child plan's lock, which the writer holds.
+        for _ in range(200):
+            blocked, _, _ = graph.driver.execute_query(
+                "SHOW TRANSACTIONS YIELD status WHERE status STARTS WITH 'Blocked' RETURN count(*) AS n",
+                database_=graph.database,
+            )
+            if blocked[0]["n"]:
+                break
+            correcting.join(0.05)
+        else:
+            pytest.fail("the correction never waited for the locked plan")
+        writer.commit()
+        correcting.join(30)
+
+    assert len(outcome) == 1 and not isinstance(outcome[0], Exception), outcome
+    result = outcome[0]
+    assert dependent.decision_id in result.invalidated
+    assert reading.get_decision(store, dependent.decision_id).superseded_by == result.correction.decision_id
+    assert writes(other.plan_id) == before + 2  # the writer's lock, then the correction's second round

@@ -28,6 +28,7 @@ from decisiontrail.resolvers.permissions import CanChangePhase, CanConfigure, Ca
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.dataset import CorrectionExample
 from decisiontrail.schema.errors import should_mask
+from decisiontrail.schema.execution import DirectFieldsExecutionContext
 from decisiontrail.schema.inputs import build_inputs_directly
 from decisiontrail.schema.types import (
     CorrectionAttempt,
@@ -200,6 +201,7 @@ schema = Schema(
     mutation=Mutation,
     subscription=Subscription,
     config=StrawberryConfig(scalar_map={datetime: DateTime}),
+    execution_context_class=DirectFieldsExecutionContext,
     extensions=[
         lambda: AddValidationRules(LIMIT_RULES),
         lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),

@@ -69,27 +69,42 @@ def check_correctable(decision_id: str, superseded_by: str | None) -> None:
         raise Conflict(f"decision {decision_id} is already superseded by {superseded_by}; correct {superseded_by} instead")
 
 
-class ImpactedDecision(BaseModel):
-    """A decision a correction would invalidate, with what replaying it needs."""
+@dataclass(frozen=True, slots=True)
+class ImpactedDecision:
+    """A decision a correction would invalidate, with what replaying it needs.
 
-    model_config = ConfigDict(frozen=True)
+    A plain record, not a validated model: a correction reads one per decision of its downstream
+    (a hundred thousand, for a large one), from values the store validated when it wrote them.
+    """
 
     decision_id: str
     decision_type: DecisionType
     plan_id: str
     sequence_number: int
     phase: Phase
-    actor_state_ref: CheckpointRef | None = None
+    thread_id: str | None = None
+    """The actor run it was made in, and its checkpoint there (none for decisions the system made)."""
+    checkpoint_ns: str = ""
+    checkpoint_id: str | None = None
+
+    @property
+    def actor_state_ref(self) -> CheckpointRef | None:
+        if self.thread_id is None or self.checkpoint_id is None:
+            return None
+        return CheckpointRef(thread_id=self.thread_id, checkpoint_ns=self.checkpoint_ns, checkpoint_id=self.checkpoint_id)
 
     @classmethod
     def of(cls, decision: Decision) -> ImpactedDecision:
+        state = decision.context_snapshot.actor_state_ref
         return cls(
             decision_id=decision.decision_id,
             decision_type=decision.decision_type,
             plan_id=decision.plan_id,
             sequence_number=decision.sequence_number or 0,
             phase=decision.phase,
-            actor_state_ref=decision.context_snapshot.actor_state_ref,
+            thread_id=state.thread_id if state else None,
+            checkpoint_ns=state.checkpoint_ns if state else "",
+            checkpoint_id=state.checkpoint_id if state else None,
         )
 
 
@@ -132,8 +147,8 @@ def replay_frontier(mode: CorrectionMode, original: ImpactedDecision, impact: Im
     the run's latest state (append); the original's own run first."""
     earliest: dict[tuple[str, str], ImpactedDecision] = {}
     for d in sorted((original, *impact.decisions), key=lambda d: (d.plan_id != original.plan_id, d.sequence_number)):
-        if d.actor_state_ref is not None:
-            earliest.setdefault((d.plan_id, d.actor_state_ref.thread_id), d)
+        if d.thread_id is not None and d.checkpoint_id is not None:
+            earliest.setdefault((d.plan_id, d.thread_id), d)
     return tuple(
         FrontierPoint(
             plan_id=plan_id,

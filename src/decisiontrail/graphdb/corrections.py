@@ -23,19 +23,27 @@ from decisiontrail.graphdb.records import (
 
 @dataclass(frozen=True)
 class CorrectionFacts:
-    """What a correction reads first, under the decision's and its plan's locks."""
+    """What a correction reads first, under the decision's and its plan's locks and those of the
+    plans its downstream touched: the decision, its chain, and its downstream read whole."""
 
     decision: Decision
     superseded_by: str | None
     plan_phase: str
-    touched_plan_ids: tuple[str, ...]
     first_in_chain: str
     attempts_before: int
+    locked_plan_ids: tuple[str, ...]
+    downstream: Impact
+    """Read under the locks of ``locked_plan_ids``; it may reach a plan beyond them (recorded between the walks)."""
+    pending_reviews: tuple[Review, ...]
+    """Pending in the locked plans, oldest first."""
+    anchor_id: str | None
+    """Append mode's: the plan's latest current decision outside what is superseded."""
 
 
-def begin(tx: Transaction, decision_id: str) -> CorrectionFacts | None:
-    """Lock the decision and its plan, then read it whole, its chain and the plans its downstream touches."""
-    facts = tx.run(query("correction/begin_correction"), decision_id=decision_id).single()
+def begin(tx: Transaction, decision_id: str, *, append: bool) -> CorrectionFacts | None:
+    """Lock the decision, its plan and the plans its downstream touches, then read the decision
+    whole, its chain, its downstream and what else the rules need (``append``: the anchor)."""
+    facts = tx.run(query("correction/begin_correction"), decision_id=decision_id, append=append).single()
     if facts is None:
         return None
     first_id, hops = facts["chain"]
@@ -43,9 +51,12 @@ def begin(tx: Transaction, decision_id: str) -> CorrectionFacts | None:
         decision=decision_from_record(facts),
         superseded_by=facts["superseded_by"],
         plan_phase=facts["plan_phase"],
-        touched_plan_ids=tuple(facts["touched_plan_ids"]),
         first_in_chain=first_id,
         attempts_before=int(hops),
+        locked_plan_ids=tuple(facts["locked_plan_ids"]),
+        downstream=_impact({"decision_id": decision_id, "decisions": facts["decisions"], "plan_ids": facts["plan_ids"]}),
+        pending_reviews=tuple(_reviews(facts["pending_reviews"])),
+        anchor_id=facts["anchor_id"],
     )
 
 
@@ -82,8 +93,7 @@ def edges_from(tx: Transaction, ids: list[str]) -> list[tuple[str, str, str]]:
 def lock_and_read_downstream(tx: Transaction, decision_id: str, plan_ids: list[str]) -> tuple[Impact, list[Review]]:
     """Lock ``plan_ids``, then read the decision's downstream whole, and the reviews pending in those plans."""
     record = tx.run(query("correction/lock_and_read_downstream"), decision_id=decision_id, plan_ids=plan_ids).single(strict=True)
-    pending = [review_from_record({"review": review, "decision_id": None}) for review in record["pending_reviews"]]
-    return _impact(record), pending
+    return _impact(record), _reviews(record["pending_reviews"])
 
 
 def latest_current(tx: Transaction, plan_id: str, excluded: list[str]) -> str | None:
@@ -149,9 +159,15 @@ def set_replay_outcome(
     return attempt_from_properties(row["attempt"]), list(row["missing"])
 
 
+def _reviews(rows: list[dict[str, Any]]) -> list[Review]:
+    return [review_from_record({"review": review, "decision_id": None}) for review in rows]
+
+
 def _impact(record: Mapping[str, Any]) -> Impact:
     decisions = sorted((impacted_from_row(row) for row in record["decisions"]), key=lambda d: (d.plan_id, d.sequence_number))
-    return Impact(decision_id=record["decision_id"], decisions=tuple(decisions), plan_ids=tuple(sorted(record["plan_ids"])))
+    return Impact.model_construct(
+        decision_id=record["decision_id"], decisions=tuple(decisions), plan_ids=tuple(sorted(record["plan_ids"]))
+    )
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,8 @@ def in_plan(tx: Transaction, plan_id: str) -> list[Decision]:
 
 def outlines_in_plan(tx: Transaction, plan_id: str, as_of: datetime | None) -> list[Decision]:
     """The plan's decisions as outlines (``decision_outline_from_record``), in sequence order."""
-    return [decision_outline_from_record(r) for r in (tx.run(query("decision/plan_outline"), plan_id=plan_id, as_of=as_of))]
+    record = tx.run(query("decision/plan_outline"), plan_id=plan_id, as_of=as_of).single(strict=True)
+    return [decision_outline_from_record(outline) for outline in record["outlines"]]
 
 
 def page(tx: Transaction, plan_id: str, page: DecisionPage) -> tuple[int, list[str]]:

@@ -217,20 +217,15 @@ def impacted_from_row(row: Mapping[str, Any]) -> ImpactedDecision:
     Built without validation: the values are ones the store validated when it wrote them, and
     a correction may read a hundred thousand of them.
     """
-    state = None
-    if row.get("actor_state_checkpoint_id") is not None:
-        state = CheckpointRef.model_construct(
-            thread_id=row["actor_state_thread_id"],
-            checkpoint_ns=row.get("actor_state_checkpoint_ns") or "",
-            checkpoint_id=row["actor_state_checkpoint_id"],
-        )
-    return ImpactedDecision.model_construct(
+    return ImpactedDecision(
         decision_id=row["decision_id"],
         decision_type=DecisionType(row["decision_type"]),
         plan_id=row["plan_id"],
         sequence_number=row["sequence_number"],
         phase=Phase(row["phase"]),
-        actor_state_ref=state,
+        thread_id=row.get("actor_state_thread_id"),
+        checkpoint_ns=row.get("actor_state_checkpoint_ns") or "",
+        checkpoint_id=row.get("actor_state_checkpoint_id"),
     )
 
 

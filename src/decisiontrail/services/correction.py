@@ -31,7 +31,7 @@ from decisiontrail.domain.correction import (
 )
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.placement import Recording
-from decisiontrail.domain.recording import Review, prompt_context
+from decisiontrail.domain.recording import prompt_context
 from decisiontrail.events import DecisionEvent, EventKind
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, TooLarge, ValidationFailed
 from decisiontrail.graphdb import corrections, decisions, plans
@@ -146,29 +146,30 @@ def correct_in(
     the downstream is read whole, so nothing recorded meanwhile escapes the supersession.
     """
     require_visible(tx, principal, decision_ids=[decision_id])
-    facts = corrections.begin(tx, decision_id)
+    facts = corrections.begin(tx, decision_id, append=mode is CorrectionMode.APPEND)
     if facts is None:
         raise NotFound("decision", decision_id)
     check_correctable(decision_id, facts.superseded_by)
     original = facts.decision
-    # Lock every plan the downstream touches, then read the downstream whole: with those plans
-    # locked nothing can be recorded into it. A plan reached only after the locks (recorded
-    # meanwhile) is locked in another round.
-    locked: set[str] = set()
-    pending: list[Review] = []  # in the locked plans, where the correction may make them moot
-    wanted = {original.plan_id, *facts.touched_plan_ids}
-    for _ in range(LOCK_ROUNDS):
+    # The plans the downstream touched are locked and the downstream read whole under those
+    # locks, so nothing can be recorded into it meanwhile. A plan the read reached beyond them
+    # (through something recorded between the walks) is locked in another round.
+    impact, pending, anchor = facts.downstream, list(facts.pending_reviews), facts.anchor_id
+    locked = set(facts.locked_plan_ids)
+    wanted = {*(d.plan_id for d in impact.decisions), *impact.plan_ids}
+    rounds = 1
+    while not wanted <= locked:
+        if rounds == LOCK_ROUNDS:
+            raise Conflict(f"the downstream of {decision_id} kept changing under concurrent writes; try again")
         impact, held = corrections.lock_and_read_downstream(tx, decision_id, sorted(wanted - locked))
-        pending += held
+        pending += held  # in the locked plans, where the correction may make them moot
         locked |= wanted
         wanted = {*(d.plan_id for d in impact.decisions), *impact.plan_ids}
-        if wanted <= locked:
-            break
-    else:
-        raise Conflict(f"the downstream of {decision_id} kept changing under concurrent writes; try again")
+        rounds += 1
 
     superseded = [decision_id, *impact.decision_ids]
-    anchor = corrections.latest_current(tx, original.plan_id, superseded) if mode is CorrectionMode.APPEND else None
+    if rounds > 1 and mode is CorrectionMode.APPEND:  # the downstream grew: the anchor is read again outside it
+        anchor = corrections.latest_current(tx, original.plan_id, superseded)
     at = utc_now()
     phase = phase_after_correction(mode, original, Phase(facts.plan_phase))
     plans.set_phase_in_correction(tx, original.plan_id, phase, f"correction of {decision_id} ({mode.value})", at, requested_by)

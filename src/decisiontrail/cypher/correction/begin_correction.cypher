@@ -1,8 +1,14 @@
-// A correction's first statement. Locks the decision to correct and its plan (its :PlanLock:
-// recordings into the plan wait; of two concurrent corrections the second reads the first's), then reads what
-// the correction rules need: the decision whole (the columns of decision/get_decisions), its
-// correction chain, and the plans its downstream touches, which the correction locks next
-// (the walk of downstream.cypher, plan ids only).
+// A correction's reads, in one statement. Locks the decision to correct and its plan (its
+// :PlanLock: recordings into the plan wait; of two concurrent corrections the second reads the
+// first's), walks its downstream for the plans it touches and locks those too (in plan-id order,
+// as a batch of recordings does), then walks the downstream again under the locks and reads it
+// whole: nothing recorded into a locked plan can escape it. What the rules need comes back with it:
+// the decision whole (the columns of decision/get_decisions), its correction chain, its plan's
+// phase, the reviews pending in the locked plans, and for append mode the plan's latest current
+// decision outside what is superseded. The plans the second walk reached are returned too: one not
+// locked yet (reached through something recorded between the walks) is locked in another round
+// (lock_and_read_downstream). Both walks are breadth-first with a visited set (see
+// decision/lineage.cypher): keep the predicate over all nodes(path) and the DISTINCT collect.
 MATCH (d:Decision {decision_id: $decision_id})-[:IN_PLAN]->(plan:Plan)
 SET d.lock__ = true
 REMOVE d.lock__
@@ -12,12 +18,49 @@ WITH d, plan
 CALL (d) {
   OPTIONAL MATCH path = (d)<-[:PARENT|DEPENDS_ON|SPAWNED_BY|IN_PLAN*]-(reached)
   WHERE all(n IN nodes(path) WHERE n = d OR (n.superseded_at IS NULL AND n.invalidated_at IS NULL))
-  WITH collect(DISTINCT reached) AS reached
-  RETURN [x IN reached | x.plan_id] AS touched_plan_ids
+  WITH collect(DISTINCT reached.plan_id) AS touched
+  RETURN [id IN touched WHERE id IS NOT NULL] AS touched_plan_ids
 }
+CALL (plan, touched_plan_ids) {
+  UNWIND touched_plan_ids AS plan_id
+  WITH plan_id WHERE plan_id <> plan.plan_id
+  WITH plan_id ORDER BY plan_id
+  MATCH (:Plan {plan_id: plan_id})
+  MERGE (touched:PlanLock {plan_id: plan_id})
+  SET touched.writes = coalesce(touched.writes, 0) + 1
+  RETURN count(*) AS touched_locked
+}
+CALL (d) {
+  OPTIONAL MATCH path = (d)<-[:PARENT|DEPENDS_ON|SPAWNED_BY|IN_PLAN*]-(reached)
+  WHERE all(n IN nodes(path) WHERE n = d OR (n.superseded_at IS NULL AND n.invalidated_at IS NULL))
+  WITH collect(DISTINCT reached) AS reached
+  RETURN
+    [x IN reached WHERE x:Decision | x {
+      .decision_id, .decision_type, .plan_id, .sequence_number, .phase,
+      .actor_state_thread_id, .actor_state_checkpoint_ns, .actor_state_checkpoint_id
+    }] AS decisions,
+    [x IN reached WHERE x:Plan | x.plan_id] AS plan_ids
+}
+WITH d, plan, touched_locked, decisions, plan_ids, [plan.plan_id] + [id IN touched_plan_ids WHERE id <> plan.plan_id] AS locked_plan_ids
 RETURN
   plan.phase AS plan_phase,
-  touched_plan_ids,
+  locked_plan_ids,
+  decisions,
+  plan_ids,
+  COLLECT {
+    UNWIND locked_plan_ids AS plan_id
+    WITH DISTINCT plan_id
+    MATCH (review:Review {plan_id: plan_id})
+    WHERE review.status = 'pending'
+    WITH review ORDER BY review.created_at, review.review_id
+    RETURN review {.*}
+  } AS pending_reviews,
+  CASE WHEN $append THEN COLLECT {
+    WITH [x IN decisions | x.decision_id] AS superseded
+    MATCH (latest:Decision {plan_id: plan.plan_id})
+    WHERE latest.superseded_at IS NULL AND latest <> d AND NOT latest.decision_id IN superseded
+    RETURN latest.decision_id ORDER BY latest.sequence_number DESC LIMIT 1
+  }[0] END AS anchor_id,
   [path = (d)-[:CORRECTS|REPLACES*0..]->(first:Decision) WHERE NOT EXISTS { (first)-[:CORRECTS|REPLACES]->() } |
     [first.decision_id, length(path)]][0] AS chain,
   d {

@@ -1,0 +1,210 @@
+"""Fields that only read their object, and whole selections of them, completed without graphql-core's per-field steps.
+
+graphql-core executes every field of every object in an answer the same way: a path, a
+``GraphQLResolveInfo``, the field's resolver (strawberry's wrapper, with its own ``Info``,
+argument conversion and extension hooks), then completion, with a check for awaitables at every
+step. A plan's tree of 1,000 decisions is over 6,000 such steps, and they were most of the time
+its answer took once the statement had run.
+
+Most fields of the objects a large answer holds only read their object: an attribute
+(``TreeEntry.depth``), or a method that takes nothing but ``self`` (``Decision.id``), or ``self``
+and ``info`` and answers from what the object already holds (``Decision.children`` of an
+outline). This execution context answers such a field directly, and when the field's value is an
+object (or a list of them) whose selected fields are all of that kind, completes the whole
+selection below it in one pass: the subfields graphql-core collects (aliases, fragments,
+``@skip``/``@include`` judged as ever), each read and completed as graphql-core completes it.
+
+Anything else goes graphql-core's usual way, which also reports errors as it always has: a field
+with arguments or permissions, an awaitable, a null where the schema allows none, a read that
+raises. A selection that could not be completed directly once is executed the usual way for the
+rest of the request (its reads are repeatable, so reading again costs time, never correctness).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import (
+    GraphQLField,
+    GraphQLList,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLOutputType,
+    GraphQLSchema,
+    is_leaf_type,
+)
+from graphql.execution.collect_fields import FieldDetailsList
+from graphql.execution.executor import to_nodes
+from graphql.pyutils import Path
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from strawberry.types.field import StrawberryField
+
+
+@dataclass(frozen=True)
+class DirectRead:
+    """How one field is read straight from its object."""
+
+    field: StrawberryField
+    definition: GraphQLField
+    read: Callable[..., Any]
+    wants_info: bool
+    """The read is a method of ``self`` and ``info``."""
+
+
+class NotDirect(Exception):
+    """This selection needs graphql-core's usual steps."""
+
+
+class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
+    """strawberry's execution context, with fields that only read their object completed directly."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.not_direct: dict[int, FieldDetailsList] = {}
+        """Selections executed the usual way (by identity; each kept alive so its id stays its own)."""
+        self.selections: dict[tuple[str, int], list[Selected]] = {}
+        """What each selection asks of a type, worked out once (graphql-core keeps each selection alive)."""
+
+    def execute_field(
+        self,
+        parent_type: GraphQLObjectType,
+        source: Any,
+        field_details_list: FieldDetailsList,
+        path: Path,
+        position_context: Any,
+    ) -> Any:
+        direct = direct_read(self.schema, parent_type.name, field_details_list[0].node.name.value)
+        # An extension that sees every field's resolution (a ``resolve`` hook) is a middleware here.
+        watched = self.middleware_manager is not None and bool(self.middleware_manager.middlewares)
+        if direct is not None and not watched and id(field_details_list) not in self.not_direct:
+            try:
+                value = self.read(direct, parent_type, source, field_details_list, path)
+                return self.complete_directly(direct.definition.type, field_details_list, value, path)
+            except Exception:  # NotDirect, or an error: answered, and reported, the usual way below
+                self.not_direct[id(field_details_list)] = field_details_list
+        return super().execute_field(parent_type, source, field_details_list, path, position_context)
+
+    def read(
+        self, direct: DirectRead, parent_type: GraphQLObjectType, source: Any, field_details_list: FieldDetailsList, path: Path
+    ) -> Any:
+        if not direct.wants_info:
+            return direct.read(source)
+        raw = self.build_resolve_info(direct.definition, to_nodes(field_details_list), parent_type, path)
+        value = direct.read(source, self.context_info(raw, direct.field))
+        if inspect.isawaitable(value):
+            if inspect.iscoroutine(value):
+                value.close()  # never started: nothing ran
+            raise NotDirect
+        return value
+
+    def context_info(self, raw: Any, field: StrawberryField) -> Any:
+        strawberry_schema = self.schema._strawberry_schema  # type: ignore[attr-defined]
+        return strawberry_schema.config.info_class(_raw_info=raw, _field=field)
+
+    def complete_directly(
+        self, return_type: GraphQLOutputType, field_details_list: FieldDetailsList, value: Any, path: Path
+    ) -> Any:
+        """``value`` completed as graphql-core completes it, or NotDirect."""
+        if isinstance(return_type, GraphQLNonNull):
+            if value is None:
+                raise NotDirect  # graphql-core's error, at its place
+            return self.complete_directly(return_type.of_type, field_details_list, value, path)
+        if value is None:
+            return None
+        if isinstance(return_type, GraphQLList):
+            if not isinstance(value, list | tuple):
+                raise NotDirect
+            item_type = return_type.of_type
+            return [self.complete_directly(item_type, field_details_list, item, path.add_key(i)) for i, item in enumerate(value)]
+        if is_leaf_type(return_type):
+            return self.complete_leaf_value(return_type, value)
+        if not isinstance(return_type, GraphQLObjectType) or return_type.is_type_of is not None:
+            raise NotDirect
+        completed: dict[str, Any] = {}
+        for key, name, direct, sub_fields, leaf in self.selection(return_type, field_details_list):
+            if direct is None:  # __typename
+                completed[key] = name
+            elif leaf is not None and not direct.wants_info:  # the common case, without a path
+                sub_value = direct.read(value)
+                completed[key] = self.complete_leaf_value(leaf, sub_value) if sub_value is not None else None
+                if sub_value is None and isinstance(direct.definition.type, GraphQLNonNull):
+                    raise NotDirect
+            else:
+                sub_path = path.add_key(key, return_type.name)
+                sub_value = self.read(direct, return_type, value, sub_fields, sub_path)
+                completed[key] = self.complete_directly(direct.definition.type, sub_fields, sub_value, sub_path)
+        return completed
+
+    def selection(self, return_type: GraphQLObjectType, field_details_list: FieldDetailsList) -> list[Selected]:
+        """What ``field_details_list`` selects of ``return_type``, each field with its direct read, or NotDirect."""
+        key = (return_type.name, id(field_details_list))
+        found = self.selections.get(key)
+        if found is None:
+            fields, deferred, _ = self.collect_subfields(return_type, field_details_list)
+            if deferred:
+                raise NotDirect
+            found = []
+            for response_key, sub_fields in fields.items():
+                name = sub_fields[0].node.name.value
+                if name == "__typename":
+                    found.append((response_key, return_type.name, None, sub_fields, None))
+                    continue
+                direct = direct_read(self.schema, return_type.name, name)
+                if direct is None or id(sub_fields) in self.not_direct:
+                    raise NotDirect
+                field_type = direct.definition.type
+                inner = field_type.of_type if isinstance(field_type, GraphQLNonNull) else field_type
+                found.append((response_key, name, direct, sub_fields, inner if is_leaf_type(inner) else None))
+            self.selections[key] = found
+        return found
+
+
+Selected = tuple[str, str, "DirectRead | None", FieldDetailsList, Any]
+"""A selected field: its response key, its name (the type's name for ``__typename``), its direct
+read (None for ``__typename``), its own selection, and its leaf type when it is a scalar or an enum."""
+
+
+_READS: dict[tuple[int, str, str], DirectRead | None] = {}
+
+
+def direct_read(schema: GraphQLSchema, type_name: str, field_name: str) -> DirectRead | None:
+    """How ``type_name.field_name`` is read directly, or None when it needs its resolver (worked out once)."""
+    key = (id(schema), type_name, field_name)
+    try:
+        return _READS[key]
+    except KeyError:
+        found = _READS[key] = _plan(schema, type_name, field_name)
+        return found
+
+
+def _plan(schema: GraphQLSchema, type_name: str, field_name: str) -> DirectRead | None:
+    strawberry_schema = getattr(schema, "_strawberry_schema", None)
+    graphql_type = schema.get_type(type_name)
+    if strawberry_schema is None or not isinstance(graphql_type, GraphQLObjectType):
+        return None
+    definition = graphql_type.fields.get(field_name)
+    if definition is None or definition.args:
+        return None
+    field = strawberry_schema.get_field_for_type(field_name, type_name)
+    if not isinstance(field, StrawberryField) or field.permission_classes or field.extensions:
+        return None
+    resolver = field.base_resolver
+    if resolver is None:  # an attribute
+        if field.default_resolver is not getattr:
+            return None
+        name = field.python_name
+        return DirectRead(field, definition, lambda source: getattr(source, name), wants_info=False)
+    function = resolver.wrapped_func
+    if isinstance(function, staticmethod | classmethod) or not callable(function):
+        return None
+    if resolver.is_async or inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
+        return None
+    parameters = list(inspect.signature(function).parameters)
+    if parameters == ["self"]:
+        return DirectRead(field, definition, function, wants_info=False)
+    if parameters == ["self", "info"] and resolver.info_parameter is not None:
+        return DirectRead(field, definition, function, wants_info=True)
+    return None
