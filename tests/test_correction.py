@@ -177,6 +177,11 @@ def test_sequential_children_become_parallel(store: Trail) -> None:
     result = correct(store, first.decision_id, "revert", "Spawn both parts in parallel", "they are independent")
     parallel = _add(store, plan, DecisionType.SUBPLAN_PARALLEL_SPAWN, reading.get_decision(store, result.correction.decision_id))
     assert reading.get_plan(store, plan.plan_id).phase is Phase.STRATEGIZE  # the revert re-runs Strategize
+    # The correction is placed in the phase it moves the plan to, and the move is recorded once.
+    assert reading.get_decision(store, result.correction.decision_id).phase is Phase.STRATEGIZE
+    moves = [(c["from_phase"], c["to_phase"], c["reason"]) for c in reading.phase_changes(store, plan.plan_id)]
+    assert moves[-1] == ("execute", "strategize", f"correction of {first.decision_id} (revert)")
+    assert len(moves) == 2  # Strategize -> Execute, then the correction's
     advance_phase(store, plan.plan_id, Phase.EXECUTE)
     new_a, _ = instantiate_plan(store, "part a", spawned_by_decision_id=parallel.decision_id)
     new_b, _ = instantiate_plan(store, "part b", spawned_by_decision_id=parallel.decision_id)

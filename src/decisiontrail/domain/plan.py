@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
@@ -65,3 +65,14 @@ class Plan(BaseModel):
         if self.parent_plan_id is not None and self.parent_plan_id == self.plan_id:
             raise ValueError("parent_plan_id: a plan cannot be its own parent")
         return self
+
+
+def partial_plan(**values: Any) -> Plan:
+    """A Plan holding only ``values``, unvalidated, the other fields at their defaults (and
+    ``created_at`` None): what a read that returns only ids builds, where only those are read.
+    Copied from one template, as ``decision.partial_decision`` is."""
+    return _PARTIAL_PLAN.model_copy(update=values)
+
+
+_PLAN_DEFAULTS: dict[str, Any] = {"created_at": None}  # no made-up time; the other fields at their defaults
+_PARTIAL_PLAN = Plan.model_construct(**_PLAN_DEFAULTS)

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from decisiontrail.cypher import query
-from decisiontrail.domain import Decision
+from decisiontrail.domain import Decision, Phase
 from decisiontrail.domain.correction import CorrectionAttempt, Impact, ImpactedDecision, ReplayOutcome
 from decisiontrail.domain.recording import Review
 from decisiontrail.graphdb.database import Transaction
@@ -102,13 +102,31 @@ def latest_current(tx: Transaction, plan_id: str, excluded: list[str]) -> str | 
     return None if row is None else str(row["decision_id"])
 
 
+@dataclass(frozen=True)
+class PhaseMove:
+    """The corrected plan's phase after the correction (a change is recorded only if it is one)."""
+
+    plan_id: str
+    phase: Phase
+    by: str | None
+
+
 def supersede_downstream(
-    tx: Transaction, attempt: CorrectionAttempt, plan_ids: tuple[str, ...], cancelled_review_ids: list[str], at: datetime
+    tx: Transaction,
+    attempt: CorrectionAttempt,
+    plan_ids: tuple[str, ...],
+    cancelled_review_ids: list[str],
+    at: datetime,
+    move: PhaseMove,
 ) -> None:
     """Supersede the attempt's decisions by its correction, invalidate ``plan_ids``, cancel the
-    reviews it made moot, store the attempt."""
+    reviews it made moot, store the attempt, and move the corrected plan to its phase."""
     tx.run(
         query("correction/supersede_downstream"),
+        plan_id=move.plan_id,
+        to_phase=move.phase.value,
+        phase_reason=f"correction of {attempt.corrected_decision_id} ({attempt.mode.value})",
+        by=move.by,
         correction_id=attempt.correction_decision_id,
         original_id=attempt.corrected_decision_id,
         superseded_ids=list(attempt.invalidated_decision_ids),

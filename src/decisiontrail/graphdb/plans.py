@@ -88,11 +88,6 @@ def change_phase(tx: Transaction, plan_id: str, current: Phase, target: Phase, r
     ).consume()
 
 
-def set_phase_in_correction(tx: Transaction, plan_id: str, phase: Phase, reason: str, at: datetime, by: str | None) -> None:
-    """A correction's phase change, recorded only when the phase changes."""
-    tx.run(query("plan/set_phase_in_correction"), plan_id=plan_id, to_phase=phase.value, reason=reason, at=at, by=by).consume()
-
-
 def phase_changes(tx: Transaction, plan_id: str) -> list[dict[str, Any]]:
     """The plan's phase changes, oldest first: from_phase, to_phase, reason, at, by."""
     return [dict(r) for r in tx.run(query("plan/list_phase_changes"), plan_id=plan_id)]

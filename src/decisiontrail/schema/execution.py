@@ -67,6 +67,33 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
         """Selections executed the usual way (by identity; each kept alive so its id stays its own)."""
         self.selections: dict[tuple[str, int], list[Selected]] = {}
         """What each selection asks of a type, worked out once (graphql-core keeps each selection alive)."""
+        # An extension that sees every field's resolution (a ``resolve`` hook) is a middleware here.
+        self.watched = self.middleware_manager is not None and bool(self.middleware_manager.middlewares)
+
+    def complete_value(
+        self,
+        return_type: GraphQLOutputType,
+        field_details_list: FieldDetailsList,
+        info: Any,
+        path: Path,
+        result: Any,
+        position_context: Any,
+    ) -> Any:
+        """A resolver's object, or list, completed directly when everything it selects only reads it."""
+        inner = return_type.of_type if isinstance(return_type, GraphQLNonNull) else return_type
+        if (
+            isinstance(inner, GraphQLList | GraphQLObjectType)
+            and not self.watched
+            and result is not None
+            and id(field_details_list) not in self.not_direct
+            and not isinstance(result, Exception)
+            and not self.is_awaitable(result)
+        ):
+            try:
+                return self.complete_directly(return_type, field_details_list, result, path)
+            except Exception:  # NotDirect, or an error: completed, and reported, the usual way below
+                self.not_direct[id(field_details_list)] = field_details_list
+        return super().complete_value(return_type, field_details_list, info, path, result, position_context)
 
     def execute_field(
         self,
@@ -77,9 +104,7 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
         position_context: Any,
     ) -> Any:
         direct = direct_read(self.schema, parent_type.name, field_details_list[0].node.name.value)
-        # An extension that sees every field's resolution (a ``resolve`` hook) is a middleware here.
-        watched = self.middleware_manager is not None and bool(self.middleware_manager.middlewares)
-        if direct is not None and not watched and id(field_details_list) not in self.not_direct:
+        if direct is not None and not self.watched and id(field_details_list) not in self.not_direct:
             try:
                 value = self.read(direct, parent_type, source, field_details_list, path)
                 return self.complete_directly(direct.definition.type, field_details_list, value, path)

@@ -16,6 +16,7 @@ from strawberry.types import Info
 
 from decisiontrail.domain import Decision as DomainDecision
 from decisiontrail.domain.decision import partial_decision
+from decisiontrail.domain.plan import partial_plan
 from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome
 from decisiontrail.domain.decision import DecisionType, Phase
 from decisiontrail.domain.recording import ReviewAction, ReviewStatus
@@ -319,19 +320,35 @@ async def _decision(info: Info[Context, None], decision_id: str | None) -> Decis
 
 
 async def _decisions(info: Info[Context, None], decision_ids: list[str]) -> list[Decision]:
+    found = _decisions_now(info, decision_ids)
+    return found if isinstance(found, list) else await found
+
+
+def _decisions_now(info: Info[Context, None], decision_ids: list[str]) -> list[Decision] | Awaitable[list[Decision]]:
+    """The decisions, at once when the ids are the answer (a walk found them, and nothing is hidden
+    from this caller), else once loaded: so a field that returns it is completed directly when it can be."""
     if not info.context.limited and all(asks_only(f.selections, IDS) for f in info.selected_fields):
-        # The ids are the answer: a walk found them, and nothing is hidden from this caller.
         return [Decision(model=partial_decision(decision_id=i)) for i in decision_ids]
+    return _loaded_decisions(info, decision_ids)
+
+
+async def _loaded_decisions(info: Info[Context, None], decision_ids: list[str]) -> list[Decision]:
     return [Decision(model=d) for d in await _visible_decisions(info, decision_ids)]
 
 
-def _only_id(plan_id: str) -> dict[str, Any]:
-    return {"plan_id": plan_id}  # a plan record of which only the id is read
-
-
 async def _plans(info: Info[Context, None], plan_ids: list[str]) -> list[Plan]:
+    found = _plans_now(info, plan_ids)
+    return found if isinstance(found, list) else await found
+
+
+def _plans_now(info: Info[Context, None], plan_ids: list[str]) -> list[Plan] | Awaitable[list[Plan]]:
+    """The plans, at once when the ids are the answer (as ``_decisions_now``), else once loaded."""
     if not info.context.limited and all(asks_only(f.selections, IDS) for f in info.selected_fields):
-        return [Plan(model=DomainPlan.model_construct(**_only_id(i))) for i in plan_ids]
+        return [Plan(model=partial_plan(plan_id=i)) for i in plan_ids]
+    return _loaded_plans(info, plan_ids)
+
+
+async def _loaded_plans(info: Info[Context, None], plan_ids: list[str]) -> list[Plan]:
     return [Plan(model=p) for p in await _visible_plans(info, plan_ids)]
 
 
@@ -897,13 +914,13 @@ class Impact:
 
     model: strawberry.Private[DomainImpact]
 
-    @strawberry.field
-    async def decisions(self, info: Info[Context, None]) -> list[Decision]:
-        return await _decisions(info, list(self.model.decision_ids))
+    @strawberry.field(graphql_type=list[Decision])  # type: ignore[untyped-decorator]
+    def decisions(self, info: Info[Context, None]) -> list[Decision] | Awaitable[list[Decision]]:
+        return _decisions_now(info, list(self.model.decision_ids))
 
-    @strawberry.field
-    async def plans(self, info: Info[Context, None]) -> list[Plan]:
-        return await _plans(info, list(self.model.plan_ids))
+    @strawberry.field(graphql_type=list[Plan])  # type: ignore[untyped-decorator]
+    def plans(self, info: Info[Context, None]) -> list[Plan] | Awaitable[list[Plan]]:
+        return _plans_now(info, list(self.model.plan_ids))
 
     @strawberry.field
     async def counts_by_type(self, info: Info[Context, None]) -> list[CountByType]:
@@ -924,13 +941,13 @@ class Lineage:
     decision_ids: strawberry.Private[list[str]]
     plan_ids: strawberry.Private[list[str]]
 
-    @strawberry.field
-    async def decisions(self, info: Info[Context, None]) -> list[Decision]:
-        return await _decisions(info, self.decision_ids)
+    @strawberry.field(graphql_type=list[Decision])  # type: ignore[untyped-decorator]
+    def decisions(self, info: Info[Context, None]) -> list[Decision] | Awaitable[list[Decision]]:
+        return _decisions_now(info, self.decision_ids)
 
-    @strawberry.field
-    async def plans(self, info: Info[Context, None]) -> list[Plan]:
-        return await _plans(info, self.plan_ids)
+    @strawberry.field(graphql_type=list[Plan])  # type: ignore[untyped-decorator]
+    def plans(self, info: Info[Context, None]) -> list[Plan] | Awaitable[list[Plan]]:
+        return _plans_now(info, self.plan_ids)
 
 
 @strawberry.type

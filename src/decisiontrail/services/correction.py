@@ -35,6 +35,7 @@ from decisiontrail.domain.recording import prompt_context
 from decisiontrail.events import DecisionEvent, EventKind
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, TooLarge, ValidationFailed
 from decisiontrail.graphdb import corrections, decisions, plans
+from decisiontrail.graphdb.corrections import PhaseMove
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
 from decisiontrail.services.recording import place
@@ -172,7 +173,6 @@ def correct_in(
         anchor = corrections.latest_current(tx, original.plan_id, superseded)
     at = utc_now()
     phase = phase_after_correction(mode, original, Phase(facts.plan_phase))
-    plans.set_phase_in_correction(tx, original.plan_id, phase, f"correction of {decision_id} ({mode.value})", at, requested_by)
     new_prompt = None
     if original.decision_type is DecisionType.PROMPT_DEFINITION:
         plan = plans.get_many(tx, [original.plan_id])[0]
@@ -187,7 +187,8 @@ def correct_in(
             field="description",
         )
     draft, context = correction_decision(original, mode, guidance, reason, anchor_id=anchor, at=at, prompt=new_prompt)
-    correction = place(tx, [Recording(draft, context=context)], at=at).decisions[0][0]
+    # Placed in the phase the correction moves the plan to (``supersede_downstream`` records the move).
+    correction = place(tx, [Recording(draft, context=context)], at=at, phase=phase).decisions[0][0]
     # Reviews waiting in the plans it touches that it makes moot are cancelled with it.
     moot = moot_reviews(
         sorted(pending, key=lambda r: (r.created_at, r.review_id)),
@@ -212,7 +213,9 @@ def correct_in(
         counts_by_type=impact.with_origin(origin).counts_by_type,
         replay_frontier=replay_frontier(mode, origin, impact),
     )
-    corrections.supersede_downstream(tx, attempt, impact.plan_ids, [r.review_id for r in moot], at)
+    corrections.supersede_downstream(
+        tx, attempt, impact.plan_ids, [r.review_id for r in moot], at, PhaseMove(original.plan_id, phase, by=requested_by)
+    )
     outcome = CorrectionResult(
         correction=correction,
         attempt=attempt,

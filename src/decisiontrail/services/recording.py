@@ -16,7 +16,7 @@ import jsonschema
 from pydantic import ValidationError
 
 from decisiontrail.access import Principal
-from decisiontrail.domain import ArtifactRef, ContextSnapshot, Decision, DecisionType
+from decisiontrail.domain import ArtifactRef, ContextSnapshot, Decision, DecisionType, Phase
 from decisiontrail.domain.decision import utc_now, with_artifacts
 from decisiontrail.domain.placement import Placed, Recording, Seen, place_all
 from decisiontrail.domain.recording import (
@@ -286,11 +286,14 @@ def record(
     return found
 
 
-def place(tx: Transaction, recordings: Sequence[Recording], *, at: datetime | None = None) -> Placed:
+def place(tx: Transaction, recordings: Sequence[Recording], *, at: datetime | None = None, phase: Phase | None = None) -> Placed:
     """Inside a use-case's transaction: lock the plans, read the facts, judge, write. ``at`` is the
     moment recorded for decisions placed now (by default, now: under the locks, so creation times
-    follow sequence numbers)."""
+    follow sequence numbers). ``phase``: the phase the plans are judged in, when the same
+    transaction moves them there after placing (a correction's)."""
     facts = decisions.read_placements(tx, recordings)
+    if phase is not None:
+        facts = [{**row, "plan_phase": phase.value} for row in facts]
     placed = place_all(recordings, facts, at=at or utc_now())
     decisions.create_all(tx, placed.decisions, placed.sequences)
     for review, context in placed.reviews:

@@ -1,5 +1,6 @@
 // Supersedes the original and its whole downstream by the correction, invalidates the plans
-// spawned inside it, cancels the reviews it made moot (naming it), and keeps the attempt.
+// spawned inside it, cancels the reviews it made moot (naming it), keeps the attempt, and moves
+// the corrected plan to its phase (a PhaseChange recorded only when the phase changes).
 // Superseded decisions, the reviews they were resolved from and the cancelled reviews give up
 // their idempotency key, so a replay that reaches the same step records anew.
 MATCH (correction:Decision {decision_id: $correction_id})
@@ -38,4 +39,13 @@ CALL (correction) {
   REMOVE review.idempotency_key
   RETURN count(review) AS cancelled
 }
-RETURN superseded, invalidated, cancelled
+CALL () {
+  MATCH (plan:Plan {plan_id: $plan_id})
+  WHERE plan.phase <> $to_phase
+  WITH plan, COUNT { (:PhaseChange)-[:OF_PLAN]->(plan) } AS earlier
+  CREATE (:PhaseChange {from_phase: plan.phase, to_phase: $to_phase, reason: $phase_reason, at: $at, by: $by, number: earlier + 1})
+    -[:OF_PLAN]->(plan)
+  SET plan.phase = $to_phase
+  RETURN count(plan) AS moved
+}
+RETURN superseded, invalidated, cancelled, moved
