@@ -662,6 +662,6 @@ def _stream_rows(graph: Graph) -> int:
     with graph.driver.session(database=graph.database, fetch_size=2000) as session:
         plan_ids = [r["plan_id"] for r in session.run(query("graph/all_plan_ids"))]
         for start in range(0, len(plan_ids), 200):
-            for _ in session.run(query("graph/decision_rows"), plan_ids=plan_ids[start : start + 200]):
-                count += 1
+            for row in session.run(query("graph/decision_rows"), plan_ids=plan_ids[start : start + 200]):
+                count += len(row["decisions"])  # one row per plan, holding its decisions
     return count

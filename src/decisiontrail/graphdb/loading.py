@@ -32,6 +32,7 @@ from decisiontrail.exceptions import NotFound, ValidationFailed
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.graphdb.connection import Graph
 from decisiontrail.graphdb.database import translated_errors
+from decisiontrail.graphdb.records import native_datetime
 
 PLANS_PER_QUERY = 200
 FETCH_SIZE = 2000
@@ -120,9 +121,10 @@ def _load(session: neo4j.Session, plan_ids: list[str], *, every_attempt: bool, p
         for batch in _batches(plan_ids, PLANS_PER_QUERY):
             for row in session.run(query("graph/plan_rows"), plan_ids=batch):
                 _add_plan_row(G, row)
-            for row in session.run(query("graph/decision_rows"), plan_ids=batch):
-                _add_decision_row(G, row)
-                bar.update()
+            for plan_row in session.run(query("graph/decision_rows"), plan_ids=batch):
+                for row in plan_row["decisions"]:
+                    _add_decision_row(G, row)
+                bar.update(len(plan_row["decisions"]))
             for row in session.run(query("graph/review_rows"), plan_ids=batch):
                 _add_review_row(G, row)
             if not every_attempt:
@@ -156,7 +158,7 @@ def _add_plan_row(G: nx.MultiDiGraph[str], row: neo4j.Record) -> None:
         add_edge(G, plan_id, attempt, Rel.INVALIDATED_BY)
 
 
-def _add_decision_row(G: nx.MultiDiGraph[str], row: neo4j.Record) -> None:
+def _add_decision_row(G: nx.MultiDiGraph[str], row: Mapping[str, Any]) -> None:
     props = _properties(row["decision"])
     decision_id = props.pop("decision_id")
     add_decision(
@@ -179,7 +181,7 @@ def _add_decision_row(G: nx.MultiDiGraph[str], row: neo4j.Record) -> None:
     for original in row["corrects_ids"]:
         add_edge(G, decision_id, original, Rel.CORRECTS)
     for successor, at in row["superseded_by"]:
-        add_edge(G, decision_id, successor, Rel.SUPERSEDED_BY, at=_value(at))
+        add_edge(G, decision_id, successor, Rel.SUPERSEDED_BY, at=_time(at))
 
 
 def _add_review_row(G: nx.MultiDiGraph[str], row: neo4j.Record) -> None:
@@ -245,8 +247,21 @@ _POINTS_AT_DECISION = {
 _POINTS_AT_PLAN = {r.value for r in (Rel.IN_PLAN, Rel.CHILD_OF, Rel.FOR_PLAN)}
 
 
+TIMES = frozenset({"created_at", "superseded_at", "invalidated_at", "resolved_at", "at", "replayed_at"})
+"""The properties the row statements send as ISO text (``toString``), made datetimes again here."""
+
+
 def _properties(props: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: _value(v) for k, v in props.items() if v is not None}
+    return {k: _time(v) if k in TIMES else _value(v) for k, v in props.items() if v is not None}
+
+
+def _time(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return native_datetime(value)
+        except ValueError:  # not a time after all (broken data shows as it is)
+            return value
+    return _value(value)
 
 
 def _value(value: Any) -> Any:

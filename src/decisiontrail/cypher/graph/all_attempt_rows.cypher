@@ -1,6 +1,7 @@
 // Every correction attempt, kept or not, with what it corrected and produced where those remain.
 MATCH (a:CorrectionAttempt)
+// Times as ISO text (toString): Python parses it in C, where hydrating the driver's DateTime was most of a load.
 RETURN
-  a {.*, replay_frontier: null} AS attempt,
+  a {.*, replay_frontier: null, at: toString(a.at), replayed_at: toString(a.replayed_at)} AS attempt,
   [(a)-[:ATTEMPT_ON]->(d:Decision) | d.decision_id] AS attempt_on_ids,
   [(a)-[:PRODUCED]->(d:Decision) | d.decision_id] AS produced_ids
