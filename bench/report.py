@@ -45,7 +45,7 @@ def analysis(runs: list[dict[str, Any]]) -> str:
 ## Where the time goes, and what was done
 
 Figures in this section are cited from the results files (`docs/benchmarks/<sizes>.json`) by
-`bench/report.py`; the words are the analysis of profiles (cProfile of the served process and
+`bench/report.py`; the words are the analysis of profiles (cProfile and py-spy of the served process and
 of the service calls) taken while changing the code.
 
 - **Walks no longer explode.** Lineage and impact are one breadth-first walk with a visited set
@@ -56,47 +56,58 @@ of the service calls) taken while changing the code.
   {c("lineage", "lineage of the last of")} and {c("impact", "impact of the head of")}.
 - **Lineage and impact through GraphQL.** Each is one statement: lineage (whether the decision
   exists, when it was recorded, the walk), impact (the decision, what supersedes it, the walk;
-  an `asOf` impact reads the decision first); a selection of ids only is answered from the ids the
-  walk returned, without reading the records, and records that are read are built without
-  validating again what the store validated on write, their times parsed from ISO text rather
-  than hydrated as driver `DateTime`s (that hydration and pydantic's re-validation of ids were
-  most of a read of many decisions). What remains at 1,000 decisions is graphql-core's
-  execution of one object and one resolver per returned field, in Python, and HTTP; at a
-  handful of decisions, the fixed cost of an HTTP request through Starlette and strawberry
-  against one driver round trip: {c("lineage", "lineage of a deep decision")},
-  {c("impact", "impact of a deep decision")}. What would close it: answering a selection of
-  ids and scalars without per-field resolution (a response built from the statement's map
-  projection, as @neo4j/graphql does), which strawberry has no hook for today.
+  an `asOf` impact reads the decision first). A selection of ids only is answered at once from
+  the ids the walk returned, and the answer is completed directly (`schema/execution.py`): a
+  field that only reads its object (an attribute, or a method of `self`) and whole selections of
+  such fields are completed in one pass, without graphql-core's per-field steps (a path, a
+  resolve info, strawberry's resolver wrapper, an awaitable check at each one); anything else,
+  and every error, goes graphql-core's usual way. At a handful of decisions what remains is the
+  fixed cost of a request (Starlette's middleware, strawberry's view, the hop to a worker
+  thread for the driver) against one driver round trip: {c("lineage", "lineage of a deep decision")},
+  {c("impact", "impact of a deep decision")}; at 1,000, building and completing one object per
+  decision in Python: {c("lineage", "lineage of the last of")}. What would close it: a request
+  path that skips what a read of ids does not need (the worker-thread hop, strawberry's view),
+  and ids answered as a list of strings rather than objects.
 - **Nested tree.** `Plan.tree` looks ahead at its selection; ids, types and relations are
-  served from one statement of outlines, built from a template record rather than validated.
-  {c("nested tree", "plan -> decisions")}. The rest is graphql-core's execution, one step per
-  field of every object in the answer (each tree entry, its decision, each child and each of a
-  child's dependencies). Making the identity fields plain attributes instead of resolvers was
-  tried and measured no faster: the executor's own work per field dominates, not strawberry's
-  wrapper. What would close it: a compiled execution path for a known selection shape (the
-  way graphql-jit compiles a query in JavaScript), serving the statement's rows without a
-  step per field.
+  served from one statement of outlines, returned as one row (a row per decision cost a driver
+  message and a lookup per column each), and completed directly as above:
+  {c("nested tree", "plan -> decisions")}. What remains is the statement's own work (each
+  decision's parent, dependencies and supersession) and one Python object per decision, tree
+  entry and field in the answer. What would close it: the statement shaped by the selection, so
+  only what is asked is read, and the answer serialised from its rows.
 - **Recording.** A recording locks its plan, reads the facts it is judged by and writes; that
-  is at least two statements and a commit against the baseline's one:
+  is two statements, the events and a commit against the baseline's one statement:
   {c("recording", "recordDecision over HTTP, sequential")}. Batches are two statements for the
-  whole batch (`read_placements`, `create_decisions`), the rest is Python (strawberry's input
-  conversion, validation, placement, mapping): {c("recording", "recordDecisions over HTTP, batches of 100")}
+  whole batch (`read_placements`, `create_decisions`). Input objects are now built by a plan
+  made once per type (`schema/inputs.py`, strawberry's `from_input` hook) instead of
+  strawberry's generic conversion (a third of a large batch's time), canonical ULIDs are
+  recognised by a pattern rather than decoded, placement facts come back as one map per item,
+  and creation times go to Neo4j as ISO text (the driver's own conversion of a `datetime` was
+  a sixth of a large batch): {c("recording", "recordDecisions over HTTP, batches of 100")}
   at batches of 100, {c("recording", "recordDecisions over HTTP, batches of 1,000")} at 1,000.
-  What would close it: rows for the create statement built straight from the typed inputs.
-- **Correction.** The closure is read under the plans' locks and its ids come back to Python
-  and go out again to supersede, across six statements (lock the decision and read it; lock the
-  plans and read the closure with their pending reviews; the phase; the correction's placement
-  read and write; supersession with the moot reviews' cancellation and the attempt), against
-  the baseline's one statement without locks: {c("correction", "downstream of 1")},
-  {c("correction", "downstream of 100")}, {c("correction", "downstream of 10,000")}. What would
-  close it: superseding from the walk inside the locked statement, so only the answer travels.
+  What remains: graphql-core's coercion of the variables (every field of every input, in
+  Python), the proposals' validation into the domain's models, and the placement read (per
+  item: its plan, root, parent, dependencies and idempotency key). What would close it: a
+  batch input type coerced once as JSON and validated straight into the create statement's rows.
+- **Correction.** Five statements now, against the baseline's one without locks: the reads in
+  one (lock the decision and its plan, walk, lock the plans the walk touched, walk again under
+  those locks and read the downstream, the pending reviews and append mode's anchor); the
+  correction's placement read and write; the supersession with the phase move, the moot
+  reviews' cancellation and the attempt; the events: {c("correction", "downstream of 1")},
+  {c("correction", "downstream of 100")}, {c("correction", "downstream of 10,000")}. At 10,000
+  the events are most of the difference: one outbox row per superseded decision, written and
+  committed. What would close it: one outbox row per correction carrying the superseded ids
+  (the relay expanding it for subscribers), and the placement read folded into the reads.
 - **Offline.** Load, check and export everything as one graph: {c("offline", "rules, GraphML export")};
   loading builds a networkx graph with every property of every node, then 15 rules and an
-  export; the baseline only streams the rows. `check --all` now goes group by group (a
-  hierarchy with those it shares an edge with), so memory holds one group:
-  {c("offline", "group by group, --jobs 1")} in one process,
-  {c("offline", "group by group, --jobs 2")} with two workers (peak memory in the table's
-  notes). Export is not yet streamed group by group.
+  export; the baseline only streams the rows. The rows are now one per plan, holding its
+  decisions, with times as ISO text: hydrating the driver's `DateTime`s was most of a load.
+  The baseline streams those same rows and got cheaper by the same change, so the ratio rose
+  while our time fell. `check --all` goes group by group (a hierarchy with those it shares an
+  edge with), so memory holds one group: {c("offline", "group by group, --jobs 1")} in one
+  process, {c("offline", "group by group, --jobs 2")} with two workers (peak memory in the
+  table's notes). What remains is networkx: a Python dict per node and per edge. What would
+  close it: the rules run on arrays (or in Cypher) instead of a graph of Python objects.
 - **Live events.** A correction writes its events to the outbox in its own transaction; the
   serving process's relay, woken by the commit, reads them and hands them to every subscriber's
   queue, and each WebSocket sends on its own. The delay runs from the write (the event's `at`,
@@ -104,8 +115,10 @@ of the service calls) taken while changing the code.
   (no baseline; the figure is the p50 delay, the table has the p95). Events written by another
   process on the same Neo4j reach this process's subscribers at the relay's next read, at most
   100 ms later.
-- **Not measured yet:** lineage at depth 20 on the 1M-decision database (`make bench-full`
-  loads 1M decisions but its hierarchies are three levels deep).
+- **Lineage on the 1M-decision database** (`make bench-full`, whose walk shapes are built
+  beside the 1M decisions): the deepest decision of 50 levels of plans,
+  {c("lineage", "lineage of the deepest decision", "full")}; its p95 is in the full table, against
+  the target of 150 ms at depth 20.
 - **Parsing and validation** of a GraphQL document happen once per distinct document
   (`ParserCache`, `ValidationCache`).
 """
