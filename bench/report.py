@@ -95,9 +95,12 @@ of the service calls) taken while changing the code.
   correction's placement read and write; the supersession with the phase move, the moot
   reviews' cancellation and the attempt; the events: {c("correction", "downstream of 1")},
   {c("correction", "downstream of 100")}, {c("correction", "downstream of 10,000")}. At 10,000
-  the events are most of the difference: one outbox row per superseded decision, written and
-  committed. What would close it: one outbox row per correction carrying the superseded ids
-  (the relay expanding it for subscribers), and the placement read folded into the reads.
+  both sides walk the same downstream and write the same supersession; ours also walks it twice
+  (to find the plans to lock, then under their locks), retires each superseded decision's
+  idempotency key and looks for the review it was resolved from, writes one outbox row per
+  superseded decision for the live events, and commits all of that. What would close it: one
+  outbox row per correction carrying the superseded ids (the relay expanding it for
+  subscribers), and, at small sizes, the correction's placement read folded into the reads.
 - **Offline.** Load, check and export everything as one graph: {c("offline", "rules, GraphML export")};
   loading builds a networkx graph with every property of every node, then 15 rules and an
   export; the baseline only streams the rows. The rows are now one per plan, holding its
