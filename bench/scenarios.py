@@ -421,30 +421,33 @@ def lineage_and_impact(
         ("lineage", LINEAGE, "decision/lineage", f"the last of a {WALK_CHAIN:,}-decision chain", shapes.chain_end),
         ("impact", IMPACT, "correction/downstream", f"the head of a {WALK_CHAIN:,}-decision chain", shapes.chain_head),
     ):
-        # On the full sizes' 1M-decision database the issue's latency target applies too: lineage
-        # at depth 20 within 150 ms p95 (measured deeper, at 50 levels).
-        within = DEEP_LINEAGE_P95_MS if sizes is FULL and decision_id == shapes.deepest else None
-        rows.append(_walk_row(graph, api, sizes, name, text, statement, decision_id, shape, p95_within_ms=within))
+        row = _walk_row(graph, api, sizes, name, text, statement, decision_id, shape)
+        rows.append(row)
+        if sizes is FULL and decision_id == shapes.deepest:
+            # On the full sizes' 1M-decision database the issue's latency target applies too:
+            # lineage at depth 20 within 150 ms p95 (measured deeper, at 50 levels).
+            p95 = row.ours.p95_ms
+            rows.append(
+                Row(
+                    name,
+                    f"{row.case}: p95 on the 1M-decision database",
+                    row.ours,
+                    None,
+                    "",
+                    target=f"p95 <= {DEEP_LINEAGE_P95_MS:.0f} ms at depth >= 20",
+                    met=p95 is not None and p95 <= DEEP_LINEAGE_P95_MS,
+                    note="the same samples as the row above",
+                )
+            )
     return rows
 
 
 DEEP_LINEAGE_P95_MS = 150.0
+"""The issue's latency target for lineage on the 1M-decision database, at depth 20."""
 
 
-def _walk_row(
-    graph: Graph,
-    api: str,
-    sizes: Sizes,
-    name: str,
-    text: str,
-    statement: str,
-    decision_id: str,
-    what: str,
-    *,
-    p95_within_ms: float | None = None,
-) -> Row:
-    """One walk through GraphQL against the same Cypher through the driver (and, given
-    ``p95_within_ms``, a p95 to stay within as well as the ratio)."""
+def _walk_row(graph: Graph, api: str, sizes: Sizes, name: str, text: str, statement: str, decision_id: str, what: str) -> Row:
+    """One walk through GraphQL against the same Cypher through the driver."""
     with httpx.Client(base_url=api, timeout=60) as client:
         answer = graphql(client, text, id=decision_id)[name]
         statement_answer = graph.driver.execute_query(query(statement), decision_id=decision_id, database_=graph.database)
@@ -461,9 +464,8 @@ def _walk_row(
         ours,
         raw,
         "the same Cypher through the driver",
-        target="<= 1.5x" if p95_within_ms is None else f"<= 1.5x; p95 <= {p95_within_ms:.0f} ms (1M decisions, depth >= 20)",
-        met=ours.p50_ms <= 1.5 * raw.p50_ms
-        and (p95_within_ms is None or (ours.p95_ms is not None and ours.p95_ms <= p95_within_ms)),
+        target="<= 1.5x",
+        met=ours.p50_ms <= 1.5 * raw.p50_ms,
     )
 
 
