@@ -56,6 +56,26 @@ def test_the_service_schema_completes_fields_directly() -> None:
     assert direct_read(graphql_schema, "Decision", "checkpointGroup") is None  # async
 
 
+@strawberry.type(name="Decision")
+class OtherDecision:
+    @strawberry.field
+    def id(self, info: Info) -> str:  # takes info: read directly, with it
+        return "x"
+
+
+@strawberry.type(name="Query")
+class OtherQuery:
+    decision: OtherDecision
+
+
+def test_what_is_read_directly_is_worked_out_per_schema() -> None:
+    """Two schemas with a type of the same name keep their own plans."""
+    other = strawberry.Schema(query=OtherQuery)
+    ours, theirs = direct_read(schema._schema, "Decision", "id"), direct_read(other._schema, "Decision", "id")
+    assert ours is not None and theirs is not None
+    assert not ours.wants_info and theirs.wants_info
+
+
 QUERIES = {
     "tree": """query($id: ID!) { plan(id: $id) { id tree { depth decision {
         __typename id decisionType phase status sequenceNumber supersededById parentDecisionId

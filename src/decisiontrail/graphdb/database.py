@@ -192,7 +192,8 @@ class Database:
                 if time.monotonic() >= deadline:
                     raise
                 wait = min(delay * random.uniform(0.5, 1.5), max(0.0, deadline - time.monotonic()))
-                log.info("a write met concurrent writes; trying again in %.2fs", wait)
+                code = e.code if isinstance(e, Neo4jError) else type(e).__name__
+                log.info("a write met concurrent writes (%s); trying again in %.2fs", code, wait)
                 time.sleep(wait)  # never past the limit
                 delay = min(delay * 2, CONTENTION_MAX_DELAY)
 

@@ -245,6 +245,8 @@ class EmbeddedNeo4j:
             str(self.pagecache_mb),
             "--tx-max-mb",
             str(self.tx_memory_mb),
+            "--tx-memory-mb",
+            str(total_transaction_memory_mb(self.heap_mb)),
             "--transaction-timeout-ms",
             str(round(self.transaction_timeout * 1000)),
             "--shutdown-transaction-end-ms",
@@ -357,3 +359,13 @@ def _close(stream: IO[bytes] | None) -> None:
             stream.close()
         except OSError:
             pass
+
+
+def total_transaction_memory_mb(heap_mb: int) -> int:
+    """What all transactions together may hold (``db.memory.transaction.total.max``): 1 GB, or 70%
+    of a larger heap, so a server given more heap can run a larger correction in one transaction.
+
+    >>> total_transaction_memory_mb(1024), total_transaction_memory_mb(4096)
+    (1024, 2867)
+    """
+    return max(1024, heap_mb * 7 // 10)

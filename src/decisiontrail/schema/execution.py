@@ -23,6 +23,7 @@ rest of the request (its reads are repeatable, so reading again costs time, neve
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -65,8 +66,8 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
         super().__init__(*args, **kwargs)
         self.not_direct: dict[int, FieldDetailsList] = {}
         """Selections executed the usual way (by identity; each kept alive so its id stays its own)."""
-        self.selections: dict[tuple[str, int], list[Selected]] = {}
-        """What each selection asks of a type, worked out once (graphql-core keeps each selection alive)."""
+        self.selections: dict[tuple[str, int], tuple[FieldDetailsList, list[Selected]]] = {}
+        """What each selection asks of a type, worked out once (each kept alive, as ``not_direct``'s)."""
         # An extension that sees every field's resolution (a ``resolve`` hook) is a middleware here.
         self.watched = self.middleware_manager is not None and bool(self.middleware_manager.middlewares)
 
@@ -166,24 +167,25 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
     def selection(self, return_type: GraphQLObjectType, field_details_list: FieldDetailsList) -> list[Selected]:
         """What ``field_details_list`` selects of ``return_type``, each field with its direct read, or NotDirect."""
         key = (return_type.name, id(field_details_list))
-        found = self.selections.get(key)
-        if found is None:
-            fields, deferred, _ = self.collect_subfields(return_type, field_details_list)
-            if deferred:
+        cached = self.selections.get(key)
+        if cached is not None:
+            return cached[1]
+        fields, deferred, _ = self.collect_subfields(return_type, field_details_list)
+        if deferred:
+            raise NotDirect
+        found: list[Selected] = []
+        for response_key, sub_fields in fields.items():
+            name = sub_fields[0].node.name.value
+            if name == "__typename":
+                found.append((response_key, return_type.name, None, sub_fields, None))
+                continue
+            direct = direct_read(self.schema, return_type.name, name)
+            if direct is None or id(sub_fields) in self.not_direct:
                 raise NotDirect
-            found = []
-            for response_key, sub_fields in fields.items():
-                name = sub_fields[0].node.name.value
-                if name == "__typename":
-                    found.append((response_key, return_type.name, None, sub_fields, None))
-                    continue
-                direct = direct_read(self.schema, return_type.name, name)
-                if direct is None or id(sub_fields) in self.not_direct:
-                    raise NotDirect
-                field_type = direct.definition.type
-                inner = field_type.of_type if isinstance(field_type, GraphQLNonNull) else field_type
-                found.append((response_key, name, direct, sub_fields, inner if is_leaf_type(inner) else None))
-            self.selections[key] = found
+            field_type = direct.definition.type
+            inner = field_type.of_type if isinstance(field_type, GraphQLNonNull) else field_type
+            found.append((response_key, name, direct, sub_fields, inner if is_leaf_type(inner) else None))
+        self.selections[key] = (field_details_list, found)
         return found
 
 
@@ -192,16 +194,19 @@ Selected = tuple[str, str, "DirectRead | None", FieldDetailsList, Any]
 read (None for ``__typename``), its own selection, and its leaf type when it is a scalar or an enum."""
 
 
-_READS: dict[tuple[int, str, str], DirectRead | None] = {}
+_READS: weakref.WeakKeyDictionary[GraphQLSchema, dict[tuple[str, str], DirectRead | None]] = weakref.WeakKeyDictionary()
 
 
 def direct_read(schema: GraphQLSchema, type_name: str, field_name: str) -> DirectRead | None:
-    """How ``type_name.field_name`` is read directly, or None when it needs its resolver (worked out once)."""
-    key = (id(schema), type_name, field_name)
+    """How ``type_name.field_name`` is read directly, or None when it needs its resolver (worked out once per schema)."""
+    reads = _READS.get(schema)
+    if reads is None:
+        reads = _READS[schema] = {}
+    key = (type_name, field_name)
     try:
-        return _READS[key]
+        return reads[key]
     except KeyError:
-        found = _READS[key] = _plan(schema, type_name, field_name)
+        found = reads[key] = _plan(schema, type_name, field_name)
         return found
 
 

@@ -16,6 +16,8 @@ UNWIND $items AS item
 OPTIONAL MATCH (plan:Plan {plan_id: item.plan_id})
 CALL (item) {
   OPTIONAL MATCH (root:Decision {plan_id: item.plan_id, decision_type: 'prompt_definition'})
+  // The hint keeps the seek: on fresh statistics the planner has scanned the whole index instead.
+  USING INDEX root:Decision(plan_id, decision_type)
   WHERE NOT EXISTS { (root)-[:SUPERSEDED_BY]->() }
   RETURN collect(root.decision_id)[0] AS current_root_id
 }
@@ -23,6 +25,7 @@ CALL (item) {
   // Parent inference: the latest current decision of a parent type, the same actor run's first.
   UNWIND CASE WHEN item.infer_parent THEN item.parent_types ELSE [] END AS parent_type
   MATCH (candidate:Decision {plan_id: item.plan_id, decision_type: parent_type})
+  USING INDEX candidate:Decision(plan_id, decision_type)
   WHERE NOT EXISTS { (candidate)-[:SUPERSEDED_BY]->() }
   WITH candidate
   ORDER BY CASE WHEN candidate.actor_state_thread_id = item.actor_thread THEN 0 ELSE 1 END,
@@ -49,7 +52,14 @@ RETURN item.index AS index, {
   superseded_dependencies: [id IN item.depends_on WHERE EXISTS { MATCH (:Decision {decision_id: id})-[:SUPERSEDED_BY]->() }],
   corrected_exists: item.corrects_decision_id IS NULL OR EXISTS { MATCH (:Decision {decision_id: item.corrects_decision_id}) },
   // A key is scoped to its plan; the digest tells the same request from another one with the key.
-  existing_decision: COLLECT { MATCH (known:Decision {plan_id: item.plan_id, idempotency_key: item.idempotency_key}) RETURN [known.decision_id, known.request_digest] }[0],
-  existing_review: COLLECT { MATCH (held:Review {plan_id: item.plan_id, idempotency_key: item.idempotency_key}) RETURN [held.review_id, held.request_digest] }[0]
+  // Looked up only for a key (a null key matches nothing, and the planner would scan the plan for it).
+  existing_decision: CASE WHEN item.idempotency_key IS NULL THEN null ELSE COLLECT {
+    MATCH (known:Decision {plan_id: item.plan_id, idempotency_key: item.idempotency_key})
+    RETURN [known.decision_id, known.request_digest]
+  }[0] END,
+  existing_review: CASE WHEN item.idempotency_key IS NULL THEN null ELSE COLLECT {
+    MATCH (held:Review {plan_id: item.plan_id, idempotency_key: item.idempotency_key})
+    RETURN [held.review_id, held.request_digest]
+  }[0] END
 } AS facts
 ORDER BY index
