@@ -1,0 +1,70 @@
+"""Placing a decision reads what it is judged by through indexes: its cost does not grow with its plan.
+
+On fresh index statistics the planner scanned the whole (plan_id, decision_type) index for the
+plan's root, and a recording without an idempotency key (a correction, guidance) looked the null
+key up by scanning the plan's decisions: a correction in a plan of 100,000 decisions spent most of
+a second placing its one decision.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from decisiontrail.cypher import query
+from decisiontrail.graphdb import Graph
+from decisiontrail.services import Trail
+
+
+def _plan(graph: Graph, plan_id: str, size: int) -> None:
+    graph.driver.execute_query(
+        "CREATE (p:Plan {plan_id: $plan_id, next_sequence: $size, phase: 'execute'}) "
+        "WITH p UNWIND range(0, $size - 1) AS i "
+        "CREATE (:Decision {decision_id: $plan_id + '-' + i, plan_id: $plan_id, sequence_number: i, "
+        "  decision_type: CASE i WHEN 0 THEN 'prompt_definition' ELSE 'tool_invocation' END, "
+        "  idempotency_key: 'key-' + i})-[:IN_PLAN]->(p)",
+        plan_id=plan_id,
+        size=size,
+        database_=graph.database,
+    )
+
+
+def _db_hits(graph: Graph, plan_id: str, key: str | None, infer_parent: bool) -> int:
+    item = {
+        "index": 0,
+        "plan_id": plan_id,
+        "decision_id": "NEW",
+        "parent_decision_id": None if infer_parent else f"{plan_id}-1",
+        "infer_parent": infer_parent,
+        "parent_types": ["tool_invocation"],
+        "actor_thread": "thread",
+        "depends_on": [],
+        "corrects_decision_id": None,
+        "idempotency_key": key,
+    }
+    with graph.driver.session(database=graph.database) as session:
+        tx = session.begin_transaction()
+        try:
+            summary = tx.run("PROFILE " + query("decision/read_placements"), plan_ids=[plan_id], items=[item]).consume()  # type: ignore[operator]
+        finally:
+            tx.rollback()
+    assert summary.profile is not None
+
+    def hits(operator: dict[str, Any]) -> int:
+        return int(operator.get("dbHits", 0)) + sum(hits(child) for child in operator.get("children", []))
+
+    return hits(summary.profile)
+
+
+@pytest.mark.parametrize("key", [None, "key-7"], ids=["no key", "a key"])
+def test_placing_costs_the_same_in_a_plan_of_any_size(store: Trail, graph: Graph, key: str | None) -> None:
+    """(Inferring a parent still reads every current decision of the parent's types: not judged here.)"""
+    _plan(graph, "SMALL", 10)
+    _plan(graph, "LARGE", 3_000)
+    small = _db_hits(graph, "SMALL", key, infer_parent=False)
+    large = _db_hits(graph, "LARGE", key, infer_parent=False)
+    # An index seek's hits do not depend on the plan's size; a scan's grow with it (thousands here,
+    # and a scan of a whole index with the database's 3,010 decisions).
+    assert large <= small + 50, (small, large)
+    assert small < 1_000, small
