@@ -31,7 +31,7 @@ def canonical_ulid(value: str) -> str:
     if _CANONICAL.fullmatch(upper):  # every id the service reads or writes: no need to decode it
         return upper
     try:
-        return str(ULID.from_str(value.upper()))
+        return str(ULID.from_str(upper))
     except ValueError as e:
         raise ValueError(f"must be a ULID: {e}") from None
 

@@ -155,9 +155,12 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
                 completed[key] = name
             elif leaf is not None and not direct.wants_info:  # the common case, without a path
                 sub_value = direct.read(value)
-                completed[key] = self.complete_leaf_value(leaf, sub_value) if sub_value is not None else None
-                if sub_value is None and isinstance(direct.definition.type, GraphQLNonNull):
-                    raise NotDirect
+                if sub_value is not None:
+                    completed[key] = self.complete_leaf_value(leaf, sub_value)
+                elif isinstance(direct.definition.type, GraphQLNonNull):
+                    raise NotDirect  # graphql-core's error, at its place
+                else:
+                    completed[key] = None
             else:
                 sub_path = path.add_key(key, return_type.name)
                 sub_value = self.read(direct, return_type, value, sub_fields, sub_path)

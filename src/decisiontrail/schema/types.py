@@ -325,9 +325,9 @@ async def _decisions(info: Info[Context, None], decision_ids: list[str]) -> list
 
 
 def _decisions_now(info: Info[Context, None], decision_ids: list[str]) -> list[Decision] | Awaitable[list[Decision]]:
-    """The decisions, at once when the ids are the answer (a walk found them, and nothing is hidden
-    from this caller), else once loaded: so a field that returns it is completed directly when it can be."""
-    if not info.context.limited and all(asks_only(f.selections, IDS) for f in info.selected_fields):
+    """The decisions, at once when the ids are the answer, else once loaded: so a field that
+    returns it is completed directly when it can be."""
+    if _ids_are_the_answer(info):
         return [Decision(model=partial_decision(decision_id=i)) for i in decision_ids]
     return _loaded_decisions(info, decision_ids)
 
@@ -343,9 +343,14 @@ async def _plans(info: Info[Context, None], plan_ids: list[str]) -> list[Plan]:
 
 def _plans_now(info: Info[Context, None], plan_ids: list[str]) -> list[Plan] | Awaitable[list[Plan]]:
     """The plans, at once when the ids are the answer (as ``_decisions_now``), else once loaded."""
-    if not info.context.limited and all(asks_only(f.selections, IDS) for f in info.selected_fields):
+    if _ids_are_the_answer(info):
         return [Plan(model=partial_plan(plan_id=i)) for i in plan_ids]
     return _loaded_plans(info, plan_ids)
+
+
+def _ids_are_the_answer(info: Info[Context, None]) -> bool:
+    """Only ids are selected, and nothing is hidden from this caller: the ids a walk found answer it."""
+    return not info.context.limited and all(asks_only(f.selections, IDS) for f in info.selected_fields)
 
 
 async def _loaded_plans(info: Info[Context, None], plan_ids: list[str]) -> list[Plan]:
