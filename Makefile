@@ -47,7 +47,7 @@ typecheck: install  ## mypy --strict over the package and the benchmark harness
 bench: install  ## quick benchmarks side by side with their baselines (a few minutes); writes docs/benchmarks.md
 	$(BIN)/python -m bench
 
-bench-full: install  ## the whole range of benchmark sizes, up to 1M decisions (an hour or more)
+bench-full: install  ## the whole range of benchmark sizes: up to 1M decisions, 10M for the offline checks and export (two hours or more)
 	$(BIN)/python -m bench --full
 
 reliability: install  ## fuzz, load, faults and access against a Neo4j of its own (a few minutes); writes docs/reliability.md

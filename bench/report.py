@@ -41,6 +41,9 @@ def analysis(runs: list[dict[str, Any]]) -> str:
     def c(scenario: str, case: str, sizes: str = "quick") -> str:
         return cite(runs, sizes, scenario, case)
 
+    def peak(case: str) -> str:
+        return cite_peak(runs, "full", case)
+
     return f"""\
 ## Where the time goes, and what was done
 
@@ -101,16 +104,27 @@ of the service calls) taken while changing the code.
   superseded decision for the live events, and commits all of that. What would close it: one
   outbox row per correction carrying the superseded ids (the relay expanding it for
   subscribers), and, at small sizes, the correction's placement read folded into the reads.
-- **Offline.** Load, check and export everything as one graph: {c("offline", "rules, GraphML export")};
-  loading builds a networkx graph with every property of every node, then 15 rules and an
-  export; the baseline only streams the rows. The rows are now one per plan, holding its
-  decisions, with times as ISO text: hydrating the driver's `DateTime`s was most of a load.
-  The baseline streams those same rows and got cheaper by the same change, so the ratio rose
-  while our time fell. `check --all` goes group by group (a hierarchy with those it shares an
-  edge with), so memory holds one group: {c("offline", "group by group, --jobs 1")} in one
-  process, {c("offline", "group by group, --jobs 2")} with two workers (peak memory in the
-  table's notes). What remains is networkx: a Python dict per node and per edge. What would
-  close it: the rules run on arrays (or in Cypher) instead of a graph of Python objects.
+- **Offline.** At scale the offline work goes group by group (a hierarchy, with those it shares
+  an edge with): `check --all` and, in GraphML, DOT and both JSON formats, `export --all` load
+  one group, check or write it and drop it, so memory holds the largest group rather than the
+  database (the export's GraphML body waits in a temporary file until its typed keys are known,
+  and the JSON formats' edges until every node is written). On the full sizes' 1M decisions:
+  `check --all` {c("offline", "999,950 decisions: check --all group by group, --jobs 1", "full")}
+  in one process ({peak("999,950 decisions: check --all group by group, --jobs 1")}),
+  {c("offline", "999,950 decisions: check --all group by group, --jobs 2", "full")} with two
+  workers; `export --all` {c("offline", "999,950 decisions: export --all", "full")}
+  ({peak("999,950 decisions: export --all")}). On 10M: `check --all`
+  {c("offline", "9,999,850 decisions: check --all", "full")} ({peak("9,999,850 decisions: check --all")}),
+  `export --all` {c("offline", "9,999,850 decisions: export --all", "full")}
+  ({peak("9,999,850 decisions: export --all")}). For reference, the whole database loaded as one
+  graph, checked and exported in one process: {c("offline", "999,950 decisions as one graph", "full")}
+  ({peak("999,950 decisions as one graph")}); on the quick sizes {c("offline", "rules, GraphML export")}.
+  The rows are one per plan, holding its decisions, with times as ISO text (hydrating the
+  driver's `DateTime`s was most of a load); the baseline streams those same rows and got
+  cheaper by the same change. What remains is networkx: loading builds a Python dict per node
+  and per edge with every property, then 16 rules walk it in Python, where the baseline only
+  receives the rows. What would close it: the rules run on arrays (or in Cypher) instead of a
+  graph of Python objects.
 - **Live events.** A correction writes its events to the outbox in its own transaction; the
   serving process's relay, woken by the commit, reads them and hands them to every subscriber's
   queue, and each WebSocket sends on its own. The delay runs from the write (the event's `at`,
@@ -148,6 +162,22 @@ def cite(runs: list[dict[str, Any]], sizes: str, scenario: str, case: str) -> st
     return f"(not in the saved {sizes} results)"
 
 
+def cite_peak(runs: list[dict[str, Any]], sizes: str, case: str) -> str:
+    """An offline row's peak resident memory, from the saved run at ``sizes``.
+
+    >>> run = {"sizes": "full", "rows": [{"scenario": "offline", "case": "1 decisions: x", "extra": {"peak_rss_mb": 120.8}}]}
+    >>> cite_peak([run], "full", "1 decisions: x"), cite_peak([run], "quick", "1 decisions: x")
+    ('peak 121 MB, full.json', 'peak memory not in the saved quick results')
+    """
+    for run in runs:
+        if run["sizes"] != sizes:
+            continue
+        for row in run["rows"]:
+            if row["scenario"] == "offline" and case in row["case"] and "peak_rss_mb" in row.get("extra", {}):
+                return f"peak {row['extra']['peak_rss_mb']:,.0f} MB, {sizes}.json"
+    return f"peak memory not in the saved {sizes} results"
+
+
 NOTES = """\
 ## Notes
 
@@ -169,9 +199,13 @@ NOTES = """\
 - **Nested tree.** Ours is `plan { tree { decision { children { dependsOn } } } }` over HTTP;
   the peer is @neo4j/graphql serving the same nesting from a minimal Node HTTP server
   (`bench/peer/`), installed from npm by the harness. Both answers are compared before timing.
-- **Offline.** `bench/offline.py` runs in a process of its own: `load_graph` of the whole
-  database, every rule, and a GraphML export; its peak resident memory is reported. The
-  baseline streams the same rows through the driver without building a graph.
+- **Offline.** `bench/offline.py` runs each row in a process of its own and reports its peak
+  resident memory (with worker processes, the largest of any one process): `check --all` group
+  by group in one and in two worker processes, `export --all` as GraphML (group by group, to
+  `/dev/null`), and, for reference and only up to 1M decisions, `load_graph` of the whole
+  database, every rule and a GraphML export. The baseline streams the same rows through the
+  driver without building a graph. `make bench-full` ends with a database of its own of 10M
+  decisions, where only `check --all` (one process) and `export --all` run.
 """
 
 
@@ -257,7 +291,7 @@ def render(runs: list[dict[str, Any]]) -> str:
     if not any(run["sizes"] == "full" for run in runs):
         parts.append(
             "## `full` sizes\n\nNot run yet on this machine (`make bench-full`, an hour or more): the "
-            "correction at 100k, the offline scenario at 100k and 1M decisions and its 8 GB target are "
+            "correction at 100k, the offline scenario at 100k, 1M and 10M decisions and its memory targets are "
             "not measured here.\n"
         )
     parts.append(analysis(runs))

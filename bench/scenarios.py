@@ -41,6 +41,7 @@ class Sizes:
     queries: int  # lineage, impact and tree queries
     events: int  # corrections announced to the live-event subscribers
     offline: tuple[int, ...]  # decisions loaded, checked and exported
+    offline_by_group: tuple[int, ...] = ()  # decisions checked and exported group by group only (too many to load whole)
 
 
 QUICK = Sizes(
@@ -55,6 +56,7 @@ FULL = Sizes(
     queries=100,
     events=50,
     offline=(100_000, 1_000_000),
+    offline_by_group=(10_000_000,),
 )
 BATCHES = (100, 1000)  # recordDecisions batch sizes
 CLIENTS = 16
@@ -622,60 +624,73 @@ def live_events(api: str, sizes: Sizes, progress: Callable[[str], None]) -> list
 
 def offline(graph: Graph, decisions: int, progress: Callable[[str], None]) -> Row:
     """Load the whole database, run every check and write one export, in a process of its own,
-    so its peak memory is its own; the baseline streams the same rows through the driver."""
+    so its peak memory is its own; the baseline streams the same rows through the driver. For
+    reference (the whole database as one graph): the targets are the group-by-group rows'."""
     progress(f"offline: load + all checks + GraphML export of {decisions:,} decisions (a process of its own)")
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.offline", graph.uri, graph.database],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = _offline_process(graph)
     raw = timed(lambda: _stream_rows(graph), repeat=1, warmup=0)
     total = Stats((result["load_ms"] + result["checks_ms"] + result["export_ms"],), decisions)
     return Row(
         "offline",
-        f"{result['decisions']:,} decisions: load, {result['rules']} rules, GraphML export",
+        f"{result['decisions']:,} decisions as one graph: load, {result['rules']} rules, GraphML export",
         total,
         raw,
         "the driver streaming the same rows",
-        target="peak memory within 8 GB (1M decisions)",
-        # The target is for the million-decision workload (sized to within a plan of 1M).
-        met=result["peak_rss_mb"] <= 8192 if decisions >= 990_000 else None,
         extra={k: result[k] for k in ("load_ms", "checks_ms", "export_ms", "peak_rss_mb", "violations")},
     )
 
 
-def offline_grouped(graph: Graph, decisions: int, progress: Callable[[str], None]) -> list[Row]:
-    """``check --all`` group by group, in one and in two worker processes (each run in a process
-    of its own, for its peak memory), against the driver streaming the same rows."""
+def offline_grouped(
+    graph: Graph, decisions: int, progress: Callable[[str], None], *, jobs: tuple[int, ...] = (1, 2)
+) -> list[Row]:
+    """``check --all`` group by group in each number of worker processes of ``jobs``, and ``export
+    --all`` (GraphML, group by group), each in a process of its own for its peak memory, against
+    the driver streaming the same rows."""
+    runs: list[tuple[str, ...]] = [(f"check --all group by group, --jobs {n}", "--grouped", str(n)) for n in jobs]
+    runs.append(("export --all group by group, GraphML", "--export"))
     rows = []
-    for jobs in (1, 2):
-        progress(f"offline: check --all group by group, {jobs} worker process(es), {decisions:,} decisions")
-        done = subprocess.run(
-            [sys.executable, "-m", "bench.offline", graph.uri, graph.database, "--grouped", str(jobs)],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        result = json.loads(done.stdout.strip().splitlines()[-1])
+    for case, *mode in runs:
+        progress(f"offline: {case}, {decisions:,} decisions")
+        result = _offline_process(graph, *mode)
         if result["decisions"] != decisions:
-            raise RuntimeError(f"check --all counted {result['decisions']:,} decisions, the workload has {decisions:,}")
+            raise RuntimeError(f"{case} counted {result['decisions']:,} decisions, the workload has {decisions:,}")
         raw = timed(lambda: _stream_rows(graph), repeat=1, warmup=0)
-        ours = Stats((result["check_ms"],), decisions)
+        ours = Stats((result["check_ms" if "check_ms" in result else "export_ms"],), decisions)
+        target, met = _offline_target(decisions, ours, raw, result["peak_rss_mb"])
         rows.append(
             Row(
                 "offline",
-                f"{decisions:,} decisions: check --all group by group, --jobs {jobs}",
+                f"{decisions:,} decisions: {case}",
                 ours,
                 raw,
                 "the driver streaming the same rows",
-                target="<= 2x; peak memory <= 2 GB at 1M decisions",
-                met=ours.p50_ms <= 2 * raw.p50_ms and (decisions < 990_000 or result["peak_rss_mb"] <= 2048),
-                extra={k: result[k] for k in ("peak_rss_mb", "violations")},
+                target=target,
+                met=met,
+                extra={k: result[k] for k in ("peak_rss_mb", "violations", "export_bytes") if k in result},
             )
         )
     return rows
+
+
+def _offline_target(decisions: int, ours: Stats, raw: Stats, peak_mb: float) -> tuple[str, bool]:
+    """The issue's offline targets: at most 2x the stream, within 2 GB at 1M decisions and 8 GB at 10M
+    (the workloads are sized to within a plan of those)."""
+    if decisions >= 9_900_000:
+        return "peak memory <= 8 GB at 10M decisions", peak_mb <= 8192
+    if decisions >= 990_000:
+        return "<= 2x; peak memory <= 2 GB at 1M decisions", ours.p50_ms <= 2 * raw.p50_ms and peak_mb <= 2048
+    return "<= 2x", ours.p50_ms <= 2 * raw.p50_ms
+
+
+def _offline_process(graph: Graph, *mode: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.offline", graph.uri, graph.database, *mode],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
 
 
 def _stream_rows(graph: Graph) -> int:

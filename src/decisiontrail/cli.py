@@ -314,7 +314,12 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     what = export.add_mutually_exclusive_group(required=True)
     what.add_argument("--plan", metavar="ID", help="one plan")
     what.add_argument("--hierarchy", metavar="ID", help="a plan and every plan below it")
-    what.add_argument("--all", action="store_true", help="the whole database")
+    what.add_argument(
+        "--all",
+        action="store_true",
+        help="the whole database (GraphML, DOT, Cytoscape.js and node-link JSON are written a group of plans at a time,"
+        " so memory holds the largest group; GEXF and PROV-JSON load it whole)",
+    )
     what.add_argument("--lineage", metavar="DECISION", help="a decision and where it comes from")
     what.add_argument("--impact", metavar="DECISION", help="a decision and what correcting it would invalidate")
     what.add_argument("--project", metavar="NAME", help="corrections only: every plan of a project")
@@ -649,7 +654,11 @@ def _offline(args: argparse.Namespace, trail: Trail) -> int:
         scope, plan_id = _scope(args)
         if plan_id is None:  # --all: group by group, so the database need not fit in memory at once
             report = analysis.check_all(
-                trail, spec=spec, jobs=args.jobs, credentials=_credentials(), progress=_groups_done(progress is not False)
+                trail,
+                spec=spec,
+                jobs=args.jobs,
+                credentials=_credentials(),
+                progress=_groups_done("checked", progress is not False),
             )
         else:
             report = analysis.check(trail, scope, plan_id, spec=spec, progress=progress)
@@ -664,7 +673,12 @@ def _offline(args: argparse.Namespace, trail: Trail) -> int:
     if args.command == "export":
         view, target = next((v, getattr(args, v.value)) for v in analysis.View if getattr(args, v.value))
         chunks = analysis.export(
-            trail, view, None if view is analysis.View.ALL else target, ExportFormat(args.format), as_of=args.as_of
+            trail,
+            view,
+            None if view is analysis.View.ALL else target,
+            ExportFormat(args.format),
+            as_of=args.as_of,
+            progress=_groups_done("written", progress is not False),
         )
         with open(args.output, "w", encoding="utf-8") if args.output else contextlib.nullcontext(sys.stdout) as out:
             for chunk in chunks:
@@ -684,13 +698,13 @@ def _credentials() -> tuple[str | None, str | None]:
     return (settings.user, settings.password) if settings.uri is not None else (None, None)
 
 
-def _groups_done(show: bool) -> Callable[[int, int], None] | None:
-    """Progress of a check group by group, on stderr when it is a terminal (and not -q)."""
+def _groups_done(verb: str, show: bool) -> Callable[[int, int], None] | None:
+    """Progress of a check or an export group by group, on stderr when it is a terminal (and not -q)."""
     if not show or not sys.stderr.isatty():
         return None
 
     def say(done: int, total: int) -> None:
-        print(f"\rchecked {done:,}/{total:,} groups of plans", end="\n" if done == total else "", file=sys.stderr, flush=True)
+        print(f"\r{verb} {done:,}/{total:,} groups of plans", end="\n" if done == total else "", file=sys.stderr, flush=True)
 
     return say
 

@@ -60,10 +60,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import date, datetime, time
 from enum import StrEnum
 from itertools import islice
+from tempfile import TemporaryFile
 from typing import Any, Final
 from xml.sax.saxutils import escape
 
@@ -74,12 +75,14 @@ from decisiontrail.checks.model import Label, Rel, edges_of, targets
 from decisiontrail.domain.decision import DecisionType
 
 __all__ = [
+    "BY_GROUP",
     "PALETTE",
     "ExportFormat",
     "caption",
     "cytoscape_json",
     "dot",
     "export",
+    "export_groups",
     "gexf",
     "graphml",
     "node_link_json",
@@ -185,32 +188,7 @@ def graphml(G: nx.MultiDiGraph[str]) -> Iterator[str]:
     >>> any('attr.name="sequence_number" attr.type="long"' in line for line in graphml(G))
     True
     """
-    domains = {
-        "graph": _key_types([G.graph]),
-        "node": {**_key_types(attrs for _, attrs in G.nodes(data=True)), "caption": "string"},
-        "edge": {"type": "string", **_key_types(attrs for _, _, attrs in G.edges(data=True)), "key": "string"},
-    }
-    keys = {domain: {name: f"{domain[0]}{i}" for i, name in enumerate(types)} for domain, types in domains.items()}
-    yield '<?xml version="1.0" encoding="UTF-8"?>\n'
-    yield (
-        '<graphml xmlns="http://graphml.graphdrawing.org/xmlns"'
-        ' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
-        ' xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns'
-        ' http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">\n'
-    )
-    for domain, types in domains.items():
-        for name, kind in types.items():
-            yield f'<key id="{keys[domain][name]}" for="{domain}" attr.name={_xml_attr(name)} attr.type="{kind}"/>\n'
-    yield '<graph id="decisions" edgedefault="directed">\n'
-    if G.graph:
-        yield _graphml_data(_present(G.graph), keys["graph"]) + "\n"
-    for node, attrs in G.nodes(data=True):
-        data = _graphml_data(_present(attrs) | {"caption": caption(node, attrs)}, keys["node"])
-        yield f"<node id={_xml_attr(str(node))}>{data}</node>\n"
-    for source, target, key, attrs in _edges(G):
-        data = _graphml_data(attrs | {"key": key}, keys["edge"])
-        yield f"<edge source={_xml_attr(source)} target={_xml_attr(target)}>{data}</edge>\n"
-    yield "</graph>\n</graphml>\n"
+    return _graphml(G.graph, [G], every_node=True)
 
 
 def dot(G: nx.MultiDiGraph[str]) -> Iterator[str]:
@@ -222,41 +200,7 @@ def dot(G: nx.MultiDiGraph[str]) -> Iterator[str]:
     >>> [line.strip() for line in dot(G) if "->" in line]
     ['"D0" -> "P1" [key="IN_PLAN", type="IN_PLAN", label="IN_PLAN", style="invis"];']
     """
-    plans = {str(n): n for n, attrs in G.nodes(data=True) if attrs.get("label") == Label.PLAN}
-    members: dict[str, list[Any]] = {plan_id: [] for plan_id in plans}
-    loose: list[Any] = []
-    for node, attrs in G.nodes(data=True):
-        plan_id = str(attrs.get("plan_id"))
-        if attrs.get("label") in (Label.DECISION, Label.REVIEW) and plan_id in members:
-            members[plan_id].append(node)
-        elif str(node) not in plans:
-            loose.append(node)
-    yield "digraph decisions {\n"
-    yield '  rankdir="BT";\n'
-    for name, value in _present(G.graph).items():
-        yield f"  {_dot_name(name)}={_dot_id(_text(value))};\n"
-    for plan_id, plan in plans.items():
-        attrs = G.nodes[plan]
-        yield f"  subgraph {_dot_id('cluster_' + plan_id)} {{\n"
-        yield f"    label={_dot_id(caption(plan, attrs))};\n"
-        if attrs.get("status") == "invalidated":
-            yield '    style="dashed";\n    color="gray";\n'
-        for node in (plan, *members[plan_id]):
-            yield f"    {_dot_node(node, G.nodes[node])}\n"
-        yield "  }\n"
-    for node in loose:
-        yield f"  {_dot_node(node, G.nodes[node])}\n"
-    for source, target, key, attrs in _edges(G):
-        look = {"key": key, "type": attrs["type"], "label": key}
-        if key in _DRAWN_AS_CLUSTERS and str(target) in plans:
-            # The plan's cluster already shows membership; drawn, these edges would bury the tree.
-            look |= {"style": "invis"}
-        rest = {name: value for name, value in attrs.items() if name not in look}
-        yield f"  {_dot_id(source)} -> {_dot_id(target)} {_dot_attrs(look | rest)};\n"
-    yield "}\n"
-
-
-_DRAWN_AS_CLUSTERS: Final = {Rel.IN_PLAN.value, Rel.FOR_PLAN.value}
+    return _dot(G.graph, [G], every_node=True)
 
 
 def cytoscape_json(G: nx.MultiDiGraph[str]) -> Iterator[str]:
@@ -268,17 +212,7 @@ def cytoscape_json(G: nx.MultiDiGraph[str]) -> Iterator[str]:
     >>> json.loads("".join(cytoscape_json(G)))["elements"]["nodes"][0]["data"]["name"]
     'plan: Ship it'
     """
-    yield f'{{"data": {_json(_present(G.graph))}, "directed": true, "multigraph": true, "elements": {{"nodes": [\n'
-    yield from _json_lines(
-        {"data": _reserved({"id": str(node), "value": str(node), "name": caption(node, attrs)}, attrs)}
-        for node, attrs in G.nodes(data=True)
-    )
-    yield '], "edges": [\n'
-    yield from _json_lines(
-        {"data": _reserved({"id": f"{source}-{key}-{target}", "source": source, "target": target, "key": key}, attrs)}
-        for source, target, key, attrs in _edges(G)
-    )
-    yield "]}}\n"
+    return _cytoscape_json(G.graph, [G], every_node=True)
 
 
 def node_link_json(G: nx.MultiDiGraph[str]) -> Iterator[str]:
@@ -290,15 +224,163 @@ def node_link_json(G: nx.MultiDiGraph[str]) -> Iterator[str]:
     >>> json.loads("".join(node_link_json(G)))["edges"]
     [{'source': 'D0', 'target': 'P1', 'key': 'IN_PLAN', 'type': 'IN_PLAN'}]
     """
-    yield f'{{"directed": true, "multigraph": true, "graph": {_json(_present(G.graph))}, "nodes": [\n'
-    yield from _json_lines(
-        _reserved({"id": str(node), "caption": caption(node, attrs)}, attrs) for node, attrs in G.nodes(data=True)
-    )
-    yield '], "edges": [\n'
-    yield from _json_lines(
-        _reserved({"source": source, "target": target, "key": key}, attrs) for source, target, key, attrs in _edges(G)
-    )
-    yield "]}\n"
+    return _node_link_json(G.graph, [G], every_node=True)
+
+
+BY_GROUP: Final = frozenset({ExportFormat.GRAPHML, ExportFormat.DOT, ExportFormat.CYTOSCAPE, ExportFormat.NODE_LINK})
+"""The formats ``export_groups`` writes a group at a time (GEXF and PROV-JSON need the whole graph)."""
+
+
+def export_groups(groups: Iterable[nx.MultiDiGraph[str]], fmt: ExportFormat | str) -> Iterator[str]:
+    """The union of ``groups`` in ``fmt`` (one of ``BY_GROUP``), written a group at a time, in chunks.
+
+    The groups are graphs that share no node but their ``boundary`` ones, as the groups of plans
+    of ``graphdb.loading.independent_units`` are when loaded one by one; ``groups`` may load each
+    as it is asked for, so only one is held. A group's boundary nodes are left to the group they
+    belong to (its edges to them are written). What a format needs before the lines of every
+    group waits in a temporary file: GraphML's body, until its typed keys are known; the JSON
+    formats' edges, which follow every node. The document is the one the same graph whole would
+    give, but for the order of its lines and GraphML's key ids.
+
+    >>> from decisiontrail.checks.model import add_decision, decision_graph
+    >>> G, H = decision_graph(), decision_graph()
+    >>> _ = add_decision(G, "D0", plan_id="P1", decision_type="prompt_definition", sequence_number=0)
+    >>> _ = add_decision(H, "D9", plan_id="P9", decision_type="prompt_definition", sequence_number=0)
+    >>> sorted(json.loads("".join(export_groups([G, H], "json")))["nodes"], key=lambda n: n["id"])[0]["id"]
+    'D0'
+    """
+    fmt = ExportFormat(fmt)
+    if fmt not in BY_GROUP:
+        raise ValueError(f"{fmt.value} is written from the whole graph, not a group at a time")
+    return _chunked(_GROUP_WRITERS[fmt]({}, groups, every_node=False), _CHUNK_LINES)
+
+
+def _nodes(G: nx.MultiDiGraph[str], every_node: bool) -> Iterator[tuple[Any, dict[str, Any]]]:
+    # A group's boundary nodes belong to another group, which writes them.
+    for node, attrs in G.nodes(data=True):
+        if every_node or not attrs.get("boundary"):
+            yield node, attrs
+
+
+def _graphml(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]], *, every_node: bool) -> Iterator[str]:
+    keys = _GraphmlKeys()
+    graph_data = keys.data("graph", _present(graph))
+    with TemporaryFile("w+", encoding="utf-8") as body:
+        for G in groups:
+            for node, attrs in _nodes(G, every_node):
+                data = keys.data("node", _present(attrs) | {"caption": caption(node, attrs)})
+                body.write(f"<node id={_xml_attr(str(node))}>{data}</node>\n")
+            for source, target, key, attrs in _edges(G):
+                data = keys.data("edge", attrs | {"key": key})
+                body.write(f"<edge source={_xml_attr(source)} target={_xml_attr(target)}>{data}</edge>\n")
+        yield '<?xml version="1.0" encoding="UTF-8"?>\n'
+        yield (
+            '<graphml xmlns="http://graphml.graphdrawing.org/xmlns"'
+            ' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
+            ' xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns'
+            ' http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">\n'
+        )
+        yield from keys.declarations()
+        yield '<graph id="decisions" edgedefault="directed">\n'
+        if graph_data:
+            yield graph_data + "\n"
+        body.seek(0)
+        yield from body
+    yield "</graph>\n</graphml>\n"
+
+
+def _dot(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]], *, every_node: bool) -> Iterator[str]:
+    yield "digraph decisions {\n"
+    yield '  rankdir="BT";\n'
+    for name, value in _present(graph).items():
+        yield f"  {_dot_name(name)}={_dot_id(_text(value))};\n"
+    for G in groups:
+        yield from _dot_group(G, every_node)
+    yield "}\n"
+
+
+def _dot_group(G: nx.MultiDiGraph[str], every_node: bool) -> Iterator[str]:
+    nodes = dict(_nodes(G, every_node))
+    plans = {str(n): n for n, attrs in nodes.items() if attrs.get("label") == Label.PLAN}
+    members: dict[str, list[Any]] = {plan_id: [] for plan_id in plans}
+    loose: list[Any] = []
+    for node, attrs in nodes.items():
+        plan_id = str(attrs.get("plan_id"))
+        if attrs.get("label") in (Label.DECISION, Label.REVIEW) and plan_id in members:
+            members[plan_id].append(node)
+        elif str(node) not in plans:
+            loose.append(node)
+    for plan_id, plan in plans.items():
+        attrs = nodes[plan]
+        yield f"  subgraph {_dot_id('cluster_' + plan_id)} {{\n"
+        yield f"    label={_dot_id(caption(plan, attrs))};\n"
+        if attrs.get("status") == "invalidated":
+            yield '    style="dashed";\n    color="gray";\n'
+        for node in (plan, *members[plan_id]):
+            yield f"    {_dot_node(node, nodes[node])}\n"
+        yield "  }\n"
+    for node in loose:
+        yield f"  {_dot_node(node, nodes[node])}\n"
+    for source, target, key, attrs in _edges(G):
+        look = {"key": key, "type": attrs["type"], "label": key}
+        if key in _DRAWN_AS_CLUSTERS and G.nodes[target].get("label") == Label.PLAN:
+            # The plan's cluster already shows membership; drawn, these edges would bury the tree.
+            look |= {"style": "invis"}
+        rest = {name: value for name, value in attrs.items() if name not in look}
+        yield f"  {_dot_id(source)} -> {_dot_id(target)} {_dot_attrs(look | rest)};\n"
+
+
+_DRAWN_AS_CLUSTERS: Final = {Rel.IN_PLAN.value, Rel.FOR_PLAN.value}
+
+
+def _cytoscape_json(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]], *, every_node: bool) -> Iterator[str]:
+    def node(node: Any, attrs: Mapping[str, Any]) -> dict[str, Any]:
+        return {"data": _reserved({"id": str(node), "value": str(node), "name": caption(node, attrs)}, attrs)}
+
+    def edge(source: str, target: str, key: str, attrs: Mapping[str, Any]) -> dict[str, Any]:
+        return {"data": _reserved({"id": f"{source}-{key}-{target}", "source": source, "target": target, "key": key}, attrs)}
+
+    head = f'{{"data": {_json(_present(graph))}, "directed": true, "multigraph": true, "elements": {{"nodes": [\n'
+    return _json_document(head, groups, node, edge, every_node=every_node, tail="]}}\n")
+
+
+def _node_link_json(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]], *, every_node: bool) -> Iterator[str]:
+    def node(node: Any, attrs: Mapping[str, Any]) -> dict[str, Any]:
+        return _reserved({"id": str(node), "caption": caption(node, attrs)}, attrs)
+
+    def edge(source: str, target: str, key: str, attrs: Mapping[str, Any]) -> dict[str, Any]:
+        return _reserved({"source": source, "target": target, "key": key}, attrs)
+
+    head = f'{{"directed": true, "multigraph": true, "graph": {_json(_present(graph))}, "nodes": [\n'
+    return _json_document(head, groups, node, edge, every_node=every_node, tail="]}\n")
+
+
+def _json_document(
+    head: str,
+    groups: Iterable[nx.MultiDiGraph[str]],
+    node: Callable[[Any, Mapping[str, Any]], Any],
+    edge: Callable[[str, str, str, Mapping[str, Any]], Any],
+    *,
+    every_node: bool,
+    tail: str,
+) -> Iterator[str]:
+    """``head``, every group's nodes, ``], "edges": [``, every group's edges, ``tail``: the edges
+    wait in a temporary file, one JSON value a line, while the nodes are written."""
+    with TemporaryFile("w+", encoding="utf-8") as edges:
+
+        def nodes() -> Iterator[str]:
+            for G in groups:
+                for source, target, key, attrs in _edges(G):
+                    edges.write(_json(edge(source, target, key, attrs)) + "\n")
+                for name, attrs in _nodes(G, every_node):
+                    yield _json(node(name, attrs))
+
+        yield head
+        yield from _joined_lines(nodes())
+        yield '], "edges": [\n'
+        edges.seek(0)
+        yield from _joined_lines(line.rstrip("\n") for line in edges)
+    yield tail
 
 
 def gexf(G: nx.MultiDiGraph[str]) -> Iterator[str]:
@@ -369,6 +451,12 @@ def prov_json(G: nx.MultiDiGraph[str]) -> Iterator[str]:
     yield "}\n"
 
 
+_GROUP_WRITERS: Final = {
+    ExportFormat.GRAPHML: _graphml,
+    ExportFormat.DOT: _dot,
+    ExportFormat.CYTOSCAPE: _cytoscape_json,
+    ExportFormat.NODE_LINK: _node_link_json,
+}
 _WRITERS: Final = {
     ExportFormat.GRAPHML: graphml,
     ExportFormat.DOT: dot,
@@ -479,16 +567,41 @@ def _key_types(records: Iterable[Mapping[Any, Any]]) -> dict[str, str]:
     types: dict[str, str] = {}
     for attrs in records:
         for name, value in _present(attrs).items():
-            kind = _graphml_type(value)
-            seen = types.setdefault(name, kind)
-            if seen != kind:
-                types[name] = "double" if {seen, kind} == {"long", "double"} else "string"
+            _widen(types, name, _graphml_type(value))
     return types
 
 
-def _graphml_data(attrs: Mapping[str, Any], keys: Mapping[str, str]) -> str:
-    # An int under a double key is still a valid xsd:double ("1"), so values need no retyping.
-    return "".join(f'<data key="{keys[name]}">{_xml_text(_text(value))}</data>' for name, value in attrs.items())
+def _widen(types: dict[str, str], name: str, kind: str) -> None:
+    # A name whose values mix types is a string; ints mixed with floats a double.
+    seen = types.setdefault(name, kind)
+    if seen != kind:
+        types[name] = "double" if {seen, kind} == {"long", "double"} else "string"
+
+
+class _GraphmlKeys:
+    """GraphML's typed keys, learnt from the data as it is written: a name gets its id when first
+    seen, and its type widens as values of other types come (so the keys are declared last)."""
+
+    def __init__(self) -> None:
+        self.types: dict[str, dict[str, str]] = {"graph": {}, "node": {}, "edge": {"type": "string"}}
+        self.ids: dict[str, dict[str, str]] = {"graph": {}, "node": {}, "edge": {"type": "e0"}}
+
+    def data(self, domain: str, attrs: Mapping[str, Any]) -> str:
+        """``attrs`` as ``<data>`` elements of ``domain``'s keys."""
+        types, ids = self.types[domain], self.ids[domain]
+        parts = []
+        for name, value in attrs.items():
+            if name not in ids:
+                ids[name] = f"{domain[0]}{len(ids)}"
+            _widen(types, name, _graphml_type(value))
+            # An int under a double key is still a valid xsd:double ("1"), so values need no retyping.
+            parts.append(f'<data key="{ids[name]}">{_xml_text(_text(value))}</data>')
+        return "".join(parts)
+
+    def declarations(self) -> Iterator[str]:
+        for domain, types in self.types.items():
+            for name, kind in types.items():
+                yield f'<key id="{self.ids[domain][name]}" for="{domain}" attr.name={_xml_attr(name)} attr.type="{kind}"/>\n'
 
 
 # Outside XML 1.0's Char production: C0 controls but tab, newline and return; surrogates; U+FFFE, U+FFFF.

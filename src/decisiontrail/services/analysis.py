@@ -18,7 +18,7 @@ import networkx as nx
 
 from decisiontrail.checks import CoverageSpec, Report, all_rules, history, run_checks
 from decisiontrail.checks.analytics import Analytics, analyze as analyze_graph
-from decisiontrail.checks.export import ExportFormat, export as export_graph
+from decisiontrail.checks.export import BY_GROUP, ExportFormat, export as export_graph, export_groups
 from decisiontrail.access import Principal
 from decisiontrail.checks.model import Label
 from decisiontrail.domain.vocabulary import LoadScope
@@ -184,10 +184,37 @@ def export(
     *,
     principal: Principal | None = None,
     as_of: datetime | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Iterator[str]:
-    """The export document, in chunks; NotFound and other refusals are raised before the first chunk."""
+    """The export document, in chunks; NotFound and other refusals are raised before the first chunk.
+
+    The whole database in a format written a group at a time (``checks.export.BY_GROUP``) is
+    loaded and written one independent group of plans at a time, as ``check_all`` checks it, so
+    memory holds the largest group rather than the database; ``progress`` hears (groups written,
+    groups) as they go. GEXF and PROV-JSON, which lay out or relate the whole graph, load it whole.
+    """
+    fmt = ExportFormat(fmt)
+    if View(view) is View.ALL and fmt in BY_GROUP:
+        units = independent_units(trail.graph)
+        return export_groups(_groups(trail, units, principal=principal, as_of=as_of, progress=progress), fmt)
     G = view_graph(trail, view, target_id, principal=principal, progress=False, as_of=as_of)
-    return export_graph(G, ExportFormat(fmt))
+    return export_graph(G, fmt)
+
+
+def _groups(
+    trail: Trail,
+    units: list[list[str]],
+    *,
+    principal: Principal | None,
+    as_of: datetime | None,
+    progress: Callable[[int, int], None] | None,
+) -> Iterator[nx.MultiDiGraph[str]]:
+    """Each group of plans loaded as it is asked for, cut to what ``principal`` may see (as it stood ``as_of``)."""
+    for done, unit in enumerate(units, 1):
+        G = visible_to(load_plans(trail.graph, unit, progress=False), principal, None)
+        yield G if as_of is None else history.as_of(G, as_of)
+        if progress:
+            progress(done, len(units))
 
 
 def visible_to(G: nx.MultiDiGraph[str], principal: Principal | None, plan_id: str | None) -> nx.MultiDiGraph[str]:

@@ -1,0 +1,137 @@
+"""export --all, group by group: the document the whole database loaded at once gives (the same
+nodes, edges and values; only the order of lines and GraphML's key ids may differ), written while
+memory holds one group of plans (a hierarchy and those it shares an edge with) at a time."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import networkx as nx
+import pytest
+
+from decisiontrail.actors.demonstration import Demonstration, record_demonstration
+from decisiontrail.actors.graph import sqlite_checkpointer
+from decisiontrail.checks.export import BY_GROUP, ExportFormat, export, export_groups
+from decisiontrail.checks.model import add_decision, add_edge, decision_graph, Rel
+from decisiontrail.cli import main
+from decisiontrail.domain import DecisionType
+from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb.loading import independent_units, load_graph
+from decisiontrail.services import Trail, analysis
+from decisiontrail.services import recording as recording_service
+from decisiontrail.services.lifecycle import instantiate_plan
+from factories import decision
+
+
+@pytest.fixture
+def demo(store: Trail) -> Iterator[Demonstration]:
+    with sqlite_checkpointer(":memory:") as checkpointer:
+        yield record_demonstration(store, checkpointer)
+
+
+@pytest.fixture
+def linked(store: Trail, demo: Demonstration) -> None:
+    """Beside the demonstration (a correction, a child plan): a lone plan, and two hierarchies one depends on."""
+    plans = {}
+    for name in ("alone", "left", "right"):
+        plan, root = instantiate_plan(store, name)
+        plans[name] = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    right = plans["right"]
+    recording_service.record(
+        store,
+        decision(right.plan_id, DecisionType.RESOURCE_SELECTION, right.decision_id, depends_on=(plans["left"].decision_id,)),
+    )
+
+
+def _graphml(text: str) -> nx.MultiDiGraph[Any]:
+    G = nx.read_graphml(io.BytesIO(text.encode()), force_multigraph=True)
+    assert isinstance(G, nx.MultiDiGraph)
+    return G
+
+
+def _node_link(text: str) -> nx.MultiDiGraph[Any]:
+    G = nx.node_link_graph(json.loads(text), edges="edges")
+    assert isinstance(G, nx.MultiDiGraph)
+    return G
+
+
+def _cytoscape(text: str) -> nx.MultiDiGraph[Any]:
+    G = nx.cytoscape_graph(json.loads(text))
+    assert isinstance(G, nx.MultiDiGraph)
+    return G
+
+
+def _contents(G: nx.MultiDiGraph[Any]) -> tuple[dict[Any, Any], Counter[Any]]:
+    edges = Counter((s, t, k, json.dumps(a, sort_keys=True, default=str)) for s, t, k, a in G.edges(keys=True, data=True))
+    return dict(G.nodes(data=True)), edges
+
+
+@pytest.mark.parametrize(
+    "fmt, read",
+    [(ExportFormat.GRAPHML, _graphml), (ExportFormat.NODE_LINK, _node_link), (ExportFormat.CYTOSCAPE, _cytoscape)],
+)
+def test_the_whole_database_group_by_group_reads_back_as_the_whole_load_does(
+    store: Trail, graph: Graph, linked: None, fmt: ExportFormat, read: Any
+) -> None:
+    whole = "".join(export(load_graph(graph, LoadScope.ALL), fmt))
+    heard: list[tuple[int, int]] = []
+
+    by_group = "".join(analysis.export(store, analysis.View.ALL, None, fmt, progress=lambda *p: heard.append(p)))
+
+    back, expected = read(by_group), read(whole)
+    assert len(back) > 20 and {a.get("label") for _, a in back.nodes(data=True)} >= {"Plan", "Decision", "CorrectionAttempt"}
+    assert _contents(back) == _contents(expected)
+    units = len(independent_units(graph))
+    assert (
+        heard == [(done, units) for done in range(1, units + 1)] and units == 3
+    )  # the demonstration's, the lone plan, left with right
+
+
+def test_dot_group_by_group_has_the_statements_of_the_whole_load(store: Trail, graph: Graph, linked: None) -> None:
+    whole = "".join(export(load_graph(graph, LoadScope.ALL), ExportFormat.DOT))
+
+    by_group = "".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.DOT))
+
+    assert by_group.startswith("digraph decisions {\n") and by_group.endswith("}\n")
+    assert Counter(by_group.splitlines()) == Counter(whole.splitlines())
+
+
+def test_a_groups_boundary_nodes_are_left_to_the_group_that_holds_them() -> None:
+    mine, theirs = decision_graph(), decision_graph()
+    add_decision(mine, "D1", plan_id="P1", decision_type="strategy_choice", sequence_number=1)
+    add_decision(mine, "D9", plan_id="P9", decision_type="strategy_choice", sequence_number=1, boundary=True)
+    add_edge(mine, "D1", "D9", Rel.DEPENDS_ON, ordinal=0)
+    add_decision(theirs, "D9", plan_id="P9", decision_type="strategy_choice", sequence_number=1)
+    written = {fmt: "".join(export_groups([mine, theirs], fmt)) for fmt in BY_GROUP}
+
+    node_ids = {
+        ExportFormat.GRAPHML: [n.split('"')[1] for n in written[ExportFormat.GRAPHML].split("<node id=")[1:]],
+        ExportFormat.NODE_LINK: [n["id"] for n in json.loads(written[ExportFormat.NODE_LINK])["nodes"]],
+        ExportFormat.CYTOSCAPE: [n["data"]["id"] for n in json.loads(written[ExportFormat.CYTOSCAPE])["elements"]["nodes"]],
+        ExportFormat.DOT: [line.split('"')[1] for line in written[ExportFormat.DOT].splitlines() if line.startswith('    "')],
+    }
+    for fmt, ids in node_ids.items():
+        assert sorted(ids) == ["D1", "D9", "P1", "P9"], fmt  # D9 once, P1 and P9 as their plans' nodes
+    back = _node_link(written[ExportFormat.NODE_LINK])
+    assert "boundary" not in back.nodes["D9"] and back.has_edge("D1", "D9", "DEPENDS_ON")
+
+
+def test_formats_drawn_from_the_whole_graph_are_not_written_by_group() -> None:
+    with pytest.raises(ValueError, match="gexf is written from the whole graph"):
+        export_groups([decision_graph()], ExportFormat.GEXF)
+
+
+def test_the_cli_exports_the_whole_database(graph: Graph, linked: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    monkeypatch.setenv("NEO4J_URI", graph.uri)
+    monkeypatch.setenv("NEO4J_DATABASE", graph.database)
+    out = tmp_path / "all.graphml"
+
+    assert main(["-q", "export", "--all", "--format", "graphml", "-o", str(out)]) == 0
+    assert _contents(_graphml(out.read_text(encoding="utf-8"))) == _contents(
+        _graphml("".join(export(load_graph(graph, LoadScope.ALL), ExportFormat.GRAPHML)))
+    )
