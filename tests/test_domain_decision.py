@@ -11,7 +11,7 @@ from factories import decision, snapshot
 from pydantic import ValidationError
 
 from decisiontrail.domain import ContextSnapshot, Decision, DecisionType, Phase, new_ulid
-from decisiontrail.domain.decision import PHASES_BY_TYPE
+from decisiontrail.domain.decision import PHASES_BY_TYPE, partial_decision
 from decisiontrail.exceptions import ValidationFailed, validation_failed
 
 PLAN = new_ulid()
@@ -380,3 +380,16 @@ def test_validation_failed_of_plain_error_has_no_field() -> None:
 def test_confidence_score_nan_is_named_as_nan() -> None:
     with pytest.raises(ValidationError, match="not NaN"):
         child(confidence_score=float("nan"))
+
+
+def test_a_partial_decision_is_what_pydantic_copying_the_template_with_its_values_gives() -> None:
+    values: dict[str, Any] = {"decision_id": new_ulid(), "plan_id": "P1", "sequence_number": 3, "depends_on": ("D0",)}
+
+    partial = partial_decision(**values)
+    copied = Decision.model_construct(created_at=None).model_copy(update=values)
+
+    assert partial == copied and partial.__pydantic_fields_set__ == copied.__pydantic_fields_set__ == {*values, "created_at"}
+    assert partial.created_at is None and partial.is_current and partial.superseded_by is None
+    # Built without pydantic's copy: right only while a Decision has no private attributes and no extra fields.
+    assert Decision.__private_attributes__ == {} and Decision.model_config.get("extra") == "forbid"
+    assert partial_decision(plan_id="P2").plan_id == "P2" and partial.plan_id == "P1"  # each its own fields

@@ -22,7 +22,8 @@ class TreeNode:
         while stack:
             depth, node = stack.pop()
             yield depth, node
-            stack.extend((depth + 1, child) for child in reversed(node.children))
+            if node.children:
+                stack.extend((depth + 1, child) for child in reversed(node.children))
 
 
 @dataclass(frozen=True)
@@ -87,8 +88,9 @@ class DecisionTree:
             stack.extend(children.get(decision.decision_id, []))
         built: dict[str, TreeNode] = {}
         for decision in reversed(order):
-            kids = sorted(children.get(decision.decision_id, []), key=_sequence_key)
-            built[decision.decision_id] = TreeNode(decision, tuple(built[k.decision_id] for k in kids))
+            kids = children.get(decision.decision_id)
+            below = tuple(built[k.decision_id] for k in sorted(kids, key=_sequence_key)) if kids else ()
+            built[decision.decision_id] = TreeNode(decision, below)
         if len(built) != len(by_id):
             raise RuleViolation(
                 f"plan {plan_id}: {len(by_id) - len(built)} decisions are not reachable from the root",

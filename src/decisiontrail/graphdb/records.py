@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from neo4j.time import DateTime
 
@@ -110,6 +110,11 @@ def _artifact(stored: Mapping[str, Any]) -> ArtifactRef:
     return ArtifactRef.model_construct(**stored)  # one stored before digests existed gets the default (None)
 
 
+# By stored value: a dict lookup, where calling the enum costs several (an outline is read per decision of a plan).
+_DECISION_TYPES: Final = {t.value: t for t in DecisionType}
+_PHASES: Final = {p.value: p for p in Phase}
+
+
 def decision_outline_from_record(record: Mapping[str, Any]) -> Decision:
     """A decision as ``decision/plan_outline`` returns it: identity, type, phase, parent,
     dependencies and supersession, and (in an as-of read only) its times.
@@ -119,14 +124,15 @@ def decision_outline_from_record(record: Mapping[str, Any]) -> Decision:
     their defaults, so only the fields named here may be read. The GraphQL tree serves a
     selection from outlines only when it asks for no more (``schema.selection.OUTLINE``).
     """
+    depends_on = record["depends_on"]
     values: dict[str, Any] = {
         "decision_id": record["decision_id"],
         "plan_id": record["plan_id"],
         "parent_decision_id": record["parent_decision_id"],
         "sequence_number": record["sequence_number"],
-        "decision_type": DecisionType(record["decision_type"]),
-        "phase": Phase(record["phase"]),
-        "depends_on": tuple(decision_id for _, decision_id in sorted(record["depends_on"])),
+        "decision_type": _DECISION_TYPES[record["decision_type"]],
+        "phase": _PHASES[record["phase"]],
+        "depends_on": tuple(decision_id for _, decision_id in sorted(depends_on)) if depends_on else (),
         "superseded_by": record["superseded_by"],
         # None, not a made-up time, unless the read was as of a moment (and given, created_at
         # spares model_construct its default factory: a third of the time of 1,000 outlines).

@@ -26,15 +26,18 @@ import inspect
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from graphql import (
+    GraphQLEnumType,
     GraphQLField,
+    GraphQLID,
     GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
     GraphQLOutputType,
     GraphQLSchema,
+    GraphQLString,
     is_leaf_type,
 )
 from graphql.execution.collect_fields import FieldDetailsList
@@ -68,6 +71,8 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
         """Selections executed the usual way (by identity; each kept alive so its id stays its own)."""
         self.selections: dict[tuple[str, int], tuple[FieldDetailsList, list[Selected]]] = {}
         """What each selection asks of a type, worked out once (each kept alive, as ``not_direct``'s)."""
+        self.enum_names: dict[GraphQLEnumType, dict[Any, Any]] = {}
+        """Each enum's members as they serialise, learnt as they come."""
         # An extension that sees every field's resolution (a ``resolve`` hook) is a middleware here.
         self.watched = self.middleware_manager is not None and bool(self.middleware_manager.middlewares)
 
@@ -118,7 +123,8 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
     ) -> Any:
         if not direct.wants_info:
             return direct.read(source)
-        raw = self.build_resolve_info(direct.definition, to_nodes(field_details_list), parent_type, path)
+        # Built only if the read looks at it: an outline's children are read from memory.
+        raw = LazyResolveInfo(lambda: self.build_resolve_info(direct.definition, to_nodes(field_details_list), parent_type, path))
         value = direct.read(source, self.context_info(raw, direct.field))
         if inspect.isawaitable(value):
             if inspect.iscoroutine(value):
@@ -146,7 +152,7 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
             item_type = return_type.of_type
             return [self.complete_directly(item_type, field_details_list, item, path.add_key(i)) for i, item in enumerate(value)]
         if is_leaf_type(return_type):
-            return self.complete_leaf_value(return_type, value)
+            return self.complete_leaf(return_type, value)
         if not isinstance(return_type, GraphQLObjectType) or return_type.is_type_of is not None:
             raise NotDirect
         completed: dict[str, Any] = {}
@@ -156,7 +162,7 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
             elif leaf is not None and not direct.wants_info:  # the common case, without a path
                 sub_value = direct.read(value)
                 if sub_value is not None:
-                    completed[key] = self.complete_leaf_value(leaf, sub_value)
+                    completed[key] = self.complete_leaf(leaf, sub_value)
                 elif isinstance(direct.definition.type, GraphQLNonNull):
                     raise NotDirect  # graphql-core's error, at its place
                 else:
@@ -166,6 +172,22 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
                 sub_value = self.read(direct, return_type, value, sub_fields, sub_path)
                 completed[key] = self.complete_directly(direct.definition.type, sub_fields, sub_value, sub_path)
         return completed
+
+    def complete_leaf(self, leaf: Any, value: Any) -> Any:
+        """``complete_leaf_value``, with the two most frequent cases remembered: text is itself, and
+        an enum member serialises the same way every time (strawberry's enum looks it up by a scan)."""
+        if type(value) is str and leaf in _TEXT:
+            return value
+        if isinstance(leaf, GraphQLEnumType):
+            names = self.enum_names.setdefault(leaf, {})
+            try:
+                return names[value]
+            except KeyError:
+                names[value] = serialized = self.complete_leaf_value(leaf, value)
+                return serialized
+            except TypeError:  # unhashable: not a member
+                pass
+        return self.complete_leaf_value(leaf, value)
 
     def selection(self, return_type: GraphQLObjectType, field_details_list: FieldDetailsList) -> list[Selected]:
         """What ``field_details_list`` selects of ``return_type``, each field with its direct read, or NotDirect."""
@@ -190,6 +212,25 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
             found.append((response_key, name, direct, sub_fields, inner if is_leaf_type(inner) else None))
         self.selections[key] = (field_details_list, found)
         return found
+
+
+class LazyResolveInfo:
+    """graphql-core's resolve info for a direct read, built when the read first looks at it."""
+
+    __slots__ = ("_build", "_built")
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = build
+        self._built: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._built is None:
+            self._built = self._build()
+        return getattr(self._built, name)
+
+
+_TEXT: Final = frozenset({GraphQLID, GraphQLString})
+"""Scalars whose serialisation of a ``str`` is the ``str`` itself."""
 
 
 Selected = tuple[str, str, "DirectRead | None", FieldDetailsList, Any]

@@ -394,6 +394,8 @@ class PlanOutline:
                 self.children.setdefault(d.parent_decision_id, []).append(self.nodes[d.decision_id])
 
     def depends_on(self, info: Info[Context, None], decision: DomainDecision) -> list[Decision] | Awaitable[list[Decision]]:
+        if not decision.depends_on:
+            return []
         elsewhere = [i for i in decision.depends_on if i not in self.nodes]
         if not elsewhere:
             return [self.nodes[i] for i in decision.depends_on]
