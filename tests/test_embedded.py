@@ -37,6 +37,19 @@ def test_a_routing_uri_works_against_the_server(graph: Graph) -> None:
     assert records[0]["answer"] == 42
 
 
+@embedded_only
+def test_transaction_logs_are_kept_only_a_little_past_recovery(graph: Graph) -> None:
+    records, _, _ = graph.driver.execute_query(
+        "SHOW SETTINGS YIELD name, value WHERE name IN $names RETURN name, value",
+        names=["db.tx_log.rotation.retention_policy", "db.checkpoint.interval.time"],
+        database_=graph.database,
+    )
+    assert {r["name"]: r["value"] for r in records} == {
+        "db.tx_log.rotation.retention_policy": "256M size",
+        "db.checkpoint.interval.time": "5m",
+    }
+
+
 def test_missing_tools_are_named_with_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     java = require_tool("java", "run Neo4j")
     only_java = tmp_path / "bin"

@@ -43,7 +43,12 @@ def in_plan(tx: Transaction, plan_id: str) -> list[Decision]:
 def outlines_in_plan(tx: Transaction, plan_id: str, as_of: datetime | None) -> list[Decision]:
     """The plan's decisions as outlines (``decision_outline_from_record``), in sequence order."""
     record = tx.run(query("decision/plan_outline"), plan_id=plan_id, as_of=as_of).single(strict=True)
-    return [decision_outline_from_record(outline) for outline in record["outlines"]]
+    if as_of is None:
+        return [decision_outline_from_record(outline, plan_id) for outline in record["outlines"]]
+    return [
+        decision_outline_from_record(outline, plan_id, created_at, superseded_at)
+        for outline, (created_at, superseded_at) in zip(record["outlines"], record["times"], strict=True)
+    ]
 
 
 def page(tx: Transaction, plan_id: str, page: DecisionPage) -> tuple[int, list[str]]:

@@ -115,9 +115,11 @@ _DECISION_TYPES: Final = {t.value: t for t in DecisionType}
 _PHASES: Final = {p.value: p for p in Phase}
 
 
-def decision_outline_from_record(record: Mapping[str, Any]) -> Decision:
-    """A decision as ``decision/plan_outline`` returns it: identity, type, phase, parent,
-    dependencies and supersession, and (in an as-of read only) its times.
+def decision_outline_from_record(
+    record: Mapping[str, Any], plan_id: str, created_at: Any = None, superseded_at: Any = None
+) -> Decision:
+    """A decision of ``plan_id`` as ``decision/plan_outline`` returns it: identity, type, phase,
+    parent, dependencies and supersession, and (in an as-of read only) its times.
 
     Built without validation (the store validated the values when it wrote them) and partial:
     the content fields are missing, the times None outside an as-of read, and the rest hold
@@ -127,7 +129,7 @@ def decision_outline_from_record(record: Mapping[str, Any]) -> Decision:
     depends_on = record["depends_on"]
     values: dict[str, Any] = {
         "decision_id": record["decision_id"],
-        "plan_id": record["plan_id"],
+        "plan_id": plan_id,
         "parent_decision_id": record["parent_decision_id"],
         "sequence_number": record["sequence_number"],
         "decision_type": _DECISION_TYPES[record["decision_type"]],
@@ -136,8 +138,8 @@ def decision_outline_from_record(record: Mapping[str, Any]) -> Decision:
         "superseded_by": record["superseded_by"],
         # None, not a made-up time, unless the read was as of a moment (and given, created_at
         # spares model_construct its default factory: a third of the time of 1,000 outlines).
-        "created_at": native_datetime(record["created_at"]) if record["created_at"] is not None else None,
-        "superseded_at": native_datetime(record["superseded_at"]) if record["superseded_at"] is not None else None,
+        "created_at": native_datetime(created_at) if created_at is not None else None,
+        "superseded_at": native_datetime(superseded_at) if superseded_at is not None else None,
     }
     return partial_decision(**values)
 
