@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -14,6 +16,7 @@ from decisiontrail.checks.model import Label, Rel, decisions, edges_of
 from decisiontrail.exceptions import NotFound, ValidationFailed
 from decisiontrail.graphdb import Graph
 from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.graphdb import loading
 from decisiontrail.graphdb.loading import load_graph
 from decisiontrail.services import correction as correction_service
 from decisiontrail.services import reading
@@ -82,6 +85,37 @@ def test_loading_refuses_an_unknown_plan_and_a_scope_without_one(graph: Graph, s
         load_graph(graph, LoadScope.HIERARCHY, "01J0000000000000000000000X")
     with pytest.raises(ValidationFailed):
         load_graph(graph, LoadScope.PLAN)
+
+
+def test_the_garbage_collector_is_held_off_while_a_graph_is_built_and_back_after(
+    graph: Graph, demo: Demonstration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[bool] = []
+    add_row = loading._add_decision_row
+
+    def watched(G: Any, row: Any) -> None:
+        seen.append(gc.isenabled())
+        add_row(G, row)
+
+    monkeypatch.setattr(loading, "_add_decision_row", watched)
+    G = load_graph(graph, LoadScope.ALL)
+    assert seen and not any(seen) and gc.isenabled()
+    assert len(list(decisions(G))) == len(seen)
+
+    def failing(G: Any, row: Any) -> None:
+        raise RuntimeError("the row could not be read")
+
+    monkeypatch.setattr(loading, "_add_decision_row", failing)
+    with pytest.raises(RuntimeError):
+        load_graph(graph, LoadScope.ALL)
+    assert gc.isenabled()  # back on after a load that failed, too
+    gc.disable()
+    try:
+        monkeypatch.setattr(loading, "_add_decision_row", add_row)
+        load_graph(graph, LoadScope.ALL)
+        assert not gc.isenabled()  # left off when it was off
+    finally:
+        gc.enable()
 
 
 def test_networkx_closures_agree_with_the_cypher_traversals(graph: Graph, store: Trail, demo: Demonstration) -> None:

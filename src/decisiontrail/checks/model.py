@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 import networkx as nx
 
@@ -91,20 +91,8 @@ def add_decision(
     ('current', 'strategize', [('D0', 'P1', 'IN_PLAN')])
     """
     kind = DecisionType(decision_type)
-    attrs: dict[str, Any] = {
-        "phase": _first_phase(kind),
-        "question": f"{kind.value} {sequence_number}?",
-        "chosen_option": f"option {sequence_number}",
-        "rationale": "",
-        "created_at": _EPOCH.replace(second=sequence_number % 60, minute=sequence_number // 60 % 60),
-        "is_correction": False,
-        "hot_context_hash": _DEFAULT_HASH,
-        "hot_context_ref": context_ref(_DEFAULT_HASH),
-        "actor_state_thread_id": "thread",
-        "actor_state_checkpoint_id": f"checkpoint-{sequence_number}",
-        "has_context": True,
-        **props,
-    }
+    # The defaults are made only when some are missing: a decision loaded from the store has them all.
+    attrs = {**_decision_defaults(kind, sequence_number), **props} if _DECISION_DEFAULTS - props.keys() else props
     attrs = {k: v for k, v in attrs.items() if v is not None}
     attrs["status"] = "superseded" if attrs.get("superseded_at") is not None else "current"
     G.add_node(
@@ -122,6 +110,22 @@ def add_decision(
     if parent is not None:
         add_edge(G, decision_id, parent, Rel.PARENT)
     return decision_id
+
+
+def _decision_defaults(kind: DecisionType, sequence_number: int) -> dict[str, Any]:
+    return {
+        "phase": _first_phase(kind),
+        "question": f"{kind.value} {sequence_number}?",
+        "chosen_option": f"option {sequence_number}",
+        "rationale": "",
+        "created_at": _EPOCH.replace(second=sequence_number % 60, minute=sequence_number // 60 % 60),
+        "is_correction": False,
+        "hot_context_hash": _DEFAULT_HASH,
+        "hot_context_ref": context_ref(_DEFAULT_HASH),
+        "actor_state_thread_id": "thread",
+        "actor_state_checkpoint_id": f"checkpoint-{sequence_number}",
+        "has_context": True,
+    }
 
 
 def add_review(G: nx.MultiDiGraph[str], review_id: str, *, plan_id: str, status: str, **props: Any) -> str:
@@ -142,8 +146,8 @@ def add_attempt(G: nx.MultiDiGraph[str], attempt_id: str, **props: Any) -> str:
 
 def add_edge(G: nx.MultiDiGraph[str], source: str, target: str, rel: Rel | str, **props: Any) -> None:
     """Add one typed edge; a second edge of the same type between the same nodes replaces it."""
-    kind = Rel(rel).value
-    G.add_edge(source, target, key=kind, type=kind, **{k: v for k, v in props.items() if v is not None})
+    kind = rel.value if isinstance(rel, Rel) else Rel(rel).value
+    G.add_edge(source, target, key=kind, type=kind, **({k: v for k, v in props.items() if v is not None} if props else props))
 
 
 def decisions(G: nx.MultiDiGraph[str], *, include_boundary: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -179,3 +183,7 @@ def sources(G: nx.MultiDiGraph[str], node: str, rel: Rel) -> list[str]:
 
 def _first_phase(kind: DecisionType) -> str:
     return PHASES_BY_TYPE[kind][0].value
+
+
+_DECISION_DEFAULTS: Final = frozenset(_decision_defaults(DecisionType.PROMPT_DEFINITION, 0))
+"""The properties ``add_decision`` fills in when they are not given."""

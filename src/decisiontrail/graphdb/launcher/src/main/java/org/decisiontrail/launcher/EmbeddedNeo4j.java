@@ -69,7 +69,7 @@ public final class EmbeddedNeo4j {
                 .setConfig(GraphDatabaseSettings.shutdown_transaction_end_timeout, Duration.ofMillis(shutdownTxEndMs))
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
                 // Transaction logs beyond recovery's serve incremental backups and cluster catch-up, which
-                // this server has none of; Neo4j's default keeps two days (a 10M-decision load wrote 26 GB).
+                // this server has none of; Neo4j's default keeps two days (a 10M-decision benchmark load kept 22 GB).
                 // Pruned at each checkpoint, so checkpoint every five minutes rather than fifteen.
                 .setConfig(GraphDatabaseSettings.keep_logical_logs, "256M size")
                 .setConfig(GraphDatabaseSettings.check_point_interval_time, Duration.ofMinutes(5))
