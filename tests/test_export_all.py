@@ -135,3 +135,22 @@ def test_the_cli_exports_the_whole_database(graph: Graph, linked: None, monkeypa
     assert _contents(_graphml(out.read_text(encoding="utf-8"))) == _contents(
         _graphml("".join(export(load_graph(graph, LoadScope.ALL), ExportFormat.GRAPHML)))
     )
+
+
+def test_each_group_is_emptied_as_soon_as_it_is_checked_or_written(
+    store: Trail, graph: Graph, linked: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A networkx graph is freed only by the cycle collector; emptied, it holds nothing meanwhile.
+    loaded: list[nx.MultiDiGraph[str]] = []
+    load = analysis.load_plans
+
+    def recorded(*args: Any, **kwargs: Any) -> nx.MultiDiGraph[str]:
+        loaded.append(load(*args, **kwargs))
+        return loaded[-1]
+
+    monkeypatch.setattr(analysis, "load_plans", recorded)
+    analysis.check_all(store)
+    "".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.NODE_LINK))
+
+    units = len(independent_units(graph))
+    assert len(loaded) == 2 * units and all(G.number_of_nodes() == 0 for G in loaded)

@@ -115,7 +115,17 @@ def _check_unit(plan_ids: list[str], spec: CoverageSpec) -> Report:
 
 def _check_group(graph: Graph, plan_ids: list[str], spec: CoverageSpec) -> Report:
     """One group of plans loaded, checked and dropped."""
-    return run_checks(load_plans(graph, plan_ids, progress=False), rules=all_rules(spec))
+    G = load_plans(graph, plan_ids, progress=False)
+    try:
+        return run_checks(G, rules=all_rules(spec))
+    finally:
+        _drop(G)
+
+
+def _drop(G: nx.MultiDiGraph[str]) -> None:
+    """Empty a graph now: a networkx graph is in a reference cycle (its cached views point back at
+    it), so left alone it waits for the cycle collector and the next group's graph grows beside it."""
+    G.clear()
 
 
 def analyze(
@@ -211,8 +221,12 @@ def _groups(
 ) -> Iterator[nx.MultiDiGraph[str]]:
     """Each group of plans loaded as it is asked for, cut to what ``principal`` may see (as it stood ``as_of``)."""
     for done, unit in enumerate(units, 1):
-        G = visible_to(load_plans(trail.graph, unit, progress=False), principal, None)
-        yield G if as_of is None else history.as_of(G, as_of)
+        loaded = load_plans(trail.graph, unit, progress=False)
+        G = visible_to(loaded, principal, None)
+        shown = G if as_of is None else history.as_of(G, as_of)
+        yield shown
+        for each in (shown, G, loaded):
+            _drop(each)
         if progress:
             progress(done, len(units))
 
