@@ -73,11 +73,17 @@ of the service calls) taken while changing the code.
   and ids answered as a list of strings rather than objects.
 - **Nested tree.** `Plan.tree` looks ahead at its selection; ids, types and relations are
   served from one statement of outlines, returned as one row (a row per decision cost a driver
-  message and a lookup per column each), and completed directly as above:
-  {c("nested tree", "plan -> decisions")}. What remains is the statement's own work (each
-  decision's parent, dependencies and supersession) and one Python object per decision, tree
-  entry and field in the answer. What would close it: the statement shaped by the selection, so
-  only what is asked is read, and the answer serialised from its rows.
+  message and a lookup per column each), and completed directly as above. Per decision, what
+  was left of Python's work was then cut where a profile put it: a direct read's resolve info
+  is built only if the read looks at it (an outline's children and dependencies never do), text
+  and enum values are completed without graphql-core's per-value steps (strawberry's enum
+  serialisation scans its members for each), the partial decisions of the outline are built in
+  one step instead of pydantic's copy and update, and the statement leaves out the plan id and
+  (but in an as-of read) the times: {c("nested tree", "plan -> decisions")}. What remains is
+  the statement's own work (each decision's parent, dependencies and supersession) and one
+  Python object per decision, tree entry and field in the answer. What would close more: the
+  statement shaped by the selection, so only what is asked is read, and the answer serialised
+  from its rows.
 - **Recording.** A recording locks its plan, reads the facts it is judged by and writes; that
   is two statements, the events and a commit against the baseline's one statement:
   {c("recording", "recordDecision over HTTP, sequential")}. Batches are two statements for the
@@ -121,7 +127,14 @@ of the service calls) taken while changing the code.
   ({peak("999,950 decisions as one graph")}); on the quick sizes {c("offline", "rules, GraphML export")}.
   The rows are one per plan, holding its decisions, with times as ISO text (hydrating the
   driver's `DateTime`s was most of a load); the baseline streams those same rows and got
-  cheaper by the same change. What remains is networkx: loading builds a Python dict per node
+  cheaper by the same change. Loading holds Python's garbage collector off while it builds the
+  graph (the collector ran again and again over the growing graph: two fifths of building one),
+  and the rules read the graph's own adjacency where an edge view per call cost ten times as
+  much (a quarter of the rules' time); the quick sizes' rows above were measured with both, the
+  full sizes' before them. The quick offline rows are single runs of a few seconds at 10,000
+  decisions, where each of the 29 hierarchies is loaded by statements of its own, and they move
+  between runs more than these changes do; the full sizes show the trend (though the full run's
+  100k and 1M rows shared the machine with the test suite, at low priority). What remains is networkx: loading builds a Python dict per node
   and per edge with every property, then 16 rules walk it in Python, where the baseline only
   receives the rows. What would close it: the rules run on arrays (or in Cypher) instead of a
   graph of Python objects.
