@@ -72,16 +72,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(graph: Graph, sizes: Sizes, chosen: list[str]) -> tuple[list[Row], str]:
-    from bench.workload import WorkloadSpec, load
+    from bench.workload import LoadResult, WorkloadSpec, load
 
     rows: list[Row] = []
     samples: dict[str, str] = {}
     described = []
-    for i, decisions in enumerate(sizes.offline):
+
+    def load_workload(decisions: int) -> LoadResult:
         spec = WorkloadSpec.sized(decisions)
         _say(f"workload: generating and loading {spec.total_decisions:,} decisions")
         loaded = load(graph, spec, progress=_progress("loading"))
         described.append(f"{loaded.decisions:,} decisions in {loaded.plans:,} plans ({spec}), loaded in {loaded.seconds:.0f} s")
+        return loaded
+
+    for i, decisions in enumerate(sizes.offline):
+        loaded = load_workload(decisions)
         samples = {"lineage": loaded.deep_decision_id, "impact": loaded.top_decision_id}
         if "offline" in chosen:
             rows.append(scenarios.offline(graph, loaded.decisions, _say))
@@ -106,10 +111,7 @@ def _run(graph: Graph, sizes: Sizes, chosen: list[str]) -> tuple[list[Row], str]
     for decisions in sizes.offline_by_group if "offline" in chosen else ():
         # Last, on a database of its own: too many decisions to load whole, and the other scenarios ran above.
         delete_all_data(graph)
-        spec = WorkloadSpec.sized(decisions)
-        _say(f"workload: generating and loading {spec.total_decisions:,} decisions")
-        loaded = load(graph, spec, progress=_progress("loading"))
-        described.append(f"{loaded.decisions:,} decisions in {loaded.plans:,} plans ({spec}), loaded in {loaded.seconds:.0f} s")
+        loaded = load_workload(decisions)
         rows += scenarios.offline_grouped(graph, loaded.decisions, _say, jobs=(1,))
     return rows, "; ".join(described)
 

@@ -535,10 +535,6 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
-def _json_lines(items: Iterable[Any]) -> Iterator[str]:
-    return _joined_lines(_json(item) for item in items)
-
-
 def _joined_lines(texts: Iterable[str]) -> Iterator[str]:
     # Comma-separated members of a JSON array or object, one a line.
     previous: str | None = None

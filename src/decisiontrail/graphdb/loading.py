@@ -146,9 +146,10 @@ def _collector_held_off() -> Iterator[None]:
     """Python's cyclic garbage collector held off while a graph is built.
 
     Every node and edge is a new dict, so the collector ran again and again over the growing
-    graph (two fifths of the time of building one); a graph of dicts of plain values holds no
-    reference cycle for it to find, and whatever cycles appear meanwhile are collected once it
-    is back. Only turned back on if it was on (the collector is the process's).
+    graph (two fifths of the time of building one); those dicts of plain values hold no
+    reference cycle for it to find, and whatever cycles appear meanwhile (the graph object itself
+    is one, through networkx's cached views) are collected once it is back. Only turned back on
+    if it was on (the collector is the process's).
     """
     was_on = gc.isenabled()
     gc.disable()
