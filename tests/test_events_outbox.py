@@ -19,7 +19,7 @@ from websockets.sync.client import ClientConnection, connect
 
 from decisiontrail.app import create_app
 from decisiontrail.events import EventBus
-from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb import Graph, outbox
 from decisiontrail.services import Trail
 from decisiontrail.services.relay import EventRelay
 from serving import served
@@ -209,3 +209,62 @@ def test_over_websocket_a_slow_subscriber_still_receives_every_event(
             got = receive(ws, 8)
 
     assert [e["decisionId"] for e in got] == made
+
+
+def _batch(client: httpx.Client, plan_id: str, size: int, name: str) -> list[str]:
+    inputs = [
+        {
+            "planId": plan_id,
+            "decisionType": "STRATEGY_CHOICE",
+            "question": f"{name} {i}?",
+            "chosenOption": "this way",
+            "rationale": "because",
+            "contextSnapshot": snapshot(f"{name}{i}"),
+        }
+        for i in range(size)
+    ]
+    batch = ok(client, "mutation($i: [RecordDecisionInput!]!) { recordDecisions(inputs: $i) { decision { id } } }", i=inputs)
+    return [r["decision"]["id"] for r in batch["recordDecisions"]]
+
+
+def test_a_cursor_inside_a_batchs_events_resumes_at_the_next_one(
+    two_processes: tuple[str, str], store: Trail, graph: Graph
+) -> None:
+    # A batch's events are stored as one run (graphdb.outbox): a subscriber that saw part of it
+    # and reconnects must receive exactly the rest, one event each.
+    first, second = two_processes
+    with httpx.Client(base_url=first, timeout=30) as a:
+        plan = ok(a, INSTANTIATE, input={"description": "cursor inside a run"})["instantiatePlan"]
+        made = _batch(a, plan["id"], 6, "Run")
+        with subscribed(second, plan["id"], "0") as ws:
+            everything = receive(ws, 7)
+        with subscribed(second, plan["id"], everything[3]["cursor"]) as ws:
+            rest = receive(ws, 3)
+    stored = graph.driver.execute_query(
+        "MATCH (e:Event {plan_id: $plan_id}) RETURN count(e) AS runs", plan_id=plan["id"], database_=graph.database
+    ).records[0]["runs"]
+
+    assert [e["decisionId"] for e in everything] == [plan["rootDecision"]["id"], *made]
+    assert [int(e["cursor"]) for e in everything] == list(range(int(everything[0]["cursor"]), int(everything[0]["cursor"]) + 7))
+    assert [e["decisionId"] for e in rest] == made[3:]
+    assert [e["cursor"] for e in rest] == [e["cursor"] for e in everything[4:]]
+    assert stored == 2  # the root's event, and the batch's six in one run
+
+
+def test_pages_of_the_outbox_split_a_run_and_lose_nothing(two_processes: tuple[str, str], store: Trail) -> None:
+    first, _ = two_processes
+    with httpx.Client(base_url=first, timeout=30) as a:
+        plan = ok(a, INSTANTIATE, input={"description": "pages"})["instantiatePlan"]
+        start = store.database.read(outbox.read_after, 0, 1).last
+        made = _batch(a, plan["id"], 10, "Paged")
+
+    pages, cursor = [], start
+    while page := store.database.read(outbox.read_after, cursor, 4, plan["id"]).rows:
+        pages.append(page)
+        cursor = page[-1]["seq"]
+
+    assert [len(p) for p in pages] == [4, 4, 2]
+    rows = [row for page in pages for row in page]
+    assert [r["decision_id"] for r in rows] == made
+    assert [r["seq"] for r in rows] == list(range(start + 1, start + 11))
+    assert {(r["kind"], r["plan_id"], r["review_id"]) for r in rows} == {("recorded", plan["id"], None)}

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import neo4j
 import pytest
@@ -11,7 +14,7 @@ from decisiontrail.actors.demonstration import record_demonstration
 from decisiontrail.actors.graph import sqlite_checkpointer
 from decisiontrail.cypher import migration_names, query
 from decisiontrail.domain.vocabulary import LoadScope
-from decisiontrail.graphdb import Graph, open_graph
+from decisiontrail.graphdb import Graph, open_graph, outbox
 from decisiontrail.graphdb.admin import schema_names
 from decisiontrail.graphdb.migrations import apply_migrations
 from decisiontrail.services import Trail, analysis
@@ -62,13 +65,39 @@ def test_the_sequence_constraint_rejects_a_duplicate_written_around_the_store(gr
 
 
 # Migrations that rewrite data, each with how to put a current database back into the shape
-# the data had before it: the test writes data with today's code, takes it back, upgrades and
-# checks. A migration that rewrites data and is missing here fails the test below.
-DATA_MIGRATIONS: dict[str, str] = {
+# the data had before it, and what tells that shape: the test writes data with today's code,
+# takes it back, upgrades and checks. A migration that rewrites data and is missing here fails
+# the test below.
+@dataclass(frozen=True)
+class DataMigration:
+    undo: str
+    """Puts today's data back into the old shape; returns how many it ``changed``."""
+    sound: Callable[[Trail], Any]
+    """What today's code makes of the data: the same before the undo and after the upgrade, and not
+    the same (or refused) in the old shape."""
+
+
+def _checks_pass(store: Trail) -> bool:
+    return analysis.check(store, LoadScope.ALL).ok
+
+
+def _outbox(store: Trail) -> list[dict[str, Any]]:
+    return store.database.read(outbox.read_after, 0, 100_000).rows
+
+
+DATA_MIGRATIONS: dict[str, DataMigration] = {
     # Before 0015 a decision recorded by resolving a review was not linked to the context the
     # review captured for it.
-    "0015_link_reviewed_decisions_to_context": (
-        "MATCH (:Review)-[:RESOLVED_AS]->(d:Decision)-[link:CAPTURED]->(:Context) DELETE link RETURN count(link) AS changed"
+    "0015_link_reviewed_decisions_to_context": DataMigration(
+        "MATCH (:Review)-[:RESOLVED_AS]->(d:Decision)-[link:CAPTURED]->(:Context) DELETE link RETURN count(link) AS changed",
+        _checks_pass,
+    ),
+    # Before 0030 the outbox stored one :Event per event, its ids as decision_id and review_id.
+    "0030_event_runs": DataMigration(
+        "MATCH (e:Event) WHERE e.last_seq = e.seq "
+        "SET e.decision_id = e.decision_ids[0], e.review_id = e.review_ids[0] "
+        "REMOVE e.last_seq, e.decision_ids, e.review_ids RETURN count(e) AS changed",
+        _outbox,
     ),
 }
 
@@ -87,20 +116,22 @@ def test_every_migration_that_rewrites_data_has_an_upgrade_test() -> None:
 def test_a_database_in_the_old_shape_upgrades_on_start_and_passes_every_check(store: Trail, graph: Graph, migration: str) -> None:
     with sqlite_checkpointer(":memory:") as checkpointer:
         record_demonstration(store, checkpointer)  # reviews resolved with captured contexts, corrections, a child plan
-    assert analysis.check(store, LoadScope.ALL).ok
+    data = DATA_MIGRATIONS[migration]
+    before = data.sound(store)
+    assert before, "what the data is read as must not be empty"
     # Back to the shape before the migration: its data undone, it and every later one unrecorded.
-    changed = graph.driver.execute_query(DATA_MIGRATIONS[migration], database_=graph.database).records[0]["changed"]
+    changed = graph.driver.execute_query(data.undo, database_=graph.database).records[0]["changed"]
     assert changed > 0, "the demonstration must hold data this migration rewrites"
     later = [n.removeprefix("migrations/") for n in migration_names() if n.removeprefix("migrations/") >= migration]
     graph.driver.execute_query("MATCH (m:SchemaMigration) WHERE m.name IN $names DELETE m", names=later, database_=graph.database)
-    assert not analysis.check(store, LoadScope.ALL).ok  # the old shape is what the rules now refuse
+    assert data.sound(store) != before  # the old shape is what today's code cannot read as it was
 
     with open_graph(Neo4jSettings(uri=graph.uri, database=graph.database)) as started:  # a start-up, as the service does
         applied = apply_migrations(started)
 
     assert applied == []  # start-up already applied them: the ledger is whole again
     assert {n.removeprefix("migrations/") for n in migration_names()} <= _ledger(graph)
-    assert analysis.check(store, LoadScope.ALL).ok
+    assert data.sound(store) == before
 
 
 def _ledger(graph: Graph) -> set[str]:

@@ -113,13 +113,16 @@ def set_artifacts(tx: Transaction, decision_id: str, artifacts: Sequence[Artifac
 def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[dict[str, Any]]:
     """Lock the plans of a batch of recordings and read, per recording in order, the facts
     ``domain.placement.place_all`` judges it by."""
+    plan_ids = sorted({r.draft.plan_id for r in recordings})
+    plan_index = {plan_id: i for i, plan_id in enumerate(plan_ids)}
     result = tx.run(
         query("decision/read_placements"),
-        plan_ids=sorted({r.draft.plan_id for r in recordings}),
+        plan_ids=plan_ids,
         items=[
             {
                 "index": i,
                 "plan_id": r.draft.plan_id,
+                "plan_index": plan_index[r.draft.plan_id],
                 "decision_id": r.draft.decision_id,
                 "parent_decision_id": r.draft.parent_decision_id,
                 "infer_parent": r.infer_parent,
@@ -132,7 +135,8 @@ def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[di
             for i, r in enumerate(recordings)
         ],
     )
-    return [record["facts"] for record in result]
+    facts: list[dict[str, Any]] = result.single(strict=True)["facts"]
+    return facts
 
 
 def create_all(tx: Transaction, decisions: Sequence[tuple[Decision, Recording]], next_sequences: dict[str, int]) -> None:

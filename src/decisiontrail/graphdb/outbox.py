@@ -2,6 +2,12 @@
 
 What an event means is the services' (``services.relay``); here it is a row of ``kind``, ``plan_id``,
 ``decision_id``, ``review_id``, and, read back, its ``seq`` and ``at``.
+
+Stored packed: consecutive events of one write with the same kind and plan (a batch's recordings,
+a correction's supersessions) are one ``:Event`` node numbered ``seq`` to ``last_seq``, holding
+their ids in order. A node per event made announcing a batch of 1,000 recordings cost a fifth of
+writing the decisions, and a correction of 10,000 as much as its walk. Read back, every event is
+a row of its own.
 """
 
 from __future__ import annotations
@@ -27,7 +33,41 @@ class OutboxPage:
 def append(tx: Transaction, rows: Sequence[Mapping[str, Any]], at: datetime) -> None:
     """Add ``rows`` as the transaction's last statement (the counter's lock is held until its commit)."""
     if rows:
-        tx.run(query("event/append_events"), events=list(rows), at=at).consume()
+        tx.run(query("event/append_events"), count=len(rows), runs=packed(rows), at=at).consume()
+
+
+def packed(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` as runs of consecutive events with the same kind, plan and ids given: each run's
+    ``offset`` (its first event's place in ``rows``), ``size``, and ids in order (a list, or None
+    where the run's events have none: a Neo4j list holds no nulls).
+
+    >>> rows = [{"kind": "recorded", "plan_id": "P", "decision_id": d, "review_id": None} for d in "ab"]
+    >>> rows.append({"kind": "review_pending", "plan_id": "P", "decision_id": None, "review_id": "r"})
+    >>> [(r["offset"], r["size"], r["decision_ids"], r["review_ids"]) for r in packed(rows)]
+    [(0, 2, ['a', 'b'], None), (2, 1, None, ['r'])]
+    """
+    runs: list[dict[str, Any]] = []
+    shape: tuple[Any, ...] | None = None
+    for offset, row in enumerate(rows):
+        decision_id, review_id = row["decision_id"], row["review_id"]
+        row_shape = (row["kind"], row["plan_id"], decision_id is None, review_id is None)
+        if row_shape != shape:
+            shape = row_shape
+            run: dict[str, Any] = {
+                "offset": offset,
+                "size": 0,
+                "kind": row["kind"],
+                "plan_id": row["plan_id"],
+                "decision_ids": None if decision_id is None else [],
+                "review_ids": None if review_id is None else [],
+            }
+            runs.append(run)
+        run["size"] += 1
+        if decision_id is not None:
+            run["decision_ids"].append(decision_id)
+        if review_id is not None:
+            run["review_ids"].append(review_id)
+    return runs
 
 
 def read_after(tx: Transaction, after: int, limit: int, plan_id: str | None = None) -> OutboxPage:

@@ -1,5 +1,7 @@
 // Takes the write lock of every plan in a batch of recordings, then reads every fact the rules
-// judge each recording by (domain.placement), in one round trip.
+// judge each recording by (domain.placement), in one round trip:
+// a plan's facts once per plan, each recording's own once per recording, all in one row (a row
+// per recording cost the server and the driver a message each).
 // The lock is the plan's :PlanLock node, written first (a write takes the node's exclusive lock
 // before anything below reads), in plan-id order, so two batches never wait on each other
 // crosswise: everything below runs under it, so two writers into one plan never see the same
@@ -12,15 +14,24 @@ OPTIONAL MATCH (locked:Plan {plan_id: locked_id})
 FOREACH (_ IN CASE WHEN locked IS NULL THEN [] ELSE [1] END |
   MERGE (lock:PlanLock {plan_id: locked_id}) SET lock.writes = coalesce(lock.writes, 0) + 1)
 WITH count(*) AS locks
-UNWIND $items AS item
-OPTIONAL MATCH (plan:Plan {plan_id: item.plan_id})
-CALL (item) {
-  OPTIONAL MATCH (root:Decision {plan_id: item.plan_id, decision_type: 'prompt_definition'})
+UNWIND $plan_ids AS plan_id
+OPTIONAL MATCH (plan:Plan {plan_id: plan_id})
+CALL (plan_id) {
+  OPTIONAL MATCH (root:Decision {plan_id: plan_id, decision_type: 'prompt_definition'})
   // The hint keeps the seek: on fresh statistics the planner has scanned the whole index instead.
   USING INDEX root:Decision(plan_id, decision_type)
   WHERE NOT EXISTS { (root)-[:SUPERSEDED_BY]->() }
   RETURN collect(root.decision_id)[0] AS current_root_id
 }
+WITH collect({
+  plan_exists: plan IS NOT NULL,
+  sequence_number: plan.next_sequence,
+  plan_phase: plan.phase,
+  automation_edit_code: plan.automation_edit_code,
+  automation_execute_command: plan.automation_execute_command,
+  current_root_id: current_root_id
+}) AS plans  // in $plan_ids' order: an item names its plan by plan_index
+UNWIND $items AS item
 CALL (item) {
   // Parent inference: the latest current decision of a parent type, the same actor run's first.
   UNWIND CASE WHEN item.infer_parent THEN item.parent_types ELSE [] END AS parent_type
@@ -34,15 +45,10 @@ CALL (item) {
   RETURN best.decision_id AS inferred_parent_id, best.actor_state_thread_id AS inferred_parent_thread
 }
 OPTIONAL MATCH (parent:Decision {decision_id: item.parent_decision_id})
-// One map per item: the driver hands a map over as one dict, where it looks up a record's columns one by one.
-RETURN item.index AS index, {
-  plan_exists: plan IS NOT NULL,
-  sequence_number: plan.next_sequence,
-  plan_phase: plan.phase,
-  automation_edit_code: plan.automation_edit_code,
-  automation_execute_command: plan.automation_execute_command,
+WITH item, plans[item.plan_index] AS plan_facts, inferred_parent_id, inferred_parent_thread, parent
+WITH item, plan_facts {
+  .*,
   decision_exists: EXISTS { MATCH (:Decision {decision_id: item.decision_id}) },
-  current_root_id: current_root_id,
   inferred_parent_id: inferred_parent_id,
   inferred_parent_thread: inferred_parent_thread,
   parent_exists: parent IS NOT NULL,
@@ -62,4 +68,5 @@ RETURN item.index AS index, {
     RETURN [held.review_id, held.request_digest]
   }[0] END
 } AS facts
-ORDER BY index
+ORDER BY item.index
+RETURN collect(facts) AS facts

@@ -1,9 +1,15 @@
-// Events after a cursor, in order, with the counter: how far the sequence has gone, and how far it was pruned.
+// Events after a cursor, in order, one row each, with the counter: how far the sequence has gone,
+// and how far it was pruned. A stored run (append_events) is read from the first event past the cursor.
 OPTIONAL MATCH (counter:EventCounter {name: 'events'})
 CALL (counter) {
   MATCH (e:Event)
-  WHERE e.seq > $after
-  WITH e ORDER BY e.seq LIMIT $limit
-  RETURN collect(e {.seq, .kind, .plan_id, .decision_id, .review_id, at: toString(e.at)}) AS events
+  WHERE e.last_seq > $after
+  WITH e ORDER BY e.last_seq LIMIT $limit
+  UNWIND range(CASE WHEN e.seq > $after THEN 0 ELSE $after + 1 - e.seq END, e.last_seq - e.seq) AS i
+  WITH e, i LIMIT $limit
+  RETURN collect({
+    seq: e.seq + i, kind: e.kind, plan_id: e.plan_id, decision_id: e.decision_ids[i], review_id: e.review_ids[i],
+    at: toString(e.at)
+  }) AS events
 }
 RETURN coalesce(counter.seq, 0) AS last, coalesce(counter.pruned_through, 0) AS pruned_through, events

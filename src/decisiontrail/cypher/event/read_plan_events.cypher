@@ -1,9 +1,14 @@
-// One plan's events after a cursor, in order, with the counter (as read_events).
+// One plan's events after a cursor, in order, one row each, with the counter (as read_events).
 OPTIONAL MATCH (counter:EventCounter {name: 'events'})
 CALL (counter) {
   MATCH (e:Event {plan_id: $plan_id})
-  WHERE e.seq > $after
-  WITH e ORDER BY e.seq LIMIT $limit
-  RETURN collect(e {.seq, .kind, .plan_id, .decision_id, .review_id, at: toString(e.at)}) AS events
+  WHERE e.last_seq > $after
+  WITH e ORDER BY e.last_seq LIMIT $limit
+  UNWIND range(CASE WHEN e.seq > $after THEN 0 ELSE $after + 1 - e.seq END, e.last_seq - e.seq) AS i
+  WITH e, i LIMIT $limit
+  RETURN collect({
+    seq: e.seq + i, kind: e.kind, plan_id: e.plan_id, decision_id: e.decision_ids[i], review_id: e.review_ids[i],
+    at: toString(e.at)
+  }) AS events
 }
 RETURN coalesce(counter.seq, 0) AS last, coalesce(counter.pruned_through, 0) AS pruned_through, events
