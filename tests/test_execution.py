@@ -150,6 +150,10 @@ class Item:
     def siblings(self, info: Info) -> list[Item]:
         return [Item(name=f"{self.name}.{i}") for i in range(2)]
 
+    @strawberry.field
+    def path(self, info: Info) -> str:
+        return ".".join(str(key) for key in info.path.as_list())
+
 
 @strawberry.type
 class Query:
@@ -180,6 +184,12 @@ def test_a_null_where_none_is_allowed_is_the_usual_error() -> None:
 def test_nested_lists_aliases_and_typenames() -> None:
     data, _ = both(own, "{ items { a: name n: note __typename siblings { __typename name s: siblings { name } } } }")
     assert data["items"][2]["siblings"][1]["s"][0]["name"] == "item2.1.0"
+
+
+def test_a_read_that_looks_at_its_info_sees_its_own_path() -> None:
+    # Directly, a path is made only when a read looks at its info: it must be the one the usual steps give.
+    data, _ = both(own, "{ items { path siblings { path s: siblings { path } } } }")
+    assert data["items"][2]["siblings"][1]["s"][0]["path"] == "items.2.siblings.1.s.0.path"
 
 
 class CountResolves(SchemaExtension):

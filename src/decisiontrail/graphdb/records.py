@@ -8,7 +8,7 @@ Ids of related records are never stored as lists: they are relationships, read b
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
@@ -116,26 +116,26 @@ _PHASES: Final = {p.value: p for p in Phase}
 
 
 def decision_outline_from_record(
-    record: Mapping[str, Any], plan_id: str, created_at: Any = None, superseded_at: Any = None
+    record: Sequence[Any], plan_id: str, created_at: Any = None, superseded_at: Any = None
 ) -> Decision:
-    """A decision of ``plan_id`` as ``decision/plan_outline`` returns it: identity, type, phase,
-    parent, dependencies and supersession, and (in an as-of read only) its times.
+    """A decision of ``plan_id`` as ``decision/plan_outline`` returns it (a list of its id, sequence
+    number, type, phase, parent, dependencies and successor), and (in an as-of read only) its times.
 
     Built without validation (the store validated the values when it wrote them) and partial:
     the content fields are missing, the times None outside an as-of read, and the rest hold
     their defaults, so only the fields named here may be read. The GraphQL tree serves a
     selection from outlines only when it asks for no more (``schema.selection.OUTLINE``).
     """
-    depends_on = record["depends_on"]
+    decision_id, sequence_number, decision_type, phase, parent_decision_id, depends_on, superseded_by = record
     values: dict[str, Any] = {
-        "decision_id": record["decision_id"],
+        "decision_id": decision_id,
         "plan_id": plan_id,
-        "parent_decision_id": record["parent_decision_id"],
-        "sequence_number": record["sequence_number"],
-        "decision_type": _DECISION_TYPES[record["decision_type"]],
-        "phase": _PHASES[record["phase"]],
-        "depends_on": tuple(decision_id for _, decision_id in sorted(depends_on)) if depends_on else (),
-        "superseded_by": record["superseded_by"],
+        "parent_decision_id": parent_decision_id,
+        "sequence_number": sequence_number,
+        "decision_type": _DECISION_TYPES[decision_type],
+        "phase": _PHASES[phase],
+        "depends_on": tuple(dependency_id for _, dependency_id in sorted(depends_on)) if depends_on else (),
+        "superseded_by": superseded_by,
         # None, not a made-up time, unless the read was as of a moment (and given, created_at
         # spares model_construct its default factory: a third of the time of 1,000 outlines).
         "created_at": native_datetime(created_at) if created_at is not None else None,

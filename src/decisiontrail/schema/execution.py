@@ -26,7 +26,7 @@ import inspect
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from graphql import (
     GraphQLEnumType,
@@ -119,44 +119,76 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
         return super().execute_field(parent_type, source, field_details_list, path, position_context)
 
     def read(
-        self, direct: DirectRead, parent_type: GraphQLObjectType, source: Any, field_details_list: FieldDetailsList, path: Path
+        self,
+        direct: DirectRead,
+        parent_type: GraphQLObjectType,
+        source: Any,
+        field_details_list: FieldDetailsList,
+        path: Path | LazyPath,
     ) -> Any:
         if not direct.wants_info:
             return direct.read(source)
         # Built only if the read looks at it: an outline's children are read from memory.
-        raw = LazyResolveInfo(lambda: self.build_resolve_info(direct.definition, to_nodes(field_details_list), parent_type, path))
-        value = direct.read(source, self.context_info(raw, direct.field))
-        if inspect.isawaitable(value):
+        info = LazyInfo(lambda: self.context_info(self.resolve_info(direct, parent_type, field_details_list, path), direct.field))
+        value = direct.read(source, info)
+        if type(value) is not list and inspect.isawaitable(value):
             if inspect.iscoroutine(value):
                 value.close()  # never started: nothing ran
             raise NotDirect
         return value
+
+    def resolve_info(
+        self, direct: DirectRead, parent_type: GraphQLObjectType, field_details_list: FieldDetailsList, path: Path | LazyPath
+    ) -> Any:
+        return self.build_resolve_info(direct.definition, to_nodes(field_details_list), parent_type, as_path(path))
 
     def context_info(self, raw: Any, field: StrawberryField) -> Any:
         strawberry_schema = self.schema._strawberry_schema  # type: ignore[attr-defined]
         return strawberry_schema.config.info_class(_raw_info=raw, _field=field)
 
     def complete_directly(
-        self, return_type: GraphQLOutputType, field_details_list: FieldDetailsList, value: Any, path: Path
+        self, return_type: GraphQLOutputType, field_details_list: FieldDetailsList, value: Any, path: Path | LazyPath
     ) -> Any:
-        """``value`` completed as graphql-core completes it, or NotDirect."""
+        """``value`` completed as graphql-core completes it, or NotDirect. ``path`` is made a Path
+        only if a read looks at its resolve info (most never do)."""
         if isinstance(return_type, GraphQLNonNull):
             if value is None:
                 raise NotDirect  # graphql-core's error, at its place
-            return self.complete_directly(return_type.of_type, field_details_list, value, path)
-        if value is None:
+            return_type = return_type.of_type
+        elif value is None:
             return None
         if isinstance(return_type, GraphQLList):
             if not isinstance(value, list | tuple):
                 raise NotDirect
             item_type = return_type.of_type
-            return [self.complete_directly(item_type, field_details_list, item, path.add_key(i)) for i, item in enumerate(value)]
+            non_null = isinstance(item_type, GraphQLNonNull)
+            object_type = item_type.of_type if non_null else item_type
+            if isinstance(object_type, GraphQLObjectType) and object_type.is_type_of is None:
+                # A list of objects (a tree's entries, a decision's children): one selection for all.
+                selection = self.selection(object_type, field_details_list)
+                completed: list[dict[str, Any] | None] = []
+                for i, item in enumerate(value):
+                    if item is None:
+                        if non_null:
+                            raise NotDirect
+                        completed.append(None)
+                    else:
+                        completed.append(self.complete_object(object_type, selection, item, (path, i, None)))
+                return completed
+            return [self.complete_directly(item_type, field_details_list, item, (path, i, None)) for i, item in enumerate(value)]
+        if isinstance(return_type, GraphQLObjectType):
+            if return_type.is_type_of is not None:
+                raise NotDirect
+            return self.complete_object(return_type, self.selection(return_type, field_details_list), value, path)
         if is_leaf_type(return_type):
             return self.complete_leaf(return_type, value)
-        if not isinstance(return_type, GraphQLObjectType) or return_type.is_type_of is not None:
-            raise NotDirect
+        raise NotDirect
+
+    def complete_object(
+        self, return_type: GraphQLObjectType, selection: list[Selected], value: Any, path: Path | LazyPath
+    ) -> dict[str, Any]:
         completed: dict[str, Any] = {}
-        for key, name, direct, sub_fields, leaf in self.selection(return_type, field_details_list):
+        for key, name, direct, sub_fields, leaf in selection:
             if direct is None:  # __typename
                 completed[key] = name
             elif leaf is not None and not direct.wants_info:  # the common case, without a path
@@ -168,7 +200,7 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
                 else:
                     completed[key] = None
             else:
-                sub_path = path.add_key(key, return_type.name)
+                sub_path = (path, key, return_type.name)
                 sub_value = self.read(direct, return_type, value, sub_fields, sub_path)
                 completed[key] = self.complete_directly(direct.definition.type, sub_fields, sub_value, sub_path)
         return completed
@@ -214,8 +246,21 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
         return found
 
 
-class LazyResolveInfo:
-    """graphql-core's resolve info for a direct read, built when the read first looks at it."""
+LazyPath = tuple[Any, str | int, str | None]
+"""A response path not made a Path yet: the path before it (a Path or another LazyPath), the key, the type's name."""
+
+
+def as_path(path: Path | LazyPath) -> Path:
+    """``path`` as graphql-core's Path."""
+    if isinstance(path, Path):
+        return path
+    prev, key, typename = path
+    return Path(as_path(cast("Path | LazyPath", prev)), key, typename)
+
+
+class LazyInfo:
+    """strawberry's Info for a direct read (and graphql-core's resolve info under it), built
+    when the read first looks at it: an outline's children and dependencies never do."""
 
     __slots__ = ("_build", "_built")
 

@@ -7,10 +7,12 @@
 MATCH (d:Decision {plan_id: $plan_id})
 WITH d ORDER BY d.sequence_number
 WITH collect(d) AS decisions
-RETURN [d IN decisions | d {
-  .decision_id, .sequence_number, .decision_type, .phase,
-  parent_decision_id: [(d)-[:PARENT]->(parent:Decision) | parent.decision_id][0],
-  depends_on: [(d)-[r:DEPENDS_ON]->(dependency:Decision) | [r.ordinal, dependency.decision_id]],
-  superseded_by: [(d)-[:SUPERSEDED_BY]->(successor:Decision) | successor.decision_id][0]
-}] AS outlines,
+// Each outline a list, in the order graphdb.records.decision_outline_from_record unpacks it: a
+// map's keys are decoded again for every decision.
+RETURN [d IN decisions | [
+  d.decision_id, d.sequence_number, d.decision_type, d.phase,
+  [(d)-[:PARENT]->(parent:Decision) | parent.decision_id][0],
+  [(d)-[r:DEPENDS_ON]->(dependency:Decision) | [r.ordinal, dependency.decision_id]],
+  [(d)-[:SUPERSEDED_BY]->(successor:Decision) | successor.decision_id][0]
+]] AS outlines,
 CASE WHEN $as_of IS NULL THEN [] ELSE [d IN decisions | [d.created_at, d.superseded_at]] END AS times
