@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from decisiontrail.domain import AutomationProfile, Invariant, Phase, Plan, new_ulid
-from decisiontrail.domain.plan import MAX_PROJECT
+from decisiontrail.domain.plan import MAX_PROJECT, partial_plan
 
 
 def test_plan_defaults() -> None:
@@ -148,3 +148,16 @@ def test_a_project_name_is_non_blank_and_short_enough_to_index() -> None:
     for bad in ("", "  ", "p" * (MAX_PROJECT + 1)):
         with pytest.raises(ValidationError, match="project"):
             Plan(description="d", project=bad)
+
+
+def test_a_partial_plan_is_what_pydantic_copying_the_template_with_its_values_gives() -> None:
+    values: dict[str, Any] = {"plan_id": new_ulid(), "description": "d", "phase": Phase.EXECUTE}
+
+    partial = partial_plan(**values)
+    copied = Plan.model_construct(created_at=None).model_copy(update=values)
+
+    assert partial == copied and partial.__pydantic_fields_set__ == copied.__pydantic_fields_set__ == {*values, "created_at"}
+    assert partial.created_at is None and partial.arguments == {}
+    # Built without pydantic's copy: right only while a Plan has no private attributes and no extra fields.
+    assert Plan.__private_attributes__ == {} and Plan.model_config.get("extra") == "forbid"
+    assert partial_plan(plan_id="P2").plan_id == "P2" and partial.plan_id == values["plan_id"]  # each its own fields

@@ -6,7 +6,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
-from decisiontrail.domain.decision import NonBlank, Phase, UtcDatetime, utc_now
+from decisiontrail.domain.decision import NonBlank, Phase, UtcDatetime, partial_copy, utc_now
 from decisiontrail.domain.ids import Ulid, new_ulid
 from decisiontrail.domain.invariants import Invariant
 
@@ -71,7 +71,7 @@ def partial_plan(**values: Any) -> Plan:
     """A Plan holding only ``values``, unvalidated, the other fields at their defaults (and
     ``created_at`` None): what a read that returns only ids builds, where only those are read.
     Copied from one template, as ``decision.partial_decision`` is."""
-    return _PARTIAL_PLAN.model_copy(update=values)
+    return partial_copy(_PARTIAL_PLAN, values)
 
 
 _PLAN_DEFAULTS: dict[str, Any] = {"created_at": None}  # no made-up time; the other fields at their defaults
