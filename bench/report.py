@@ -68,9 +68,13 @@ of the service calls) taken while changing the code.
   fixed cost of a request (Starlette's middleware, strawberry's view, the hop to a worker
   thread for the driver) against one driver round trip: {c("lineage", "lineage of a deep decision")},
   {c("impact", "impact of a deep decision")}; at 1,000, building and completing one object per
-  decision in Python: {c("lineage", "lineage of the last of")}. What would close it: a request
-  path that skips what a read of ids does not need (the worker-thread hop, strawberry's view),
-  and ids answered as a list of strings rather than objects.
+  decision in Python: {c("lineage", "lineage of the last of")} (the id-only plans are now built in
+  one step, as the decisions were: 2.6 to 1.2 us each). A profile of the served lineage of 149
+  decisions puts a sixth of the process's work in the objects answering the ids, a fifth in
+  completing them, and most of the rest in the request's fixed path (the HTTP server,
+  Starlette's middleware, strawberry's view, the two thread hops to and from the driver's
+  worker). What would close it: a request path that skips what a read of ids does not need (the
+  worker-thread hop, strawberry's view), and ids answered as a list of strings rather than objects.
 - **Nested tree.** `Plan.tree` looks ahead at its selection; ids, types and relations are
   served from one statement of outlines, returned as one row (a row per decision cost a driver
   message and a lookup per column each), and completed directly as above. Per decision, what
@@ -79,11 +83,22 @@ of the service calls) taken while changing the code.
   and enum values are completed without graphql-core's per-value steps (strawberry's enum
   serialisation scans its members for each), the partial decisions of the outline are built in
   one step instead of pydantic's copy and update, and the statement leaves out the plan id and
-  (but in an as-of read) the times: {c("nested tree", "plan -> decisions")}. What remains is
+  (but in an as-of read) the times. Then: a list of objects (a tree's entries, a decision's
+  children) takes its selection once for all its items; a response path is made only for a
+  read that looks at its info (strawberry's `Info` is then built too), where one was made for
+  every field and item; the statement returns each outline as a list (a map's keys were decoded
+  again per decision); in the lab the in-process tree went from about 68 to 56 ms, the
+  statement from 10.8 to 9.3 ms: {c("nested tree", "plan -> decisions")}. What remains is
   the statement's own work (each decision's parent, dependencies and supersession) and one
   Python object per decision, tree entry and field in the answer. What would close more: the
   statement shaped by the selection, so only what is asked is read, and the answer serialised
   from its rows.
+- **The tail of every request** was Python's full cycle collections in the served process:
+  each walked everything the process had built at start-up (modules, the schema, the driver),
+  110-130 ms a time, about every sixth request of a 1,000-decision tree (a p95 of 170 ms where
+  the median was 40 ms, in the lab). Once started, the service freezes that heap out of them
+  (`app.settle_heap`, `gc.freeze`): 11-25 ms a time, the tree's p95 65 ms in the lab; the tables'
+  p95 columns are measured with it.
 - **Recording.** A recording locks its plan, reads the facts it is judged by and writes; that
   is two statements, the events and a commit against the baseline's one statement:
   {c("recording", "recordDecision over HTTP, sequential")}. Batches are two statements for the
@@ -92,24 +107,35 @@ of the service calls) taken while changing the code.
   strawberry's generic conversion (a third of a large batch's time), canonical ULIDs are
   recognised by a pattern rather than decoded, placement facts come back as one map per item,
   and creation times go to Neo4j as ISO text (the driver's own conversion of a `datetime` was
-  a sixth of a large batch): {c("recording", "recordDecisions over HTTP, batches of 100")}
+  a sixth of a large batch). Then: the placement read reads each plan's facts once (its row,
+  its root) and answers in one row (a row per recording cost the server and the driver a
+  message each: 47 to 31 ms for 1,000 in the lab); the batch's events are one outbox run (a
+  node per event was 32 ms of 1,000's writes and commit, 6 ms as a run); the two JSON
+  properties of each decision are written by one encoder (`json.dumps` with options built an
+  encoder per call: 14 ms of 1,000): {c("recording", "recordDecisions over HTTP, batches of 100")}
   at batches of 100, {c("recording", "recordDecisions over HTTP, batches of 1,000")} at 1,000.
-  What remains: graphql-core's coercion of the variables (every field of every input, in
-  Python), the proposals' validation into the domain's models, and the placement read (per
-  item: its plan, root, parent, dependencies and idempotency key). What would close it: a
-  batch input type coerced once as JSON and validated straight into the create statement's rows.
+  In the lab, of a batch of 1,000 in process: the placement read 31-58 ms, the create statement
+  60-90 ms (the baseline's statement alone: 52 ms), the commit 50-60 ms, graphql-core's
+  coercion of the variables 21-33 ms, the proposals' validation 15 ms and the drafts' 13 ms
+  (each decision is validated as a Proposal, then again as a Decision), the judging 12 ms. What
+  would close it: a batch input type coerced once as JSON and validated straight into the
+  create statement's rows, once.
 - **Correction.** Five statements now, against the baseline's one without locks: the reads in
   one (lock the decision and its plan, walk, lock the plans the walk touched, walk again under
   those locks and read the downstream, the pending reviews and append mode's anchor); the
   correction's placement read and write; the supersession with the phase move, the moot
   reviews' cancellation and the attempt; the events: {c("correction", "downstream of 1")},
   {c("correction", "downstream of 100")}, {c("correction", "downstream of 10,000")}. At 10,000
-  both sides walk the same downstream and write the same supersession; ours also walks it twice
-  (to find the plans to lock, then under their locks), retires each superseded decision's
-  idempotency key and looks for the review it was resolved from, writes one outbox row per
-  superseded decision for the live events, and commits all of that. What would close it: one
-  outbox row per correction carrying the superseded ids (the relay expanding it for
-  subscribers), and, at small sizes, the correction's placement read folded into the reads.
+  both sides walk the same downstream and write the same supersession. Ours no longer writes an
+  outbox node per superseded decision (they are one run: 170 ms to 9 ms for 10,000 in the lab),
+  and walks twice only when the first walk reached another plan than the decision's own (the
+  first was then made without those plans' locks). What remains at 10,000, from statement
+  timings in the lab: the reads 113 ms (the walk itself 27 ms; the rest is the 10,000
+  decisions' columns sent to Python, which the attempt, the replay frontier and the events
+  need), the supersession 190 ms (it also retires each decision's idempotency key and looks for
+  the review it was resolved from), the commit and Python's share the rest. What would close
+  it: the closure found and superseded inside one statement, with only the attempt's summary
+  coming back, and, at small sizes, the correction's placement read folded into the reads.
 - **Offline.** At scale the offline work goes group by group (a hierarchy, with those it shares
   an edge with): `check --all` and, in GraphML, DOT and both JSON formats, `export --all` load
   one group, check or write it and drop it, so memory holds the largest group rather than the
@@ -138,7 +164,8 @@ of the service calls) taken while changing the code.
   and per edge with every property, then 16 rules walk it in Python, where the baseline only
   receives the rows. What would close it: the rules run on arrays (or in Cypher) instead of a
   graph of Python objects.
-- **Live events.** A correction writes its events to the outbox in its own transaction; the
+- **Live events.** A correction writes its events to the outbox in its own transaction (its
+  supersessions in one plan as one run, numbered one by one); the
   serving process's relay, woken by the commit, reads them and hands them to every subscriber's
   queue, and each WebSocket sends on its own. The delay runs from the write (the event's `at`,
   stamped in the transaction before its commit) to receipt: {c("events", "a correction")}
