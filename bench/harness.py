@@ -146,12 +146,23 @@ def side_by_side_each(
     return Stats(tuple(times[0]), ops), Stats(tuple(times[1]), ops)
 
 
-def git_commit() -> str:
-    """The commit the harness runs from, marked ``+dirty`` when the working tree has changes."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = ("docs/benchmarks.md", "docs/benchmarks")
+"""What a run writes, relative to the checkout."""
+
+
+def git_commit(root: str | None = None) -> str:
+    """The commit the harness runs from (``root``, by default its own checkout), marked ``+dirty``
+    when the working tree has changes other than the results a run writes (a full run made in
+    parts writes them between its parts)."""
+    root = root or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", *(f":!{path}" for path in RESULTS)],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        )
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("+dirty" if dirty.stdout.strip() else "")

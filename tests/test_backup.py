@@ -20,7 +20,7 @@ from decisiontrail.domain.invariants import Invariant, Scope
 from decisiontrail.domain.recording import Review, ReviewStatus
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.exceptions import Conflict, ValidationFailed
-from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb import Graph, outbox
 from decisiontrail.graphdb.admin import delete_all_data, schema_names
 from decisiontrail.graphdb.loading import load_graph
 from decisiontrail.services import Trail, backup, reading
@@ -376,6 +376,44 @@ def test_migrations_newer_than_the_dump_run_over_what_it_restored(
 
     assert restored.migrations_run == (dumped[0]["migrations"][-1],)
     assert restored.nodes == sum("node" in r for r in dumped)
+
+
+def test_a_dump_from_before_the_outbox_stored_runs_restores_its_events_readable(
+    store: Trail, graph: Graph, tmp_path: Path, dumped: list[dict[str, Any]]
+) -> None:
+    # Before 0030 an outbox event was a node of its own with decision_id and review_id; 0030
+    # (a data fix committed in batches) must run again over what a restore of such a dump wrote.
+    path = write_lines(tmp_path / "small.dump.gz", dumped)
+    backup.restore(store, path, progress=False)
+    events = store.database.read(outbox.read_after, 0, 1000).rows
+    delete_all_data(graph)
+
+    def old_shape(record: dict[str, Any]) -> list[dict[str, Any]]:
+        if "Event" not in record.get("labels", []):
+            return [record]
+        props = record["properties"]
+        first, last = props["seq"], props["last_seq"]
+        return [
+            {
+                "node": f"{record['node']}.{i}",
+                "labels": ["Event"],
+                "properties": {
+                    **{k: v for k, v in props.items() if k not in ("last_seq", "decision_ids", "review_ids")},
+                    "seq": first + i,
+                    **({"decision_id": props["decision_ids"][i]} if props.get("decision_ids") else {}),
+                    **({"review_id": props["review_ids"][i]} if props.get("review_ids") else {}),
+                },
+            }
+            for i in range(last - first + 1)
+        ]
+
+    before = [n for n in dumped[0]["migrations"] if n < "0030"]
+    old = [dict(dumped[0], migrations=before), *(line for record in dumped[1:] for line in old_shape(record))]
+    assert sum("Event" in r.get("labels", []) for r in old) == len(events) > 0
+    restored = backup.restore(store, write_lines(tmp_path / "old.dump.gz", old), progress=False)
+
+    assert restored.migrations_run[0] == "0030_event_runs"
+    assert store.database.read(outbox.read_after, 0, 1000).rows == events
 
 
 def test_nodes_an_interrupted_restore_left_are_replaced(

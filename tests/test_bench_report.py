@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from bench.harness import Row, Stats
+import subprocess
+from pathlib import Path
+
+from bench.harness import Row, Stats, git_commit
 from bench.report import render
 
 
@@ -85,3 +88,24 @@ def test_the_analysis_cites_the_saved_results_and_says_what_was_not_measured() -
 
     assert "3.00x (30.0 ms against 10.0 ms p50, quick.json)" in text
     assert "(not in the saved quick results)" in text  # a row this run did not have
+
+
+def test_a_checkout_is_dirty_for_its_code_not_for_the_results_a_run_wrote(tmp_path: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "docs" / "benchmarks").mkdir(parents=True)
+    for name in ("docs/benchmarks.md", "docs/benchmarks/full.json", "code.py"):
+        (tmp_path / name).write_text("before\n")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start")
+    head = git_commit(str(tmp_path))
+
+    (tmp_path / "docs/benchmarks.md").write_text("a part's results\n")
+    (tmp_path / "docs/benchmarks/full.json").write_text("{}\n")
+    clean_with_results = git_commit(str(tmp_path))
+    (tmp_path / "code.py").write_text("changed\n")
+
+    assert len(head) == 40 and clean_with_results == head
+    assert git_commit(str(tmp_path)) == head + "+dirty"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from decisiontrail.domain.decision import PHASES_BY_TYPE, Decision, Phase
+from decisiontrail.domain.decision import PHASES_BY_TYPE, Decision, Phase, partial_copy
 from decisiontrail.domain.plan import AutomationProfile
 from decisiontrail.domain.recording import (
     PARENT_TYPES,
@@ -106,13 +106,15 @@ def place_all(recordings: Sequence[Recording], facts: Sequence[Mapping[str, Any]
         draft = recording.draft
         phase = Phase(row["plan_phase"]) if row["plan_exists"] else draft.phase
         parent_id, parent = batch.parent_for(recording, row)
-        decision = draft.model_copy(
-            update={
+        # The draft placed: pydantic's model_copy(update=...), in one step (a thousand per large batch).
+        decision = partial_copy(
+            draft,
+            {
                 "parent_decision_id": parent_id,
                 "sequence_number": batch.next_sequence(draft.plan_id, row["sequence_number"]),
                 "phase": phase,
                 "created_at": at if recording.stamped_when_placed else draft.created_at,
-            }
+            },
         )
         check_decision_placement(
             decision,

@@ -125,8 +125,7 @@ def run_migrations(graph: Graph, names: Sequence[str]) -> None:
     before a migration existed is brought to today's shape by running it again.
     """
     for name in names:
-        with translated_errors():
-            graph.driver.execute_query(query(f"migrations/{name}"), database_=graph.database)
+        _auto_commit(graph, f"migrations/{name}")  # as at start-up: a data fix may commit in batches
 
 
 def decode_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
