@@ -117,9 +117,13 @@ of the service calls) taken while changing the code.
   In the lab, of a batch of 1,000 in process: the placement read 31-58 ms, the create statement
   60-90 ms (the baseline's statement alone: 52 ms), the commit 50-60 ms, graphql-core's
   coercion of the variables 21-33 ms, the proposals' validation 15 ms and the drafts' 13 ms
-  (each decision is validated as a Proposal, then again as a Decision), the judging 12 ms. What
-  would close it: a batch input type coerced once as JSON and validated straight into the
-  create statement's rows, once.
+  (each decision is validated as a Proposal, then again as a Decision), the judging 12 ms.
+  Two costs are the libraries': graphql-core walks every variable value for its nesting depth
+  before coercing it (7 ms of 1,000), and the Neo4j driver formats each statement's
+  parameters for a debug log message even when debug logging is off (6 ms for the create
+  statement of 1,000: 1.3 MB of text; the baseline pays it for its rows too). What would close
+  it: a batch input type coerced once as JSON and validated straight into the create
+  statement's rows, once.
 - **Correction.** Five statements now, against the baseline's one without locks: the reads in
   one (lock the decision and its plan, walk, lock the plans the walk touched, walk again under
   those locks and read the downstream, the pending reviews and append mode's anchor); the
