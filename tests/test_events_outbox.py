@@ -184,33 +184,6 @@ def test_a_subscriber_that_falls_behind_its_queue_reads_what_it_missed_from_the_
     assert asyncio.run(scenario()) == [-1]  # told it fell behind, from event 1 on: nothing silently dropped
 
 
-def test_over_websocket_a_slow_subscriber_still_receives_every_event(
-    graph: Graph, store: Trail, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr("decisiontrail.events.EventBus.__init__.__defaults__", (2,))  # queues of 2
-    with served(create_app(graph=graph)) as url, httpx.Client(base_url=url, timeout=30) as a:
-        plan = ok(a, INSTANTIATE, input={"description": "slow subscriber"})["instantiatePlan"]
-        with subscribed(url, plan["id"], "0") as ws:
-            receive(ws, 1)  # live
-            # One commit of eight events: the relay hands them over at once, six more than the queue holds.
-            inputs = [
-                {
-                    "planId": plan["id"],
-                    "decisionType": "STRATEGY_CHOICE",
-                    "question": f"Burst {i}?",
-                    "chosenOption": "this way",
-                    "rationale": "because",
-                    "contextSnapshot": snapshot(f"b{i}"),
-                }
-                for i in range(8)
-            ]
-            batch = ok(a, "mutation($i: [RecordDecisionInput!]!) { recordDecisions(inputs: $i) { decision { id } } }", i=inputs)
-            made = [r["decision"]["id"] for r in batch["recordDecisions"]]
-            got = receive(ws, 8)
-
-    assert [e["decisionId"] for e in got] == made
-
-
 def _batch(client: httpx.Client, plan_id: str, size: int, name: str) -> list[str]:
     inputs = [
         {
@@ -225,6 +198,21 @@ def _batch(client: httpx.Client, plan_id: str, size: int, name: str) -> list[str
     ]
     batch = ok(client, "mutation($i: [RecordDecisionInput!]!) { recordDecisions(inputs: $i) { decision { id } } }", i=inputs)
     return [r["decision"]["id"] for r in batch["recordDecisions"]]
+
+
+def test_over_websocket_a_slow_subscriber_still_receives_every_event(
+    graph: Graph, store: Trail, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("decisiontrail.events.EventBus.__init__.__defaults__", (2,))  # queues of 2
+    with served(create_app(graph=graph)) as url, httpx.Client(base_url=url, timeout=30) as a:
+        plan = ok(a, INSTANTIATE, input={"description": "slow subscriber"})["instantiatePlan"]
+        with subscribed(url, plan["id"], "0") as ws:
+            receive(ws, 1)  # live
+            # One commit of eight events: the relay hands them over at once, six more than the queue holds.
+            made = _batch(a, plan["id"], 8, "Burst")
+            got = receive(ws, 8)
+
+    assert [e["decisionId"] for e in got] == made
 
 
 def test_a_cursor_inside_a_batchs_events_resumes_at_the_next_one(
