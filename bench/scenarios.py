@@ -394,7 +394,7 @@ def _raw_correct(graph: Graph, decision_id: str) -> None:
 def _closure(graph: Graph, decision_id: str) -> set[str]:
     """What correcting ``decision_id`` must supersede (itself included), read before either side runs."""
     found = graph.driver.execute_query(query("correction/downstream"), decision_id=decision_id, database_=graph.database)
-    return {decision_id, *(d["decision_id"] for d in found.records[0]["decisions"])}
+    return {decision_id, *(d[0] for d in found.records[0]["decisions"])}  # each decision a list, its id first
 
 
 def _superseded_in_plan(graph: Graph, decision_id: str) -> set[str]:
@@ -476,7 +476,7 @@ def _same_walk(name: str, decision_id: str, answer: dict[str, Any], record: Any)
     if name == "lineage":
         decisions, plans = list(record["decision_ids"]), list(record["plan_ids"])
     else:  # impact answers the corrected decision first, then its downstream
-        decisions, plans = [decision_id, *(d["decision_id"] for d in record["decisions"])], list(record["plan_ids"])
+        decisions, plans = [decision_id, *(d[0] for d in record["decisions"])], list(record["plan_ids"])  # lists, id first
     ours = ([d["id"] for d in answer["decisions"]], [p["id"] for p in answer["plans"]])
     if sorted(ours[0]) != sorted(decisions) or sorted(ours[1]) != sorted(plans) or len(set(ours[0])) != len(ours[0]):
         raise RuntimeError(

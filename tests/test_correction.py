@@ -247,6 +247,29 @@ def test_correcting_a_superseded_decision_names_what_superseded_it(store: Trail,
     assert count_graph(graph) == before
 
 
+def test_a_superseded_decision_gives_up_its_idempotency_key_and_one_without_a_key_gets_none(store: Trail, graph: Graph) -> None:
+    plan, root = instantiate_plan(store, "keys")
+    keyed = recording_service.record(store, decision(plan.plan_id, S, root.decision_id), idempotency_key="step-1")
+    unkeyed = _add(store, plan, DecisionType.RESOURCE_SELECTION, keyed)
+
+    def keys(d: Decision) -> tuple[Any, Any]:
+        row = graph.driver.execute_query(
+            "MATCH (d:Decision {decision_id: $id}) RETURN d.idempotency_key AS key, d.retired_idempotency_key AS retired",
+            id=d.decision_id,
+            database_=graph.database,
+        ).records[0]
+        return row["key"], row["retired"]
+
+    assert keys(keyed) == ("step-1", None) and keys(unkeyed) == (None, None)
+    correct(store, keyed.decision_id, "revert", "another store", "r")
+
+    assert keys(keyed) == (None, "step-1")
+    assert keys(unkeyed) == (None, None)
+    # The key is free again: the replay's recording under it is a new decision.
+    again = recording_service.record(store, decision(plan.plan_id, S, root.decision_id), idempotency_key="step-1")
+    assert again.decision_id not in (keyed.decision_id, unkeyed.decision_id)
+
+
 def test_two_concurrent_corrections_of_one_decision_one_wins(store: Trail, graph: Graph, hierarchy: dict[str, Any]) -> None:
     h = hierarchy
     outcomes: list[Any] = []

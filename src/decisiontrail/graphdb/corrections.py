@@ -74,7 +74,7 @@ def downstream_with_origin(tx: Transaction, decision_id: str) -> tuple[ImpactedD
     """In one statement: the decision (None when it does not exist), what supersedes it, and
     everything correcting it would invalidate (itself not included)."""
     record = tx.run(query("correction/downstream"), decision_id=decision_id).single(strict=True)
-    if record["origin"] is None:
+    if record["decision_id"] is None:
         return None
     return impacted_from_row(record["origin"]), record["superseded_by"], _impact(record)
 

@@ -219,21 +219,25 @@ def plan_from_record(record: Mapping[str, Any]) -> Plan:
     )
 
 
-def impacted_from_row(row: Mapping[str, Any]) -> ImpactedDecision:
-    """A decision as ``correction/downstream`` returns it: what invalidating and replaying it needs.
+def impacted_from_row(row: Sequence[Any]) -> ImpactedDecision:
+    """A decision as the correction walks return it (``correction/downstream`` and its kin): the
+    list ``[decision_id, decision_type, plan_id, sequence_number, phase, actor_state_thread_id,
+    actor_state_checkpoint_ns, actor_state_checkpoint_id]``, what invalidating and replaying it need.
 
-    Built without validation: the values are ones the store validated when it wrote them, and
-    a correction may read a hundred thousand of them.
+    A list rather than a map (the driver decodes a map's keys again for every decision), built
+    without validation: the values are ones the store validated when it wrote them, and a
+    correction may read a hundred thousand of them.
     """
+    decision_id, decision_type, plan_id, sequence_number, phase, thread_id, checkpoint_ns, checkpoint_id = row
     return ImpactedDecision(
-        decision_id=row["decision_id"],
-        decision_type=DecisionType(row["decision_type"]),
-        plan_id=row["plan_id"],
-        sequence_number=row["sequence_number"],
-        phase=Phase(row["phase"]),
-        thread_id=row.get("actor_state_thread_id"),
-        checkpoint_ns=row.get("actor_state_checkpoint_ns") or "",
-        checkpoint_id=row.get("actor_state_checkpoint_id"),
+        decision_id,
+        _DECISION_TYPES[decision_type],
+        plan_id,
+        sequence_number,
+        _PHASES[phase],
+        thread_id,
+        checkpoint_ns or "",
+        checkpoint_id,
     )
 
 

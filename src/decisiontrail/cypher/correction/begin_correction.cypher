@@ -41,11 +41,10 @@ OPTIONAL CALL (d, plan, touched_plan_ids) {
   RETURN d AS walked_again, collect(DISTINCT reached) AS reached_again
 }
 WITH d, plan, touched_plan_ids, touched_locked, coalesce(reached_again, first_reached) AS reached
+// Each decision as a list, in the order graphdb.records.impacted_from_row reads.
 WITH d, plan, touched_plan_ids, touched_locked,
-  [x IN reached WHERE x:Decision | x {
-    .decision_id, .decision_type, .plan_id, .sequence_number, .phase,
-    .actor_state_thread_id, .actor_state_checkpoint_ns, .actor_state_checkpoint_id
-  }] AS decisions,
+  [x IN reached WHERE x:Decision | [x.decision_id, x.decision_type, x.plan_id, x.sequence_number, x.phase,
+    x.actor_state_thread_id, x.actor_state_checkpoint_ns, x.actor_state_checkpoint_id]] AS decisions,
   [x IN reached WHERE x:Plan | x.plan_id] AS plan_ids
 WITH d, plan, touched_locked, decisions, plan_ids, [plan.plan_id] + [id IN touched_plan_ids WHERE id <> plan.plan_id] AS locked_plan_ids
 RETURN
@@ -62,7 +61,7 @@ RETURN
     RETURN review {.*}
   } AS pending_reviews,
   CASE WHEN $append THEN COLLECT {
-    WITH [x IN decisions | x.decision_id] AS superseded
+    WITH [x IN decisions | x[0]] AS superseded
     MATCH (latest:Decision {plan_id: plan.plan_id})
     WHERE latest.superseded_at IS NULL AND latest <> d AND NOT latest.decision_id IN superseded
     RETURN latest.decision_id ORDER BY latest.sequence_number DESC LIMIT 1

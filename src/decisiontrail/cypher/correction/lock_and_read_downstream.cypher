@@ -16,10 +16,8 @@ WHERE all(n IN nodes(path) WHERE n = origin OR (n.superseded_at IS NULL AND n.in
 WITH origin, collect(DISTINCT reached) AS reached
 RETURN
   origin.decision_id AS decision_id,
-  [x IN reached WHERE x:Decision | x {
-    .decision_id, .decision_type, .plan_id, .sequence_number, .phase,
-    .actor_state_thread_id, .actor_state_checkpoint_ns, .actor_state_checkpoint_id
-  }] AS decisions,
+  [x IN reached WHERE x:Decision | [x.decision_id, x.decision_type, x.plan_id, x.sequence_number, x.phase,
+    x.actor_state_thread_id, x.actor_state_checkpoint_ns, x.actor_state_checkpoint_id]] AS decisions,
   [x IN reached WHERE x:Plan | x.plan_id] AS plan_ids,
   COLLECT {
     UNWIND $plan_ids AS plan_id

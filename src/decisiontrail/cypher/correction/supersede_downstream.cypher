@@ -14,8 +14,12 @@ CALL (correction) {
   MATCH (x:Decision {decision_id: id})
   WHERE x.superseded_at IS NULL
   CREATE (x)-[:SUPERSEDED_BY {at: $at}]->(correction)
-  SET x.superseded_at = $at, x.retired_idempotency_key = x.idempotency_key
-  REMOVE x.idempotency_key
+  SET x.superseded_at = $at
+  // Only a decision that has a key retires it: setting and removing absent properties cost a
+  // third of this statement at 10,000 decisions, most of which were recorded without a key.
+  FOREACH (key IN CASE WHEN x.idempotency_key IS NULL THEN [] ELSE [x.idempotency_key] END |
+    SET x.retired_idempotency_key = key
+    REMOVE x.idempotency_key)
   WITH x
   // The review a superseded decision was resolved from gives up the same key.
   OPTIONAL MATCH (review:Review)-[:RESOLVED_AS]->(x)
