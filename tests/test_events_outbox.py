@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -256,3 +256,52 @@ def test_pages_of_the_outbox_split_a_run_and_lose_nothing(two_processes: tuple[s
     assert [r["decision_id"] for r in rows] == made
     assert [r["seq"] for r in rows] == list(range(start + 1, start + 11))
     assert {(r["kind"], r["plan_id"], r["review_id"]) for r in rows} == {("recorded", plan["id"], None)}
+
+
+class _Reads:
+    """A database whose reads are noted: how many rows of the outbox each asked for."""
+
+    def __init__(self, database: Any) -> None:
+        self.database = database
+        self.limits: list[int] = []
+
+    def read(self, work: Any, *args: Any) -> Any:
+        self.limits.append(args[1])
+        return self.database.read(work, *args)
+
+
+def test_with_nobody_listening_the_relay_passes_events_by_unread_and_relays_again_once_someone_listens(
+    store: Trail,
+) -> None:
+    import asyncio
+
+    from decisiontrail.domain import DecisionType
+    from decisiontrail.events import EventKind
+    from decisiontrail.services import recording
+    from factories import decision, new_plan
+
+    bus, reads = EventBus(), _Reads(store.database)
+    relay = EventRelay(cast(Any, reads), bus)
+    relay.relay()  # its cursor at the end
+    plan, root = new_plan(store)
+    for _ in range(3):
+        recording.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    end = store.database.read(outbox.read_after, 0, 0).last
+    reads.limits.clear()
+
+    assert relay.relay() == 0
+    assert relay.cursor == end and end > 0
+    assert reads.limits == [0]  # only the end was read, not the events passed by
+
+    async def listened() -> tuple[int, Any]:
+        live = bus.listen(plan.plan_id)
+        made = recording.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+        published = relay.relay()
+        event = await asyncio.wait_for(anext(live), 5)
+        live.close()
+        return published, (event.kind, event.decision_id, event.seq, made.decision_id)
+
+    reads.limits.clear()
+    published, (kind, decision_id, seq, made_id) = asyncio.run(listened())
+    assert published == 1 and (kind, decision_id, seq) == (EventKind.RECORDED, made_id, end + 1)
+    assert reads.limits == [relay.batch]  # someone listens: the events after the cursor are read

@@ -53,6 +53,12 @@ class EventBus:
             if subscriber.plan_id is None or subscriber.plan_id == event.plan_id:
                 subscriber.loop.call_soon_threadsafe(subscriber.offer, event)
 
+    @property
+    def listening(self) -> bool:
+        """Whether anyone is subscribed now."""
+        with self._lock:
+            return bool(self._subscribers)
+
     def listen(self, plan_id: str | None) -> Subscriber:
         """Events of one plan (or all with None) from this moment on, until the subscriber is closed.
 
