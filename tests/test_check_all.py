@@ -14,6 +14,7 @@ from decisiontrail.cli import main
 from decisiontrail.domain import DecisionType
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb import loading
 from decisiontrail.graphdb.loading import independent_units
 from decisiontrail.services import Trail, analysis
 from decisiontrail.services import recording as recording_service
@@ -53,7 +54,7 @@ def test_groups_are_hierarchies_joined_by_the_edges_between_them(store: Trail, g
 
 
 def test_group_by_group_reports_what_the_whole_load_reports_clean_and_broken(
-    store: Trail, graph: Graph, demo: Demonstration
+    store: Trail, graph: Graph, demo: Demonstration, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     left, left_strategy = _plan_with_strategy(store, "left")
     right, right_strategy = _plan_with_strategy(store, "right")
@@ -88,6 +89,14 @@ def test_group_by_group_reports_what_the_whole_load_reports_clean_and_broken(
     _same(by_group, whole)
     _same(in_workers, whole)
     assert seen and seen[-1][0] == seen[-1][1] == len(independent_units(graph))
+    # Small groups are loaded together (here all in one load); each alone, in one process or two, reports the same.
+    assert len(loading.loads_of(independent_units(graph))) == 1
+    monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)
+    seen.clear()
+    _same(analysis.check_all(trail, progress=lambda done, total: seen.append((done, total))), whole)
+    _same(analysis.check_all(trail, jobs=2), whole)
+    units = len(independent_units(graph))
+    assert seen == [(done, units) for done in range(1, units + 1)]
 
 
 def test_the_cli_checks_the_whole_database_in_worker_processes(

@@ -21,6 +21,7 @@ from decisiontrail.cli import main
 from decisiontrail.domain import DecisionType
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb import loading
 from decisiontrail.graphdb.loading import independent_units, load_graph
 from decisiontrail.services import Trail, analysis
 from decisiontrail.services import recording as recording_service
@@ -75,9 +76,11 @@ def _contents(G: nx.MultiDiGraph[Any]) -> tuple[dict[Any, Any], Counter[Any]]:
     "fmt, read",
     [(ExportFormat.GRAPHML, _graphml), (ExportFormat.NODE_LINK, _node_link), (ExportFormat.CYTOSCAPE, _cytoscape)],
 )
+@pytest.mark.parametrize("plans_per_load", [1, loading.PLANS_PER_LOAD])  # each group alone, or loaded together
 def test_the_whole_database_group_by_group_reads_back_as_the_whole_load_does(
-    store: Trail, graph: Graph, linked: None, fmt: ExportFormat, read: Any
+    store: Trail, graph: Graph, linked: None, fmt: ExportFormat, read: Any, plans_per_load: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(loading, "PLANS_PER_LOAD", plans_per_load)
     whole = "".join(export(load_graph(graph, LoadScope.ALL), fmt))
     heard: list[tuple[int, int]] = []
 
@@ -87,9 +90,9 @@ def test_the_whole_database_group_by_group_reads_back_as_the_whole_load_does(
     assert len(back) > 20 and {a.get("label") for _, a in back.nodes(data=True)} >= {"Plan", "Decision", "CorrectionAttempt"}
     assert _contents(back) == _contents(expected)
     units = len(independent_units(graph))
-    assert (
-        heard == [(done, units) for done in range(1, units + 1)] and units == 3
-    )  # the demonstration's, the lone plan, left with right
+    assert units == 3  # the demonstration's, the lone plan, left with right
+    # Progress is heard per load: each group alone, or all three (11 plans) in one load.
+    assert heard == ([(1, 3), (2, 3), (3, 3)] if plans_per_load == 1 else [(3, 3)])
 
 
 def test_dot_group_by_group_has_the_statements_of_the_whole_load(store: Trail, graph: Graph, linked: None) -> None:
@@ -152,5 +155,5 @@ def test_each_group_is_emptied_as_soon_as_it_is_checked_or_written(
     analysis.check_all(store)
     "".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.NODE_LINK))
 
-    units = len(independent_units(graph))
-    assert len(loaded) == 2 * units and all(G.number_of_nodes() == 0 for G in loaded)
+    loads = len(loading.loads_of(independent_units(graph)))
+    assert len(loaded) == 2 * loads and all(G.number_of_nodes() == 0 for G in loaded)

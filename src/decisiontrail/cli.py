@@ -270,7 +270,8 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         default=1,
         metavar="N",
         help="with --all: check independent groups of plans (a hierarchy and any it shares an edge with) in N worker "
-        "processes; memory holds the largest group, not the database (default: 1, one group at a time)",
+        "processes; memory holds the largest group (small groups are loaded together, up to 200 plans), not the "
+        "database (default: 1, one load at a time)",
     )
     check.add_argument(
         "--coverage",

@@ -37,6 +37,8 @@ from decisiontrail.graphdb.records import native_datetime
 
 PLANS_PER_QUERY = 200
 FETCH_SIZE = 2000
+PLANS_PER_LOAD = 200
+"""Small independent groups are loaded together up to this many plans (see ``loads_of``)."""
 
 
 def load_graph(
@@ -103,6 +105,31 @@ def units_of(parents: Iterable[Sequence[str | None]], crossings: Iterable[Sequen
     for plan in sorted(leader):
         groups.setdefault(find(plan), []).append(plan)
     return sorted(groups.values(), key=lambda g: (-len(g), g[0]))
+
+
+def loads_of(units: Sequence[Sequence[str]], plans_per_load: int | None = None) -> list[list[list[str]]]:
+    """``units`` (independent groups of plans) packed into loads: consecutive groups together up to
+    ``plans_per_load`` plans (``PLANS_PER_LOAD`` by default), a larger group in a load of its own.
+
+    A load is read by one statement of each kind, where a group alone cost its own handful (a
+    database of many small hierarchies spent most of a ``check --all`` on round trips), and the
+    rules run once over it; groups share no edge, so checking them together reports what checking
+    each apart does. Memory holds the largest load: the largest group, or up to
+    ``plans_per_load`` plans of smaller ones.
+
+    >>> loads_of([["A", "A1", "A2"], ["B", "B1"], ["C"], ["D"]], 3)
+    [[['A', 'A1', 'A2']], [['B', 'B1'], ['C']], [['D']]]
+    """
+    limit = PLANS_PER_LOAD if plans_per_load is None else plans_per_load
+    loads: list[list[list[str]]] = []
+    size = 0
+    for unit in units:
+        if not loads or size + len(unit) > limit:
+            loads.append([])
+            size = 0
+        loads[-1].append(list(unit))
+        size += len(unit)
+    return loads
 
 
 @contextmanager

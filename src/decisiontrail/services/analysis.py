@@ -24,7 +24,7 @@ from decisiontrail.checks.model import Label
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.exceptions import NotFound, ValidationFailed
 from decisiontrail.graphdb.connection import Graph, create_driver
-from decisiontrail.graphdb.loading import independent_units, load_graph, load_plans
+from decisiontrail.graphdb.loading import independent_units, load_graph, load_plans, loads_of
 from decisiontrail.services import correction, reading
 from decisiontrail.services.trail import Trail
 
@@ -57,22 +57,25 @@ def check_all(
     progress: Callable[[int, int], None] | None = None,
 ) -> Report:
     """Every rule over the whole database, one independent group of plans at a time
-    (``graphdb.loading.independent_units``: a hierarchy, with any it shares an edge with), so
-    memory holds the largest group rather than the database. With ``jobs`` above 1 the groups go
-    to that many worker processes, each with its own driver (``credentials`` are the server's user
+    (``graphdb.loading.independent_units``: a hierarchy, with any it shares an edge with; small
+    groups loaded together, ``loads_of``), so memory holds the largest group (or load of small
+    ones) rather than the database. With ``jobs`` above 1 the loads go to that many worker processes, each with its own driver (``credentials`` are the server's user
     and password, if it has any). ``progress`` hears (groups done, groups) as they finish. The
     report is the one ``check(ALL)`` gives: the same counts and violations.
     """
     if jobs < 1:
         raise ValidationFailed(f"jobs: at least 1, not {jobs}", field="jobs")
     units = independent_units(trail.graph)
+    loads = [(len(load), [plan for unit in load for plan in unit]) for load in loads_of(units)]
     spec = spec or CoverageSpec()
     reports: list[Report] = []
-    if jobs == 1 or len(units) < 2:
-        for unit in units:
-            reports.append(_check_group(trail.graph, unit, spec))
+    done = 0
+    if jobs == 1 or len(loads) < 2:
+        for size, plan_ids in loads:
+            reports.append(_check_group(trail.graph, plan_ids, spec))
+            done += size
             if progress:
-                progress(len(reports), len(units))
+                progress(done, len(units))
     else:
         graph = trail.graph
         pool = ProcessPoolExecutor(
@@ -82,10 +85,12 @@ def check_all(
             initargs=(graph.uri, graph.database, *credentials),
         )
         with pool:
-            for report in as_completed([pool.submit(_check_unit, unit, spec) for unit in units]):
+            sizes = {pool.submit(_check_unit, plan_ids, spec): size for size, plan_ids in loads}
+            for report in as_completed(sizes):
                 reports.append(report.result())
+                done += sizes[report]
                 if progress:
-                    progress(len(reports), len(units))
+                    progress(done, len(units))
     return Report(
         scope="the whole database, group by group",
         decisions=sum(r.decisions for r in reports),
@@ -219,14 +224,17 @@ def _groups(
     as_of: datetime | None,
     progress: Callable[[int, int], None] | None,
 ) -> Iterator[nx.MultiDiGraph[str]]:
-    """Each group of plans loaded as it is asked for, cut to what ``principal`` may see (as it stood ``as_of``)."""
-    for done, unit in enumerate(units, 1):
-        loaded = load_plans(trail.graph, unit, progress=False)
+    """Each load of groups of plans (``loads_of``) loaded as it is asked for, cut to what
+    ``principal`` may see (as it stood ``as_of``)."""
+    done = 0
+    for load in loads_of(units):
+        loaded = load_plans(trail.graph, [plan for unit in load for plan in unit], progress=False)
         G = visible_to(loaded, principal, None)
         shown = G if as_of is None else history.as_of(G, as_of)
         yield shown
         for each in (shown, G, loaded):
             _drop(each)
+        done += len(load)
         if progress:
             progress(done, len(units))
 
