@@ -152,15 +152,17 @@ def add_edge(G: nx.MultiDiGraph[str], source: str, target: str, rel: Rel | str, 
 
 def decisions(G: nx.MultiDiGraph[str], *, include_boundary: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
     """The decision nodes and their attributes (in scope only, unless asked)."""
+    label = Label.DECISION.value  # once: an enum member's value is a descriptor call each time
     for node, data in G.nodes(data=True):
-        if data.get("label") == Label.DECISION.value and (include_boundary or not data.get("boundary")):
+        if data.get("label") == label and (include_boundary or not data.get("boundary")):
             yield node, data
 
 
 def plans(G: nx.MultiDiGraph[str], *, include_boundary: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
     """The plan nodes and their attributes (in scope only, unless asked)."""
+    label = Label.PLAN.value
     for node, data in G.nodes(data=True):
-        if data.get("label") == Label.PLAN.value and (include_boundary or not data.get("boundary")):
+        if data.get("label") == label and (include_boundary or not data.get("boundary")):
             yield node, data
 
 
