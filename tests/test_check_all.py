@@ -84,11 +84,14 @@ def test_group_by_group_reports_what_the_whole_load_reports_clean_and_broken(
     seen: list[tuple[int, int]] = []
 
     by_group = analysis.check_all(trail, progress=lambda done, total: seen.append((done, total)))
-    in_workers = analysis.check_all(trail, jobs=2)
+    heard_in_workers: list[tuple[int, int]] = []
+    in_workers = analysis.check_all(trail, jobs=2, progress=lambda done, total: heard_in_workers.append((done, total)))
 
     _same(by_group, whole)
     _same(in_workers, whole)
     assert seen and seen[-1][0] == seen[-1][1] == len(independent_units(graph))
+    # Two workers each get a load: loads are no larger than half the plans.
+    assert len(heard_in_workers) >= 2 and heard_in_workers[-1][0] == len(independent_units(graph))
     # Small groups are loaded together (here all in one load); each alone, in one process or two, reports the same.
     assert len(loading.loads_of(independent_units(graph))) == 1
     monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)

@@ -24,6 +24,7 @@ from decisiontrail.checks.model import Label
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.exceptions import NotFound, ValidationFailed
 from decisiontrail.graphdb.connection import Graph, create_driver
+from decisiontrail.graphdb import loading
 from decisiontrail.graphdb.loading import independent_units, load_graph, load_plans, loads_of
 from decisiontrail.services import correction, reading
 from decisiontrail.services.trail import Trail
@@ -66,7 +67,13 @@ def check_all(
     if jobs < 1:
         raise ValidationFailed(f"jobs: at least 1, not {jobs}", field="jobs")
     units = independent_units(trail.graph)
-    loads = [(len(load), [plan for unit in load for plan in unit]) for load in loads_of(units)]
+    # With workers, loads no larger than a worker's share, so every worker has some (203 plans in
+    # loads of 200 left the second of two workers 3 plans).
+    share = -(-sum(len(unit) for unit in units) // jobs) if jobs > 1 else None
+    loads = [
+        (len(load), [plan for unit in load for plan in unit])
+        for load in loads_of(units, min(loading.PLANS_PER_LOAD, share) if share else None)
+    ]
     spec = spec or CoverageSpec()
     reports: list[Report] = []
     done = 0
