@@ -90,7 +90,7 @@ def _run(graph: Graph, sizes: Sizes, chosen: list[str]) -> tuple[list[Row], str]
         samples = {"lineage": loaded.deep_decision_id, "impact": loaded.top_decision_id}
         if "offline" in chosen:
             rows.append(scenarios.offline(graph, loaded.decisions, _say))
-            rows += scenarios.offline_grouped(graph, loaded.decisions, _say)
+            rows += scenarios.offline_grouped(graph, loaded.decisions, _say, repeat=sizes.offline_repeat)
         if i < len(sizes.offline) - 1:
             delete_all_data(graph)
     with served_api(graph.uri, graph.database) as api:

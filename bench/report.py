@@ -171,10 +171,15 @@ of the service calls) taken while changing the code.
   graph (the collector ran again and again over the growing graph: two fifths of building one),
   and the rules read the graph's own adjacency where an edge view per call cost ten times as
   much (a quarter of the rules' time); the quick sizes' rows above were measured with both, the
-  full sizes' before them. The quick offline rows are single runs of a few seconds at 10,000
-  decisions, where each of the 29 hierarchies is loaded by statements of its own, and they move
-  between runs more than these changes do; the full sizes show the trend (though the full run's
-  100k and 1M rows shared the machine with the test suite, at low priority). What remains is networkx: loading builds a Python dict per node
+  full sizes' before them. Then small groups were loaded together, up to 200 plans a load
+  (`graphdb.loading.loads_of`; with workers, loads of at most a worker's share of the plans):
+  at the quick sizes each of the 29 hierarchies of 7 plans had been read by six statements of
+  its own and checked by the 16 rules on its own, and now the 203 plans are two loads. The quick
+  rows above are measured with it (peak memory now that of a load of 200 plans); the full
+  sizes' rows were measured before it and not run again (about 100 minutes). The quick
+  group-by-group rows are medians of five runs each way, interleaved after a warm-up of each
+  (single runs of a few seconds moved by half from one run of the bench to the next); the
+  reference row and the full sizes' rows are single runs. What remains is networkx: loading builds a Python dict per node
   and per edge with every property, then 16 rules walk it in Python, where the baseline only
   receives the rows. What would close it: the rules run on arrays (or in Cypher) instead of a
   graph of Python objects.
@@ -254,12 +259,14 @@ NOTES = """\
   the peer is @neo4j/graphql serving the same nesting from a minimal Node HTTP server
   (`bench/peer/`), installed from npm by the harness. Both answers are compared before timing.
 - **Offline.** `bench/offline.py` runs each row in a process of its own and reports its peak
-  resident memory (with worker processes, the largest of any one process): `check --all` group
-  by group in one and in two worker processes, `export --all` as GraphML (group by group, to
+  resident memory (with worker processes, the largest of any one process; over a row's runs,
+  the largest): `check --all` group by group in one and in two worker processes, `export --all` as GraphML (group by group, to
   `/dev/null`), and, for reference and only up to 1M decisions, `load_graph` of the whole
   database, every rule and a GraphML export. The baseline streams the same rows through the
   driver without building a graph. `make bench-full` ends with a database of its own of 10M
-  decisions, where only `check --all` (one process) and `export --all` run.
+  decisions, where only `check --all` (one process) and `export --all` run. At the quick sizes
+  each group-by-group row is five runs of ours and of the stream, interleaved (who goes first
+  alternates) after a warm-up run of each; at the full sizes, one of each.
 """
 
 

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -42,10 +43,21 @@ class Sizes:
     events: int  # corrections announced to the live-event subscribers
     offline: tuple[int, ...]  # decisions loaded, checked and exported
     offline_by_group: tuple[int, ...] = ()  # decisions checked and exported group by group only (too many to load whole)
+    offline_repeat: int = (
+        1  # runs each way of every group-by-group row at the ``offline`` sizes (a warm-up first when more than 1)
+    )
 
 
 QUICK = Sizes(
-    "quick", records=200, batches=20, corrections=(1, 100, 10_000), correction_repeat=20, queries=30, events=20, offline=(10_000,)
+    "quick",
+    records=200,
+    batches=20,
+    corrections=(1, 100, 10_000),
+    correction_repeat=20,
+    queries=30,
+    events=20,
+    offline=(10_000,),
+    offline_repeat=5,  # a run is a few seconds at 10,000, and one run moved by half between runs
 )
 FULL = Sizes(
     "full",
@@ -641,21 +653,21 @@ def offline(graph: Graph, decisions: int, progress: Callable[[str], None]) -> Ro
 
 
 def offline_grouped(
-    graph: Graph, decisions: int, progress: Callable[[str], None], *, jobs: tuple[int, ...] = (1, 2)
+    graph: Graph, decisions: int, progress: Callable[[str], None], *, jobs: tuple[int, ...] = (1, 2), repeat: int = 1
 ) -> list[Row]:
     """``check --all`` group by group in each number of worker processes of ``jobs``, and ``export
     --all`` (GraphML, group by group), each in a process of its own for its peak memory, against
-    the driver streaming the same rows."""
+    the driver streaming the same rows: ``repeat`` runs each way, interleaved (who goes first
+    alternates), after a warm-up run of each when ``repeat`` is above 1."""
     runs: list[tuple[str, ...]] = [(f"check --all group by group, --jobs {n}", "--grouped", str(n)) for n in jobs]
     runs.append(("export --all group by group, GraphML", "--export"))
     rows = []
     for case, *mode in runs:
-        progress(f"offline: {case}, {decisions:,} decisions")
-        result = _offline_process(graph, *mode)
-        if result["decisions"] != decisions:
-            raise RuntimeError(f"{case} counted {result['decisions']:,} decisions, the workload has {decisions:,}")
-        raw = timed(lambda: _stream_rows(graph), repeat=1, warmup=0)
-        ours = Stats((result["check_ms" if "check_ms" in result else "export_ms"],), decisions)
+        progress(f"offline: {case}, {decisions:,} decisions, {repeat} run(s) each way")
+        results, raw_ms = _offline_runs(graph, decisions, case, mode, repeat)
+        ours = Stats(tuple(r["check_ms" if "check_ms" in r else "export_ms"] for r in results), decisions)
+        raw = Stats(tuple(raw_ms), decisions)
+        result = {**results[-1], "peak_rss_mb": max(r["peak_rss_mb"] for r in results)}
         target, met = _offline_target(decisions, ours, raw, result["peak_rss_mb"])
         rows.append(
             Row(
@@ -670,6 +682,37 @@ def offline_grouped(
             )
         )
     return rows
+
+
+def _offline_runs(
+    graph: Graph, decisions: int, case: str, mode: list[str], repeat: int
+) -> tuple[list[dict[str, Any]], list[float]]:
+    """``repeat`` runs of ours (each a process of its own) and of the stream, interleaved, who goes
+    first alternating, after a warm-up run of each when ``repeat`` is above 1: ours' results and
+    the stream's times."""
+    results: list[dict[str, Any]] = []
+    raw_ms: list[float] = []
+
+    def ours_once() -> None:
+        result = _offline_process(graph, *mode)
+        if result["decisions"] != decisions:
+            raise RuntimeError(f"{case} counted {result['decisions']:,} decisions, the workload has {decisions:,}")
+        results.append(result)
+
+    def raw_once() -> None:
+        start = time.perf_counter()
+        _stream_rows(graph)
+        raw_ms.append((time.perf_counter() - start) * 1000)
+
+    if repeat > 1:
+        ours_once()
+        raw_once()
+        results.clear()
+        raw_ms.clear()
+    for i in range(repeat):
+        for run in (ours_once, raw_once) if i % 2 == 0 else (raw_once, ours_once):
+            run()
+    return results, raw_ms
 
 
 def _offline_target(decisions: int, ours: Stats, raw: Stats, peak_mb: float) -> tuple[str, bool]:
