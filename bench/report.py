@@ -174,8 +174,12 @@ of the service calls) taken while changing the code.
   full sizes' before them. Then small groups were loaded together, up to 200 plans a load
   (`graphdb.loading.loads_of`; with workers, loads of at most a worker's share of the plans):
   at the quick sizes each of the 29 hierarchies of 7 plans had been read by six statements of
-  its own and checked by the 16 rules on its own, and now the 203 plans are two loads. The quick
-  rows above are measured with it (peak memory now that of a load of 200 plans); the full
+  its own and checked by the 16 rules on its own, and now the 203 plans are two loads:
+  `check --all` {c("offline", "check --all group by group, --jobs 1")}, `export --all`
+  {c("offline", "export --all group by group")}. At these sizes two workers lose to one,
+  {c("offline", "check --all group by group, --jobs 2")}: starting the worker processes (each
+  imports the package, 0.8 s on this machine, and opens its own connection) costs more than the second core saves on
+  a second of work. The quick rows above are measured with it (peak memory now that of a load of 200 plans); the full
   sizes' rows were measured before it and not run again (about 100 minutes). The quick
   group-by-group rows are medians of five runs each way, interleaved after a warm-up of each
   (single runs of a few seconds moved by half from one run of the bench to the next); the
