@@ -60,9 +60,10 @@ def check_all(
     """Every rule over the whole database, one independent group of plans at a time
     (``graphdb.loading.independent_units``: a hierarchy, with any it shares an edge with; small
     groups loaded together, ``loads_of``), so memory holds the largest group (or load of small
-    ones) rather than the database. With ``jobs`` above 1 the loads go to that many worker processes, each with its own driver (``credentials`` are the server's user
-    and password, if it has any). ``progress`` hears (groups done, groups) as they finish. The
-    report is the one ``check(ALL)`` gives: the same counts and violations.
+    ones) rather than the database. With ``jobs`` above 1 the loads go to that many worker
+    processes, each with its own driver (``credentials`` are the server's user and password, if
+    it has any). ``progress`` hears (groups done, groups) as loads finish. The report is the one
+    ``check(ALL)`` gives: the same counts and violations.
     """
     if jobs < 1:
         raise ValidationFailed(f"jobs: at least 1, not {jobs}", field="jobs")
