@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -664,9 +663,8 @@ def offline_grouped(
     rows = []
     for case, *mode in runs:
         progress(f"offline: {case}, {decisions:,} decisions, {repeat} run(s) each way")
-        results, raw_ms = _offline_runs(graph, decisions, case, mode, repeat)
+        results, raw = _offline_runs(graph, decisions, case, mode, repeat)
         ours = Stats(tuple(r["check_ms" if "check_ms" in r else "export_ms"] for r in results), decisions)
-        raw = Stats(tuple(raw_ms), decisions)
         result = {**results[-1], "peak_rss_mb": max(r["peak_rss_mb"] for r in results)}
         target, met = _offline_target(decisions, ours, raw, result["peak_rss_mb"])
         rows.append(
@@ -684,14 +682,11 @@ def offline_grouped(
     return rows
 
 
-def _offline_runs(
-    graph: Graph, decisions: int, case: str, mode: list[str], repeat: int
-) -> tuple[list[dict[str, Any]], list[float]]:
-    """``repeat`` runs of ours (each a process of its own) and of the stream, interleaved, who goes
-    first alternating, after a warm-up run of each when ``repeat`` is above 1: ours' results and
-    the stream's times."""
+def _offline_runs(graph: Graph, decisions: int, case: str, mode: list[str], repeat: int) -> tuple[list[dict[str, Any]], Stats]:
+    """``repeat`` runs of ours (each a process of its own, timed inside it) and of the stream,
+    interleaved as every scenario's (``side_by_side_each``), after a warm-up run of each when
+    ``repeat`` is above 1: ours' results and the stream's timings."""
     results: list[dict[str, Any]] = []
-    raw_ms: list[float] = []
 
     def ours_once() -> None:
         result = _offline_process(graph, *mode)
@@ -700,19 +695,14 @@ def _offline_runs(
         results.append(result)
 
     def raw_once() -> None:
-        start = time.perf_counter()
         _stream_rows(graph)
-        raw_ms.append((time.perf_counter() - start) * 1000)
 
     if repeat > 1:
         ours_once()
         raw_once()
         results.clear()
-        raw_ms.clear()
-    for i in range(repeat):
-        for run in (ours_once, raw_once) if i % 2 == 0 else (raw_once, ours_once):
-            run()
-    return results, raw_ms
+    _, raw = side_by_side_each([ours_once] * repeat, [raw_once] * repeat, ops=decisions)
+    return results, raw
 
 
 def _offline_target(decisions: int, ours: Stats, raw: Stats, peak_mb: float) -> tuple[str, bool]:
