@@ -6,6 +6,7 @@ import hashlib
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from factories import snapshot
 
 from decisiontrail.domain import CheckpointRef, ContextSnapshot, Decision, DecisionType, Phase, ResourceRef
@@ -75,6 +76,42 @@ def review(**fields: Any) -> Review:
     }
     values.update(fields)
     return Review(**values)
+
+
+# A proposal's draft
+
+
+@pytest.mark.parametrize("decision_type", list(DecisionType))
+@pytest.mark.parametrize("parent", [None, PARENT])
+def test_draft_is_the_decision_validation_would_build(decision_type: DecisionType, parent: str | None) -> None:
+    """``Proposal.draft`` skips validating again; what it builds must be what validating builds."""
+    if decision_type is DecisionType.PROMPT_DEFINITION and parent is not None:
+        with pytest.raises(ValidationError, match="prompt_definition is the root"):
+            proposal(decision_type=decision_type, parent_decision_id=parent).draft()
+        return
+    asked = proposal(
+        decision_type=decision_type,
+        parent_decision_id=parent,
+        depends_on=(new_ulid(), new_ulid()),
+        actor_reasoning="because",
+        artifacts_produced=({"artifact_path": "src/a.py", "artifact_type": "file"},),
+    )
+    draft = asked.draft()
+    validated = asked.decision(
+        parent_decision_id=asked.parent_decision_id, phase=PHASES_BY_TYPE[decision_type][0], decision_id=draft.decision_id
+    )
+    assert draft == validated
+    assert draft.model_fields_set == validated.model_fields_set
+    assert draft == Decision.model_validate(draft.model_dump())
+    assert draft.phase is PHASES_BY_TYPE[decision_type][0]
+    assert (draft.parent_decision_id, draft.depends_on, draft.created_at) == (parent, asked.depends_on, asked.created_at)
+    assert draft.decision_id != asked.draft().decision_id  # a fresh id each time
+
+
+def test_proposal_refuses_the_same_dependency_twice() -> None:
+    dependency = new_ulid()
+    with pytest.raises(ValidationError, match=r"depends_on\n.*same decision more than once"):
+        proposal(depends_on=(dependency, dependency.lower()))
 
 
 # Who may record

@@ -88,6 +88,16 @@ def _as_utc(value: datetime) -> datetime:
 UtcDatetime = Annotated[AwareDatetime, AfterValidator(_as_utc)]
 
 
+def _distinct(value: tuple[str, ...]) -> tuple[str, ...]:
+    if len(set(value)) != len(value):
+        raise ValueError("lists the same decision more than once")
+    return value
+
+
+DecisionIds = Annotated[tuple[Ulid, ...], AfterValidator(_distinct)]
+"""Decisions a decision depends on: ULIDs, each once."""
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
 
@@ -163,7 +173,7 @@ class Decision(_Record):
     actor_reasoning: str | None = None
 
     # Influence (DEPENDS_ON) and downstream impact
-    depends_on: tuple[Ulid, ...] = ()
+    depends_on: DecisionIds = ()
     downstream_decision_ids: tuple[Ulid, ...] = ()
     downstream_plan_ids: tuple[Ulid, ...] = ()
     artifacts_produced: tuple[ArtifactRef, ...] = ()
@@ -195,13 +205,6 @@ class Decision(_Record):
         # Before the bounds check, which would call NaN merely "not <= 1".
         if isinstance(value, float) and math.isnan(value):
             raise ValueError("must be a number in [0, 1], not NaN")
-        return value
-
-    @field_validator("depends_on")
-    @classmethod
-    def _distinct_dependencies(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if len(set(value)) != len(value):
-            raise ValueError("lists the same decision more than once")
         return value
 
     @model_validator(mode="after")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from decisiontrail.domain.decision import PHASES_BY_TYPE, Decision, Phase, partial_copy
+from decisiontrail.domain.decision import Decision, Phase, partial_copy
 from decisiontrail.domain.plan import AutomationProfile
 from decisiontrail.domain.recording import (
     PARENT_TYPES,
@@ -43,8 +43,7 @@ class Recording:
 
     @classmethod
     def of(cls, proposal: Proposal, context: CapturedContext | None = None) -> Recording:
-        draft = proposal.decision(parent_decision_id=proposal.parent_decision_id, phase=PHASES_BY_TYPE[proposal.decision_type][0])
-        return cls(draft, proposal, context, proposal.idempotency_key, proposal.request_digest)
+        return cls(proposal.draft(), proposal, context, proposal.idempotency_key, proposal.request_digest)
 
     @property
     def infer_parent(self) -> bool:

@@ -16,10 +16,12 @@ from decisiontrail.domain.decision import (
     ArtifactRef,
     ContextSnapshot,
     Decision,
+    DecisionIds,
     DecisionType,
     NonBlank,
     Phase,
     UtcDatetime,
+    partial_decision,
     utc_now,
 )
 from decisiontrail.domain.ids import Ulid, new_ulid
@@ -84,7 +86,7 @@ class Proposal(BaseModel):
     confidence_score: float | None = Field(default=None, ge=0.0, le=1.0)
     rationale: NonBlank
     parent_decision_id: Ulid | None = None
-    depends_on: tuple[Ulid, ...] = ()
+    depends_on: DecisionIds = ()
     context_snapshot: ContextSnapshot
     actor_reasoning: str | None = None
     artifacts_produced: tuple[ArtifactRef, ...] = ()
@@ -102,6 +104,37 @@ class Proposal(BaseModel):
         """
         request = self.model_dump_json(exclude={"idempotency_key", "created_at", "context_snapshot"})
         return hashlib.sha256(request.encode("utf-8")).hexdigest()
+
+    def draft(self) -> Decision:
+        """The Decision this proposal asks for, before it is placed: under the parent it names (if
+        any), in its type's first phase, with a fresh id.
+
+        Built from the proposal's fields without validating them again (a thousand per large
+        batch): the proposal's validation checked each of them as the Decision's would, and the
+        Decision's own rules hold for any proposal of a type an actor may record (a fresh id is
+        nobody's parent or dependency, the phase is the type's). A system type is built by
+        ``decision``, validated.
+        """
+        phase = PHASES_BY_TYPE[self.decision_type][0]
+        if self.decision_type in SYSTEM_DECISION_TYPES:
+            return self.decision(parent_decision_id=self.parent_decision_id, phase=phase)
+        return partial_decision(
+            decision_id=new_ulid(),
+            plan_id=self.plan_id,
+            parent_decision_id=self.parent_decision_id,
+            decision_type=self.decision_type,
+            phase=phase,
+            question=self.question,
+            chosen_option=self.chosen_option,
+            alternatives_considered=self.alternatives_considered,
+            confidence_score=self.confidence_score,
+            context_snapshot=self.context_snapshot,
+            rationale=self.rationale,
+            actor_reasoning=self.actor_reasoning,
+            depends_on=self.depends_on,
+            artifacts_produced=self.artifacts_produced,
+            created_at=self.created_at,
+        )
 
     def decision(self, *, parent_decision_id: str | None, phase: Phase, decision_id: str | None = None) -> Decision:
         """The Decision this proposal becomes, placed under ``parent_decision_id`` in ``phase``."""
