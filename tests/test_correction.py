@@ -16,7 +16,7 @@ from decisiontrail.domain.ids import new_ulid
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, ValidationFailed
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
-from decisiontrail.services.correction import correct, history, preview, record_replay
+from decisiontrail.services.correction import correct, correct_in, history, preview, record_replay
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
@@ -433,3 +433,76 @@ def test_what_is_recorded_into_the_downstream_while_its_plans_are_locked_is_supe
     assert dependent.decision_id in result.invalidated
     assert reading.get_decision(store, dependent.decision_id).superseded_by == result.correction.decision_id
     assert writes(other.plan_id) == before + 2  # the writer's lock, then the correction's second round
+
+
+def _while_correcting(graph: Graph, decision_id: str, write: Any) -> tuple[list[Any], bool]:
+    """Correct ``decision_id`` in a transaction left open while ``write`` runs in another thread;
+    commit once ``write`` waits on a lock (or has finished). What ``write`` returned or raised,
+    and whether it waited."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(write())
+        except Exception as e:  # reported to the caller
+            outcome.append(e)
+
+    with graph.driver.session(database=graph.database) as session:
+        correcting = session.begin_transaction()
+        correct_in(correcting, decision_id, CorrectionMode.REVERT, "g", "r", "user", None)
+        writer = threading.Thread(target=run)
+        writer.start()
+        waited = False
+        for _ in range(200):
+            blocked, _, _ = graph.driver.execute_query(
+                "SHOW TRANSACTIONS YIELD status WHERE status STARTS WITH 'Blocked' RETURN count(*) AS n",
+                database_=graph.database,
+            )
+            waited = bool(blocked[0]["n"])
+            if waited or not writer.is_alive():
+                break
+            writer.join(0.05)
+        correcting.commit()
+        writer.join(30)
+    return outcome, waited
+
+
+def test_a_recording_that_depends_on_the_downstream_being_corrected_waits_and_is_refused(
+    store: Trail, graph: Graph, hierarchy: dict[str, Any]
+) -> None:
+    """A recording into a plan the correction does not touch, depending on a decision it is
+    superseding: the recording waits for the correction (it locks its dependencies' plans), then
+    finds the dependency superseded. Without the wait it read the dependency as current, and its
+    decision escaped the supersession: current, under a superseded one."""
+    h = hierarchy
+    other, other_root = instantiate_plan(store, "another plan")
+    before = _all(store, other)
+
+    outcome, waited = _while_correcting(
+        graph, h["strategy"].decision_id, lambda: _add(store, other, S, other_root, h["resources"])
+    )
+
+    assert len(outcome) == 1 and isinstance(outcome[0], RuleViolation), outcome
+    assert outcome[0].rule == "dependency_is_current" and h["resources"].decision_id in outcome[0].message
+    assert waited
+    assert _all(store, other) == before
+
+
+def test_a_dependency_added_on_the_downstream_being_corrected_waits_and_is_refused(
+    store: Trail, graph: Graph, hierarchy: dict[str, Any]
+) -> None:
+    """The same for an influence added later (addDependency) from a decision of an untouched plan."""
+    h = hierarchy
+    other, other_root = instantiate_plan(store, "another plan")
+    dependent = _add(store, other, S, other_root)
+
+    outcome, waited = _while_correcting(
+        graph,
+        h["strategy"].decision_id,
+        lambda: recording_service.add_dependency(store, dependent.decision_id, h["resources"].decision_id),
+    )
+
+    assert len(outcome) == 1 and isinstance(outcome[0], RuleViolation), outcome
+    assert outcome[0].rule == "dependency_is_current" and h["resources"].decision_id in outcome[0].message
+    assert waited
+    assert reading.get_decision(store, dependent.decision_id).depends_on == ()

@@ -46,7 +46,12 @@ def _db_hits(graph: Graph, plan_id: str, key: str | None, infer_parent: bool) ->
     with graph.driver.session(database=graph.database) as session:
         tx = session.begin_transaction()
         try:
-            summary = tx.run("PROFILE " + query("decision/read_placements"), plan_ids=[plan_id], items=[item]).consume()  # type: ignore[operator]
+            summary = tx.run(
+                "PROFILE " + query("decision/read_placements"),  # type: ignore[operator]
+                plan_ids=[plan_id],
+                dependency_ids=[],
+                items=[item],
+            ).consume()
         finally:
             tx.rollback()
     assert summary.profile is not None

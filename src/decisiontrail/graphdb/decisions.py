@@ -110,14 +110,20 @@ def set_artifacts(tx: Transaction, decision_id: str, artifacts: Sequence[Artifac
     ).consume()
 
 
+def lock_plans_of(tx: Transaction, decision_ids: list[str]) -> set[str]:
+    """Lock the plans of ``decision_ids`` (in plan-id order); the ids of those that exist."""
+    return set(tx.run(query("decision/lock_plans_of"), decision_ids=decision_ids).single(strict=True)["found"])
+
+
 def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[dict[str, Any]]:
-    """Lock the plans of a batch of recordings and read, per recording in order, the facts
-    ``domain.placement.place_all`` judges it by."""
+    """Lock the plans of a batch of recordings and of the decisions they depend on, and read, per
+    recording in order, the facts ``domain.placement.place_all`` judges it by."""
     plan_ids = sorted({r.draft.plan_id for r in recordings})
     plan_index = {plan_id: i for i, plan_id in enumerate(plan_ids)}
     result = tx.run(
         query("decision/read_placements"),
         plan_ids=plan_ids,
+        dependency_ids=sorted({d for r in recordings for d in r.draft.depends_on}),
         items=[
             {
                 "index": i,

@@ -325,7 +325,8 @@ def add_dependency(trail: Trail, decision_id: str, depends_on_id: str, *, princi
 
     def work(tx: Transaction) -> None:
         require_visible(tx, principal, decision_ids=[decision_id, depends_on_id])
-        if not corrections.lock_decision(tx, decision_id):
+        # Both plans: a correction superseding either one holds its plan until it commits.
+        if decision_id not in decisions.lock_plans_of(tx, [decision_id, depends_on_id]):
             raise NotFound("decision", decision_id)
         decision, dependency = decisions.get_many(tx, [decision_id, depends_on_id])
         if decision is None:

@@ -9,17 +9,30 @@
 // lock with DeadlockDetected whenever the holder links a relationship to that node, and every
 // recording links its decision to the plan. What earlier recordings of the same batch will add
 // (sequence numbers, parents, dependencies) is the judge's to fold in.
-UNWIND $plan_ids AS locked_id
-OPTIONAL MATCH (locked:Plan {plan_id: locked_id})
-FOREACH (_ IN CASE WHEN locked IS NULL THEN [] ELSE [1] END |
-  MERGE (lock:PlanLock {plan_id: locked_id}) SET lock.writes = coalesce(lock.writes, 0) + 1)
-WITH count(*) AS locks
+// The plans of the decisions the batch depends on are locked too: a correction holds the lock of
+// every plan its downstream touches until it commits, so a recording that depends on a decision
+// being superseded waits, then reads it superseded and is refused. (Read before the correction
+// committed, the dependency looked current, and the new decision escaped the supersession.)
+CALL () {
+  UNWIND $plan_ids + COLLECT {
+    UNWIND $dependency_ids AS dependency_id
+    MATCH (dependency:Decision {decision_id: dependency_id})
+    RETURN dependency.plan_id
+  } AS locked_id
+  WITH DISTINCT locked_id
+  ORDER BY locked_id
+  OPTIONAL MATCH (locked:Plan {plan_id: locked_id})
+  FOREACH (_ IN CASE WHEN locked IS NULL THEN [] ELSE [1] END |
+    MERGE (lock:PlanLock {plan_id: locked_id}) SET lock.writes = coalesce(lock.writes, 0) + 1)
+  RETURN count(*) AS locks
+}
 UNWIND $plan_ids AS plan_id
 OPTIONAL MATCH (plan:Plan {plan_id: plan_id})
 CALL (plan_id) {
   OPTIONAL MATCH (root:Decision {plan_id: plan_id, decision_type: 'prompt_definition'})
-  // The hint keeps the seek: on fresh statistics the planner has scanned the whole index instead.
-  USING INDEX root:Decision(plan_id, decision_type)
+  // A seek, hinted: on fresh statistics the planner scanned the whole index instead, even with
+  // USING INDEX (a scan uses the index too), so placing cost as much as the database was large.
+  USING INDEX SEEK root:Decision(plan_id, decision_type)
   WHERE NOT EXISTS { (root)-[:SUPERSEDED_BY]->() }
   RETURN collect(root.decision_id)[0] AS current_root_id
 }
@@ -36,7 +49,7 @@ CALL (item) {
   // Parent inference: the latest current decision of a parent type, the same actor run's first.
   UNWIND CASE WHEN item.infer_parent THEN item.parent_types ELSE [] END AS parent_type
   MATCH (candidate:Decision {plan_id: item.plan_id, decision_type: parent_type})
-  USING INDEX candidate:Decision(plan_id, decision_type)
+  USING INDEX SEEK candidate:Decision(plan_id, decision_type)
   WHERE NOT EXISTS { (candidate)-[:SUPERSEDED_BY]->() }
   WITH candidate
   ORDER BY CASE WHEN candidate.actor_state_thread_id = item.actor_thread THEN 0 ELSE 1 END,
