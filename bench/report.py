@@ -73,8 +73,12 @@ of the service calls) taken while changing the code.
   decisions puts a sixth of the process's work in the objects answering the ids, a fifth in
   completing them, and most of the rest in the request's fixed path (the HTTP server,
   Starlette's middleware, strawberry's view, the two thread hops to and from the driver's
-  worker). What would close it: a request path that skips what a read of ids does not need (the
-  worker-thread hop, strawberry's view), and ids answered as a list of strings rather than objects.
+  worker). The service now runs on uvicorn's fast event loop and HTTP parser (uvloop and
+  httptools, dependencies of the package: asyncio's loop and the pure Python h11 cost about 0.3
+  ms more a request in the lab, an empty query 1.15 against 0.85 ms p50, the two builds
+  alternating; the bench's ratios moved by less than their run-to-run spread). What would close
+  it: a request path that skips what a read of ids does not need (the worker-thread hop,
+  strawberry's view), and ids answered as a list of strings rather than objects.
 - **Nested tree.** `Plan.tree` looks ahead at its selection; ids, types and relations are
   served from one statement of outlines, returned as one row (a row per decision cost a driver
   message and a lookup per column each), and completed directly as above. Per decision, what
@@ -121,8 +125,13 @@ of the service calls) taken while changing the code.
   at batches of 100, {c("recording", "recordDecisions over HTTP, batches of 1,000")} at 1,000.
   In the lab, of a batch of 1,000 in process: the placement read 31-58 ms, the create statement
   60-90 ms (the baseline's statement alone: 52 ms), the commit 50-60 ms, graphql-core's
-  coercion of the variables 21-33 ms, the proposals' validation 15 ms and the drafts' 13 ms
-  (each decision is validated as a Proposal, then again as a Decision), the judging 12 ms.
+  coercion of the variables 21-33 ms, the proposals' validation 15 ms, the judging 12 ms. Each
+  decision was validated as a Proposal, then its draft again as a Decision; the draft is now
+  built from the proposal's validated fields (`Proposal.draft`; tested equal to the validated
+  Decision for every type): 17.5 to 13 ms for the 1,000 recordings' drafts and request
+  digests in the lab. The placement read's lookups of a plan's root and of parent candidates
+  are hinted as index seeks (`USING INDEX SEEK`): on a freshly loaded database the planner
+  scanned the whole index instead, reading every decision of the database for each recording.
   Two costs are the libraries': graphql-core walks every variable value for its nesting depth
   before coercing it (7 ms of 1,000), and the Neo4j driver formats each statement's
   parameters for a debug log message even when debug logging is off (6 ms for the create
