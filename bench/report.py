@@ -138,6 +138,15 @@ of the service calls) taken while changing the code.
   statement of 1,000: 1.3 MB of text; the baseline pays it for its rows too). What would close
   it: a batch input type coerced once as JSON and validated straight into the create
   statement's rows, once.
+- **Concurrent recording** (no target): {c("recording", "16 concurrent clients")}. Every write
+  numbers its events under one lock, the outbox counter's, which it takes at its last statement
+  and holds until its commit, so that numbers follow commit order; writes into different plans
+  therefore queue for each other for that statement and the commit. In the lab, with the outbox
+  append taken out of a served build (an experiment, not a build to ship: nothing would be
+  announced), 16 clients went from 67-89 to 172-183 recordings a second and one client's
+  recording from 12.4 to 9.6 ms p50. What would close it: events numbered after their commit,
+  many at a time, by the relay under the counter's lock (still gapless, and a reader still never
+  sees a later number before an earlier one), so a write holds no lock beyond its plans'.
 - **Correction.** Five statements now, against the baseline's one without locks: the reads in
   one (lock the decision and its plan, walk, lock the plans the walk touched, walk again under
   those locks and read the downstream, the pending reviews and append mode's anchor); the
