@@ -87,6 +87,35 @@ def test_loading_refuses_an_unknown_plan_and_a_scope_without_one(graph: Graph, s
         load_graph(graph, LoadScope.PLAN)
 
 
+@pytest.mark.parametrize(
+    ("limit", "streamed", "collected"),
+    [(1, 2, 0), (8, 1, 1), (10_000, 0, 1)],  # both plans streamed; the larger one; neither, both in one statement
+)
+def test_plans_too_large_to_collect_are_streamed_into_the_same_graph(
+    graph: Graph, demo: Demonstration, monkeypatch: pytest.MonkeyPatch, limit: int, streamed: int, collected: int
+) -> None:
+    """A plan of more decisions than one statement may collect is read a decision a row; the graph
+    is the one read plan by plan (nodes, edges, every property), whichever way each plan came."""
+    whole = load_graph(graph, LoadScope.ALL)
+    statements: list[str] = []
+    named = loading.query
+
+    def noted(name: str) -> Any:
+        statements.append(name)
+        return named(name)
+
+    monkeypatch.setattr(loading, "query", noted)
+    monkeypatch.setattr(loading, "DECISIONS_PER_STATEMENT", limit)
+    split = load_graph(graph, LoadScope.ALL)
+
+    assert dict(split.nodes(data=True)) == dict(whole.nodes(data=True))
+    assert sorted(split.edges(keys=True, data=True), key=repr) == sorted(whole.edges(keys=True, data=True), key=repr)
+    plans = (demo.root_plan.plan_id, demo.child_plan.plan_id)
+    assert sorted(sum(1 for _, d in decisions(whole) if d["plan_id"] == p) for p in plans) == [6, 12]  # what the limits fit
+    assert statements.count("graph/plan_decision_rows") == streamed
+    assert statements.count("graph/decision_rows") == collected
+
+
 def test_the_garbage_collector_is_held_off_while_a_graph_is_built_and_back_after(
     graph: Graph, demo: Demonstration, monkeypatch: pytest.MonkeyPatch
 ) -> None:

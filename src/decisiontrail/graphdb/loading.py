@@ -39,6 +39,10 @@ PLANS_PER_QUERY = 200
 FETCH_SIZE = 2000
 PLANS_PER_LOAD = 200
 """Small independent groups are loaded together up to this many plans (see ``loads_of``)."""
+DECISIONS_PER_STATEMENT = 20_000
+"""Decisions collected by one statement (``graph/decision_rows`` gathers a plan's into one value, and
+Neo4j holds a transaction's values within ``db.memory.transaction.max``); a plan larger than this
+is streamed a decision a row (``graph/plan_decision_rows``)."""
 
 
 def load_graph(
@@ -150,12 +154,20 @@ def _load(session: neo4j.Session, plan_ids: list[str], *, every_attempt: bool, p
         _collector_held_off(),
     ):
         for batch in _batches(plan_ids, PLANS_PER_QUERY):
+            sizes = {}
             for row in session.run(query("graph/plan_rows"), plan_ids=batch):
                 _add_plan_row(G, row)
-            for plan_row in session.run(query("graph/decision_rows"), plan_ids=batch):
-                for row in plan_row["decisions"]:
-                    _add_decision_row(G, row)
-                bar.update(len(plan_row["decisions"]))
+                sizes[row["plan"]["plan_id"]] = row["decisions"]
+            for collected in _by_size(batch, sizes, DECISIONS_PER_STATEMENT):
+                if sizes.get(collected[0], 0) > DECISIONS_PER_STATEMENT:  # a plan too large to collect
+                    for row in session.run(query("graph/plan_decision_rows"), plan_id=collected[0]):
+                        _add_decision_row(G, row)
+                        bar.update(1)
+                    continue
+                for plan_row in session.run(query("graph/decision_rows"), plan_ids=collected):
+                    for row in plan_row["decisions"]:
+                        _add_decision_row(G, row)
+                    bar.update(len(plan_row["decisions"]))
             for row in session.run(query("graph/review_rows"), plan_ids=batch):
                 _add_review_row(G, row)
             if not every_attempt:
@@ -166,6 +178,25 @@ def _load(session: neo4j.Session, plan_ids: list[str], *, every_attempt: bool, p
                 _add_attempt_row(G, row)
     _add_boundary(session, G)
     return G
+
+
+def _by_size(plan_ids: Sequence[str], sizes: Mapping[str, int], limit: int) -> Iterator[list[str]]:
+    """``plan_ids`` in consecutive runs of at most ``limit`` decisions (by ``sizes``), a larger plan alone.
+
+    >>> list(_by_size(["A", "B", "C", "D"], {"A": 2, "B": 2, "C": 5, "D": 1}, 4))
+    [['A', 'B'], ['C'], ['D']]
+    """
+    run: list[str] = []
+    total = 0
+    for plan_id in plan_ids:
+        size = sizes.get(plan_id, 0)
+        if run and total + size > limit:
+            yield run
+            run, total = [], 0
+        run.append(plan_id)
+        total += size
+    if run:
+        yield run
 
 
 @contextmanager

@@ -1,6 +1,8 @@
 // The plans' decisions with every relationship they point along: one row per plan, holding its
 // decisions (the driver decodes one value per plan, where a row per decision cost a message
-// each); collected plan by plan, so the database holds one plan's at a time.
+// each); collected plan by plan, so the database holds one plan's at a time. The loader sends
+// plans here up to DECISIONS_PER_STATEMENT decisions a statement; a larger plan is read by
+// plan_decision_rows, a row per decision (keep the two maps' columns the same).
 // Times as ISO text (toString): Python parses it in C, where hydrating the driver's DateTime was most of a load.
 UNWIND $plan_ids AS plan_id
 CALL (plan_id) {
