@@ -31,6 +31,18 @@ def test_help_lists_commands_and_environment(capsys: pytest.CaptureFixture[str])
         assert word in out
 
 
+@pytest.mark.parametrize(("flags", "logged"), [([], True), (["--no-access-log"], False), (["--access-log"], True)])
+def test_serve_logs_each_request_unless_told_not_to(monkeypatch: pytest.MonkeyPatch, flags: list[str], logged: bool) -> None:
+    import uvicorn
+
+    served: dict[str, object] = {}
+    monkeypatch.delenv("DECISIONTRAIL_TOKENS_FILE", raising=False)
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: served.update(options))
+
+    assert main(["serve", *flags]) == 0
+    assert served["access_log"] is logged and served["host"] == "127.0.0.1"
+
+
 def test_demo_prints_the_tree_read_back_from_neo4j(
     store: Trail,
     graph: Graph,

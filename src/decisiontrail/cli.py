@@ -93,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
         "instead of waiting in an unbounded queue (default: 128)",
     )
     serve.add_argument(
+        "--access-log",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="log a line per request (default); --no-access-log behind a proxy that logs requests already "
+        "(about 0.5 ms a request here)",
+    )
+    serve.add_argument(
         "--demo-if-empty",
         action="store_true",
         help="when the database holds no plan, record the demonstration hierarchy first (make run does)",
@@ -862,7 +869,14 @@ def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
     )
     # On SIGTERM, requests still running get SHUTDOWN_GRACE seconds; then they are cancelled (and
     # their queries stopped by Neo4j's own timeouts), so the service always stops within a bound.
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info", timeout_graceful_shutdown=SHUTDOWN_GRACE)
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="info",
+        access_log=args.access_log,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+    )
     return 0
 
 
