@@ -118,43 +118,30 @@ class Proposal(BaseModel):
         phase = PHASES_BY_TYPE[self.decision_type][0]
         if self.decision_type in SYSTEM_DECISION_TYPES:
             return self.decision(parent_decision_id=self.parent_decision_id, phase=phase)
-        return partial_decision(
-            decision_id=new_ulid(),
-            plan_id=self.plan_id,
-            parent_decision_id=self.parent_decision_id,
-            decision_type=self.decision_type,
-            phase=phase,
-            question=self.question,
-            chosen_option=self.chosen_option,
-            alternatives_considered=self.alternatives_considered,
-            confidence_score=self.confidence_score,
-            context_snapshot=self.context_snapshot,
-            rationale=self.rationale,
-            actor_reasoning=self.actor_reasoning,
-            depends_on=self.depends_on,
-            artifacts_produced=self.artifacts_produced,
-            created_at=self.created_at,
-        )
+        return partial_decision(**self._decision_fields(self.parent_decision_id, phase, new_ulid()))
 
     def decision(self, *, parent_decision_id: str | None, phase: Phase, decision_id: str | None = None) -> Decision:
         """The Decision this proposal becomes, placed under ``parent_decision_id`` in ``phase``."""
-        return Decision(
-            decision_id=decision_id or new_ulid(),
-            plan_id=self.plan_id,
-            parent_decision_id=parent_decision_id,
-            decision_type=self.decision_type,
-            phase=phase,
-            question=self.question,
-            chosen_option=self.chosen_option,
-            alternatives_considered=self.alternatives_considered,
-            confidence_score=self.confidence_score,
-            context_snapshot=self.context_snapshot,
-            rationale=self.rationale,
-            actor_reasoning=self.actor_reasoning,
-            depends_on=self.depends_on,
-            artifacts_produced=self.artifacts_produced,
-            created_at=self.created_at,
-        )
+        return Decision(**self._decision_fields(parent_decision_id, phase, decision_id or new_ulid()))
+
+    def _decision_fields(self, parent_decision_id: str | None, phase: Phase, decision_id: str) -> dict[str, Any]:
+        return {
+            "decision_id": decision_id,
+            "plan_id": self.plan_id,
+            "parent_decision_id": parent_decision_id,
+            "decision_type": self.decision_type,
+            "phase": phase,
+            "question": self.question,
+            "chosen_option": self.chosen_option,
+            "alternatives_considered": self.alternatives_considered,
+            "confidence_score": self.confidence_score,
+            "context_snapshot": self.context_snapshot,
+            "rationale": self.rationale,
+            "actor_reasoning": self.actor_reasoning,
+            "depends_on": self.depends_on,
+            "artifacts_produced": self.artifacts_produced,
+            "created_at": self.created_at,
+        }
 
 
 def check_actor_may_record(decision_type: DecisionType) -> None:
