@@ -121,6 +121,9 @@ def supersede_downstream(
 ) -> None:
     """Supersede the attempt's decisions by its correction, invalidate ``plan_ids``, cancel the
     reviews it made moot, store the attempt, and move the corrected plan to its phase."""
+    attempt_props = attempt_properties(attempt)
+    # The ids the attempt keeps are the ones superseded: sent once (a correction of 100,000 sent them twice).
+    superseded_ids = attempt_props.pop("invalidated_decision_ids")
     tx.run(
         query("correction/supersede_downstream"),
         plan_id=move.plan_id,
@@ -129,10 +132,10 @@ def supersede_downstream(
         by=move.by,
         correction_id=attempt.correction_decision_id,
         original_id=attempt.corrected_decision_id,
-        superseded_ids=list(attempt.invalidated_decision_ids),
+        superseded_ids=superseded_ids,
         plan_ids=list(plan_ids),
         cancelled_review_ids=cancelled_review_ids,
-        attempt=attempt_properties(attempt),
+        attempt=attempt_props,
         at=at,
     ).consume()
 

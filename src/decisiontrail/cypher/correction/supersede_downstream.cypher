@@ -1,11 +1,13 @@
 // Supersedes the original and its whole downstream by the correction, invalidates the plans
 // spawned inside it, cancels the reviews it made moot (naming it), keeps the attempt, and moves
-// the corrected plan to its phase (a PhaseChange recorded only when the phase changes).
+// the corrected plan to its phase (a PhaseChange recorded only when the phase changes). The
+// attempt keeps the superseded ids ($superseded_ids, not sent twice in $attempt).
 // Superseded decisions, the reviews they were resolved from and the cancelled reviews give up
 // their idempotency key, so a replay that reaches the same step records anew.
 MATCH (correction:Decision {decision_id: $correction_id})
 MATCH (original:Decision {decision_id: $original_id})
 CREATE (attempt:CorrectionAttempt $attempt)
+SET attempt.invalidated_decision_ids = $superseded_ids
 CREATE (attempt)-[:ATTEMPT_ON]->(original)
 CREATE (attempt)-[:PRODUCED]->(correction)
 WITH correction, attempt
