@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import threading
@@ -339,6 +340,46 @@ def test_every_correction_is_kept_as_an_attempt_on_its_chain(store: Trail, hiera
     assert (attempts[0].replay_outcome, attempts[1].replay_outcome) == (ReplayOutcome.PENDING, ReplayOutcome.REPLAYED)
     assert attempts[1].replay_detail == "actor re-ran 2 steps"
     assert history(store, h["other"].decision_id) == attempts
+
+
+def test_the_attempt_as_stored_lists_what_the_correction_returned_in_its_order(store: Trail, hierarchy: dict[str, Any]) -> None:
+    # The supersession finds the downstream by walking it in Neo4j (the ids are not sent back),
+    # and keeps them on the attempt in the order the correction returns them: the corrected
+    # decision first, then by plan and sequence number; across plans here.
+    h = hierarchy
+
+    result = correct(store, h["strategy"].decision_id, "revert", "g", "r")
+
+    stored = history(store, h["strategy"].decision_id)[0]
+    assert stored.invalidated_decision_ids == result.invalidated == result.attempt.invalidated_decision_ids
+    assert len({reading.get_decision(store, i).plan_id for i in result.invalidated}) == 3
+    assert stored == result.attempt
+
+
+def test_a_supersession_that_finds_another_downstream_than_the_one_judged_is_refused_whole(
+    store: Trail, graph: Graph, hierarchy: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The reads judged one downstream; the supersession walks it again. Were they ever to differ
+    # (here: the reads made to miss a decision), the correction is refused and nothing is written.
+    from decisiontrail.graphdb import corrections
+
+    begin = corrections.begin
+
+    def missing_one(*args: Any, **kwargs: Any) -> Any:
+        facts = begin(*args, **kwargs)
+        assert facts is not None
+        return dataclasses.replace(
+            facts, downstream=facts.downstream.model_copy(update={"decisions": facts.downstream.decisions[1:]})
+        )
+
+    monkeypatch.setattr(corrections, "begin", missing_one)
+    before = count_graph(graph)
+
+    with pytest.raises(Conflict, match="changed while it was corrected"):
+        correct(store, hierarchy["strategy"].decision_id, "revert", "g", "r")
+
+    assert count_graph(graph) == before
+    assert reading.get_decision(store, hierarchy["strategy"].decision_id).superseded_by is None
 
 
 def test_as_of_reads_show_the_tree_before_and_after_a_correction(store: Trail, hierarchy: dict[str, Any]) -> None:

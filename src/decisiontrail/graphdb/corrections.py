@@ -114,17 +114,18 @@ class PhaseMove:
 def supersede_downstream(
     tx: Transaction,
     attempt: CorrectionAttempt,
-    plan_ids: tuple[str, ...],
     cancelled_review_ids: list[str],
     at: datetime,
     move: PhaseMove,
-) -> None:
-    """Supersede the attempt's decisions by its correction, invalidate ``plan_ids``, cancel the
-    reviews it made moot, store the attempt, and move the corrected plan to its phase."""
+) -> Superseded:
+    """Walk the corrected decision's downstream again (under the locks the reads took) and
+    supersede what it reaches by the attempt's correction, invalidate the plans spawned in it,
+    cancel the reviews it made moot, store the attempt (its superseded ids as the walk found
+    them), and move the corrected plan to its phase. The ids do not travel back to Neo4j: what
+    the walk reached is counted back instead, for the caller to compare with what it judged."""
     attempt_props = attempt_properties(attempt)
-    # The ids the attempt keeps are the ones superseded: sent once (a correction of 100,000 sent them twice).
-    superseded_ids = attempt_props.pop("invalidated_decision_ids")
-    tx.run(
+    del attempt_props["invalidated_decision_ids"]  # the walk's, set in the statement
+    row = tx.run(
         query("correction/supersede_downstream"),
         plan_id=move.plan_id,
         to_phase=move.phase.value,
@@ -132,12 +133,19 @@ def supersede_downstream(
         by=move.by,
         correction_id=attempt.correction_decision_id,
         original_id=attempt.corrected_decision_id,
-        superseded_ids=superseded_ids,
-        plan_ids=list(plan_ids),
         cancelled_review_ids=cancelled_review_ids,
         attempt=attempt_props,
         at=at,
-    ).consume()
+    ).single(strict=True)
+    return Superseded(decisions=int(row["superseded_count"]), plan_ids=tuple(sorted(row["invalidated_plan_ids"])))
+
+
+@dataclass(frozen=True)
+class Superseded:
+    """What a supersession reached: how many decisions, and which plans."""
+
+    decisions: int
+    plan_ids: tuple[str, ...]
 
 
 def link_replay(

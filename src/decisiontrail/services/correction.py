@@ -213,9 +213,12 @@ def correct_in(
         counts_by_type=impact.with_origin(origin).counts_by_type,
         replay_frontier=replay_frontier(mode, origin, impact),
     )
-    corrections.supersede_downstream(
-        tx, attempt, impact.plan_ids, [r.review_id for r in moot], at, PhaseMove(original.plan_id, phase, by=requested_by)
+    # Superseded where the walk finds it, under the same locks: the same downstream, or refused.
+    found = corrections.supersede_downstream(
+        tx, attempt, [r.review_id for r in moot], at, PhaseMove(original.plan_id, phase, by=requested_by)
     )
+    if found.decisions != len(superseded) or found.plan_ids != impact.plan_ids:
+        raise Conflict(f"the downstream of {decision_id} changed while it was corrected; nothing was written; try again")
     outcome = CorrectionResult(
         correction=correction,
         attempt=attempt,

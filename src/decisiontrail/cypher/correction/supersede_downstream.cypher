@@ -1,20 +1,33 @@
-// Supersedes the original and its whole downstream by the correction, invalidates the plans
-// spawned inside it, cancels the reviews it made moot (naming it), keeps the attempt, and moves
-// the corrected plan to its phase (a PhaseChange recorded only when the phase changes). The
-// attempt keeps the superseded ids ($superseded_ids, not sent twice in $attempt).
+// Supersedes the original and its whole downstream by the correction, found by walking it here,
+// under the locks the correction's reads took (the same walk as begin_correction's, so the same
+// decisions and plans: the ids do not travel back from Python). Invalidates the plans spawned
+// inside it, cancels the reviews it made moot (naming it), keeps the attempt with the superseded
+// ids (the original first, then by plan and sequence number, as the attempt lists them), and
+// moves the corrected plan to its phase (a PhaseChange recorded only when the phase changes).
 // Superseded decisions, the reviews they were resolved from and the cancelled reviews give up
 // their idempotency key, so a replay that reaches the same step records anew.
+// The walk is breadth-first with a visited set (see decision/lineage.cypher): keep the predicate
+// over all nodes(path) and the DISTINCT collect. What it reached is counted back, so the caller
+// can refuse (and roll back) a supersession that is not the downstream it judged.
 MATCH (correction:Decision {decision_id: $correction_id})
 MATCH (original:Decision {decision_id: $original_id})
+CALL (original) {
+  OPTIONAL MATCH path = (original)<-[:PARENT|DEPENDS_ON|SPAWNED_BY|IN_PLAN*]-(reached)
+  WHERE all(n IN nodes(path) WHERE n = original OR (n.superseded_at IS NULL AND n.invalidated_at IS NULL))
+  WITH collect(DISTINCT reached) AS reached
+  RETURN [x IN reached WHERE x:Decision] AS downstream, [x IN reached WHERE x:Plan] AS spawned
+}
 CREATE (attempt:CorrectionAttempt $attempt)
-SET attempt.invalidated_decision_ids = $superseded_ids
+SET attempt.invalidated_decision_ids = [original.decision_id] + COLLECT {
+  UNWIND downstream AS x
+  WITH x ORDER BY x.plan_id, x.sequence_number
+  RETURN x.decision_id
+}
 CREATE (attempt)-[:ATTEMPT_ON]->(original)
 CREATE (attempt)-[:PRODUCED]->(correction)
-WITH correction, attempt
-CALL (correction) {
-  UNWIND $superseded_ids AS id
-  MATCH (x:Decision {decision_id: id})
-  WHERE x.superseded_at IS NULL
+WITH correction, attempt, [original] + downstream AS superseded, spawned
+CALL (correction, superseded) {
+  UNWIND superseded AS x
   CREATE (x)-[:SUPERSEDED_BY {at: $at}]->(correction)
   SET x.superseded_at = $at
   // Only a decision that has a key retires it: setting and removing absent properties cost a
@@ -27,14 +40,13 @@ CALL (correction) {
   OPTIONAL MATCH (review:Review)-[:RESOLVED_AS]->(x)
   SET review.retired_idempotency_key = review.idempotency_key
   REMOVE review.idempotency_key
-  RETURN count(DISTINCT x) AS superseded
+  RETURN count(DISTINCT x) AS superseded_count
 }
-CALL (attempt) {
-  UNWIND $plan_ids AS plan_id
-  MATCH (plan:Plan {plan_id: plan_id})
+CALL (attempt, spawned) {
+  UNWIND spawned AS plan
   SET plan.invalidated_at = $at
   CREATE (plan)-[:INVALIDATED_BY]->(attempt)
-  RETURN count(plan) AS invalidated
+  RETURN collect(plan.plan_id) AS invalidated_plan_ids
 }
 CALL (correction) {
   UNWIND $cancelled_review_ids AS review_id
@@ -54,4 +66,4 @@ CALL () {
   SET plan.phase = $to_phase
   RETURN count(plan) AS moved
 }
-RETURN superseded, invalidated, cancelled, moved
+RETURN superseded_count, invalidated_plan_ids, cancelled, moved
