@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from decisiontrail.domain import Decision, DecisionType, Phase, Plan
-from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome
+from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome, replay_frontier
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, ValidationFailed
 from decisiontrail.graphdb import Graph
@@ -22,6 +22,7 @@ from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
+import factories
 from factories import decision
 
 S = DecisionType.STRATEGY_CHOICE
@@ -317,6 +318,32 @@ def test_preview_equals_what_the_correction_then_does_and_writes_nothing(
     assert impact.counts_by_type == {"resource_selection": 2, "strategy_choice": 3, "subplan_spawn": 2, "prompt_definition": 2}
 
 
+@pytest.mark.parametrize("mode", ["revert", "append"])
+def test_the_frontier_and_counts_from_the_summarised_downstream_equal_those_of_every_decision(
+    store: Trail, hierarchy: dict[str, Any], mode: str
+) -> None:
+    # The correction reads its downstream summarised (ids plan by plan, counts by type, each actor
+    # run's earliest decision with a checkpoint), not a record per decision. What it answers must
+    # equal what the rules make of every decision, which the preview still reads: here with
+    # three actor runs in one plan and decisions without a checkpoint, before and after them.
+    h = hierarchy
+    plan, parent = h["plan"], h["resources"]
+    for i, (thread, checkpoint) in enumerate([("b", True), (None, False), ("a", True), ("b", True), ("c", True), ("a", True)]):
+        context = factories.actor_snapshot(thread) if checkpoint else factories.snapshot(f"plain {i}", checkpoint=False)
+        parent = recording_service.record(
+            store, decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, parent.decision_id, context_snapshot=context)
+        )
+    impact = preview(store, h["strategy"].decision_id)
+    origin, *invalidated = impact.decisions
+
+    result = correct(store, h["strategy"].decision_id, mode, "g", "r")
+
+    assert result.attempt.replay_frontier == replay_frontier(CorrectionMode(mode), origin, invalidated)
+    assert len(result.attempt.replay_frontier) == 6  # thread-1 in each of the three plans, and a, b, c
+    assert result.attempt.counts_by_type == impact.counts_by_type
+    assert result.invalidated == (origin.decision_id, *(d.decision_id for d in invalidated))
+
+
 def test_every_correction_is_kept_as_an_attempt_on_its_chain(store: Trail, hierarchy: dict[str, Any]) -> None:
     h = hierarchy
     first = correct(store, h["other"].decision_id, "revert", "try b", "a was wrong", requested_by="alice")
@@ -368,9 +395,8 @@ def test_a_supersession_that_finds_another_downstream_than_the_one_judged_is_ref
     def missing_one(*args: Any, **kwargs: Any) -> Any:
         facts = begin(*args, **kwargs)
         assert facts is not None
-        return dataclasses.replace(
-            facts, downstream=facts.downstream.model_copy(update={"decisions": facts.downstream.decisions[1:]})
-        )
+        (plan_id, ids), *runs = facts.downstream.runs
+        return dataclasses.replace(facts, downstream=dataclasses.replace(facts.downstream, runs=((plan_id, ids[1:]), *runs)))
 
     monkeypatch.setattr(corrections, "begin", missing_one)
     before = count_graph(graph)

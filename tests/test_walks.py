@@ -35,7 +35,7 @@ WALKS = [
     "decision/lineage",
     "correction/downstream",
     "correction/downstream_as_of",
-    "correction/lock_and_read_downstream",
+    "correction/supersede_downstream",
     "correction/begin_correction",
     "retention/find_prunable",
 ]

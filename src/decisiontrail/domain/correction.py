@@ -130,6 +130,42 @@ class Impact(BaseModel):
         return self.model_copy(update={"decisions": (origin, *self.decisions)})
 
 
+@dataclass(frozen=True)
+class Downstream:
+    """A correction's downstream as the correction uses it, summarised where it was walked: which
+    decisions it supersedes, plan by plan, how many of each type, and where replay starts; not a
+    record per decision (a correction of 100,000 built 100,000 of them, only to count, sort and
+    announce them).
+
+    ``runs``: each plan's decision ids by sequence number, the plans by id (the order the
+    correction lists them in). ``earliest``: at least the earliest decision of each actor run
+    (plan and thread) that has a checkpoint, where ``replay_frontier`` starts. The corrected
+    decision itself is in none of them.
+    """
+
+    decision_id: str
+    runs: tuple[tuple[str, tuple[str, ...]], ...]
+    plan_ids: tuple[str, ...]
+    """The plans spawned inside it, invalidated with it."""
+    counts_by_type: dict[str, int]
+    earliest: tuple[ImpactedDecision, ...]
+
+    @property
+    def decision_ids(self) -> tuple[str, ...]:
+        return tuple(decision_id for _, ids in self.runs for decision_id in ids)
+
+    @property
+    def touched_plan_ids(self) -> set[str]:
+        """Every plan a decision of it belongs to, and every plan spawned inside it."""
+        return {*(plan_id for plan_id, _ in self.runs), *self.plan_ids}
+
+    def counts_with(self, origin: ImpactedDecision) -> dict[str, int]:
+        """Decisions by type, the corrected one included, as the attempt keeps them."""
+        counts = Counter(self.counts_by_type)
+        counts[origin.decision_type.value] += 1
+        return dict(sorted(counts.items()))
+
+
 class FrontierPoint(BaseModel):
     """Where invalidated work must re-run: one actor run, from one checkpoint."""
 
@@ -142,11 +178,15 @@ class FrontierPoint(BaseModel):
     decision_type: DecisionType
 
 
-def replay_frontier(mode: CorrectionMode, original: ImpactedDecision, impact: Impact) -> tuple[FrontierPoint, ...]:
+def replay_frontier(
+    mode: CorrectionMode, original: ImpactedDecision, invalidated: Iterable[ImpactedDecision]
+) -> tuple[FrontierPoint, ...]:
     """The earliest invalidated decision of each actor run, with its checkpoint (revert), or
-    the run's latest state (append); the original's own run first."""
+    the run's latest state (append); the original's own run first, then by sequence number.
+    ``invalidated``: the downstream in plan and sequence order (its decisions, or at least each
+    run's earliest with a checkpoint: ``Downstream.earliest``), the original not included."""
     earliest: dict[tuple[str, str], ImpactedDecision] = {}
-    for d in sorted((original, *impact.decisions), key=lambda d: (d.plan_id != original.plan_id, d.sequence_number)):
+    for d in sorted((original, *invalidated), key=lambda d: (d.plan_id != original.plan_id, d.sequence_number)):
         if d.thread_id is not None and d.checkpoint_id is not None:
             earliest.setdefault((d.plan_id, d.thread_id), d)
     return tuple(

@@ -9,7 +9,7 @@ from typing import Any
 
 from decisiontrail.cypher import query
 from decisiontrail.domain import Decision, Phase
-from decisiontrail.domain.correction import CorrectionAttempt, Impact, ImpactedDecision, ReplayOutcome
+from decisiontrail.domain.correction import CorrectionAttempt, Downstream, Impact, ImpactedDecision, ReplayOutcome
 from decisiontrail.domain.recording import Review
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.graphdb.records import (
@@ -32,7 +32,7 @@ class CorrectionFacts:
     first_in_chain: str
     attempts_before: int
     locked_plan_ids: tuple[str, ...]
-    downstream: Impact
+    downstream: Downstream
     """Read under the locks of ``locked_plan_ids``; it may reach a plan beyond them (recorded between the walks)."""
     pending_reviews: tuple[Review, ...]
     """Pending in the locked plans, oldest first."""
@@ -54,7 +54,7 @@ def begin(tx: Transaction, decision_id: str, *, append: bool) -> CorrectionFacts
         first_in_chain=first_id,
         attempts_before=int(hops),
         locked_plan_ids=tuple(facts["locked_plan_ids"]),
-        downstream=_impact({"decision_id": decision_id, "decisions": facts["decisions"], "plan_ids": facts["plan_ids"]}),
+        downstream=_downstream(decision_id, facts),
         pending_reviews=tuple(_reviews(facts["pending_reviews"])),
         anchor_id=facts["anchor_id"],
     )
@@ -88,18 +88,6 @@ def edges_from(tx: Transaction, ids: list[str]) -> list[tuple[str, str, str]]:
     """The (from id, relationship, to id) edges leaving the given decisions and plans."""
     rows = tx.run(query("correction/downstream_edges"), ids=ids)
     return [(r["from_id"], r["relationship"], r["to_id"]) for r in rows]
-
-
-def lock_and_read_downstream(tx: Transaction, decision_id: str, plan_ids: list[str]) -> tuple[Impact, list[Review]]:
-    """Lock ``plan_ids``, then read the decision's downstream whole, and the reviews pending in those plans."""
-    record = tx.run(query("correction/lock_and_read_downstream"), decision_id=decision_id, plan_ids=plan_ids).single(strict=True)
-    return _impact(record), _reviews(record["pending_reviews"])
-
-
-def latest_current(tx: Transaction, plan_id: str, excluded: list[str]) -> str | None:
-    """The plan's latest current decision outside ``excluded`` (append mode's anchor)."""
-    row = tx.run(query("correction/latest_current"), plan_id=plan_id, excluded=excluded).single()
-    return None if row is None else str(row["decision_id"])
 
 
 @dataclass(frozen=True)
@@ -190,6 +178,18 @@ def set_replay_outcome(
 
 def _reviews(rows: list[dict[str, Any]]) -> list[Review]:
     return [review_from_record({"review": review, "decision_id": None}) for review in rows]
+
+
+def _downstream(decision_id: str, record: Mapping[str, Any]) -> Downstream:
+    """begin_correction's summary of the downstream."""
+    earliest = sorted((impacted_from_row(row) for row in record["earliest"]), key=lambda d: (d.plan_id, d.sequence_number))
+    return Downstream(
+        decision_id=decision_id,
+        runs=tuple(sorted((plan_id, tuple(ids)) for plan_id, ids in record["runs"])),
+        plan_ids=tuple(sorted(record["plan_ids"])),
+        counts_by_type={decision_type: int(n) for decision_type, n in sorted(record["counts"])},
+        earliest=tuple(earliest),
+    )
 
 
 def _impact(record: Mapping[str, Any]) -> Impact:

@@ -154,23 +154,17 @@ def correct_in(
     original = facts.decision
     # The plans the downstream touched are locked and the downstream read whole under those
     # locks, so nothing can be recorded into it meanwhile. A plan the read reached beyond them
-    # (through something recorded between the walks) is locked in another round.
-    impact, pending, anchor = facts.downstream, list(facts.pending_reviews), facts.anchor_id
-    locked = set(facts.locked_plan_ids)
-    wanted = {*(d.plan_id for d in impact.decisions), *impact.plan_ids}
+    # (through something recorded between the walks) is locked in another round: the reads again,
+    # the walks now made under the locks already held.
     rounds = 1
-    while not wanted <= locked:
+    while not facts.downstream.touched_plan_ids <= set(facts.locked_plan_ids):
         if rounds == LOCK_ROUNDS:
             raise Conflict(f"the downstream of {decision_id} kept changing under concurrent writes; try again")
-        impact, held = corrections.lock_and_read_downstream(tx, decision_id, sorted(wanted - locked))
-        pending += held  # in the locked plans, where the correction may make them moot
-        locked |= wanted
-        wanted = {*(d.plan_id for d in impact.decisions), *impact.plan_ids}
+        facts = corrections.begin(tx, decision_id, append=mode is CorrectionMode.APPEND)
+        assert facts is not None  # locked since the first round
         rounds += 1
-
-    superseded = [decision_id, *impact.decision_ids]
-    if rounds > 1 and mode is CorrectionMode.APPEND:  # the downstream grew: the anchor is read again outside it
-        anchor = corrections.latest_current(tx, original.plan_id, superseded)
+    downstream, anchor = facts.downstream, facts.anchor_id
+    superseded = [decision_id, *downstream.decision_ids]
     at = utc_now()
     phase = phase_after_correction(mode, original, Phase(facts.plan_phase))
     new_prompt = None
@@ -191,9 +185,9 @@ def correct_in(
     correction = place(tx, [Recording(draft, context=context)], at=at, phase=phase).decisions[0][0]
     # Reviews waiting in the plans it touches that it makes moot are cancelled with it.
     moot = moot_reviews(
-        sorted(pending, key=lambda r: (r.created_at, r.review_id)),
+        facts.pending_reviews,
         superseded=superseded,
-        invalidated_plans=impact.plan_ids,
+        invalidated_plans=downstream.plan_ids,
         corrected_plan_id=original.plan_id,
         phase=phase,
     )
@@ -209,26 +203,26 @@ def correct_in(
         requested_by=requested_by,
         at=at,
         invalidated_decision_ids=tuple(superseded),
-        invalidated_plan_ids=impact.plan_ids,
-        counts_by_type=impact.with_origin(origin).counts_by_type,
-        replay_frontier=replay_frontier(mode, origin, impact),
+        invalidated_plan_ids=downstream.plan_ids,
+        counts_by_type=downstream.counts_with(origin),
+        replay_frontier=replay_frontier(mode, origin, downstream.earliest),
     )
     # Superseded where the walk finds it, under the same locks: the same downstream, or refused.
     found = corrections.supersede_downstream(
         tx, attempt, [r.review_id for r in moot], at, PhaseMove(original.plan_id, phase, by=requested_by)
     )
-    if found.decisions != len(superseded) or found.plan_ids != impact.plan_ids:
+    if found.decisions != len(superseded) or found.plan_ids != downstream.plan_ids:
         raise Conflict(f"the downstream of {decision_id} changed while it was corrected; nothing was written; try again")
     outcome = CorrectionResult(
         correction=correction,
         attempt=attempt,
         invalidated=tuple(superseded),
-        invalidated_plans=impact.plan_ids,
+        invalidated_plans=downstream.plan_ids,
         cancelled_reviews=tuple(r.review_id for r in moot),
     )
     return Corrected(
         outcome,
-        [(d.plan_id, d.decision_id) for d in (origin, *impact.decisions)],
+        [(origin.plan_id, origin.decision_id), *((plan_id, d) for plan_id, ids in downstream.runs for d in ids)],
         [(r.plan_id, r.review_id) for r in moot],
     )
 

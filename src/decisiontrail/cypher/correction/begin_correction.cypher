@@ -4,13 +4,15 @@
 // as a batch of recordings does), then walks the downstream again under the locks and reads it
 // whole: nothing recorded into a locked plan can escape it. When the first walk touched no plan
 // but the decision's own, it was already made under every lock the correction takes and is read
-// whole as it is (a second walk would find the same: at 10,000 decisions it was half the reads). What the rules need comes back with it:
-// the decision whole (the columns of decision/get_decisions), its correction chain, its plan's
-// phase, the reviews pending in the locked plans, and for append mode the plan's latest current
-// decision outside what is superseded. The plans the second walk reached are returned too: one not
-// locked yet (reached through something recorded between the walks) is locked in another round
-// (lock_and_read_downstream). Both walks are breadth-first with a visited set (see
-// decision/lineage.cypher): keep the predicate over all nodes(path) and the DISTINCT collect.
+// as it is (a second walk would find the same: at 10,000 decisions it was half the reads).
+// What the rules need comes back with it: the decision whole (the columns of
+// decision/get_decisions), its correction chain, its plan's phase, the reviews pending in the
+// locked plans, for append mode the plan's latest current decision outside what is superseded,
+// and the downstream summarised (below), not a row per decision. The plans the second walk
+// reached are returned too: one not locked yet (reached through something recorded between the
+// walks) makes the caller run this statement again, its first walk then made under the locks
+// already held. Both walks are breadth-first with a visited set (see decision/lineage.cypher):
+// keep the predicate over all nodes(path) and the DISTINCT collect.
 MATCH (d:Decision {decision_id: $decision_id})-[:IN_PLAN]->(plan:Plan)
 SET d.lock__ = true
 REMOVE d.lock__
@@ -41,16 +43,36 @@ OPTIONAL CALL (d, plan, touched_plan_ids) {
   RETURN d AS walked_again, collect(DISTINCT reached) AS reached_again
 }
 WITH d, plan, touched_plan_ids, touched_locked, coalesce(reached_again, first_reached) AS reached
-// Each decision as a list, in the order graphdb.records.impacted_from_row reads.
 WITH d, plan, touched_plan_ids, touched_locked,
-  [x IN reached WHERE x:Decision | [x.decision_id, x.decision_type, x.plan_id, x.sequence_number, x.phase,
-    x.actor_state_thread_id, x.actor_state_checkpoint_ns, x.actor_state_checkpoint_id]] AS decisions,
+  [x IN reached WHERE x:Decision] AS downstream,
   [x IN reached WHERE x:Plan | x.plan_id] AS plan_ids
-WITH d, plan, touched_locked, decisions, plan_ids, [plan.plan_id] + [id IN touched_plan_ids WHERE id <> plan.plan_id] AS locked_plan_ids
+WITH d, plan, touched_locked, downstream, plan_ids, [plan.plan_id] + [id IN touched_plan_ids WHERE id <> plan.plan_id] AS locked_plan_ids
 RETURN
   plan.phase AS plan_phase,
   locked_plan_ids,
-  decisions,
+  // The downstream summarised here, not a row per decision (graphdb.corrections.downstream_summary reads it):
+  // each plan's decision ids by sequence number, the count of each type, and each actor run's
+  // earliest decision with a checkpoint (where replay starts), as a list of the columns
+  // graphdb.records.impacted_from_row reads.
+  COLLECT {
+    UNWIND downstream AS x
+    WITH x.plan_id AS plan_id, x.sequence_number AS number, x.decision_id AS id
+    ORDER BY plan_id, number
+    WITH plan_id, collect(id) AS ids
+    RETURN [plan_id, ids]
+  } AS runs,
+  COLLECT { UNWIND downstream AS x WITH x.decision_type AS type, count(*) AS n RETURN [type, n] } AS counts,
+  COLLECT {
+    UNWIND downstream AS x
+    WITH x.plan_id AS plan_id, x.actor_state_thread_id AS thread, x.sequence_number AS number,
+      x.actor_state_checkpoint_id AS checkpoint
+    WHERE thread IS NOT NULL AND checkpoint IS NOT NULL
+    // The run's first by its number (unique in a plan), found again by it: cheaper than sorting the run.
+    WITH plan_id, thread, min(number) AS first
+    MATCH (e:Decision {plan_id: plan_id, sequence_number: first})
+    RETURN [e.decision_id, e.decision_type, e.plan_id, e.sequence_number, e.phase,
+      e.actor_state_thread_id, e.actor_state_checkpoint_ns, e.actor_state_checkpoint_id]
+  } AS earliest,
   plan_ids,
   COLLECT {
     UNWIND locked_plan_ids AS plan_id
@@ -61,7 +83,7 @@ RETURN
     RETURN review {.*}
   } AS pending_reviews,
   CASE WHEN $append THEN COLLECT {
-    WITH [x IN decisions | x[0]] AS superseded
+    WITH [x IN downstream | x.decision_id] AS superseded
     MATCH (latest:Decision {plan_id: plan.plan_id})
     WHERE latest.superseded_at IS NULL AND latest <> d AND NOT latest.decision_id IN superseded
     RETURN latest.decision_id ORDER BY latest.sequence_number DESC LIMIT 1
