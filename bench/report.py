@@ -147,31 +147,39 @@ of the service calls) taken while changing the code.
   recording from 12.4 to 9.6 ms p50. What would close it: events numbered after their commit,
   many at a time, by the relay under the counter's lock (still gapless, and a reader still never
   sees a later number before an earlier one), so a write holds no lock beyond its plans'.
-- **Correction.** Five statements now, against the baseline's one without locks: the reads in
+- **Correction.** Five statements, against the baseline's one without locks: the reads in
   one (lock the decision and its plan, walk, lock the plans the walk touched, walk again under
-  those locks and read the downstream, the pending reviews and append mode's anchor); the
-  correction's placement read and write; the supersession with the phase move, the moot
-  reviews' cancellation and the attempt; the events: {c("correction", "downstream of 1")},
-  {c("correction", "downstream of 100")}, {c("correction", "downstream of 10,000")}. At 10,000
-  both sides walk the same downstream and write the same supersession. Ours no longer writes an
-  outbox node per superseded decision (they are one run: 170 ms to 9 ms for 10,000 in the lab),
-  and walks twice only when the first walk reached another plan than the decision's own (the
-  first was then made without those plans' locks). The walks return each decision as a list
-  rather than a map (the driver decoded every map's keys: 119 to 106 ms for the walk's 10,000
-  in the lab), and the supersession retires only the idempotency keys that exist (setting and
-  removing absent properties on every superseded decision was a third of the statement: 205 to
-  155 ms at 10,000 in the lab; the bench's ratios at 10,000 and 100,000 moved by no more than
-  their run-to-run spread). What remains at 10,000: the reads (the walk itself 27 ms; the
-  rest is the 10,000 decisions sent to Python, which the attempt, the replay frontier and the
-  events need), the supersession (it also looks for the review each decision was resolved
-  from), the commit and Python's share (an object per decision read, an event per decision
-  superseded). The superseded ids now go back to Neo4j once, where the supersession's list and
-  the attempt's property sent them twice (at 100,000, no gain beyond the lab's run-to-run
-  spread). In the lab, of one correction of 100,000 (8.1 s under cProfile): 6.5 s waiting on Neo4j, 1.45 s of
-  Python (the impacted decisions built and sorted 0.57 s, the events with their outbox rows
-  0.4 s). What would close
-  it: the closure found and superseded inside one statement, with only the attempt's summary
-  coming back, and, at small sizes, the correction's placement read folded into the reads.
+  those locks, and read the decision, the pending reviews, append mode's anchor and the
+  downstream summarised); the correction's placement read and write; the supersession, which
+  walks the downstream again where it is, under the same locks, and writes what it reaches,
+  with the phase move, the moot reviews' cancellation and the attempt; the events:
+  {c("correction", "downstream of 1")}, {c("correction", "downstream of 100")},
+  {c("correction", "downstream of 10,000")}; at the full sizes {c("correction", "downstream of 10,000", "full")},
+  {c("correction", "downstream of 100,000", "full")}. This run's machine is another than the
+  earlier runs' (the page's header names each part's): on it the baseline's one statement is
+  faster and our five round trips slower at small sizes, so the ratio at a downstream of 1 is
+  higher than it was there (in the lab on this machine, the code of this session's start and of
+  this run alternating, three times 60 corrections of 1 each: 4.3-4.4x both, no change of ours). What this session changed, for large downstreams: the
+  superseded ids no longer travel back to Neo4j (at 100,000 a list of 100,000 ids looked up one
+  by one; the supersession now walks, as the baseline does, and what it reached is counted back
+  and compared with what was judged), and the reads no longer return a row per decision, only
+  each plan's ids in sequence order, the count of each type and each actor run's earliest
+  decision with a checkpoint, which is what the attempt, the replay frontier and the events
+  need (the rules still judge in Python: the frontier is theirs, applied to each run's earliest).
+  In the lab, each against the baseline side by side: the supersession change 2.11x -> 1.66-1.82x
+  at 100,000 (one sample each, two rounds); the summary 1,797 -> 1,549 ms for the reads and
+  Python's share of them at 100,000, 148 -> 136 ms at 10,000. The bench's two runs each way at
+  100,000 do not show it (1.86x before, on the other machine): two samples cannot. Earlier: no outbox node per
+  superseded decision (one run), a second walk only when the first reached another plan, and
+  only the idempotency keys that exist retired. What remains at 10,000 (lab, ms): the reads
+  about 90 (the walk 20, the summary 40, locks and the rest), the supersession about 100 (the
+  walk 20, the attempt's ids sorted 15, the writes), the commit 150-200 (the baseline's as
+  much: the same supersession, plus our attempt and outbox lists), Python about 30 (an event
+  per superseded decision, with its outbox row). What would close it: events for a
+  supersession stored as a reference to the attempt's ids instead of a second copy of them
+  (the outbox's readers would expand it), and, at small sizes, fewer round trips: the
+  correction's placement read folded into the reads and its write into the supersession (each
+  round trip here is a millisecond or more of a 10-15 ms correction).
 - **Offline.** At scale the offline work goes group by group (a hierarchy, with those it shares
   an edge with): `check --all` and, in GraphML, DOT and both JSON formats, `export --all` load
   one group, check or write it and drop it, so memory holds the largest group rather than the
@@ -200,7 +208,7 @@ of the service calls) taken while changing the code.
   `check --all` {c("offline", "check --all group by group, --jobs 1")}, `export --all`
   {c("offline", "export --all group by group")}. At these sizes two workers lose to one,
   {c("offline", "check --all group by group, --jobs 2")}: starting the worker processes (each
-  imports the package, 0.8 s on this machine, and opens its own connection) costs more than the second core saves on
+  imports the package, 0.8 s when it was measured, and opens its own connection) costs more than the second core saves on
   a second of work. The quick rows above are measured with it (peak memory now that of a load of 200 plans); the full
   sizes' rows were measured before it and not run again (about 100 minutes). The quick
   group-by-group rows are medians of five runs each way, interleaved after a warm-up of each
@@ -355,7 +363,18 @@ _ORDER = ["offline", "recording", "lineage", "correction", "tree", "events", "ex
 
 
 def _part(run: dict[str, Any]) -> dict[str, Any]:
-    return {key: run.get(key) for key in ("date", "commit", "scenarios", "workload", "seconds")}
+    return {key: run.get(key) for key in ("date", "commit", "machine", "scenarios", "workload", "seconds")}
+
+
+def _machine(m: dict[str, Any] | None) -> str:
+    """A machine as the page names it.
+
+    >>> _machine({"cpu": "AMD EPYC", "cores": 2, "memory_gb": 23.5, "os": "Linux"})
+    'AMD EPYC, 2 cores, 23.5 GB, Linux'
+    >>> _machine(None)
+    'a machine not recorded'
+    """
+    return f"{m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}" if m else "a machine not recorded"
 
 
 def write(result: dict[str, Any]) -> Path:
@@ -388,20 +407,24 @@ def render(runs: list[dict[str, Any]]) -> str:
 
 def _run(run: dict[str, Any]) -> str:
     m, v = run["machine"], run["versions"]
+    parts = run.get("parts") or []
+    # Parts run on other machines say which: their ratios are not comparable with this one's.
+    elsewhere = any(part.get("machine") != m for part in parts)
     lines = [
         f"## `{run['sizes']}` sizes, {run['date']}",
         "",
         f"Commit: `{run.get('commit') or 'not recorded'}` (results: `docs/benchmarks/{run['sizes']}.json`).  ",
-        f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}.  ",
+        f"Machine{' of the latest part' if elsewhere else ''}: {_machine(m)}.  ",
         "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + ".  ",
         *(
             [f"Workload: {run['workload']}. Whole run: {run['seconds']:.0f} s."]
-            if not run.get("parts")
+            if not parts
             else ["Run in parts:  "]
             + [
                 f"{', '.join(part['scenarios'])} on {part['date']} at `{part.get('commit') or 'commit not recorded'}` "
-                f"({part['seconds']:.0f} s; workload: {part['workload']}).  "
-                for part in run["parts"]
+                + (f"on {_machine(part.get('machine'))} " if part.get("machine") != m else "")
+                + f"({part['seconds']:.0f} s; workload: {part['workload']}).  "
+                for part in parts
             ]
         ),
         *(

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 from bench.harness import Row, Stats, git_commit
-from bench.report import render
+from bench.report import merge, render
 
 
 def test_stats_give_median_p95_and_throughput() -> None:
@@ -66,6 +66,22 @@ def test_the_report_shows_every_row_and_says_which_targets_were_missed() -> None
     )
     assert "### Targets missed, and why" in text and "3.18x" in text
     assert "Commit: `not recorded`" in text  # a run from before the harness kept its commit
+
+
+def test_a_run_in_parts_names_the_machine_of_each_part_run_elsewhere() -> None:
+    # Rows merged from runs on different machines must not all be shown under the latest one's.
+    older = {**MACHINE, "cpu": "AMD EPYC"}
+    newer = {**MACHINE, "cpu": "Intel Xeon"}
+    run = {"sizes": "full", "date": "d1", "scenarios": ["lineage"], "workload": "w1", "seconds": 10.0, "commit": "aaa"}
+    first = {**run, "machine": older, "versions": {}, "rows": [{"scenario": "lineage"}], "misses": []}
+    second = {**run, "date": "d2", "scenarios": ["correction"], "commit": "bbb", "machine": newer, "versions": {}}
+    merged = merge(first, {**second, "rows": [], "misses": []})
+
+    text = render([{**merged, "rows": []}])
+
+    assert "Machine of the latest part: Intel Xeon, 2 cores" in text
+    assert "lineage on d1 at `aaa` on AMD EPYC, 2 cores, 24 GB, linux (10 s" in text
+    assert "correction on d2 at `bbb` (10 s" in text  # the latest part's machine is the one named above
 
 
 def test_a_p95_comes_from_twenty_samples_or_more() -> None:
