@@ -137,7 +137,12 @@ ADVANCE = "mutation($id: ID!, $phase: Phase!) { advancePhase(planId: $id, phase:
 
 
 def _held(
-    client: httpx.Client, plan_id: str, parent_id: str, decision_type: str = "STRATEGY_CHOICE", key: str | None = None
+    client: httpx.Client,
+    plan_id: str,
+    parent_id: str,
+    decision_type: str = "STRATEGY_CHOICE",
+    key: str | None = None,
+    depends_on: tuple[str, ...] = (),
 ) -> str:
     """Record a low-confidence proposal under ``parent_id``; the plan's threshold holds it for review."""
     payload: dict[str, Any] = {
@@ -153,6 +158,8 @@ def _held(
     }
     if key is not None:
         payload["idempotencyKey"] = key
+    if depends_on:
+        payload["dependsOn"] = list(depends_on)
     answer = ok(client, RECORD, input=payload)["recordDecision"]
     assert answer["decision"] is None, answer
     review_id: str = answer["review"]["id"]
@@ -204,6 +211,28 @@ def test_a_correction_cancels_a_review_whose_parent_it_supersedes_and_the_plan_a
     ok(api, RECORD, input=replayed)  # the replay decides the strategy anew
     assert ok(api, ADVANCE, id=plan_id, phase="EXECUTE")["advancePhase"]["phase"] == "EXECUTE"
     # A cancelled review is settled: resolving it is refused, and nothing is recorded.
+    body = api.post(
+        "/graphql", json={"query": RESOLVE, "variables": {"input": {"reviewId": review_id, "action": "APPROVE"}}}
+    ).json()
+    assert body["errors"][0]["extensions"]["rule"] == "review_is_pending"
+
+
+def test_a_correction_cancels_a_review_in_another_plan_that_depends_on_what_it_supersedes(api: httpx.Client) -> None:
+    # The review waits in a plan the correction's downstream does not reach: only its proposal
+    # depends on the corrected decision. Left pending, it could never be approved (its dependency
+    # superseded) and would block its plan's phase advance until someone rejected it.
+    plan_id, _, strategy_id = _gated_plan(api)
+    other_id, other_root, _ = _gated_plan(api)
+    review_id = _held(api, other_id, other_root, depends_on=(strategy_id,))
+    bystander_id = _held(api, other_id, other_root, key="bystander")  # depends on nothing superseded: stays pending
+
+    corrected = ok(api, CORRECT_WITH_REVIEWS, input={"decisionId": strategy_id, "mode": "REVERT", "guidance": "another way"})
+
+    correction_id = corrected["correctDecision"]["correction"]["id"]
+    assert [(r["id"], r["status"], r["cancelledBy"]["id"]) for r in corrected["correctDecision"]["cancelledReviews"]] == [
+        (review_id, "CANCELLED", correction_id)
+    ]
+    assert ok(api, PENDING, id=other_id)["pendingReviews"] == [{"id": bystander_id, "status": "PENDING"}]
     body = api.post(
         "/graphql", json={"query": RESOLVE, "variables": {"input": {"reviewId": review_id, "action": "APPROVE"}}}
     ).json()

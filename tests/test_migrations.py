@@ -85,6 +85,14 @@ def _outbox(store: Trail) -> list[dict[str, Any]]:
     return store.database.read(outbox.read_after, 0, 100_000).rows
 
 
+def _review_dependencies(store: Trail) -> list[tuple[str, Any]]:
+    """Each review's dependencies as a correction reads them (beside the proposal)."""
+    records = store.database.graph.driver.execute_query(
+        "MATCH (r:Review) RETURN r.review_id AS id, r.depends_on_ids AS ids ORDER BY id", database_=store.database.graph.database
+    ).records
+    return [(r["id"], r["ids"]) for r in records]
+
+
 DATA_MIGRATIONS: dict[str, DataMigration] = {
     # Before 0015 a decision recorded by resolving a review was not linked to the context the
     # review captured for it.
@@ -98,6 +106,11 @@ DATA_MIGRATIONS: dict[str, DataMigration] = {
         "SET e.decision_id = e.decision_ids[0], e.review_id = e.review_ids[0] "
         "REMOVE e.last_seq, e.decision_ids, e.review_ids RETURN count(e) AS changed",
         _outbox,
+    ),
+    # Before 0035 a review kept its proposal's dependencies only inside the proposal's JSON.
+    "0035_review_dependencies": DataMigration(
+        "MATCH (r:Review) WHERE r.depends_on_ids IS NOT NULL REMOVE r.depends_on_ids RETURN count(r) AS changed",
+        _review_dependencies,
     ),
 }
 
@@ -137,3 +150,21 @@ def test_a_database_in_the_old_shape_upgrades_on_start_and_passes_every_check(st
 def _ledger(graph: Graph) -> set[str]:
     records = graph.driver.execute_query("MATCH (m:SchemaMigration) RETURN m.name AS name", database_=graph.database).records
     return {r["name"] for r in records}
+
+
+def test_reviews_get_their_proposals_dependencies_from_the_json_the_service_wrote(api: Any, graph: Graph) -> None:
+    from test_correction_regressions import _gated_plan, _held
+
+    plan_id, root_id, strategy_id = _gated_plan(api)
+    other_id, _, other_strategy_id = _gated_plan(api)
+    both = _held(api, plan_id, root_id, key="both", depends_on=(strategy_id, other_strategy_id))
+    none = _held(api, plan_id, root_id, key="none")
+    written = {both: [strategy_id, other_strategy_id], none: []}
+    graph.driver.execute_query("MATCH (r:Review) REMOVE r.depends_on_ids", database_=graph.database)
+
+    graph.driver.execute_query(query("migrations/0035_review_dependencies"), database_=graph.database)
+
+    records = graph.driver.execute_query(
+        "MATCH (r:Review) RETURN r.review_id AS id, r.depends_on_ids AS ids", database_=graph.database
+    ).records
+    assert {r["id"]: r["ids"] for r in records} == written

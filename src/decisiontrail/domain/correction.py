@@ -353,6 +353,18 @@ def visible_at(created_at: datetime, superseded_at: datetime | None, moment: dat
     return created_at <= moment and (superseded_at is None or superseded_at > moment)
 
 
+def plans_waiting_on(superseded: Collection[str], waiting: Iterable[tuple[str, Collection[str]]]) -> set[str]:
+    """The plans of the reviews in ``waiting`` ((plan id, the ids its proposal depends on) each)
+    whose proposals depend on a decision in ``superseded``: a correction cancels those reviews
+    (``moot_reviews``), so it locks their plans and reads them there.
+
+    >>> sorted(plans_waiting_on({"a", "b"}, [("P", ["x", "a"]), ("Q", ["y"]), ("R", ["b"])]))
+    ['P', 'R']
+    """
+    gone = set(superseded)
+    return {plan_id for plan_id, depends_on in waiting if gone.intersection(depends_on)}
+
+
 def moot_reviews(
     pending: Iterable[Review],
     *,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -38,12 +38,16 @@ class CorrectionFacts:
     """Pending in the locked plans, oldest first."""
     anchor_id: str | None
     """Append mode's: the plan's latest current decision outside what is superseded."""
+    waiting: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(plan id, dependency ids) of each review pending outside the locked plans whose proposal has dependencies."""
 
 
-def begin(tx: Transaction, decision_id: str, *, append: bool) -> CorrectionFacts | None:
-    """Lock the decision, its plan and the plans its downstream touches, then read the decision
-    whole, its chain, its downstream and what else the rules need (``append``: the anchor)."""
-    facts = tx.run(query("correction/begin_correction"), decision_id=decision_id, append=append).single()
+def begin(tx: Transaction, decision_id: str, *, append: bool, also_lock: Sequence[str] = ()) -> CorrectionFacts | None:
+    """Lock the decision, its plan, the plans its downstream touches and ``also_lock``, then read
+    the decision whole, its chain, its downstream and what else the rules need (``append``: the anchor)."""
+    facts = tx.run(
+        query("correction/begin_correction"), decision_id=decision_id, append=append, also_lock=list(also_lock)
+    ).single()
     if facts is None:
         return None
     first_id, hops = facts["chain"]
@@ -57,6 +61,7 @@ def begin(tx: Transaction, decision_id: str, *, append: bool) -> CorrectionFacts
         downstream=_downstream(decision_id, facts),
         pending_reviews=tuple(_reviews(facts["pending_reviews"])),
         anchor_id=facts["anchor_id"],
+        waiting=tuple((plan_id, tuple(ids)) for plan_id, ids in facts["waiting"]),
     )
 
 

@@ -151,6 +151,9 @@ def review_properties(review: Review) -> dict[str, Any]:
         "plan_id": review.plan_id,
         "proposal": review.proposal.model_dump_json(),
         "parent_decision_id": review.parent_decision_id,
+        # The proposal's dependencies beside it, searchable: a correction superseding one of them
+        # finds the review wherever it waits (migration 0035 added them to earlier reviews).
+        "depends_on_ids": list(review.proposal.depends_on),
         "phase": review.phase.value,
         "threshold": review.threshold,
         "status": review.status.value,

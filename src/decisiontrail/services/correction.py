@@ -27,6 +27,7 @@ from decisiontrail.domain.correction import (
     moot_reviews,
     parse_mode,
     phase_after_correction,
+    plans_waiting_on,
     replay_frontier,
 )
 from decisiontrail.domain.decision import utc_now
@@ -156,11 +157,13 @@ def correct_in(
     # locks, so nothing can be recorded into it meanwhile. A plan the read reached beyond them
     # (through something recorded between the walks) is locked in another round: the reads again,
     # the walks now made under the locks already held.
+    # Reviews pending in other plans whose proposals depend on the downstream are moot too: their
+    # plans are locked as well, and the reviews read there.
     rounds = 1
-    while not facts.downstream.touched_plan_ids <= set(facts.locked_plan_ids):
+    while not (wanted := _plans_to_lock(decision_id, facts)) <= set(facts.locked_plan_ids):
         if rounds == LOCK_ROUNDS:
             raise Conflict(f"the downstream of {decision_id} kept changing under concurrent writes; try again")
-        facts = corrections.begin(tx, decision_id, append=mode is CorrectionMode.APPEND)
+        facts = corrections.begin(tx, decision_id, append=mode is CorrectionMode.APPEND, also_lock=sorted(wanted))
         assert facts is not None  # locked since the first round
         rounds += 1
     downstream, anchor = facts.downstream, facts.anchor_id
@@ -225,6 +228,12 @@ def correct_in(
         [(origin.plan_id, origin.decision_id), *((plan_id, d) for plan_id, ids in downstream.runs for d in ids)],
         [(r.plan_id, r.review_id) for r in moot],
     )
+
+
+def _plans_to_lock(decision_id: str, facts: corrections.CorrectionFacts) -> set[str]:
+    """The plans the downstream touches and those where a review waits on it."""
+    superseded = {decision_id, *facts.downstream.decision_ids}
+    return facts.downstream.touched_plan_ids | plans_waiting_on(superseded, facts.waiting)
 
 
 def preview(trail: Trail, decision_id: str, *, principal: Principal | None = None, as_of: datetime | None = None) -> Impact:

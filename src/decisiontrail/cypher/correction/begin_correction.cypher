@@ -7,8 +7,9 @@
 // as it is (a second walk would find the same: at 10,000 decisions it was half the reads).
 // What the rules need comes back with it: the decision whole (the columns of
 // decision/get_decisions), its correction chain, its plan's phase, the reviews pending in the
-// locked plans, for append mode the plan's latest current decision outside what is superseded,
-// and the downstream summarised (below), not a row per decision. The plans the second walk
+// locked plans (and the dependencies of those pending elsewhere), for append mode the plan's
+// latest current decision outside what is superseded, and the downstream summarised (below),
+// not a row per decision. The plans the second walk
 // reached are returned too: one not locked yet (reached through something recorded between the
 // walks) makes the caller run this statement again, its first walk then made under the locks
 // already held. Both walks are breadth-first with a visited set (see decision/lineage.cypher):
@@ -24,11 +25,12 @@ CALL (d) {
   WHERE all(n IN nodes(path) WHERE n = d OR (n.superseded_at IS NULL AND n.invalidated_at IS NULL))
   WITH collect(DISTINCT reached) AS reached
   RETURN reached AS first_reached,
-    COLLECT { UNWIND reached AS x WITH DISTINCT x.plan_id AS id WHERE id IS NOT NULL RETURN id } AS touched_plan_ids
+    // With the plans the caller asks for too ($also_lock: where reviews wait on the downstream).
+    COLLECT { UNWIND reached AS x WITH DISTINCT x.plan_id AS id WHERE id IS NOT NULL RETURN id } + $also_lock AS touched_plan_ids
 }
 CALL (plan, touched_plan_ids) {
   UNWIND touched_plan_ids AS plan_id
-  WITH plan_id WHERE plan_id <> plan.plan_id
+  WITH DISTINCT plan_id WHERE plan_id <> plan.plan_id
   WITH plan_id ORDER BY plan_id
   MATCH (:Plan {plan_id: plan_id})
   MERGE (touched:PlanLock {plan_id: plan_id})
@@ -50,7 +52,7 @@ WITH d, plan, touched_locked, downstream, plan_ids, [plan.plan_id] + [id IN touc
 RETURN
   plan.phase AS plan_phase,
   locked_plan_ids,
-  // The downstream summarised here, not a row per decision (graphdb.corrections.downstream_summary reads it):
+  // The downstream summarised here, not a row per decision (graphdb.corrections._downstream reads it):
   // each plan's decision ids by sequence number, the count of each type, and each actor run's
   // earliest decision with a checkpoint (where replay starts), as a list of the columns
   // graphdb.records.impacted_from_row reads.
@@ -82,6 +84,14 @@ RETURN
     WITH review ORDER BY review.created_at, review.review_id
     RETURN review {.*}
   } AS pending_reviews,
+  // Reviews pending outside the locked plans whose proposals depend on other decisions, with
+  // those: the caller judges which wait on the downstream, and locks their plans in another round.
+  COLLECT {
+    MATCH (review:Review {status: 'pending'})
+    USING INDEX SEEK review:Review(status)
+    WHERE size(coalesce(review.depends_on_ids, [])) > 0 AND NOT review.plan_id IN locked_plan_ids
+    RETURN [review.plan_id, review.depends_on_ids]
+  } AS waiting,
   CASE WHEN $append THEN COLLECT {
     WITH [x IN downstream | x.decision_id] AS superseded
     MATCH (latest:Decision {plan_id: plan.plan_id})
