@@ -143,7 +143,6 @@ class Downstream:
     decision itself is in none of them.
     """
 
-    decision_id: str
     runs: tuple[tuple[str, tuple[str, ...]], ...]
     plan_ids: tuple[str, ...]
     """The plans spawned inside it, invalidated with it."""

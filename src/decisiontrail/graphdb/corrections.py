@@ -38,7 +38,7 @@ class CorrectionFacts:
     """Pending in the locked plans, oldest first."""
     anchor_id: str | None
     """Append mode's: the plan's latest current decision outside what is superseded."""
-    waiting: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    waiting: tuple[tuple[str, tuple[str, ...]], ...]
     """(plan id, dependency ids) of each review pending outside the locked plans whose proposal has dependencies."""
 
 
@@ -58,7 +58,7 @@ def begin(tx: Transaction, decision_id: str, *, append: bool, also_lock: Sequenc
         first_in_chain=first_id,
         attempts_before=int(hops),
         locked_plan_ids=tuple(facts["locked_plan_ids"]),
-        downstream=_downstream(decision_id, facts),
+        downstream=_downstream(facts),
         pending_reviews=tuple(_reviews(facts["pending_reviews"])),
         anchor_id=facts["anchor_id"],
         waiting=tuple((plan_id, tuple(ids)) for plan_id, ids in facts["waiting"]),
@@ -185,11 +185,10 @@ def _reviews(rows: list[dict[str, Any]]) -> list[Review]:
     return [review_from_record({"review": review, "decision_id": None}) for review in rows]
 
 
-def _downstream(decision_id: str, record: Mapping[str, Any]) -> Downstream:
+def _downstream(record: Mapping[str, Any]) -> Downstream:
     """begin_correction's summary of the downstream."""
     earliest = sorted((impacted_from_row(row) for row in record["earliest"]), key=lambda d: (d.plan_id, d.sequence_number))
     return Downstream(
-        decision_id=decision_id,
         runs=tuple(sorted((plan_id, tuple(ids)) for plan_id, ids in record["runs"])),
         plan_ids=tuple(sorted(record["plan_ids"])),
         counts_by_type={decision_type: int(n) for decision_type, n in sorted(record["counts"])},

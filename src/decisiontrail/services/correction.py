@@ -232,6 +232,8 @@ def correct_in(
 
 def _plans_to_lock(decision_id: str, facts: corrections.CorrectionFacts) -> set[str]:
     """The plans the downstream touches and those where a review waits on it."""
+    if not facts.waiting:  # usually: then no set of the whole downstream's ids is built
+        return facts.downstream.touched_plan_ids
     superseded = {decision_id, *facts.downstream.decision_ids}
     return facts.downstream.touched_plan_ids | plans_waiting_on(superseded, facts.waiting)
 
