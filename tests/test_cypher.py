@@ -53,3 +53,15 @@ def test_query_is_valid_cypher_on_the_server(graph: Graph, name: str) -> None:
 
 def _dummy_params(name: str) -> dict[str, object]:
     return {param: None for param in re.findall(r"\$(\w+)", cypher.query(name))}
+
+
+CARRIERS = ["correction/supersede_downstream", "decision/create_decisions"]
+"""The statements that announce their write's events themselves (graphdb.outbox.Announcement)."""
+
+
+def test_a_statement_that_carries_events_announces_them_as_append_events_does() -> None:
+    announcing = cypher.query("event/append_events")
+    subquery = announcing[announcing.index("CALL () {") :]
+    assert [name for name in FILES if "$announce" in cypher.query(name)] == sorted([*CARRIERS, "event/append_events"])
+    for name in CARRIERS:
+        assert subquery in cypher.query(name), f"{name} announces otherwise than event/append_events"

@@ -12,6 +12,7 @@ from decisiontrail.domain import Decision, Phase
 from decisiontrail.domain.correction import CorrectionAttempt, Downstream, Impact, ImpactedDecision, ReplayOutcome
 from decisiontrail.domain.recording import Review
 from decisiontrail.graphdb.database import Transaction
+from decisiontrail.graphdb.outbox import Announcement, announce_param
 from decisiontrail.graphdb.records import (
     attempt_from_properties,
     attempt_properties,
@@ -110,11 +111,13 @@ def supersede_downstream(
     cancelled_review_ids: list[str],
     at: datetime,
     move: PhaseMove,
+    announce: Announcement | None = None,
 ) -> Superseded:
     """Walk the corrected decision's downstream again (under the locks the reads took) and
     supersede what it reaches by the attempt's correction, invalidate the plans spawned in it,
     cancel the reviews it made moot, store the attempt (its superseded ids as the walk found
-    them), and move the corrected plan to its phase. The ids do not travel back to Neo4j: what
+    them), move the corrected plan to its phase, and add ``announce`` to the outbox (the
+    statement carries it: see ``outbox.Announcement``). The ids do not travel back to Neo4j: what
     the walk reached is counted back instead, for the caller to compare with what it judged."""
     attempt_props = attempt_properties(attempt)
     del attempt_props["invalidated_decision_ids"]  # the walk's, set in the statement
@@ -129,6 +132,7 @@ def supersede_downstream(
         cancelled_review_ids=cancelled_review_ids,
         attempt=attempt_props,
         at=at,
+        announce=announce_param(announce),
     ).single(strict=True)
     return Superseded(decisions=int(row["superseded_count"]), plan_ids=tuple(sorted(row["invalidated_plan_ids"])))
 

@@ -13,6 +13,7 @@ from decisiontrail.domain.pages import DecisionPage
 from decisiontrail.domain.placement import Recording
 from decisiontrail.domain.recording import PARENT_TYPES, CapturedContext, CheckpointGroup, checkpoint_group_for
 from decisiontrail.graphdb.database import Transaction
+from decisiontrail.graphdb.outbox import Announcement, announce_param
 from decisiontrail.graphdb.records import (
     decision_from_record,
     decision_outline_from_record,
@@ -145,9 +146,15 @@ def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[di
     return facts
 
 
-def create_all(tx: Transaction, decisions: Sequence[tuple[Decision, Recording]], next_sequences: dict[str, int]) -> None:
-    """Write placed decisions with their edges, contexts and checkpoint groups, and move the plans' counters."""
-    if not decisions:
+def create_all(
+    tx: Transaction,
+    decisions: Sequence[tuple[Decision, Recording]],
+    next_sequences: dict[str, int],
+    announce: Announcement | None = None,
+) -> None:
+    """Write placed decisions with their edges, contexts and checkpoint groups, move the plans'
+    counters, and add ``announce`` to the outbox (the statement carries it: see ``outbox.Announcement``)."""
+    if not decisions and announce is None:
         return
     rows = []
     for decision, recording in decisions:
@@ -172,6 +179,7 @@ def create_all(tx: Transaction, decisions: Sequence[tuple[Decision, Recording]],
         query("decision/create_decisions"),
         rows=rows,
         plans=[{"plan_id": plan_id, "next_sequence": n} for plan_id, n in next_sequences.items()],
+        announce=announce_param(announce),
     ).consume()
 
 

@@ -30,10 +30,35 @@ class OutboxPage:
     pruned_through: int
 
 
-def append(tx: Transaction, rows: Sequence[Mapping[str, Any]], at: datetime) -> None:
-    """Add ``rows`` as the transaction's last statement (the counter's lock is held until its commit)."""
-    if rows:
-        tx.run(query("event/append_events"), count=len(rows), runs=packed(rows), at=at).consume()
+@dataclass(frozen=True)
+class Announcement:
+    """The events a write announces, as the ``$announce`` parameter of the statement that carries
+    them: ``event/append_events`` on its own (``append``), or its subquery at the end of a write's
+    last statement (``decisions.create_all``, ``corrections.supersede_downstream``), which saves
+    the round trip of a statement of their own. ``at`` is the time each of them records."""
+
+    count: int
+    runs: list[dict[str, Any]]
+    at: datetime
+
+    @classmethod
+    def of(cls, rows: Sequence[Mapping[str, Any]], at: datetime) -> Announcement | None:
+        """``rows`` (``kind``, ``plan_id``, ``decision_id``, ``review_id``) announced at ``at``; None if there are none."""
+        return cls(len(rows), packed(rows), at) if rows else None
+
+
+def announce_param(announcement: Announcement | None) -> dict[str, Any] | None:
+    """The ``$announce`` parameter of a statement that carries ``announcement`` (null: it announces nothing)."""
+    if announcement is None:
+        return None
+    return {"count": announcement.count, "runs": announcement.runs, "at": announcement.at}
+
+
+def append(tx: Transaction, announcement: Announcement | None) -> None:
+    """Write ``announcement`` in a statement of its own, the transaction's last (the counter's lock
+    is held until its commit)."""
+    if announcement is not None:
+        tx.run(query("event/append_events"), announce=announce_param(announcement)).consume()
 
 
 def packed(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

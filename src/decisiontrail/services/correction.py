@@ -40,7 +40,7 @@ from decisiontrail.graphdb.corrections import PhaseMove
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
 from decisiontrail.services.recording import place
-from decisiontrail.services.trail import Trail
+from decisiontrail.services.trail import Trail, announcement
 from decisiontrail.services.visibility import require_visible
 
 LOCK_ROUNDS = 5
@@ -80,7 +80,6 @@ def correct(
     try:
         result = trail.write(
             lambda tx: correct_in(tx, decision_id, parsed, guidance, reason, by, principal, prompt),
-            lambda corrected: corrected.events,
             conflict=f"decision {decision_id} was corrected concurrently",
         )
     except TooLarge as e:
@@ -141,7 +140,9 @@ def correct_in(
     principal: Principal | None,
     prompt: NewPrompt | None = None,
 ) -> Corrected:
-    """The correction, inside a use-case's one transaction (``correct``'s, or one that corrects as part of more).
+    """The correction, inside a use-case's one transaction (``correct``'s, or one that corrects as part
+    of more), which announces it (its events are written with the supersession: ``Trail.write``
+    without ``events``).
 
     The decision and its plan are locked first, so of two concurrent corrections one wins and the
     other finds the decision superseded. Every plan the downstream touches is then locked before
@@ -210,12 +211,6 @@ def correct_in(
         counts_by_type=downstream.counts_with(origin),
         replay_frontier=replay_frontier(mode, origin, downstream.earliest),
     )
-    # Superseded where the walk finds it, under the same locks: the same downstream, or refused.
-    found = corrections.supersede_downstream(
-        tx, attempt, [r.review_id for r in moot], at, PhaseMove(original.plan_id, phase, by=requested_by)
-    )
-    if found.decisions != len(superseded) or found.plan_ids != downstream.plan_ids:
-        raise Conflict(f"the downstream of {decision_id} changed while it was corrected; nothing was written; try again")
     outcome = CorrectionResult(
         correction=correction,
         attempt=attempt,
@@ -223,11 +218,24 @@ def correct_in(
         invalidated_plans=downstream.plan_ids,
         cancelled_reviews=tuple(r.review_id for r in moot),
     )
-    return Corrected(
+    corrected = Corrected(
         outcome,
         [(origin.plan_id, origin.decision_id), *((plan_id, d) for plan_id, ids in downstream.runs for d in ids)],
         [(r.plan_id, r.review_id) for r in moot],
     )
+    # Superseded where the walk finds it, under the same locks: the same downstream, or refused.
+    # The statement announces the correction too.
+    found = corrections.supersede_downstream(
+        tx,
+        attempt,
+        [r.review_id for r in moot],
+        at,
+        PhaseMove(original.plan_id, phase, by=requested_by),
+        announcement(corrected.events, at),
+    )
+    if found.decisions != len(superseded) or found.plan_ids != downstream.plan_ids:
+        raise Conflict(f"the downstream of {decision_id} changed while it was corrected; nothing was written; try again")
+    return corrected
 
 
 def _plans_to_lock(decision_id: str, facts: corrections.CorrectionFacts) -> set[str]:

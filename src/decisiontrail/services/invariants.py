@@ -151,7 +151,8 @@ def remove_invariant(
         invariant_sets.set_plan_invariants(tx, plan_id, [i for i in plan.invariants if i.name != name])
         return corrected
 
-    corrected = trail.write(work, lambda c: c.events, conflict=f"invariant {name!r} of plan {plan_id} was changed concurrently")
+    # correct_in announces the correction.
+    corrected = trail.write(work, conflict=f"invariant {name!r} of plan {plan_id} was changed concurrently")
     return corrected.outcome
 
 

@@ -35,7 +35,7 @@ from decisiontrail.exceptions import NotFound, ValidationFailed, validation_fail
 from decisiontrail.graphdb import corrections, decisions, plans, reviews
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
-from decisiontrail.services.trail import Trail
+from decisiontrail.services.trail import Trail, announcement
 from decisiontrail.services.visibility import require_visible
 
 TOOL_NAME = "record_decision"
@@ -254,9 +254,9 @@ def record_decisions(
             plan_ids=[r.draft.plan_id for r in recordings],
             decision_ids=[d for p, _ in items for d in (p.parent_decision_id, *p.depends_on) if d is not None],
         )
-        return place(tx, recordings)
+        return place(tx, recordings, announce=True)
 
-    placed = trail.write(work, events_of, conflict="a decision with one of these idempotency keys was recorded concurrently")
+    placed = trail.write(work, conflict="a decision with one of these idempotency keys was recorded concurrently")
     return [_already_recorded(trail, o) if isinstance(o, Seen) else o for o in placed.outcomes]
 
 
@@ -277,25 +277,35 @@ def record(
     def work(tx: Transaction) -> Placed:
         named = [d for d in (decision.parent_decision_id, *decision.depends_on) if d is not None]
         require_visible(tx, principal, plan_ids=[decision.plan_id], decision_ids=named)
-        return place(tx, [recording])
+        return place(tx, [recording], announce=True)
 
-    placed = trail.write(work, events_of, conflict=f"decision {decision.decision_id} is already recorded")
+    placed = trail.write(work, conflict=f"decision {decision.decision_id} is already recorded")
     outcome = placed.outcomes[0]
     found = _already_recorded(trail, outcome) if isinstance(outcome, Seen) else outcome
     assert isinstance(found, Decision)  # only an actor's proposal is ever held for review
     return found
 
 
-def place(tx: Transaction, recordings: Sequence[Recording], *, at: datetime | None = None, phase: Phase | None = None) -> Placed:
+def place(
+    tx: Transaction,
+    recordings: Sequence[Recording],
+    *,
+    at: datetime | None = None,
+    phase: Phase | None = None,
+    announce: bool = False,
+) -> Placed:
     """Inside a use-case's transaction: lock the plans, read the facts, judge, write. ``at`` is the
     moment recorded for decisions placed now (by default, now: under the locks, so creation times
     follow sequence numbers). ``phase``: the phase the plans are judged in, when the same
-    transaction moves them there after placing (a correction's)."""
+    transaction moves them there after placing (a correction's). ``announce``: the write carries
+    the batch's events (``events_of``), for a use-case that writes nothing after it (``Trail.write``
+    without ``events``)."""
     facts = decisions.read_placements(tx, recordings)
     if phase is not None:
         facts = [{**row, "plan_phase": phase.value} for row in facts]
-    placed = place_all(recordings, facts, at=at or utc_now())
-    decisions.create_all(tx, placed.decisions, placed.sequences)
+    at = at or utc_now()
+    placed = place_all(recordings, facts, at=at)
+    decisions.create_all(tx, placed.decisions, placed.sequences, announcement(events_of(placed), at) if announce else None)
     for review, context in placed.reviews:
         reviews.create(tx, review, context)
     return placed

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TypeVar
 
 from decisiontrail.domain import Plan
@@ -56,23 +57,32 @@ class Trail:
     def write(
         self,
         work: Callable[[Transaction], T],
-        events: Callable[[T], Iterable[DecisionEvent]],
+        events: Callable[[T], Iterable[DecisionEvent]] | None = None,
         *,
         conflict: str | None = None,
     ) -> T:
         """``work`` in one write transaction (as ``Database.write``, saying ``conflict`` when a
-        uniqueness constraint refuses it), and the events of its result written to the outbox as
-        that transaction's last statement: announced if and only if committed."""
+        uniqueness constraint refuses it), announcing its events in that same transaction, to the
+        outbox: announced if and only if committed. ``events`` gives them from the result, and
+        they are written as the transaction's last statement; without it, ``work`` announces its
+        own with its last write (a statement given an ``outbox.Announcement``: ``announcement``),
+        which saves that statement's round trip."""
 
         def announced(tx: Transaction) -> T:
             result = work(tx)
-            outbox.append(tx, [row_of(e) for e in events(result)], utc_now())
+            if events is not None:
+                outbox.append(tx, announcement(events(result), utc_now()))
             return result
 
         result = self.database.write_or(conflict, announced) if conflict else self.database.write(announced)
         if self.relay is not None:
             self.relay.wake()
         return result
+
+
+def announcement(events: Iterable[DecisionEvent], at: datetime) -> outbox.Announcement | None:
+    """``events`` as the outbox's announcement of them, stamped ``at`` (None if there are none)."""
+    return outbox.Announcement.of([row_of(e) for e in events], at)
 
 
 @contextmanager

@@ -3,7 +3,8 @@
 // decisions and plans: the ids do not travel back from Python). Invalidates the plans spawned
 // inside it, cancels the reviews it made moot (naming it), keeps the attempt with the superseded
 // ids (the original first, then by plan and sequence number, as the attempt lists them), and
-// moves the corrected plan to its phase (a PhaseChange recorded only when the phase changes).
+// moves the corrected plan to its phase (a PhaseChange recorded only when the phase changes), and
+// announces it all ($announce).
 // Superseded decisions, the reviews they were resolved from and the cancelled reviews give up
 // their idempotency key, so a replay that reaches the same step records anew.
 // The walk is breadth-first with a visited set (see decision/lineage.cypher): keep the predicate
@@ -65,5 +66,18 @@ CALL () {
     -[:OF_PLAN]->(plan)
   SET plan.phase = $to_phase
   RETURN count(plan) AS moved
+}
+// The correction's events (event/append_events, verbatim).
+CALL () {
+  UNWIND CASE WHEN $announce IS NULL THEN [] ELSE [$announce] END AS announce
+  MERGE (counter:EventCounter {name: 'events'})
+    ON CREATE SET counter.seq = 0, counter.pruned_through = 0
+  SET counter.seq = counter.seq + announce.count
+  WITH announce, counter.seq - announce.count AS base
+  UNWIND announce.runs AS run
+  CREATE (:Event {
+    seq: base + run.offset + 1, last_seq: base + run.offset + run.size, kind: run.kind, plan_id: run.plan_id,
+    decision_ids: run.decision_ids, review_ids: run.review_ids, at: announce.at
+  })
 }
 RETURN superseded_count, invalidated_plan_ids, cancelled, moved

@@ -1,7 +1,8 @@
 // A batch of placed decisions, each with its plan membership, captured context, Execute
 // checkpoint group, parent, dependencies, the decision it corrects and the review it resolves (which may be decisions of the same batch: Cypher
 // finishes every CREATE of a clause before a later clause reads), and the plans' counters
-// moved past the sequence numbers the batch took. One round trip, whatever the batch's size.
+// moved past the sequence numbers the batch took, and the events announcing them ($announce, or
+// null). One round trip, whatever the batch's size.
 UNWIND $rows AS row
 MATCH (plan:Plan {plan_id: row.plan_id})
 CREATE (d:Decision)-[:IN_PLAN]->(plan)
@@ -51,5 +52,18 @@ CALL () {
   UNWIND $plans AS counter
   MATCH (plan:Plan {plan_id: counter.plan_id})
   SET plan.next_sequence = counter.next_sequence
+}
+// The events the write announces, if it carries them (event/append_events, verbatim).
+CALL () {
+  UNWIND CASE WHEN $announce IS NULL THEN [] ELSE [$announce] END AS announce
+  MERGE (counter:EventCounter {name: 'events'})
+    ON CREATE SET counter.seq = 0, counter.pruned_through = 0
+  SET counter.seq = counter.seq + announce.count
+  WITH announce, counter.seq - announce.count AS base
+  UNWIND announce.runs AS run
+  CREATE (:Event {
+    seq: base + run.offset + 1, last_seq: base + run.offset + run.size, kind: run.kind, plan_id: run.plan_id,
+    decision_ids: run.decision_ids, review_ids: run.review_ids, at: announce.at
+  })
 }
 RETURN size(created) AS created
