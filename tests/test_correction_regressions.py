@@ -20,7 +20,7 @@ import pytest
 from decisiontrail.cli import main
 from decisiontrail.domain import DecisionType, Phase
 from decisiontrail.exceptions import DecisionTrailError
-from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb import Graph, outbox
 from decisiontrail.services.correction import correct
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services import reading
@@ -237,6 +237,55 @@ def test_a_correction_cancels_a_review_in_another_plan_that_depends_on_what_it_s
         "/graphql", json={"query": RESOLVE, "variables": {"input": {"reviewId": review_id, "action": "APPROVE"}}}
     ).json()
     assert body["errors"][0]["extensions"]["rule"] == "review_is_pending"
+
+
+def test_a_correction_announces_itself_what_it_supersedes_and_the_reviews_it_cancels_in_order(
+    api: httpx.Client, store: Trail
+) -> None:
+    # The supersession's statement carries the events: the correction recorded, each decision it
+    # supersedes (the corrected one first, then by plan and sequence number, as its answer lists
+    # them), each review it cancels (here one in its plan and one in another), numbered one after another.
+    plan_id, _, strategy_id = _gated_plan(api)
+    below = [
+        ok(
+            api,
+            RECORD,
+            input={
+                "planId": plan_id,
+                "parentDecisionId": strategy_id,
+                "decisionType": "RESOURCE_SELECTION",
+                "question": f"Which file {i}?",
+                "chosenOption": f"limiter_{i}.py",
+                "rationale": "it holds the middleware",
+                "confidenceScore": 0.9,
+                "contextSnapshot": snapshot(f"below {i}"),
+            },
+        )["recordDecision"]["decision"]["id"]
+        for i in range(2)
+    ]
+    other_id, other_root, _ = _gated_plan(api)
+    held_here = _held(api, plan_id, strategy_id)
+    held_there = _held(api, other_id, other_root, depends_on=(strategy_id,))
+    start = store.database.read(outbox.read_after, 0, 0).last
+
+    answer = ok(
+        api,
+        CORRECT_WITH_REVIEWS.replace("correction { id }", "correction { id } invalidated { id }"),
+        input={"decisionId": strategy_id, "mode": "REVERT", "guidance": "a sliding window"},
+    )["correctDecision"]
+
+    invalidated = [d["id"] for d in answer["invalidated"]]
+    assert invalidated == [strategy_id, *below]
+    cancelled = [r["id"] for r in answer["cancelledReviews"]]
+    assert sorted(cancelled) == sorted([held_here, held_there])
+    review_plan = {held_here: plan_id, held_there: other_id}
+    page = store.database.read(outbox.read_after, start, 100)
+    assert [(e["seq"], e["kind"], e["plan_id"], e["decision_id"], e["review_id"]) for e in page.rows] == [
+        (start + 1, "recorded", plan_id, answer["correction"]["id"], None),
+        *((start + 2 + i, "superseded", plan_id, d, None) for i, d in enumerate(invalidated)),
+        *((start + 2 + len(invalidated) + i, "review_cancelled", review_plan[r], None, r) for i, r in enumerate(cancelled)),
+    ]
+    assert page.last == start + 1 + len(invalidated) + len(cancelled)
 
 
 def test_a_correction_that_reverts_the_phase_cancels_reviews_of_types_the_phase_refuses(api: httpx.Client, store: Trail) -> None:

@@ -46,6 +46,43 @@ class Announcement:
         """``rows`` (``kind``, ``plan_id``, ``decision_id``, ``review_id``) announced at ``at``; None if there are none."""
         return cls(len(rows), packed(rows), at) if rows else None
 
+    @classmethod
+    def of_runs(cls, runs: Sequence[Run], at: datetime) -> Announcement | None:
+        """Events given as runs already (a correction's supersessions, plan by plan), without a row each.
+
+        >>> runs = [Run("superseded", "P", decision_ids=["a", "b"]), Run("review_cancelled", "P", review_ids=["r"])]
+        >>> a = Announcement.of_runs(runs, datetime(2026, 12, 1))
+        >>> a.count, [(r["offset"], r["size"], r["decision_ids"], r["review_ids"]) for r in a.runs]
+        (3, [(0, 2, ['a', 'b'], None), (2, 1, None, ['r'])])
+        """
+        stored, offset = [], 0
+        for run in runs:
+            size = len(run.decision_ids) if run.decision_ids is not None else len(run.review_ids or ())
+            if size:
+                stored.append(
+                    {
+                        "offset": offset,
+                        "size": size,
+                        "kind": run.kind,
+                        "plan_id": run.plan_id,
+                        "decision_ids": run.decision_ids,
+                        "review_ids": run.review_ids,
+                    }
+                )
+                offset += size
+        return cls(offset, stored, at) if offset else None
+
+
+@dataclass(frozen=True)
+class Run:
+    """Consecutive events of one kind in one plan: their decision ids, their review ids, or both
+    (the same number of each), in order."""
+
+    kind: str
+    plan_id: str
+    decision_ids: Sequence[str] | None = None
+    review_ids: Sequence[str] | None = None
+
 
 def announce_param(announcement: Announcement | None) -> dict[str, Any] | None:
     """The ``$announce`` parameter of a statement that carries ``announcement`` (null: it announces nothing)."""

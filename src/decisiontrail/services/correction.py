@@ -33,14 +33,14 @@ from decisiontrail.domain.correction import (
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.placement import Recording
 from decisiontrail.domain.recording import prompt_context
-from decisiontrail.events import DecisionEvent, EventKind
+from decisiontrail.events import EventKind
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, TooLarge, ValidationFailed
-from decisiontrail.graphdb import corrections, decisions, plans
+from decisiontrail.graphdb import corrections, decisions, outbox, plans
 from decisiontrail.graphdb.corrections import PhaseMove
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
 from decisiontrail.services.recording import place
-from decisiontrail.services.trail import Trail, announcement
+from decisiontrail.services.trail import Trail
 from decisiontrail.services.visibility import require_visible
 
 LOCK_ROUNDS = 5
@@ -78,7 +78,7 @@ def correct(
     by = principal.name if principal is not None else requested_by
     prompt = NewPrompt.of(description, arguments)
     try:
-        result = trail.write(
+        return trail.write(
             lambda tx: correct_in(tx, decision_id, parsed, guidance, reason, by, principal, prompt),
             conflict=f"decision {decision_id} was corrected concurrently",
         )
@@ -90,7 +90,6 @@ def correct(
             "DECISIONTRAIL_NEO4J_TX_MEMORY_MB for the embedded Neo4j, db.memory.transaction.max on a server of your own",
             limit=e.limit,
         ) from e
-    return result.outcome
 
 
 @dataclass(frozen=True)
@@ -111,25 +110,6 @@ class NewPrompt:
         return cls(description.strip() if description is not None else None, dict(arguments) if arguments is not None else None)
 
 
-@dataclass(frozen=True)
-class Corrected:
-    outcome: CorrectionResult
-    superseded_in: list[tuple[str, str]]
-    """(plan id, decision id) of each decision superseded, for the events."""
-    cancelled_in: list[tuple[str, str]]
-    """(plan id, review id) of each review cancelled."""
-
-    @property
-    def events(self) -> list[DecisionEvent]:
-        """What the correction announces once committed."""
-        correction = self.outcome.correction
-        return [
-            DecisionEvent(EventKind.RECORDED, correction.plan_id, decision_id=correction.decision_id),
-            *(DecisionEvent(EventKind.SUPERSEDED, plan_id, decision_id=d) for plan_id, d in self.superseded_in),
-            *(DecisionEvent(EventKind.REVIEW_CANCELLED, plan_id, review_id=r) for plan_id, r in self.cancelled_in),
-        ]
-
-
 def correct_in(
     tx: Transaction,
     decision_id: str,
@@ -139,7 +119,7 @@ def correct_in(
     requested_by: str,
     principal: Principal | None,
     prompt: NewPrompt | None = None,
-) -> Corrected:
+) -> CorrectionResult:
     """The correction, inside a use-case's one transaction (``correct``'s, or one that corrects as part
     of more), which announces it (its events are written with the supersession: ``Trail.write``
     without ``events``).
@@ -218,24 +198,25 @@ def correct_in(
         invalidated_plans=downstream.plan_ids,
         cancelled_reviews=tuple(r.review_id for r in moot),
     )
-    corrected = Corrected(
-        outcome,
-        [(origin.plan_id, origin.decision_id), *((plan_id, d) for plan_id, ids in downstream.runs for d in ids)],
-        [(r.plan_id, r.review_id) for r in moot],
+    # What it announces: the correction recorded, each decision superseded (plan by plan, as the
+    # downstream's runs hold them: no event built per decision), each review cancelled.
+    announce = outbox.Announcement.of_runs(
+        [
+            outbox.Run(EventKind.RECORDED.value, correction.plan_id, decision_ids=[correction.decision_id]),
+            outbox.Run(EventKind.SUPERSEDED.value, origin.plan_id, decision_ids=[origin.decision_id]),
+            *(outbox.Run(EventKind.SUPERSEDED.value, plan_id, decision_ids=ids) for plan_id, ids in downstream.runs),
+            *(outbox.Run(EventKind.REVIEW_CANCELLED.value, r.plan_id, review_ids=[r.review_id]) for r in moot),
+        ],
+        at,
     )
     # Superseded where the walk finds it, under the same locks: the same downstream, or refused.
     # The statement announces the correction too.
     found = corrections.supersede_downstream(
-        tx,
-        attempt,
-        [r.review_id for r in moot],
-        at,
-        PhaseMove(original.plan_id, phase, by=requested_by),
-        announcement(corrected.events, at),
+        tx, attempt, [r.review_id for r in moot], at, PhaseMove(original.plan_id, phase, by=requested_by), announce
     )
     if found.decisions != len(superseded) or found.plan_ids != downstream.plan_ids:
         raise Conflict(f"the downstream of {decision_id} changed while it was corrected; nothing was written; try again")
-    return corrected
+    return outcome
 
 
 def _plans_to_lock(decision_id: str, facts: corrections.CorrectionFacts) -> set[str]:

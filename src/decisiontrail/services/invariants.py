@@ -29,7 +29,7 @@ from decisiontrail.domain.recording import CapturedContext, check_type_in_phase
 from decisiontrail.exceptions import Conflict, NotFound, ValidationFailed, validation_failed
 from decisiontrail.graphdb import decisions, invariants as invariant_sets, plans
 from decisiontrail.graphdb.database import Transaction
-from decisiontrail.services.correction import Corrected, correct_in
+from decisiontrail.services.correction import correct_in
 from decisiontrail.services.recording import events_of, place
 from decisiontrail.services.trail import Trail
 from decisiontrail.services.visibility import require_visible
@@ -131,7 +131,7 @@ def remove_invariant(
     reason = check_guidance(reason)
     by = principal.name if principal is not None else requested_by
 
-    def work(tx: Transaction) -> Corrected:
+    def work(tx: Transaction) -> CorrectionResult:
         require_visible(tx, principal, plan_ids=[plan_id])
         plan = plans.get_many(tx, [plan_id])[0]
         if plan is None:
@@ -152,8 +152,7 @@ def remove_invariant(
         return corrected
 
     # correct_in announces the correction.
-    corrected = trail.write(work, conflict=f"invariant {name!r} of plan {plan_id} was changed concurrently")
-    return corrected.outcome
+    return trail.write(work, conflict=f"invariant {name!r} of plan {plan_id} was changed concurrently")
 
 
 def _enforces_name(decision: Decision, name: str) -> bool:
