@@ -173,15 +173,15 @@ def test_a_subscriber_that_falls_behind_its_queue_reads_what_it_missed_from_the_
         for seq in range(1, 9):
             bus.publish(Event(EventKind.RECORDED, "P", decision_id=f"d{seq}", seq=seq))
         await asyncio.sleep(0.05)  # the offers run on this loop
-        got: list[int] = []
+        got: list[int | str] = []
         try:
             got.append((await anext(live)).seq or 0)
-        except FellBehind as behind:
-            got.append(-(behind.first_seq or 0))
+        except FellBehind:
+            got.append("fell behind")
         live.close()
         return got
 
-    assert asyncio.run(scenario()) == [-1]  # told it fell behind, from event 1 on: nothing silently dropped
+    assert asyncio.run(scenario()) == ["fell behind"]  # told, to read them from the outbox: nothing silently dropped
 
 
 def _batch(client: httpx.Client, plan_id: str, size: int, name: str) -> list[str]:
@@ -270,38 +270,38 @@ class _Reads:
         return self.database.read(work, *args)
 
 
-def test_with_nobody_listening_the_relay_passes_events_by_unread_and_relays_again_once_someone_listens(
-    store: Trail,
-) -> None:
+def test_with_nobody_listening_the_relay_reads_nothing_and_begins_where_its_subscribers_say(store: Trail) -> None:
     import asyncio
 
     from decisiontrail.domain import DecisionType
     from decisiontrail.events import EventKind
-    from decisiontrail.services import recording
+    from decisiontrail.services import recording, relay as relays
     from factories import decision, new_plan
 
     bus, reads = EventBus(), _Reads(store.database)
     relay = EventRelay(cast(Any, reads), bus)
-    relay.relay()  # its cursor at the end
     plan, root = new_plan(store)
     for _ in range(3):
         recording.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    end = store.database.read(outbox.read_after, 0, 0).last
-    reads.limits.clear()
 
     assert relay.relay() == 0
-    assert relay.cursor == end and end > 0
-    assert reads.limits == [0]  # only the end was read, not the events passed by
+    assert reads.limits == [] and relay.cursor is None  # nobody listens: nothing is read
 
-    async def listened() -> tuple[int, Any]:
+    async def listened() -> tuple[list[int], int, int, Any]:
         live = bus.listen(plan.plan_id)
+        waited = relay.relay()  # listening, but not yet said where it begins: the relay waits
+        reads_while_waiting = list(reads.limits)
+        end = relays.end(store.database)
+        live.begin_after(end)
         made = recording.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
         published = relay.relay()
         event = await asyncio.wait_for(anext(live), 5)
         live.close()
-        return published, (event.kind, event.decision_id, event.seq, made.decision_id)
+        return reads_while_waiting, waited + published, end, (event.kind, event.decision_id, event.seq, made.decision_id)
 
-    reads.limits.clear()
-    published, (kind, decision_id, seq, made_id) = asyncio.run(listened())
+    reads_while_waiting, published, end, (kind, decision_id, seq, made_id) = asyncio.run(listened())
+    assert reads_while_waiting == []
+    # Only what was committed after the subscriber began: not the three recorded before.
     assert published == 1 and (kind, decision_id, seq) == (EventKind.RECORDED, made_id, end + 1)
-    assert reads.limits == [relay.batch]  # someone listens: the events after the cursor are read
+    assert reads.limits == [relay.batch]  # then the events after where it began are read
+    assert relay.relay() == 0 and relay.cursor is None  # and, nobody listening again, forgotten

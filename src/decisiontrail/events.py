@@ -59,11 +59,21 @@ class EventBus:
         with self._lock:
             return bool(self._subscribers)
 
+    def begins_after(self) -> int | None:
+        """Where publishing is to begin for the subscribers: the earliest ``after`` among them;
+        None while nobody listens or one of them has not said yet."""
+        with self._lock:
+            afters = [s.after for s in self._subscribers]
+        if not afters or any(after is None for after in afters):
+            return None
+        return min(after for after in afters if after is not None)
+
     def listen(self, plan_id: str | None) -> Subscriber:
         """Events of one plan (or all with None) from this moment on, until the subscriber is closed.
 
-        Registered before this returns, so a reader that then reads the outbox after its cursor
-        misses nothing between the two.
+        Registered before this returns, so a reader that then reads the outbox (its end, or what
+        it missed after a cursor) misses nothing between the two; it then says where it begins
+        (``Subscriber.begin_after``).
         """
         subscriber = Subscriber(self, asyncio.get_running_loop(), plan_id, asyncio.Queue(maxsize=self.backlog + 1))
         with self._lock:
@@ -79,9 +89,8 @@ class FellBehind(Exception):
     """A subscriber's queue overflowed and was emptied: what it held is to be read from the outbox,
     after the last event the subscriber was given."""
 
-    def __init__(self, first_seq: int | None) -> None:
+    def __init__(self) -> None:
         super().__init__("the subscriber fell behind")
-        self.first_seq = first_seq
 
 
 @dataclass(eq=False)
@@ -98,13 +107,17 @@ class Subscriber:
     plan_id: str | None
     queue: asyncio.Queue[DecisionEvent | None]
     behind: bool = False
-    first_seq: int | None = None
-    """The number of the first event offered: what came before it was not this subscriber's."""
+    after: int | None = None
+    """The number of the last event in the outbox that is not this subscriber's: it is owed every
+    one after it. None until its reader has read where that is (``begin_after``); meanwhile the
+    relay of a process that had nobody listening waits for it."""
+
+    def begin_after(self, seq: int) -> None:
+        """Owed every event numbered after ``seq`` (the outbox's end when read, or the last of what it missed)."""
+        self.after = seq
 
     def offer(self, event: DecisionEvent) -> None:
         """Called on the subscriber's event loop (``call_soon_threadsafe``), as ``__anext__`` runs."""
-        if self.first_seq is None:
-            self.first_seq = event.seq
         if self.behind:
             return  # to be read from the outbox
         if self.queue.qsize() >= self.bus.backlog:
@@ -122,7 +135,7 @@ class Subscriber:
         event = await self.queue.get()
         if event is None:
             self.behind = False
-            raise FellBehind(self.first_seq)
+            raise FellBehind()
         return event
 
     def close(self) -> None:

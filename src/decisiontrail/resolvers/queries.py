@@ -140,30 +140,33 @@ async def decision_events(
         raise client_error(Unavailable("this server publishes no events"))
     cursor = _cursor(after)
     await info.context.require_plan(str(plan_id))
+    trail, principal = info.context.trail, info.context.principal
     live = bus.listen(str(plan_id))  # listening before the outbox is read: nothing falls between the two
     try:
-        last = cursor
-        if cursor is not None:
-            for event in await call(
-                relay.missed, info.context.trail.database, str(plan_id), cursor, principal=info.context.principal
-            ):
-                last = event.seq
-                yield DecisionEvent.of(event)
+        # The plan's events numbered up to ``last`` are given (or were before it began); those after it are owed.
+        if cursor is None:
+            missed_before, last = [], await call(relay.end, trail.database)
+        else:
+            caught_up = await call(relay.missed, trail.database, str(plan_id), cursor, principal=principal)
+            missed_before, last = caught_up.events, caught_up.through
+        live.begin_after(last)
+        if trail.relay is not None:
+            trail.relay.wake()  # a relay with nobody listening waits for where to begin
+        for event in missed_before:
+            yield DecisionEvent.of(event)
         while True:
             try:
                 event = await anext(live)
-            except FellBehind as behind:
+            except FellBehind:
                 # Too slow for the queue: what it lost is in the outbox, after the last event given.
-                since = last if last is not None else (behind.first_seq or 1) - 1
-                for missed in await call(
-                    relay.missed, info.context.trail.database, str(plan_id), since, principal=info.context.principal
-                ):
-                    last = missed.seq
+                caught_up = await call(relay.missed, trail.database, str(plan_id), last, principal=principal)
+                for missed in caught_up.events:
                     yield DecisionEvent.of(missed)
+                last = caught_up.through
                 continue
-            if last is not None and event.seq is not None and event.seq <= last:
-                continue  # read from the outbox already
-            last = event.seq
+            if event.seq is not None and event.seq <= last:
+                continue  # read from the outbox already, or committed before this subscriber began
+            last = event.seq if event.seq is not None else last
             yield DecisionEvent.of(event)
     finally:
         live.close()

@@ -3,9 +3,10 @@
 A write that announces events writes them in its own transaction (``Trail.write``), numbered by
 the outbox's counter in commit order. Each serving process runs one ``EventRelay``: a thread that
 reads what was committed after its cursor and hands it to the process's ``EventBus``, woken at
-once by its own commits and every ``interval`` for the other processes'; while nobody is
-subscribed it only moves its cursor to the end. A subscriber that
-reconnects with the cursor of the last event it saw reads what it missed with ``missed``.
+once by its own commits and every ``interval`` for the other processes'. While nobody is
+subscribed it reads nothing: each subscriber reads where it begins (the outbox's ``end``, or, when
+it reconnects with the cursor of the last event it saw, what it ``missed``), and the relay begins
+at the earliest of them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -63,13 +65,9 @@ class EventRelay:
 
     @contextmanager
     def running(self) -> Iterator[EventRelay]:
-        """Relay in a daemon thread from now on (events committed before are not published), until exit."""
+        """Relay in a daemon thread from now on, until exit."""
         self._stop.clear()
         self.cursor = None
-        try:
-            self.relay()  # the cursor at the end now, before anything this process serves can write
-        except DecisionTrailError as e:
-            log.warning("cannot read the event outbox yet (%s); relaying from when it can be read", e.message)
         thread = threading.Thread(target=self._run, name="decisiontrail-event-relay", daemon=True)
         thread.start()
         try:
@@ -80,20 +78,28 @@ class EventRelay:
             thread.join(timeout=5)
 
     def relay(self) -> int:
-        """Publish every event committed after the cursor; how many. Starts at the end when it has no cursor."""
+        """Publish every event committed after the cursor; how many.
+
+        With nobody listening nothing is read (the relay was woken by every commit of its process,
+        and read the outbox's end each time, for no one): the cursor is forgotten, and taken again
+        from the subscribers, who say where they begin (``Subscriber.begin_after``) once they have
+        read it; until each has, the relay waits (it is woken when one has).
+        """
         published = 0
         while True:
-            if self.cursor is not None and not self.bus.listening and self.pass_by():
+            if not self.bus.listening:
+                self.cursor = None
                 return published
-            page = self.database.read(outbox.read_after, self.cursor or 0, self.batch)
-            events = [event_of(row) for row in page.rows]
-            if self.cursor is None:  # from now on
-                self.cursor = page.last
-                return 0
+            if self.cursor is None:
+                self.cursor = self.bus.begins_after()
+                if self.cursor is None:
+                    return published
+            page = self.database.read(outbox.read_after, self.cursor, self.batch)
             if page.last < self.cursor:  # the store was emptied or restored: its sequence starts again
                 log.warning("the event sequence went back from %d to %d; relaying from its start", self.cursor, page.last)
                 self.cursor = 0
                 continue
+            events = [event_of(row) for row in page.rows]
             for event in events:
                 self.bus.publish(event)
                 assert event.seq is not None
@@ -101,18 +107,6 @@ class EventRelay:
             published += len(events)
             if len(events) < self.batch:
                 return published
-
-    def pass_by(self) -> bool:
-        """With nobody listening, move the cursor to the end of the outbox without reading the
-        events it passes (a served batch of 1,000 recordings was read back whole, a thousand rows,
-        for no one); True if it moved. The end is read first and the subscribers looked at after:
-        one that came meanwhile is owed every event committed after it came, and those up to the
-        end were committed before, so they are passed by only if it is still nobody."""
-        last = self.database.read(outbox.read_after, self.cursor or 0, 0).last
-        if self.bus.listening:
-            return False
-        self.cursor = last
-        return True
 
     def prune(self) -> None:
         """Delete the events older than the retention, a batch per transaction."""
@@ -144,9 +138,23 @@ class EventRelay:
             self._wake.clear()
 
 
+def end(database: Database) -> int:
+    """The number of the last event committed: where a new subscriber begins."""
+    return database.read(outbox.read_after, 0, 0).last
+
+
+@dataclass(frozen=True)
+class Missed:
+    """A plan's events after a cursor, and ``through``: the outbox's end when they were read (every
+    event of the plan up to it is among them)."""
+
+    events: list[DecisionEvent]
+    through: int
+
+
 def missed(
     database: Database, plan_id: str, after: int, *, principal: Principal | None = None, limit: int = MISSED_LIMIT
-) -> list[DecisionEvent]:
+) -> Missed:
     """A plan's events committed after the cursor ``after``, in order: what a subscriber that
     reconnects with it missed. Refused when the outbox no longer holds them all (pruned, or the
     cursor is past its end) or there are more than ``limit``."""
@@ -167,7 +175,7 @@ def missed(
         raise ValidationFailed(f"after: no event {after} was ever published (the last is {page.last})", field="after")
     if len(page.rows) > limit:
         raise ValidationFailed(f"after: more than {limit} events were missed; read the plan again", field="after")
-    return [event_of(row) for row in page.rows]
+    return Missed([event_of(row) for row in page.rows], page.last)
 
 
 def row_of(event: DecisionEvent) -> dict[str, str | None]:
