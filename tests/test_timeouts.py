@@ -28,8 +28,8 @@ from decisiontrail.app import create_app
 from decisiontrail.domain import DecisionType
 from decisiontrail.exceptions import TimedOut
 from decisiontrail.graphdb import Graph
-from decisiontrail.graphdb.connection import REQUEST_METADATA_KEY, create_driver
-from decisiontrail.graphdb.database import Database
+from decisiontrail.graphdb.connection import REQUEST_METADATA_KEY, create_driver, request_tag
+from decisiontrail.graphdb.database import Database, Transaction
 from decisiontrail.graphdb.embedded import EmbeddedNeo4j, free_port
 from decisiontrail.services.lifecycle import instantiate_plan
 from decisiontrail.settings import Neo4jSettings
@@ -43,7 +43,7 @@ from serving import served
 SLOW_READ = "UNWIND range(1, 10000000000) AS i WITH i WHERE i = -1 RETURN count(i) AS n"
 
 
-def _slow_read(tx: neo4j.ManagedTransaction) -> None:
+def _slow_read(tx: Transaction) -> None:
     tx.run(SLOW_READ).consume()
 
 
@@ -97,6 +97,37 @@ def test_a_read_past_its_time_limit_is_stopped_and_answered_timeout(graph: Graph
     with pytest.raises(TimedOut, match="time limit of 1s"):
         Database(limited).read(_slow_read)
     _wait_for(lambda: not _running(graph, lambda r: "range(1, 10000000000)" in r["currentQuery"]), 5, "the query stopped")
+
+
+def test_a_read_of_several_statements_shares_one_time_limit(graph: Graph) -> None:
+    # A read's statements are transactions of their own (Statements); the limit is the read's.
+    ran: list[int] = []
+
+    def two_statements(tx: Transaction) -> None:
+        ran.append(tx.run("RETURN 1 AS n").single(strict=True)["n"])
+        time.sleep(1.2)  # past the read's limit, though neither statement is slow
+        ran.append(tx.run("RETURN 2 AS n").single(strict=True)["n"])
+
+    with pytest.raises(TimedOut, match="time limit of 1s"):
+        Database(replace(graph, query_timeout=1.0)).read(two_statements)
+    assert ran == [1]
+
+
+def test_every_statement_of_a_read_carries_its_request_tag(graph: Graph) -> None:
+    # What terminate_request finds a request's statements by, once its client has gone.
+    def tags(tx: Transaction) -> list[object]:
+        return [
+            tx.run("CALL tx.getMetaData() YIELD metadata RETURN metadata")
+            .single(strict=True)["metadata"]
+            .get(REQUEST_METADATA_KEY)
+            for _ in range(2)
+        ]
+
+    token = request_tag.set("request-42")
+    try:
+        assert Database(graph).read(tags) == ["request-42", "request-42"]
+    finally:
+        request_tag.reset(token)
 
 
 def test_a_write_waiting_past_its_time_limit_writes_nothing(store: Trail, graph: Graph) -> None:

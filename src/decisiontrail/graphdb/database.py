@@ -1,4 +1,4 @@
-"""The unit of work: the one way work reaches Neo4j, as bounded read and write transactions, errors translated.
+"""The unit of work: the one way work reaches Neo4j, as bounded reads and write transactions, errors translated.
 
 Every transaction carries a timeout (``Graph.query_timeout``), so a query that runs too long is
 stopped by Neo4j and answered ``TIMEOUT``; and the request it serves, named in its metadata, so a
@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, LiteralString, ParamSpec, Protocol, TypeVar
 
 import neo4j
 from neo4j.exceptions import (
@@ -40,8 +40,39 @@ T = TypeVar("T")
 P = ParamSpec("P")
 log = logging.getLogger(__name__)
 
-Transaction = neo4j.ManagedTransaction
-"""What a data mapper runs its statement in."""
+
+class Transaction(Protocol):
+    """What a data mapper runs its statements in: a write transaction (``neo4j.ManagedTransaction``),
+    or a read's ``Statements``."""
+
+    def run(self, query: LiteralString, parameters: dict[str, Any] | None = None, **kwparameters: Any) -> neo4j.Result: ...
+
+
+class Statements:
+    """A read's statements, each sent as a transaction of its own (auto-commit: the statement and
+    its records in one round trip, where an explicit transaction adds a round trip to begin and one
+    to commit), one after another in one session, which chains them causally (each sees at least
+    what the one before it saw, on any member of a cluster).
+
+    Nothing is lost by it: Neo4j's transactions are read committed (non-repeatable reads may occur:
+    https://neo4j.com/docs/operations-manual/current/database-internals/), so the statements of one
+    read transaction see what commits between them all the same, and a read takes no locks. Each
+    statement runs with what is left of the read's time limit and carries the request's tag.
+    """
+
+    def __init__(self, session: neo4j.Session, timeout: float | None) -> None:
+        self._session = session
+        self._timeout = timeout
+        self._deadline = None if timeout is None else time.monotonic() + timeout
+
+    def run(self, query: LiteralString, parameters: dict[str, Any] | None = None, **kwparameters: Any) -> neo4j.Result:
+        left = None
+        if self._deadline is not None:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise timed_out(self._timeout)
+        return self._session.run(neo4j.Query(query, metadata=transaction_metadata(), timeout=left), parameters, **kwparameters)
+
 
 CONTENTION_RETRY_TIME = 30.0
 """How long a write keeps retrying while it conflicts with concurrent writes."""
@@ -108,11 +139,12 @@ class Database:
         """Transactions sent so far: what an N+1 would make grow."""
 
     def read(self, work: Callable[Concatenate[Transaction, P], T], /, *args: P.args, **kwargs: P.kwargs) -> T:
-        """``work(tx, *args, **kwargs)`` in one read transaction."""
+        """``work(tx, *args, **kwargs)``, its statements sent one after another in one read session
+        (``Statements``), all within the request's time limit."""
         self.round_trips += 1
         timeout = self.graph.query_timeout
         with translated_errors(timeout=timeout), self._session(neo4j.READ_ACCESS) as session:
-            return session.execute_read(_bounded(work, timeout), *args, **kwargs)
+            return work(Statements(session, timeout), *args, **kwargs)
 
     def write(
         self,
@@ -230,8 +262,7 @@ def translated_errors(conflict: str = _CONFLICT, *, timeout: float | None = None
     except Neo4jError as e:
         ran_out = timeout is not None and time.monotonic() - started >= timeout
         if e.code in TIMED_OUT_CODES or (e.code in TERMINATED_CODES and ran_out):
-            limit = f" of {timeout:g}s" if timeout else ""
-            raise TimedOut(f"the request ran past its time limit{limit} and was stopped; it wrote nothing") from e
+            raise timed_out(timeout) from e
         if e.code in TERMINATED_CODES:
             raise _unavailable(e) from e
         if e.code in OUT_OF_MEMORY_CODES and _out_of_memory(e):
@@ -247,6 +278,11 @@ def translated_errors(conflict: str = _CONFLICT, *, timeout: float | None = None
         if _out_of_memory(e) and isinstance(e.__cause__, Neo4jError):
             raise _too_large(e.__cause__) from e
         raise
+
+
+def timed_out(timeout: float | None) -> TimedOut:
+    limit = f" of {timeout:g}s" if timeout else ""
+    return TimedOut(f"the request ran past its time limit{limit} and was stopped; it wrote nothing")
 
 
 def _out_of_memory(error: Exception) -> bool:
