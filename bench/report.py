@@ -64,9 +64,15 @@ of the service calls) taken while changing the code.
   field that only reads its object (an attribute, or a method of `self`) and whole selections of
   such fields are completed in one pass, without graphql-core's per-field steps (a path, a
   resolve info, strawberry's resolver wrapper, an awaitable check at each one); anything else,
-  and every error, goes graphql-core's usual way. At a handful of decisions what remains is the
-  fixed cost of a request (Starlette's middleware, strawberry's view, the hop to a worker
-  thread for the driver) against one driver round trip: {c("lineage", "lineage of a deep decision")},
+  and every error, goes graphql-core's usual way. A read's statements are now each an
+  auto-commit transaction in one session (`graphdb.database.Statements`): the statement and its
+  records in one round trip, where an explicit read transaction added one to begin and one to
+  commit (Neo4j's transactions are read committed, so a read gained nothing by one; in the lab,
+  served, alternating the two builds: lineage 4.85 -> 4.34, impact 4.67 -> 4.14 ms p50). The
+  baseline, the driver's `execute_query`, sends its BEGIN with the statement and then commits:
+  two round trips. At a handful of decisions what remains is the fixed cost of a request
+  (Starlette's middleware, strawberry's view, the hop to a worker thread for the driver):
+  {c("lineage", "lineage of a deep decision")},
   {c("impact", "impact of a deep decision")}; at 1,000, building and completing one object per
   decision in Python: {c("lineage", "lineage of the last of")} (the id-only plans are now built in
   one step, as the decisions were: 2.6 to 1.2 us each). A profile of the served lineage of 149
@@ -104,8 +110,16 @@ of the service calls) taken while changing the code.
   (`app.settle_heap`, `gc.freeze`): 11-25 ms a time, the tree's p95 65 ms in the lab; the tables'
   p95 columns are measured with it.
 - **Recording.** A recording locks its plan, reads the facts it is judged by and writes; that
-  is two statements, the events and a commit against the baseline's one statement:
-  {c("recording", "recordDecision over HTTP, sequential")}. Batches are two statements for the
+  is two statements and a commit against the baseline's one statement and commit:
+  {c("recording", "recordDecision over HTTP, sequential")}. Its events now ride on the write
+  statement (`event/append_events`' subquery at its end) where they were a third statement (in
+  the lab, in process, alternating the two builds over five rounds: 6.4 -> 5.5 ms p50 a
+  recording), and the served process's event relay reads nothing while nobody is subscribed,
+  where it read the outbox's end after every commit, in a thread beside the next request (in the
+  lab, served, alternating: 9.3 -> 7.7 ms p50 a recording, three rounds of 300). One run of the
+  bench does not resolve changes of this size here: the same served build measured 7.8 ms p50 and,
+  half an hour later, 11-12 ms in the lab, and this run's baseline rows are slower than the
+  previous run's (its results file, in git history) by about as much as ours. Batches are two statements for the
   whole batch (`read_placements`, `create_decisions`). Input objects are now built by a plan
   made once per type (`schema/inputs.py`, strawberry's `from_input` hook) instead of
   strawberry's generic conversion (a third of a large batch's time), canonical ULIDs are
@@ -117,11 +131,10 @@ of the service calls) taken while changing the code.
   node per event was 32 ms of 1,000's writes and commit, 6 ms as a run); the two JSON
   properties of each decision are written by one encoder (`json.dumps` with options built an
   encoder per call: 14 ms of 1,000), and the served process's event relay, woken by every
-  commit, no longer reads the events back while nobody is subscribed (it read a batch's 1,000
-  rows for no one, in a thread beside the next request: in the lab, alternating the two
-  builds, a served batch of 1,000 went from 336-367 to 296-301 ms; the bench's ratios below
-  are no better than at the previous measurement, so in the bench that gain is inside the
-  run-to-run spread): {c("recording", "recordDecisions over HTTP, batches of 100")}
+  commit, stopped reading the events back while nobody is subscribed (it read a batch's 1,000
+  rows for no one: in the lab, alternating the two builds, a served batch of 1,000 went from
+  336-367 to 296-301 ms), and now reads nothing then (above):
+  {c("recording", "recordDecisions over HTTP, batches of 100")}
   at batches of 100, {c("recording", "recordDecisions over HTTP, batches of 1,000")} at 1,000.
   In the lab, of a batch of 1,000 in process: the placement read 31-58 ms, the create statement
   60-90 ms (the baseline's statement alone: 52 ms), the commit 50-60 ms, graphql-core's
@@ -139,47 +152,41 @@ of the service calls) taken while changing the code.
   it: a batch input type coerced once as JSON and validated straight into the create
   statement's rows, once.
 - **Concurrent recording** (no target): {c("recording", "16 concurrent clients")}. Every write
-  numbers its events under one lock, the outbox counter's, which it takes at its last statement
-  and holds until its commit, so that numbers follow commit order; writes into different plans
+  numbers its events under one lock, the outbox counter's, which it takes at the end of its last
+  statement and holds until its commit, so that numbers follow commit order; writes into different plans
   therefore queue for each other for that statement and the commit. In the lab, with the outbox
   append taken out of a served build (an experiment, not a build to ship: nothing would be
   announced), 16 clients went from 67-89 to 172-183 recordings a second and one client's
   recording from 12.4 to 9.6 ms p50. What would close it: events numbered after their commit,
   many at a time, by the relay under the counter's lock (still gapless, and a reader still never
   sees a later number before an earlier one), so a write holds no lock beyond its plans'.
-- **Correction.** Five statements, against the baseline's one without locks: the reads in
+- **Correction.** Four statements, against the baseline's one without locks: the reads in
   one (lock the decision and its plan, walk, lock the plans the walk touched, walk again under
   those locks, and read the decision, the pending reviews, append mode's anchor and the
   downstream summarised); the correction's placement read and write; the supersession, which
   walks the downstream again where it is, under the same locks, and writes what it reaches,
-  with the phase move, the moot reviews' cancellation and the attempt; the events:
-  {c("correction", "downstream of 1")}, {c("correction", "downstream of 100")},
+  with the phase move, the moot reviews' cancellation, the attempt and, at its end, the events
+  (a fifth statement of their own until now: one round trip, about 1 ms of a correction of 1 in
+  the lab, in process): {c("correction", "downstream of 1")}, {c("correction", "downstream of 100")},
   {c("correction", "downstream of 10,000")}; at the full sizes {c("correction", "downstream of 10,000", "full")},
-  {c("correction", "downstream of 100,000", "full")}. This run's machine is another than the
-  earlier runs' (the page's header names each part's): on it the baseline's one statement is
-  faster and our five round trips slower at small sizes, so the ratio at a downstream of 1 is
-  higher than it was there (in the lab on this machine, the code of this session's start and of
-  this run alternating, three times 60 corrections of 1 each: 4.3-4.4x both, no change of ours). What this session changed, for large downstreams: the
-  superseded ids no longer travel back to Neo4j (at 100,000 a list of 100,000 ids looked up one
-  by one; the supersession now walks, as the baseline does, and what it reached is counted back
-  and compared with what was judged), and the reads no longer return a row per decision, only
-  each plan's ids in sequence order, the count of each type and each actor run's earliest
-  decision with a checkpoint, which is what the attempt, the replay frontier and the events
-  need (the rules still judge in Python: the frontier is theirs, applied to each run's earliest).
-  In the lab, each against the baseline side by side: the supersession change 2.11x -> 1.66-1.82x
-  at 100,000 (one sample each, two rounds); the summary 1,797 -> 1,549 ms for the reads and
-  Python's share of them at 100,000, 148 -> 136 ms at 10,000. The bench's two runs each way at
-  100,000 do not show it (1.86x before, on the other machine): two samples cannot. Earlier: no outbox node per
-  superseded decision (one run), a second walk only when the first reached another plan, and
-  only the idempotency keys that exist retired. What remains at 10,000 (lab, ms): the reads
-  about 90 (the walk 20, the summary 40, locks and the rest), the supersession about 100 (the
-  walk 20, the attempt's ids sorted 15, the writes), the commit 150-200 (the baseline's as
-  much: the same supersession, plus our attempt and outbox lists), Python about 30 (an event
-  per superseded decision, with its outbox row). What would close it: events for a
-  supersession stored as a reference to the attempt's ids instead of a second copy of them
-  (the outbox's readers would expand it), and, at small sizes, fewer round trips: the
-  correction's placement read folded into the reads and its write into the supersession (each
-  round trip here is a millisecond or more of a 10-15 ms correction).
+  {c("correction", "downstream of 100,000", "full")}. The events of what it supersedes are
+  written as runs, plan by plan, taken from the downstream's runs as the reads returned them,
+  where an event object and an outbox row were built for each superseded decision and grouped
+  back into the same runs (16 ms of 10,000 for the objects alone). Earlier: the superseded ids
+  no longer travel back to Neo4j (the supersession walks, as the baseline does, and what it
+  reached is counted back and compared with what was judged), the reads return each plan's ids
+  in sequence order, the count of each type and each actor run's earliest decision with a
+  checkpoint rather than a row per decision, no outbox node per superseded decision, a second
+  walk only when the first reached another plan, and only the idempotency keys that exist
+  retired. What remains at 10,000 (lab, ms, before this round): the reads about 90 (the walk
+  20, the summary 40, locks and the rest), the supersession about 100 (the walk 20, the
+  attempt's ids sorted 15, the writes), the commit 150-200 (the baseline's as much: the same
+  supersession, plus our attempt and outbox lists). What would close it: the outbox's runs of a
+  supersession stored as a reference to the attempt's ids rather than a second copy of them
+  (sent to Neo4j once more, in the announcement; the outbox's readers would expand it), and, at
+  small sizes, fewer round trips: the correction's placement read folded into the reads and its
+  write into the supersession (each round trip here is about a millisecond of a correction of
+  1), which would leave two statements and a commit against the baseline's one and a commit.
 - **Offline.** At scale the offline work goes group by group (a hierarchy, with those it shares
   an edge with): `check --all` and, in GraphML, DOT and both JSON formats, `export --all` load
   one group, check or write it and drop it, so memory holds the largest group rather than the
@@ -224,7 +231,8 @@ of the service calls) taken while changing the code.
   stamped in the transaction before its commit) to receipt: {c("events", "a correction")}
   (no baseline; the figure is the p50 delay, the table has the p95). Events written by another
   process on the same Neo4j reach this process's subscribers at the relay's next read, at most
-  100 ms later.
+  100 ms later. A process nobody is subscribed to reads nothing from the outbox; a subscription
+  reads where it begins (the outbox's end), and its process's relay begins there.
 - **Lineage on the 1M-decision database** (`make bench-full`, whose walk shapes are built
   beside the 1M decisions): the deepest decision of 50 levels of plans,
   {c("lineage", "lineage of the deepest decision", "full")}; its p95, against the target of 150 ms
