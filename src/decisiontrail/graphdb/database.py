@@ -1,8 +1,9 @@
 """The unit of work: the one way work reaches Neo4j, as bounded reads and write transactions, errors translated.
 
-Every transaction carries a timeout (``Graph.query_timeout``), so a query that runs too long is
-stopped by Neo4j and answered ``TIMEOUT``; and the request it serves, named in its metadata, so a
-request whose client went away can stop its query (``Database.terminate_request``). Writes retry
+Every write transaction, and every read (its statements together), carries a timeout
+(``Graph.query_timeout``), so a query that runs too long is stopped by Neo4j and answered
+``TIMEOUT``; and the request it serves, named in its metadata, so a request whose client went
+away can stop its query (``Database.terminate_request``). Writes retry
 contention between writers; an unreachable server is reported at once. The data mappers beside
 this module are functions of a transaction; the services hand them to ``read`` and ``write``.
 """

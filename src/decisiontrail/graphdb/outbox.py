@@ -31,105 +31,101 @@ class OutboxPage:
 
 
 @dataclass(frozen=True)
-class Announcement:
-    """The events a write announces, as the ``$announce`` parameter of the statement that carries
-    them: ``event/append_events`` on its own (``append``), or its subquery at the end of a write's
-    last statement (``decisions.create_all``, ``corrections.supersede_downstream``), which saves
-    the round trip of a statement of their own. ``at`` is the time each of them records."""
-
-    count: int
-    runs: list[dict[str, Any]]
-    at: datetime
-
-    @classmethod
-    def of(cls, rows: Sequence[Mapping[str, Any]], at: datetime) -> Announcement | None:
-        """``rows`` (``kind``, ``plan_id``, ``decision_id``, ``review_id``) announced at ``at``; None if there are none."""
-        return cls(len(rows), packed(rows), at) if rows else None
-
-    @classmethod
-    def of_runs(cls, runs: Sequence[Run], at: datetime) -> Announcement | None:
-        """Events given as runs already (a correction's supersessions, plan by plan), without a row each.
-
-        >>> runs = [Run("superseded", "P", decision_ids=["a", "b"]), Run("review_cancelled", "P", review_ids=["r"])]
-        >>> a = Announcement.of_runs(runs, datetime(2026, 12, 1))
-        >>> a.count, [(r["offset"], r["size"], r["decision_ids"], r["review_ids"]) for r in a.runs]
-        (3, [(0, 2, ['a', 'b'], None), (2, 1, None, ['r'])])
-        """
-        stored, offset = [], 0
-        for run in runs:
-            size = len(run.decision_ids) if run.decision_ids is not None else len(run.review_ids or ())
-            if size:
-                stored.append(
-                    {
-                        "offset": offset,
-                        "size": size,
-                        "kind": run.kind,
-                        "plan_id": run.plan_id,
-                        "decision_ids": run.decision_ids,
-                        "review_ids": run.review_ids,
-                    }
-                )
-                offset += size
-        return cls(offset, stored, at) if offset else None
-
-
-@dataclass(frozen=True)
 class Run:
     """Consecutive events of one kind in one plan: their decision ids, their review ids, or both
-    (the same number of each), in order."""
+    (the same number of each), in order. Stored as one ``:Event`` node."""
 
     kind: str
     plan_id: str
     decision_ids: Sequence[str] | None = None
     review_ids: Sequence[str] | None = None
 
+    @property
+    def size(self) -> int:
+        return len(self.decision_ids) if self.decision_ids is not None else len(self.review_ids or ())
+
+
+@dataclass(frozen=True)
+class Announcement:
+    """The events a write announces, as the ``$announce`` parameter of the statement that carries
+    them: ``event/append_events`` on its own (``append``), or its subquery at the end of a write's
+    last statement (``decisions.create_all``, ``corrections.supersede_downstream``), which saves
+    the round trip of a statement of their own. ``at`` is the time each of them records."""
+
+    runs: tuple[Run, ...]
+    at: datetime
+
+    @classmethod
+    def of(cls, rows: Sequence[Mapping[str, Any]], at: datetime) -> Announcement | None:
+        """``rows`` (``kind``, ``plan_id``, ``decision_id``, ``review_id``) announced at ``at``; None if there are none."""
+        return cls.of_runs(packed(rows), at)
+
+    @classmethod
+    def of_runs(cls, runs: Sequence[Run], at: datetime) -> Announcement | None:
+        """Events given as runs already (a correction's supersessions, plan by plan), without a row each."""
+        kept = tuple(run for run in runs if run.size)
+        return cls(kept, at) if kept else None
+
+    @property
+    def param(self) -> dict[str, Any]:
+        """How many events, and each run with its ``offset`` (its first event's place among them)
+        and ``size`` (a Neo4j list holds no nulls: a run without ids of a kind has None for them).
+
+        >>> runs = [Run("superseded", "P", decision_ids=["a", "b"]), Run("review_cancelled", "P", review_ids=["r"])]
+        >>> param = Announcement(tuple(runs), datetime(2026, 12, 1)).param
+        >>> param["count"], [(r["offset"], r["size"], r["decision_ids"], r["review_ids"]) for r in param["runs"]]
+        (3, [(0, 2, ['a', 'b'], None), (2, 1, None, ['r'])])
+        """
+        stored, offset = [], 0
+        for run in self.runs:
+            stored.append(
+                {
+                    "offset": offset,
+                    "size": run.size,
+                    "kind": run.kind,
+                    "plan_id": run.plan_id,
+                    "decision_ids": run.decision_ids,
+                    "review_ids": run.review_ids,
+                }
+            )
+            offset += run.size
+        return {"count": offset, "runs": stored, "at": self.at}
+
 
 def announce_param(announcement: Announcement | None) -> dict[str, Any] | None:
     """The ``$announce`` parameter of a statement that carries ``announcement`` (null: it announces nothing)."""
-    if announcement is None:
-        return None
-    return {"count": announcement.count, "runs": announcement.runs, "at": announcement.at}
+    return None if announcement is None else announcement.param
 
 
 def append(tx: Transaction, announcement: Announcement | None) -> None:
     """Write ``announcement`` in a statement of its own, the transaction's last (the counter's lock
     is held until its commit)."""
     if announcement is not None:
-        tx.run(query("event/append_events"), announce=announce_param(announcement)).consume()
+        tx.run(query("event/append_events"), announce=announcement.param).consume()
 
 
-def packed(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """``rows`` as runs of consecutive events with the same kind, plan and ids given: each run's
-    ``offset`` (its first event's place in ``rows``), ``size``, and ids in order (a list, or None
-    where the run's events have none: a Neo4j list holds no nulls).
+def packed(rows: Sequence[Mapping[str, Any]]) -> list[Run]:
+    """``rows`` as runs of consecutive events with the same kind, plan and ids given.
 
     >>> rows = [{"kind": "recorded", "plan_id": "P", "decision_id": d, "review_id": None} for d in "ab"]
     >>> rows.append({"kind": "review_pending", "plan_id": "P", "decision_id": None, "review_id": "r"})
-    >>> [(r["offset"], r["size"], r["decision_ids"], r["review_ids"]) for r in packed(rows)]
-    [(0, 2, ['a', 'b'], None), (2, 1, None, ['r'])]
+    >>> [(r.kind, r.decision_ids, r.review_ids) for r in packed(rows)]
+    [('recorded', ['a', 'b'], None), ('review_pending', None, ['r'])]
     """
-    runs: list[dict[str, Any]] = []
+    groups: list[tuple[str, str, list[str] | None, list[str] | None]] = []
     shape: tuple[Any, ...] | None = None
-    for offset, row in enumerate(rows):
+    for row in rows:
         decision_id, review_id = row["decision_id"], row["review_id"]
         row_shape = (row["kind"], row["plan_id"], decision_id is None, review_id is None)
         if row_shape != shape:
             shape = row_shape
-            run: dict[str, Any] = {
-                "offset": offset,
-                "size": 0,
-                "kind": row["kind"],
-                "plan_id": row["plan_id"],
-                "decision_ids": None if decision_id is None else [],
-                "review_ids": None if review_id is None else [],
-            }
-            runs.append(run)
-        run["size"] += 1
-        if decision_id is not None:
-            run["decision_ids"].append(decision_id)
-        if review_id is not None:
-            run["review_ids"].append(review_id)
-    return runs
+            groups.append((row["kind"], row["plan_id"], None if decision_id is None else [], None if review_id is None else []))
+        _, _, decision_ids, review_ids = groups[-1]
+        if decision_ids is not None:
+            decision_ids.append(decision_id)
+        if review_ids is not None:
+            review_ids.append(review_id)
+    return [Run(kind, plan_id, decision_ids, review_ids) for kind, plan_id, decision_ids, review_ids in groups]
 
 
 def read_after(tx: Transaction, after: int, limit: int, plan_id: str | None = None) -> OutboxPage:
