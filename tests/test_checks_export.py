@@ -103,6 +103,28 @@ def read_graphml(text: str) -> nx.MultiDiGraph[Any]:
     return G
 
 
+# Each character a GraphML writer must not put into text or an attribute value as it is: markup,
+# what XML would read back changed (a return, in an attribute a newline or a tab), and what is
+# outside XML 1.0 (C0 controls but tab, newline and return; a lone surrogate; U+FFFE, U+FFFF).
+NOT_AS_IS = '&<>"\n\r\t' + "".join(chr(c) for c in range(0x20) if chr(c) not in "\t\n\r") + "\ud800\udfff\ufffe\uffff"
+OUTSIDE_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+@pytest.mark.parametrize("char", list(NOT_AS_IS), ids=lambda c: f"U+{ord(c):04X}")
+def test_graphml_writes_each_character_xml_cannot_hold_as_is_so_it_reads_back(char: str) -> None:
+    # One such character in an otherwise plain value, in a node's text and in its id: the writer
+    # notices it (most values have none and are written as they are) and escapes or replaces it.
+    G = decision_graph()
+    node = f"D{char}1"
+    add_decision(G, node, plan_id="P1", decision_type="prompt_definition", sequence_number=0, rationale=f"a{char}b")
+
+    back = read_graphml("".join(graphml(G)))
+
+    expected = OUTSIDE_XML.sub("\ufffd", node)
+    assert set(back.nodes) == {expected, "P1"}
+    assert back.nodes[expected]["rationale"] == OUTSIDE_XML.sub("\ufffd", f"a{char}b")
+
+
 def test_graphml_reads_back_with_the_same_nodes_edges_and_typed_values(lineage: nx.MultiDiGraph[str]) -> None:
     back = read_graphml(text_of(ExportFormat.GRAPHML, lineage))
 

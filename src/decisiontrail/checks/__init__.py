@@ -12,7 +12,7 @@ import networkx as nx
 
 from decisiontrail.checks import coverage, validation
 from decisiontrail.checks.coverage import DEFAULT_SPEC, CoverageSpec
-from decisiontrail.checks.model import decisions, plans
+from decisiontrail.checks.model import collector_held_off, decisions, plans
 from decisiontrail.checks.report import Report, Rule, Violation
 
 VALIDATION_RULES: tuple[Rule, ...] = (
@@ -112,8 +112,9 @@ def run_checks(G: nx.MultiDiGraph[str], *, scope: str = "graph", rules: tuple[Ru
     """
     chosen = all_rules() if rules is None else rules
     found: list[Violation] = []
-    for rule in chosen:
-        found.extend(rule.check(G))
+    with collector_held_off():
+        for rule in chosen:
+            found.extend(rule.check(G))
     return Report(
         scope=scope,
         decisions=sum(1 for _ in decisions(G)),

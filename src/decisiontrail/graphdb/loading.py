@@ -7,7 +7,6 @@ shape of what comes out is ``decisiontrail.checks.model``'s.
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -26,6 +25,7 @@ from decisiontrail.checks.model import (
     add_edge,
     add_plan,
     add_review,
+    collector_held_off,
     decision_graph,
 )
 from decisiontrail.cypher import query
@@ -151,7 +151,7 @@ def _load(session: neo4j.Session, plan_ids: list[str], *, every_attempt: bool, p
     G = decision_graph()
     with (
         tqdm(total=total, unit="decision", desc="loading", disable=not show, file=sys.stderr) as bar,
-        _collector_held_off(),
+        collector_held_off(),
     ):
         for batch in _batches(plan_ids, PLANS_PER_QUERY):
             sizes = {}
@@ -199,25 +199,6 @@ def _by_size(plan_ids: Sequence[str], sizes: Mapping[str, int], limit: int) -> I
         yield run
 
 
-@contextmanager
-def _collector_held_off() -> Iterator[None]:
-    """Python's cyclic garbage collector held off while a graph is built.
-
-    Every node and edge is a new dict, so the collector ran again and again over the growing
-    graph (two fifths of the time of building one); those dicts of plain values hold no
-    reference cycle for it to find, and whatever cycles appear meanwhile (the graph object itself
-    is one, through networkx's cached views) are collected once it is back. Only turned back on
-    if it was on (the collector is the process's).
-    """
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
-
-
 def _plan_ids(session: neo4j.Session, scope: LoadScope, plan_id: str | None) -> list[str]:
     if scope is LoadScope.ALL:
         return [r["plan_id"] for r in session.run(query("graph/all_plan_ids"))]
@@ -242,19 +223,21 @@ def _add_plan_row(G: nx.MultiDiGraph[str], row: neo4j.Record) -> None:
 def _add_decision_row(G: nx.MultiDiGraph[str], row: Mapping[str, Any]) -> None:
     props = _properties(row["decision"])
     decision_id = props.pop("decision_id")
+    plan_id = props.pop("plan_id")
     add_decision(
         G,
         decision_id,
-        plan_id=props.pop("plan_id"),
+        plan_id=plan_id,
         decision_type=props.pop("decision_type"),
         sequence_number=props.pop("sequence_number"),
         has_context=row["has_context"],
         **props,
     )
     # The IN_PLAN edge the builder added follows the property; these follow the stored edges,
-    # so a broken database shows as it is.
-    for plan_id in row["plan_ids"]:
-        add_edge(G, decision_id, plan_id, Rel.IN_PLAN)
+    # so a broken database shows as it is (a decision's one edge to its own plan is the builder's).
+    if row["plan_ids"] != [plan_id]:
+        for stored in row["plan_ids"]:
+            add_edge(G, decision_id, stored, Rel.IN_PLAN)
     for parent in row["parent_ids"]:
         add_edge(G, decision_id, parent, Rel.PARENT)
     for dependency, ordinal in row["depends_on"]:
