@@ -34,6 +34,14 @@ def main(argv: list[str] | None = None) -> int:
         help="the whole range of sizes (up to 1M decisions, and 10M for the offline checks and export; two hours or more)",
     )
     parser.add_argument("--only", nargs="+", choices=SCENARIOS, help="run only these scenarios")
+    parser.add_argument(
+        "--largest",
+        type=int,
+        metavar="DECISIONS",
+        help="leave out the workloads and corrections larger than this many decisions; the earlier results of "
+        "the rows left out stay on the page (--full --only offline --largest 1000000 runs the offline rows "
+        "up to 1M and keeps the 10M rows of the run before)",
+    )
     parser.add_argument("--no-write", action="store_true", help="print the table, do not write docs/benchmarks*")
     parser.add_argument(
         "--wipe",
@@ -42,6 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     sizes = FULL if args.full else QUICK
+    if args.largest is not None:
+        if args.largest < 1:
+            parser.error(f"--largest: a number of decisions, at least 1, not {args.largest}")
+        sizes = sizes.up_to(args.largest)
     chosen = args.only or list(SCENARIOS)
 
     started = time.monotonic()
@@ -61,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                 "versions": _versions(graph, "tree" in chosen),
                 "workload": workload,
                 "scenarios": chosen,
+                **({"largest": args.largest} if args.largest is not None else {}),
                 "seconds": time.monotonic() - started,
                 "rows": [row.as_json() for row in rows],
                 "misses": [_miss(row) for row in rows if row.met is False],

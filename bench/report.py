@@ -25,7 +25,10 @@ are compared in full (the same decisions and plans for a walk, the same tree wit
 children and dependencies for the nested query, the same count of stored decisions for
 writes); each correction's superseded set, ours and the baseline's, is checked against the
 closure read before either ran. The raw results, with the git commit they were measured at,
-are in `docs/benchmarks/*.json`; this page, the analysis included, is written from them.
+are in `docs/benchmarks/*.json`; this page, the analysis included, is written from them. A run
+of some scenarios (`python -m bench --only offline`) or of the sizes up to one
+(`--largest 1000000`) replaces the rows it measured and keeps the others, each part with its
+date, commit and machine.
 
 How each scenario is built, and what its baseline is, is in [the notes](#notes) below.
 """
@@ -334,7 +337,9 @@ _SCENARIO_OF = {"impact": "lineage", "nested tree": "tree", "events": "events"}
 
 def merge(previous: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     """A run of some scenarios (``--only``) replaces those scenarios' rows in the previous run at
-    the same sizes and keeps the others, with the date, workload and duration of each part.
+    the same sizes and keeps the others, with the date, workload and duration of each part. A run
+    that left out the larger sizes (``--largest``) replaces only the rows it measured: the
+    previous run's rows of the sizes left out stay, after its own, with the part they came from.
 
     >>> old = {"date": "d1", "scenarios": ["offline", "tree"], "workload": "w1", "seconds": 10.0,
     ...        "versions": {"node": "20"}, "rows": [{"scenario": "offline"}, {"scenario": "nested tree"}], "misses": []}
@@ -345,23 +350,58 @@ def merge(previous: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     ([{'scenario': 'offline'}, {'scenario': 'nested tree', 'n': 2}], ['offline', 'tree'], {'node': '20', 'neo4j': '5'}, 15.0)
     >>> [(part["date"], part["scenarios"]) for part in merged["parts"]]
     [('d1', ['offline']), ('d2', ['tree'])]
+
+    Up to a size: the rows measured replace theirs, the larger one stays after them.
+
+    >>> old = {"date": "d1", "scenarios": ["offline"], "workload": "w1", "seconds": 10.0, "versions": {},
+    ...        "rows": [{"scenario": "offline", "case": "1M"}, {"scenario": "offline", "case": "10M"}],
+    ...        "misses": ["offline, 1M: 8x", "offline, 10M: 9x"]}
+    >>> new = {"date": "d2", "scenarios": ["offline"], "workload": "w2", "seconds": 5.0, "versions": {}, "largest": 1,
+    ...        "rows": [{"scenario": "offline", "case": "1M", "n": 2}], "misses": ["offline, 1M: 4x"]}
+    >>> merged = merge(old, new)
+    >>> merged["rows"], merged["misses"]
+    ([{'scenario': 'offline', 'case': '1M', 'n': 2}, {'scenario': 'offline', 'case': '10M'}], ['offline, 10M: 9x', 'offline, 1M: 4x'])
+    >>> [(part["date"], part["scenarios"], part.get("largest")) for part in merged["parts"]]
+    [('d1', ['offline'], None), ('d2', ['offline'], 1)]
+    >>> again = merge(merged, {**new, "date": "d3"})
+    >>> [(part["date"], part["scenarios"]) for part in again["parts"]], len(again["rows"])
+    ([('d1', ['offline']), ('d3', ['offline'])], 2)
     """
     ran = set(result["scenarios"])
-    kept = [row for row in previous["rows"] if _SCENARIO_OF.get(row["scenario"], row["scenario"]) not in ran]
+    measured = {(row["scenario"], row.get("case")) for row in result["rows"]}
+    largest = result.get("largest")
+
+    def kept_as(row: dict[str, Any]) -> str | None:
+        if _SCENARIO_OF.get(row["scenario"], row["scenario"]) not in ran:
+            return "other"
+        return "larger" if largest is not None and (row["scenario"], row.get("case")) not in measured else None
+
+    other = [row for row in previous["rows"] if kept_as(row) == "other"]
+    larger = [row for row in previous["rows"] if kept_as(row) == "larger"]
+    kept = other + larger
+
+    def still_shown(part: dict[str, Any], scenario: str) -> bool:
+        # A part's scenario stays while rows it measured do: one not run now, or the larger sizes
+        # of one run now up to ``largest`` (a part that itself went no further has none left).
+        if scenario not in ran:
+            return True
+        return bool(larger) and largest is not None and (part.get("largest") is None or part["largest"] > largest)
+
     if not kept:
         return result
     parts = [
-        {**part, "scenarios": [s for s in part["scenarios"] if s not in ran]}
+        {**part, "scenarios": [s for s in part["scenarios"] if still_shown(part, s)]}
         for part in previous.get("parts") or [_part(previous)]
     ]
     parts = [part for part in parts if part["scenarios"]] + [_part(result)]
-    kept_misses = [m for m in previous.get("misses", []) if m.split(",")[0] in {row["scenario"] for row in kept}]
+    kept_cases = {f"{row['scenario']}, {row.get('case')}:" for row in kept}
+    kept_misses = [m for m in previous.get("misses", []) if any(m.startswith(case) for case in kept_cases)]
     return {
         **result,
         "versions": {**previous.get("versions", {}), **result["versions"]},
         "scenarios": sorted({s for part in parts for s in part["scenarios"]}, key=_ORDER.index),
         "seconds": sum(part["seconds"] for part in parts),
-        "rows": kept + result["rows"],
+        "rows": other + result["rows"] + larger,
         "misses": kept_misses + result["misses"],
         "parts": parts,
     }
@@ -371,7 +411,8 @@ _ORDER = ["offline", "recording", "lineage", "correction", "tree", "events", "ex
 
 
 def _part(run: dict[str, Any]) -> dict[str, Any]:
-    return {key: run.get(key) for key in ("date", "commit", "machine", "scenarios", "workload", "seconds")}
+    part = {key: run.get(key) for key in ("date", "commit", "machine", "scenarios", "workload", "seconds")}
+    return part | ({"largest": run["largest"]} if run.get("largest") is not None else {})
 
 
 def _machine(m: dict[str, Any] | None) -> str:
@@ -429,7 +470,13 @@ def _run(run: dict[str, Any]) -> str:
             if not parts
             else ["Run in parts:  "]
             + [
-                f"{', '.join(part['scenarios'])} on {part['date']} at `{part.get('commit') or 'commit not recorded'}` "
+                f"{', '.join(part['scenarios'])}"
+                + (
+                    f", up to {part['largest']:,} decisions (the rows of larger sizes from the part above)"
+                    if part.get("largest") is not None
+                    else ""
+                )
+                + f" on {part['date']} at `{part.get('commit') or 'commit not recorded'}` "
                 + (f"on {_machine(part.get('machine'))} " if part.get("machine") != m else "")
                 + f"({part['seconds']:.0f} s; workload: {part['workload']}).  "
                 for part in parts

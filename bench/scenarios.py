@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from datetime import UTC, datetime
 from typing import Any
@@ -45,6 +45,19 @@ class Sizes:
     offline_repeat: int = (
         1  # runs each way of every group-by-group row at the ``offline`` sizes (a warm-up first when more than 1)
     )
+
+    def up_to(self, largest: int) -> Sizes:
+        """These sizes without the workloads and corrections larger than ``largest`` decisions.
+
+        >>> FULL.up_to(1_000_000).offline, FULL.up_to(1_000_000).offline_by_group, FULL.up_to(10_000).corrections
+        ((100000, 1000000), (), (1, 100, 10000))
+        """
+        return replace(
+            self,
+            corrections=tuple(n for n in self.corrections if n <= largest),
+            offline=tuple(n for n in self.offline if n <= largest),
+            offline_by_group=tuple(n for n in self.offline_by_group if n <= largest),
+        )
 
 
 QUICK = Sizes(
