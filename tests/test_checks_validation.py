@@ -9,9 +9,12 @@ from datetime import timedelta
 
 import networkx as nx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from decisiontrail.checks import VALIDATION_RULES, CoverageSpec, all_rules, coverage_rules, run_checks
-from decisiontrail.checks.coverage import load_spec
+from decisiontrail.checks.coverage import check_execute_under_strategize, load_spec
+from decisiontrail.checks.validation import _cycles, check_no_dependency_cycle, check_tree_per_plan
 from decisiontrail.checks.model import add_attempt, add_decision, add_edge, add_plan, add_review, decision_graph
 from decisiontrail.domain import DecisionType
 from decisiontrail.exceptions import ValidationFailed
@@ -244,3 +247,56 @@ def test_docs_list_every_rule_with_an_example_violation() -> None:
         section = text.split(f"#### {rule.name}\n", 1)
         assert len(section) == 2, f"docs/checks.md has no section for {rule.name}"
         assert f"[{rule.name}]" in section[1].split("####", 1)[0], f"docs/checks.md shows no example violation of {rule.name}"
+
+
+@given(
+    size=st.integers(min_value=1, max_value=10),
+    pairs=st.lists(st.tuples(st.integers(min_value=0, max_value=9), st.integers(min_value=0, max_value=9)), max_size=25),
+    rel=st.sampled_from(["PARENT", "DEPENDS_ON"]),
+)
+def test_the_cycle_rules_find_what_a_search_of_every_edge_finds(size: int, pairs: list[tuple[int, int]], rel: str) -> None:
+    # The rules peel off the nodes that are on no cycle before searching; what they report must be
+    # what searching a graph of every edge of the type reports.
+    G = decision_graph()
+    for i in range(size):
+        add_decision(G, f"D{i}", plan_id="P", decision_type="strategy_choice", sequence_number=i)
+    for s, t in pairs:
+        add_edge(G, f"D{s % size}", f"D{t % size}", rel)
+    every_edge: nx.DiGraph[str] = nx.DiGraph([(s, t) for s, t, key in G.edges(keys=True) if key == rel])
+    rule, name = (check_tree_per_plan, "PARENT") if rel == "PARENT" else (check_no_dependency_cycle, "DEPENDS_ON")
+
+    found = [v.decision_ids for v in rule(G) if v.message.startswith(f"{name} edges form a cycle")]
+
+    assert found == [tuple(cycle) for cycle in _cycles(every_edge)]
+
+
+@given(
+    phases=st.lists(st.sampled_from(["execute", "execute", "strategize", "apply"]), min_size=1, max_size=10),
+    parents=st.lists(st.integers(min_value=-3, max_value=9), max_size=10),
+)
+def test_execute_under_strategize_finds_what_walking_each_chain_whole_finds(phases: list[str], parents: list[int]) -> None:
+    # The rule remembers each Execute decision's anchor on the way up; what it reports must be what
+    # walking every decision's own chain of first parents reports (cycles and roots included).
+    G = decision_graph()
+    for i, phase in enumerate(phases):
+        add_decision(G, f"D{i}", plan_id="P", decision_type="tool_invocation", sequence_number=i, phase=phase)
+    for i, parent in enumerate(parents[: len(phases)]):
+        if parent >= 0:
+            add_edge(G, f"D{i}", f"D{parent % len(phases)}", "PARENT")
+
+    def walked(d: str) -> str | None:
+        seen, node = {d}, d
+        while True:
+            up = [t for t, keyed in G.succ[node].items() if "PARENT" in keyed]
+            if not up or up[0] in seen:
+                return None
+            node = up[0]
+            seen.add(node)
+            if G.nodes[node]["phase"] != "execute":
+                return node
+
+    anchors = {f"D{i}": walked(f"D{i}") for i, phase in enumerate(phases) if phase == "execute"}
+    expected = [d for d, anchor in anchors.items() if anchor is None or G.nodes[anchor]["phase"] != "strategize"]
+    found = [v.decision_ids[0] for v in check_execute_under_strategize(G)]
+
+    assert found == expected

@@ -154,10 +154,11 @@ def check_execute_under_strategize(G: nx.MultiDiGraph[str], spec: CoverageSpec =
     if not spec.execute_under_strategize:
         return []
     found = []
+    anchors: dict[str, str | None] = {}
     for d, data in decisions(G):
         if data.get("phase") != Phase.EXECUTE.value or data["status"] != "current":
             continue
-        anchor = _first_outside_execute(G, d)
+        anchor = _first_outside_execute(G, d, anchors)
         if anchor is None or G.nodes[anchor].get("phase") != Phase.STRATEGIZE.value:
             found.append(
                 Violation(
@@ -189,17 +190,31 @@ def load_spec(text: str) -> CoverageSpec:
         raise ValidationFailed(f"coverage spec: {e}", field="coverage") from e
 
 
-def _first_outside_execute(G: nx.MultiDiGraph[str], decision_id: str) -> str | None:
+def _first_outside_execute(G: nx.MultiDiGraph[str], decision_id: str, anchors: dict[str, str | None]) -> str | None:
+    """Up ``decision_id``'s first parents, the first decision outside Execute (None at a root or a
+    cycle). Every Execute decision on the way has the same, so ``anchors`` keeps it for each:
+    walking each decision's whole chain again cost a plan of n Execute decisions in a chain n²/2 steps.
+    """
+    execute = Phase.EXECUTE.value
+    path = [decision_id]
     seen = {decision_id}
     node = decision_id
-    while True:
+    anchor: str | None = None
+    while node not in anchors:
         parents = targets(G, node, Rel.PARENT)
         if not parents or parents[0] in seen:
-            return None
+            break
         node = parents[0]
+        if G.nodes[node].get("phase") != execute:
+            anchor = node
+            break
+        path.append(node)
         seen.add(node)
-        if G.nodes[node].get("phase") != Phase.EXECUTE.value:
-            return node
+    else:
+        anchor = anchors[node]
+    for on_the_way in path:
+        anchors[on_the_way] = anchor
+    return anchor
 
 
 def _active_plans(G: nx.MultiDiGraph[str], phases: set[str]) -> list[tuple[str, dict[str, Any]]]:
