@@ -202,31 +202,41 @@ of the service calls) taken while changing the code.
   ({peak("999,950 decisions: export --all")}). On 10M: `check --all`
   {c("offline", "9,999,850 decisions: check --all", "full")} ({peak("9,999,850 decisions: check --all")}),
   `export --all` {c("offline", "9,999,850 decisions: export --all", "full")}
-  ({peak("9,999,850 decisions: export --all")}). For reference, the whole database loaded as one
-  graph, checked and exported in one process: {c("offline", "999,950 decisions as one graph", "full")}
-  ({peak("999,950 decisions as one graph")}); on the quick sizes {c("offline", "rules, GraphML export")}.
-  The rows are one per plan, holding its decisions, with times as ISO text (hydrating the
-  driver's `DateTime`s was most of a load); the baseline streams those same rows and got
-  cheaper by the same change. Loading holds Python's garbage collector off while it builds the
-  graph (the collector ran again and again over the growing graph: two fifths of building one),
-  and the rules read the graph's own adjacency where an edge view per call cost ten times as
-  much (a quarter of the rules' time); the quick sizes' rows above were measured with both, the
-  full sizes' before them. Then small groups were loaded together, up to 200 plans a load
-  (`graphdb.loading.loads_of`; with workers, loads of at most a worker's share of the plans):
-  at the quick sizes each of the 29 hierarchies of 7 plans had been read by six statements of
-  its own and checked by the 16 rules on its own, and now the 203 plans are two loads:
-  `check --all` {c("offline", "check --all group by group, --jobs 1")}, `export --all`
+  ({peak("9,999,850 decisions: export --all")}), measured at 67cde99 on another machine, before
+  the changes below, and not run again (over an hour; `--largest 1000000` leaves them out). For
+  reference, the whole database loaded as one graph, checked and exported in one process:
+  {c("offline", "999,950 decisions as one graph", "full")} ({peak("999,950 decisions as one graph")});
+  on the quick sizes {c("offline", "rules, GraphML export")}. What made it cheaper, round by round:
+  the rows are one per plan, holding its decisions, with times as ISO text (hydrating the
+  driver's `DateTime`s was most of a load; the baseline streams those same rows and got cheaper
+  by the same change); loading holds Python's garbage collector off while it builds the graph
+  (the collector ran again and again over the growing graph: two fifths of building one); the
+  rules read the graph's own adjacency where an edge view per call cost ten times as much; small
+  groups are loaded together, up to 200 plans a load (`graphdb.loading.loads_of`; with workers,
+  loads of at most a worker's share of the plans: at the quick sizes each of the 29 hierarchies
+  of 7 plans had been read by six statements of its own and checked by the 16 rules on its own,
+  and now the 203 plans are two loads). This round: the rules run with the collector held off
+  too (it ran over the loaded graph again and again as the rules built their own dicts and
+  lists: a third of the rules' time), the cycle rules peel off the nodes that are on no cycle
+  before searching what is left (`tree_per_plan`, the costliest rule, built a graph of every
+  PARENT edge to search), and GraphML writes a value as it is when it holds nothing to escape
+  (the escapes, run on every value, were two fifths of an export; the document is the same byte
+  for byte). The 1M rows above are measured with all of it, on this machine, whose baseline
+  streamed the rows more slowly than the machine of the 10M rows did: compare ratios within a
+  part, not across. At the quick sizes `check --all`
+  {c("offline", "check --all group by group, --jobs 1")}, `export --all`
   {c("offline", "export --all group by group")}. At these sizes two workers lose to one,
   {c("offline", "check --all group by group, --jobs 2")}: starting the worker processes (each
-  imports the package, 0.8 s when it was measured, and opens its own connection) costs more than the second core saves on
-  a second of work. The quick rows above are measured with it (peak memory now that of a load of 200 plans); the full
-  sizes' rows were measured before it and not run again (about 100 minutes). The quick
-  group-by-group rows are medians of five runs each way, interleaved after a warm-up of each
-  (single runs of a few seconds moved by half from one run of the bench to the next); the
-  reference row and the full sizes' rows are single runs. What remains is networkx: loading builds a Python dict per node
-  and per edge with every property, then 16 rules walk it in Python, where the baseline only
-  receives the rows. What would close it: the rules run on arrays (or in Cypher) instead of a
-  graph of Python objects.
+  imports the package, 0.6 s, and opens its own connection) costs more than the second core saves
+  on a second of work. The quick group-by-group rows are medians of five runs each way,
+  interleaved after a warm-up of each (single runs of a few seconds moved by half from one run
+  of the bench to the next); the reference rows and the full sizes' rows are single runs. What
+  remains (a profile at 100k): building the graph costs about as much again as receiving its
+  rows (networkx's `add_node` and `add_edge` half of that, the rows' properties a quarter), and
+  the 16 rules half as much again as that, spread over all of them (the costliest a tenth),
+  where the baseline only receives the rows. 2x leaves building and judging together no more
+  time than receiving the rows: the rules would have to run on arrays (or in Cypher) instead of
+  a graph of Python objects.
 - **Live events.** A correction writes its events to the outbox in its own transaction (its
   supersessions in one plan as one run, numbered one by one); the
   serving process's relay, woken by the commit, reads them and hands them to every subscriber's
