@@ -238,6 +238,24 @@ def test_dot_draws_plans_as_clusters_and_superseded_decisions_faded(lineage: nx.
     assert nodes["X0"]["style"] == "dotted"
 
 
+# What DOT's quoted strings spell with a backslash, and the controls the writer leaves out.
+DOT_SPECIAL = '\\"\n\r' + "".join(chr(c) for c in range(0x20) if chr(c) not in "\t\n\r") + "\x7f"
+
+
+@pytest.mark.parametrize("char", list(DOT_SPECIAL), ids=lambda c: f"U+{ord(c):04X}")
+def test_dot_writes_each_character_it_escapes_or_drops_so_it_parses_back(char: str) -> None:
+    # One such character in an otherwise plain value and id: the writer notices it (most values
+    # have none and are written as they are) and escapes it, or leaves a control out.
+    G = decision_graph()
+    add_decision(G, f"D{char}1", plan_id="P1", decision_type="prompt_definition", sequence_number=0, rationale=f"a{char}b")
+    kept = char if char in '\\"\n\r' else ""
+
+    nodes, _, _ = read_dot("".join(dot(G)))
+
+    assert set(nodes) == {f"D{kept}1", "P1"}
+    assert nodes[f"D{kept}1"]["rationale"] == f"a{kept}b"
+
+
 def test_dot_quotes_ids_that_are_keywords_or_numbers() -> None:
     G = decision_graph()
     add_decision(G, "node", plan_id="graph", decision_type="prompt_definition", sequence_number=0)

@@ -63,6 +63,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import date, datetime, time
 from enum import StrEnum
+from functools import lru_cache
 from itertools import islice
 from tempfile import TemporaryFile
 from typing import Any, Final
@@ -484,7 +485,20 @@ def _present(attrs: Mapping[Any, Any]) -> dict[str, Any]:
 
 
 def _reserved(reserved: dict[str, Any], attrs: Mapping[Any, Any]) -> dict[str, Any]:
-    return {**reserved, **{name: _plain(v) for name, v in _present(attrs).items() if name not in reserved}}
+    # ``reserved``, then the attributes it does not name, JSON-ready: run for every node and edge,
+    # so in one pass, and a value of a type JSON holds as it is kept without ``_plain``'s checks.
+    plain = dict(reserved)
+    for name, value in attrs.items():
+        if value is None:
+            continue
+        key = name if type(name) is str else str(name)
+        if key not in reserved:
+            plain[key] = value if type(value) in _AS_IS else _plain(value)
+    return plain
+
+
+_AS_IS: Final = frozenset({str, int, bool})
+"""Types whose values ``_plain`` returns as they are (a float may be infinite or NaN)."""
 
 
 def _shorten(value: object) -> str:
@@ -656,17 +670,32 @@ _DOT_SHAPES: Final[dict[str, str]] = {
 }
 
 
+_DOT_SPECIAL: Final = re.compile('[\\\\"\x00-\x08\x0a-\x1f\x7f]')
+"""What ``_DOT_ESCAPES`` changes: most ids and values hold none of it, and one search tells (the
+translation, a lookup per character, was run on every value)."""
+
+
 def _dot_id(text: str) -> str:
     # Always quoted, so an id like ``node`` or ``01J...`` is never read as a keyword or a number.
+    if _DOT_SPECIAL.search(text) is None:
+        return '"' + text + '"'
     return '"' + text.translate(_DOT_ESCAPES) + '"'
 
 
+@lru_cache(maxsize=1024)
 def _dot_name(name: str) -> str:
+    # An attribute's name, once per name rather than once per value (the names repeat on every node).
     return name if _DOT_NAME.fullmatch(name) and name.lower() not in _DOT_KEYWORDS else _dot_id(name)
 
 
 def _dot_attrs(attrs: Mapping[str, Any]) -> str:
-    return "[" + ", ".join(f"{_dot_name(name)}={_dot_id(_text(value))}" for name, value in attrs.items()) + "]"
+    return (
+        "["
+        + ", ".join(
+            f"{_dot_name(name)}={_dot_id(value if type(value) is str else _text(value))}" for name, value in attrs.items()
+        )
+        + "]"
+    )
 
 
 def _dot_node(node: Any, attrs: Mapping[str, Any]) -> str:
