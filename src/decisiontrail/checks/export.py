@@ -629,14 +629,15 @@ class _GraphmlKeys:
 
 
 # Outside XML 1.0's Char production: C0 controls but tab, newline and return; surrogates; U+FFFE, U+FFFF.
-_NOT_XML: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_OUTSIDE_XML: Final = "\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff"
+_NOT_XML: Final = re.compile(f"[{_OUTSIDE_XML}]")
 
 
 # What text or an attribute value cannot hold as it is: markup, the characters each spells as a
 # reference, and what is outside XML. Most values have none, and one search tells (the
 # substitution and the escapes, run on every value, were two fifths of a GraphML export).
-_XML_TEXT_SPECIAL: Final = re.compile("[&<>\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_XML_ATTR_SPECIAL: Final = re.compile('[&<>"\n\r\t\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]')
+_XML_TEXT_SPECIAL: Final = re.compile(f"[&<>\r{_OUTSIDE_XML}]")
+_XML_ATTR_SPECIAL: Final = re.compile(f'[&<>"\n\r\t{_OUTSIDE_XML}]')
 
 
 def _xml_text(text: str) -> str:
