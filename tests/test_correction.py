@@ -12,10 +12,19 @@ from typing import Any
 import pytest
 
 from decisiontrail.domain import Decision, DecisionType, Phase, Plan
-from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome, replay_frontier
+from decisiontrail.domain.correction import (
+    CorrectionMode,
+    ReplayOutcome,
+    correction_decision,
+    phase_after_correction,
+    replay_frontier,
+)
+from decisiontrail.domain.decision import utc_now
+from decisiontrail.domain.placement import Recording
+from decisiontrail.domain.plan import AutomationProfile
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, ValidationFailed
-from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb import Graph, corrections, decisions
 from decisiontrail.graphdb.admin import count_graph
 from decisiontrail.services.correction import correct, correct_in, history, preview, record_replay
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
@@ -573,3 +582,61 @@ def test_a_dependency_added_on_the_downstream_being_corrected_waits_and_is_refus
     assert outcome[0].rule == "dependency_is_current" and h["resources"].decision_id in outcome[0].message
     assert waited
     assert reading.get_decision(store, dependent.decision_id).depends_on == ()
+
+
+@pytest.mark.parametrize(
+    ("target", "mode"), [("strategy", "revert"), ("strategy", "append"), ("resources", "append"), ("root", "revert")]
+)
+def test_the_correction_decision_is_judged_by_the_facts_read_placements_reads_for_it(
+    store: Trail, graph: Graph, target: str, mode: str
+) -> None:
+    # The correction's reads take what placing its decision is judged by (where read_placements
+    # cost a round trip of its own): under the same locks, they must be what read_placements reads.
+    plan, root = instantiate_plan(store, "gated", automation_profile=AutomationProfile(edit_code=0.5, execute_command=0.25))
+    strategy = _add(store, plan, S, root)
+    resources = _add(store, plan, DecisionType.RESOURCE_SELECTION, strategy)
+    later = _add(store, plan, S, root)
+    original = {"root": root, "strategy": strategy, "resources": resources}[target]
+    parsed = CorrectionMode(mode)
+    with graph.driver.session(database=graph.database) as session, session.begin_transaction() as tx:
+        correction_id = new_ulid()
+        facts = corrections.begin(tx, original.decision_id, correction_id, append=parsed is CorrectionMode.APPEND)
+        assert facts is not None
+        draft, context = correction_decision(
+            facts.decision, parsed, "g", "r", anchor_id=facts.anchor_id, at=utc_now(), decision_id=correction_id
+        )
+        recording = Recording(draft, context=context)
+        phase = phase_after_correction(parsed, facts.decision, Phase(facts.plan_phase))
+
+        judged_by = facts.placement_of(recording, phase)
+        read = decisions.read_placements(tx, [recording])[0]
+        tx.rollback()
+
+    assert judged_by == {**read, "plan_phase": phase.value}
+    assert (judged_by["automation_edit_code"], judged_by["current_root_id"]) == (0.5, root.decision_id)
+    if target != "root":
+        assert draft.parent_decision_id == (later.decision_id if mode == "append" else original.parent_decision_id)
+        assert judged_by["parent_exists"] and judged_by["parent_plan_id"] == plan.plan_id
+
+
+def test_the_correction_reads_give_no_placement_facts_for_another_decision(store: Trail, graph: Graph) -> None:
+    plan, root = instantiate_plan(store, "p")
+    strategy = _add(store, plan, S, root)
+    other = _add(store, plan, S, root)
+    with graph.driver.session(database=graph.database) as session, session.begin_transaction() as tx:
+        correction_id = new_ulid()
+        facts = corrections.begin(tx, strategy.decision_id, correction_id, append=False)
+        assert facts is not None
+        draft, context = correction_decision(
+            facts.decision, CorrectionMode.REVERT, "g", "r", anchor_id=None, at=utc_now(), decision_id=correction_id
+        )
+        tx.rollback()
+    for unread in (
+        draft.model_copy(update={"decision_id": new_ulid()}),
+        draft.model_copy(update={"parent_decision_id": other.decision_id}),
+        draft.model_copy(update={"depends_on": (other.decision_id,)}),
+        draft.model_copy(update={"corrects_decision_id": other.decision_id}),
+    ):
+        with pytest.raises(ValueError, match="no placement facts"):
+            facts.placement_of(Recording(unread, context=context), Phase.STRATEGIZE)
+    assert facts.placement_of(Recording(draft, context=context), Phase.STRATEGIZE)["parent_exists"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,12 @@ def test_a_statement_that_carries_events_announces_them_as_append_events_does() 
     assert [name for name in FILES if "$announce" in cypher.query(name)] == sorted([*CARRIERS, "event/append_events"])
     for name in CARRIERS:
         assert subquery in cypher.query(name), f"{name} announces otherwise than event/append_events"
+
+
+def test_the_supersession_writes_the_correction_decision_as_create_decisions_writes_a_placed_one() -> None:
+    creating = cypher.query("decision/create_decisions")
+    writes = creating[creating.index("UNWIND $rows AS row") : creating.index("// The events the write announces")]
+    block = "CALL () {\n" + textwrap.indent(writes, "  ") + "  RETURN size(created) AS created\n}\n"
+    assert block in cypher.query("correction/supersede_downstream"), (
+        "correction/supersede_downstream writes placed decisions otherwise than decision/create_decisions"
+    )

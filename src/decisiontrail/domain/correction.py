@@ -209,8 +209,9 @@ def correction_decision(
     anchor_id: str | None,
     at: datetime,
     prompt: CapturedContext | None = None,
+    decision_id: str | None = None,
 ) -> tuple[Decision, CapturedContext]:
-    """The new decision a correction records.
+    """The new decision a correction records (``decision_id``: the id it is to have, by default a new one).
 
     Correcting a prompt_definition gives the plan a new root with the corrected prompt
     (``prompt``: the new description and arguments, as instantiation captures them).
@@ -231,6 +232,7 @@ def correction_decision(
     else:
         parent = anchor_id or original.parent_decision_id
     decision = Decision(
+        decision_id=decision_id or new_ulid(),
         plan_id=original.plan_id,
         parent_decision_id=parent,
         decision_type=DecisionType.PROMPT_DEFINITION if root else DecisionType.USER_INTERVENTION,

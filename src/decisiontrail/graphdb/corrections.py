@@ -10,8 +10,10 @@ from typing import Any
 from decisiontrail.cypher import query
 from decisiontrail.domain import Decision, Phase
 from decisiontrail.domain.correction import CorrectionAttempt, Downstream, Impact, ImpactedDecision, ReplayOutcome
+from decisiontrail.domain.placement import Placed, Recording
 from decisiontrail.domain.recording import Review
 from decisiontrail.graphdb.database import Transaction
+from decisiontrail.graphdb.decisions import creation_params
 from decisiontrail.graphdb.outbox import Announcement, announce_param
 from decisiontrail.graphdb.records import (
     attempt_from_properties,
@@ -20,6 +22,21 @@ from decisiontrail.graphdb.records import (
     impacted_from_row,
     review_from_record,
 )
+
+
+@dataclass(frozen=True)
+class Placing:
+    """What placing a correction decision is judged by (decision/read_placements' facts for it),
+    read by the correction's reads for the id it is to have."""
+
+    correction_id: str
+    next_sequence: int
+    automation_edit_code: float | None
+    automation_execute_command: float | None
+    current_root_id: str | None
+    correction_exists: bool
+    parents: Mapping[str, tuple[str, bool]]
+    """The decisions it may hang under (the corrected decision's parent, append mode's anchor): plan id, superseded."""
 
 
 @dataclass(frozen=True)
@@ -41,13 +58,59 @@ class CorrectionFacts:
     """Append mode's: the plan's latest current decision outside what is superseded."""
     waiting: tuple[tuple[str, tuple[str, ...]], ...]
     """(plan id, dependency ids) of each review pending outside the locked plans whose proposal has dependencies."""
+    placing: Placing
+    """What placing the correction decision is judged by, read with the rest (``placement_of``)."""
+
+    def placement_of(self, recording: Recording, phase: Phase) -> dict[str, Any]:
+        """The facts ``domain.placement.place_all`` judges the correction decision by, in
+        decision/read_placements' shape, judged in ``phase``: the reads took them for the id it
+        was to have, under its own parent or the anchor, with no dependency or key; a recording
+        other than that is refused here (read_placements would read its facts)."""
+        draft, placing = recording.draft, self.placing
+        parent = draft.parent_decision_id
+        if (
+            draft.decision_id != placing.correction_id
+            or draft.corrects_decision_id != self.decision.decision_id
+            or (parent is not None and parent not in placing.parents)
+            or draft.depends_on
+            or recording.infer_parent
+            or recording.key_to_look_up is not None
+        ):
+            raise ValueError(f"the correction's reads took no placement facts for decision {draft.decision_id}")
+        parent_plan_id, parent_superseded = placing.parents[parent] if parent is not None else (None, False)
+        return {
+            "plan_exists": True,  # the decision's plan, locked
+            "sequence_number": placing.next_sequence,
+            "plan_phase": phase.value,
+            "automation_edit_code": placing.automation_edit_code,
+            "automation_execute_command": placing.automation_execute_command,
+            "current_root_id": placing.current_root_id,
+            "decision_exists": placing.correction_exists,
+            "inferred_parent_id": None,
+            "inferred_parent_thread": None,
+            "parent_exists": parent is not None,
+            "parent_plan_id": parent_plan_id,
+            "parent_superseded": parent_superseded,
+            "missing_dependencies": [],
+            "superseded_dependencies": [],
+            "corrected_exists": True,  # the decision read, locked
+            "existing_decision": None,
+            "existing_review": None,
+        }
 
 
-def begin(tx: Transaction, decision_id: str, *, append: bool, also_lock: Sequence[str] = ()) -> CorrectionFacts | None:
+def begin(
+    tx: Transaction, decision_id: str, correction_id: str, *, append: bool, also_lock: Sequence[str] = ()
+) -> CorrectionFacts | None:
     """Lock the decision, its plan, the plans its downstream touches and ``also_lock``, then read
-    the decision whole, its chain, its downstream and what else the rules need (``append``: the anchor)."""
+    the decision whole, its chain, its downstream and what else the rules need (``append``: the
+    anchor), and what placing the correction decision, ``correction_id``, is judged by."""
     facts = tx.run(
-        query("correction/begin_correction"), decision_id=decision_id, append=append, also_lock=list(also_lock)
+        query("correction/begin_correction"),
+        decision_id=decision_id,
+        correction_id=correction_id,
+        append=append,
+        also_lock=list(also_lock),
     ).single()
     if facts is None:
         return None
@@ -63,6 +126,15 @@ def begin(tx: Transaction, decision_id: str, *, append: bool, also_lock: Sequenc
         pending_reviews=tuple(_reviews(facts["pending_reviews"])),
         anchor_id=facts["anchor_id"],
         waiting=tuple((plan_id, tuple(ids)) for plan_id, ids in facts["waiting"]),
+        placing=Placing(
+            correction_id=correction_id,
+            next_sequence=facts["next_sequence"],
+            automation_edit_code=facts["automation_edit_code"],
+            automation_execute_command=facts["automation_execute_command"],
+            current_root_id=facts["current_root_id"],
+            correction_exists=facts["correction_exists"],
+            parents={parent_id: (plan_id, superseded) for parent_id, plan_id, superseded in facts["parents"]},
+        ),
     )
 
 
@@ -107,13 +179,15 @@ class PhaseMove:
 
 def supersede_downstream(
     tx: Transaction,
+    placed: Placed,
     attempt: CorrectionAttempt,
     cancelled_review_ids: list[str],
     at: datetime,
     move: PhaseMove,
     announce: Announcement | None = None,
 ) -> Superseded:
-    """Walk the corrected decision's downstream again (under the locks the reads took) and
+    """Write the correction decision as ``placed``, then walk the corrected decision's
+    downstream again (under the locks the reads took) and
     supersede what it reaches by the attempt's correction, invalidate the plans spawned in it,
     cancel the reviews it made moot, store the attempt (its superseded ids as the walk found
     them), move the corrected plan to its phase, and add ``announce`` to the outbox (the
@@ -123,6 +197,7 @@ def supersede_downstream(
     del attempt_props["invalidated_decision_ids"]  # the walk's, set in the statement
     row = tx.run(
         query("correction/supersede_downstream"),
+        **creation_params(placed.decisions, placed.sequences),
         plan_id=move.plan_id,
         to_phase=move.phase.value,
         phase_reason=f"correction of {attempt.corrected_decision_id} ({attempt.mode.value})",

@@ -156,6 +156,14 @@ def create_all(
     counters, and add ``announce`` to the outbox (the statement carries it: see ``outbox.Announcement``)."""
     if not decisions and announce is None:
         return
+    tx.run(
+        query("decision/create_decisions"), **creation_params(decisions, next_sequences), announce=announce_param(announce)
+    ).consume()
+
+
+def creation_params(decisions: Sequence[tuple[Decision, Recording]], next_sequences: dict[str, int]) -> dict[str, Any]:
+    """``$rows`` and ``$plans`` of decision/create_decisions' writes, for it and for a statement
+    that writes placed decisions as part of more (correction/supersede_downstream)."""
     rows = []
     for decision, recording in decisions:
         group = checkpoint_group_for(decision)
@@ -175,12 +183,7 @@ def create_all(
                 "review_id": recording.resolves_review_id,
             }
         )
-    tx.run(
-        query("decision/create_decisions"),
-        rows=rows,
-        plans=[{"plan_id": plan_id, "next_sequence": n} for plan_id, n in next_sequences.items()],
-        announce=announce_param(announce),
-    ).consume()
+    return {"rows": rows, "plans": [{"plan_id": plan_id, "next_sequence": n} for plan_id, n in next_sequences.items()]}
 
 
 def context_param(context: CapturedContext | None) -> dict[str, str] | None:

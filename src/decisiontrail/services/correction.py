@@ -31,7 +31,8 @@ from decisiontrail.domain.correction import (
     replay_frontier,
 )
 from decisiontrail.domain.decision import utc_now
-from decisiontrail.domain.placement import Recording
+from decisiontrail.domain.ids import new_ulid
+from decisiontrail.domain.placement import Recording, place_all
 from decisiontrail.domain.recording import prompt_context
 from decisiontrail.events import EventKind
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, TooLarge, ValidationFailed
@@ -39,7 +40,6 @@ from decisiontrail.graphdb import corrections, decisions, outbox, plans
 from decisiontrail.graphdb.corrections import PhaseMove
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
-from decisiontrail.services.recording import place
 from decisiontrail.services.trail import Trail
 from decisiontrail.services.visibility import require_visible
 
@@ -129,7 +129,8 @@ def correct_in(
     the downstream is read whole, so nothing recorded meanwhile escapes the supersession.
     """
     require_visible(tx, principal, decision_ids=[decision_id])
-    facts = corrections.begin(tx, decision_id, append=mode is CorrectionMode.APPEND)
+    correction_id = new_ulid()  # the reads take the facts placing it is judged by
+    facts = corrections.begin(tx, decision_id, correction_id, append=mode is CorrectionMode.APPEND)
     if facts is None:
         raise NotFound("decision", decision_id)
     check_correctable(decision_id, facts.superseded_by)
@@ -144,7 +145,7 @@ def correct_in(
     while not (wanted := _plans_to_lock(decision_id, facts)) <= set(facts.locked_plan_ids):
         if rounds == LOCK_ROUNDS:
             raise Conflict(f"the downstream of {decision_id} kept changing under concurrent writes; try again")
-        facts = corrections.begin(tx, decision_id, append=mode is CorrectionMode.APPEND, also_lock=sorted(wanted))
+        facts = corrections.begin(tx, decision_id, correction_id, append=mode is CorrectionMode.APPEND, also_lock=sorted(wanted))
         assert facts is not None  # locked since the first round
         rounds += 1
     downstream, anchor = facts.downstream, facts.anchor_id
@@ -164,9 +165,14 @@ def correct_in(
             "description: only a correction of the plan's prompt_definition carries a new description or arguments",
             field="description",
         )
-    draft, context = correction_decision(original, mode, guidance, reason, anchor_id=anchor, at=at, prompt=new_prompt)
-    # Placed in the phase the correction moves the plan to (``supersede_downstream`` records the move).
-    correction = place(tx, [Recording(draft, context=context)], at=at, phase=phase).decisions[0][0]
+    draft, context = correction_decision(
+        original, mode, guidance, reason, anchor_id=anchor, at=at, prompt=new_prompt, decision_id=correction_id
+    )
+    # Placed by the facts the reads took, in the phase the correction moves the plan to; written
+    # by ``supersede_downstream``, which records the move.
+    recording = Recording(draft, context=context)
+    placed = place_all([recording], [facts.placement_of(recording, phase)], at=at)
+    correction = placed.decisions[0][0]
     # Reviews waiting in the plans it touches that it makes moot are cancelled with it.
     moot = moot_reviews(
         facts.pending_reviews,
@@ -212,7 +218,7 @@ def correct_in(
     # Superseded where the walk finds it, under the same locks: the same downstream, or refused.
     # The statement announces the correction too.
     found = corrections.supersede_downstream(
-        tx, attempt, [r.review_id for r in moot], at, PhaseMove(original.plan_id, phase, by=requested_by), announce
+        tx, placed, attempt, [r.review_id for r in moot], at, PhaseMove(original.plan_id, phase, by=requested_by), announce
     )
     if found.decisions != len(superseded) or found.plan_ids != downstream.plan_ids:
         raise Conflict(f"the downstream of {decision_id} changed while it was corrected; nothing was written; try again")

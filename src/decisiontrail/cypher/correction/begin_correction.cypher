@@ -14,6 +14,11 @@
 // walks) makes the caller run this statement again, its first walk then made under the locks
 // already held. Both walks are breadth-first with a visited set (see decision/lineage.cypher):
 // keep the predicate over all nodes(path) and the DISTINCT collect.
+// It reads too what placing the correction decision ($correction_id, the id it will have) is
+// judged by (domain.placement: decision/read_placements reads the same for any recording, where
+// a correction would pay a round trip of its own for it): the plan's counter, automation profile
+// and current root, and the two decisions the correction may hang under (the decision's parent,
+// in revert mode, and append mode's anchor).
 MATCH (d:Decision {decision_id: $decision_id})-[:IN_PLAN]->(plan:Plan)
 SET d.lock__ = true
 REMOVE d.lock__
@@ -49,6 +54,13 @@ WITH d, plan, touched_plan_ids, touched_locked,
   [x IN reached WHERE x:Decision] AS downstream,
   [x IN reached WHERE x:Plan | x.plan_id] AS plan_ids
 WITH d, plan, touched_locked, downstream, plan_ids, [plan.plan_id] + [id IN touched_plan_ids WHERE id <> plan.plan_id] AS locked_plan_ids
+WITH d, plan, touched_locked, downstream, plan_ids, locked_plan_ids,
+  CASE WHEN $append THEN COLLECT {
+    WITH [x IN downstream | x.decision_id] AS superseded
+    MATCH (latest:Decision {plan_id: plan.plan_id})
+    WHERE latest.superseded_at IS NULL AND latest <> d AND NOT latest.decision_id IN superseded
+    RETURN latest.decision_id ORDER BY latest.sequence_number DESC LIMIT 1
+  }[0] END AS anchor_id
 RETURN
   plan.phase AS plan_phase,
   locked_plan_ids,
@@ -92,12 +104,23 @@ RETURN
     WHERE size(coalesce(review.depends_on_ids, [])) > 0 AND NOT review.plan_id IN locked_plan_ids
     RETURN [review.plan_id, review.depends_on_ids]
   } AS waiting,
-  CASE WHEN $append THEN COLLECT {
-    WITH [x IN downstream | x.decision_id] AS superseded
-    MATCH (latest:Decision {plan_id: plan.plan_id})
-    WHERE latest.superseded_at IS NULL AND latest <> d AND NOT latest.decision_id IN superseded
-    RETURN latest.decision_id ORDER BY latest.sequence_number DESC LIMIT 1
-  }[0] END AS anchor_id,
+  anchor_id,
+  // Placing the correction (the columns of decision/read_placements' facts it needs).
+  plan.next_sequence AS next_sequence,
+  plan.automation_edit_code AS automation_edit_code,
+  plan.automation_execute_command AS automation_execute_command,
+  COLLECT {
+    MATCH (root:Decision {plan_id: plan.plan_id, decision_type: 'prompt_definition'})
+    USING INDEX SEEK root:Decision(plan_id, decision_type)
+    WHERE NOT EXISTS { (root)-[:SUPERSEDED_BY]->() }
+    RETURN root.decision_id
+  }[0] AS current_root_id,
+  EXISTS { MATCH (:Decision {decision_id: $correction_id}) } AS correction_exists,
+  [(d)-[:PARENT]->(parent:Decision) | [parent.decision_id, parent.plan_id, EXISTS { (parent)-[:SUPERSEDED_BY]->() }]]
+    + COLLECT {
+      MATCH (anchor:Decision {decision_id: anchor_id})
+      RETURN [anchor.decision_id, anchor.plan_id, EXISTS { (anchor)-[:SUPERSEDED_BY]->() }]
+    } AS parents,
   [path = (d)-[:CORRECTS|REPLACES*0..]->(first:Decision) WHERE NOT EXISTS { (first)-[:CORRECTS|REPLACES]->() } |
     [first.decision_id, length(path)]][0] AS chain,
   d {

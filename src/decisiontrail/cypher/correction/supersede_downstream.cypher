@@ -1,6 +1,9 @@
-// Supersedes the original and its whole downstream by the correction, found by walking it here,
-// under the locks the correction's reads took (the same walk as begin_correction's, so the same
-// decisions and plans: the ids do not travel back from Python). Invalidates the plans spawned
+// Writes the correction decision as placed (where a statement of its own cost a round trip),
+// then supersedes the original and its whole downstream by it, found by walking it here, under
+// the locks the correction's reads took (the same walk as begin_correction's, so the same
+// decisions and plans: the ids do not travel back from Python); the walk does not reach the
+// correction (a new root, or hung beside the original or after the plan's latest decision
+// outside the downstream: CORRECTS is not walked). Invalidates the plans spawned
 // inside it, cancels the reviews it made moot (naming it), keeps the attempt with the superseded
 // ids (the original first, then by plan and sequence number, as the attempt lists them), and
 // moves the corrected plan to its phase (a PhaseChange recorded only when the phase changes), and
@@ -10,6 +13,60 @@
 // The walk is breadth-first with a visited set (see decision/lineage.cypher): keep the predicate
 // over all nodes(path) and the DISTINCT collect. What it reached is counted back, so the caller
 // can refuse (and roll back) a supersession that is not the downstream it judged.
+// The correction decision, placed ($rows, $plans: decision/create_decisions' writes, verbatim).
+CALL () {
+  UNWIND $rows AS row
+  MATCH (plan:Plan {plan_id: row.plan_id})
+  CREATE (d:Decision)-[:IN_PLAN]->(plan)
+  SET d = row.props, d.created_at = datetime(row.created_at)
+  WITH d, row
+  CALL (d, row) {
+    UNWIND CASE WHEN row.context IS NULL THEN [] ELSE [row.context] END AS context
+    MERGE (c:Context {context_hash: context.context_hash})
+      ON CREATE SET c.content = context.content, c.size = size(context.content), c.created_at = datetime()
+    CREATE (d)-[:CAPTURED]->(c)
+  }
+  CALL (d, row) {
+    UNWIND CASE WHEN row.checkpoint_group IS NULL THEN [] ELSE [row.checkpoint_group] END AS group
+    CREATE (d)-[:CHECKPOINTED_IN]->(:CheckpointGroup {
+      group_id: group.group_id, thread_id: group.thread_id, checkpoint_ns: group.checkpoint_ns,
+      checkpoint_id: group.checkpoint_id, resources: group.resources, created_at: d.created_at
+    })
+  }
+  WITH collect({d: d, row: row}) AS created
+  CALL (created) {
+    UNWIND created AS item
+    WITH item.d AS d, item.row AS row
+    CALL (d, row) {
+      MATCH (parent:Decision {decision_id: row.parent_decision_id})
+      CREATE (d)-[:PARENT]->(parent)
+    }
+    CALL (d, row) {
+      UNWIND range(0, size(row.depends_on) - 1) AS ordinal
+      MATCH (dependency:Decision {decision_id: row.depends_on[ordinal]})
+      CREATE (d)-[:DEPENDS_ON {ordinal: ordinal}]->(dependency)
+    }
+    CALL (d, row) {
+      MATCH (original:Decision {decision_id: row.corrects_decision_id})
+      CREATE (d)-[:CORRECTS]->(original)
+    }
+    CALL (d, row) {
+      MATCH (review:Review {review_id: row.review_id})
+      CREATE (review)-[:RESOLVED_AS]->(d)
+      // The decision a review resolves as keeps the context the review captured for it.
+      WITH review, d
+      MATCH (review)-[:CAPTURED]->(c:Context {context_hash: d.hot_context_hash})
+      WHERE NOT EXISTS { (d)-[:CAPTURED]->(c) }
+      CREATE (d)-[:CAPTURED]->(c)
+    }
+  }
+  CALL () {
+    UNWIND $plans AS counter
+    MATCH (plan:Plan {plan_id: counter.plan_id})
+    SET plan.next_sequence = counter.next_sequence
+  }
+  RETURN size(created) AS created
+}
 MATCH (correction:Decision {decision_id: $correction_id})
 MATCH (original:Decision {decision_id: $original_id})
 CALL (original) {
