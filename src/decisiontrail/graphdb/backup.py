@@ -26,7 +26,7 @@ from neo4j.time import Date, DateTime, Duration, Time
 from decisiontrail.cypher import query
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.graphdb.connection import Graph
-from decisiontrail.graphdb.database import Transaction, translated_errors
+from decisiontrail.graphdb.database import Rows, Transaction, translated_errors
 
 FETCH_SIZE = 10_000
 """Rows the driver fetches at a time while a dump streams: what memory holds, whatever the database's size."""
@@ -98,12 +98,12 @@ def begin_restore(graph: Graph) -> None:
 
 def create_nodes(tx: Transaction, rows: Sequence[Mapping[str, Any]]) -> int:
     """Write a batch of ``{"id", "labels", "properties"}`` (properties decoded), marked as being restored; how many were written."""
-    return int(tx.run(query("backup/create_nodes"), rows=list(rows)).single(strict=True)["written"])
+    return int(tx.run(query("backup/create_nodes"), rows=Rows(rows)).single(strict=True)["written"])
 
 
 def create_relationships(tx: Transaction, rows: Sequence[Mapping[str, Any]]) -> int:
     """Write a batch of ``{"type", "from", "to", "properties"}`` between restored nodes; how many found both ends."""
-    return int(tx.run(query("backup/create_relationships"), rows=list(rows)).single(strict=True)["written"])
+    return int(tx.run(query("backup/create_relationships"), rows=Rows(rows)).single(strict=True)["written"])
 
 
 def finish_restore(graph: Graph) -> None:

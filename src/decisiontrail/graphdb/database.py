@@ -42,6 +42,23 @@ P = ParamSpec("P")
 log = logging.getLogger(__name__)
 
 
+class Rows(list[Any]):
+    """A batch's rows as a statement parameter, which the driver's debug log shows by their count.
+
+    The driver formats every statement's parameters for that log (``repr``) whether the log is on
+    or not: for the write of a batch of 1,000 decisions, 1.3 MB of text and 7.7 ms in the lab, to
+    be thrown away. The rows themselves are sent as any list is.
+
+    >>> repr({"rows": Rows([{"a": 1}, {"a": 2}])})
+    "{'rows': <2 rows>}"
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} rows>"
+
+
 class Transaction(Protocol):
     """What a data mapper runs its statements in: a write transaction (``neo4j.ManagedTransaction``),
     or a read's ``Statements``."""

@@ -12,7 +12,7 @@ from decisiontrail.domain import ArtifactRef, Decision
 from decisiontrail.domain.pages import DecisionPage
 from decisiontrail.domain.placement import Recording
 from decisiontrail.domain.recording import PARENT_TYPES, CapturedContext, CheckpointGroup, checkpoint_group_for
-from decisiontrail.graphdb.database import Transaction
+from decisiontrail.graphdb.database import Rows, Transaction
 from decisiontrail.graphdb.outbox import Announcement, announce_param
 from decisiontrail.graphdb.records import (
     decision_from_record,
@@ -125,7 +125,7 @@ def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[di
         query("decision/read_placements"),
         plan_ids=plan_ids,
         dependency_ids=sorted({d for r in recordings for d in r.draft.depends_on}),
-        items=[
+        items=Rows(
             {
                 "index": i,
                 "plan_id": r.draft.plan_id,
@@ -140,7 +140,7 @@ def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[di
                 "idempotency_key": r.key_to_look_up,
             }
             for i, r in enumerate(recordings)
-        ],
+        ),
     )
     facts: list[dict[str, Any]] = result.single(strict=True)["facts"]
     return facts
@@ -164,7 +164,7 @@ def create_all(
 def creation_params(decisions: Sequence[tuple[Decision, Recording]], next_sequences: dict[str, int]) -> dict[str, Any]:
     """``$rows`` and ``$plans`` of decision/create_decisions' writes, for it and for a statement
     that writes placed decisions as part of more (correction/supersede_downstream)."""
-    rows = []
+    rows = Rows()
     for decision, recording in decisions:
         group = checkpoint_group_for(decision)
         props = decision_properties(decision, recording.idempotency_key, recording.request_digest)

@@ -43,7 +43,14 @@ WITH collect({
   automation_edit_code: plan.automation_edit_code,
   automation_execute_command: plan.automation_execute_command,
   current_root_id: current_root_id
-}) AS plans  // in $plan_ids' order: an item names its plan by plan_index
+}) AS plans,  // in $plan_ids' order: an item names its plan by plan_index
+  // Whether a review in the plan holds a key: most plans have none, and then no recording's key
+  // is looked up among reviews (the seek per recording was a sixth of this statement's time).
+  collect(EXISTS {
+    MATCH (held:Review {plan_id: plan_id})
+    USING INDEX SEEK held:Review(plan_id, idempotency_key)
+    WHERE held.idempotency_key IS NOT NULL
+  }) AS keyed_reviews
 UNWIND $items AS item
 CALL (item) {
   // Parent inference: the latest current decision of a parent type, the same actor run's first.
@@ -58,7 +65,8 @@ CALL (item) {
   RETURN best.decision_id AS inferred_parent_id, best.actor_state_thread_id AS inferred_parent_thread
 }
 OPTIONAL MATCH (parent:Decision {decision_id: item.parent_decision_id})
-WITH item, plans[item.plan_index] AS plan_facts, inferred_parent_id, inferred_parent_thread, parent
+WITH item, plans[item.plan_index] AS plan_facts, keyed_reviews[item.plan_index] AS keyed_reviews, inferred_parent_id,
+  inferred_parent_thread, parent
 WITH item, plan_facts {
   .*,
   decision_exists: EXISTS { MATCH (:Decision {decision_id: item.decision_id}) },
@@ -76,7 +84,7 @@ WITH item, plan_facts {
     MATCH (known:Decision {plan_id: item.plan_id, idempotency_key: item.idempotency_key})
     RETURN [known.decision_id, known.request_digest]
   }[0] END,
-  existing_review: CASE WHEN item.idempotency_key IS NULL THEN null ELSE COLLECT {
+  existing_review: CASE WHEN item.idempotency_key IS NULL OR NOT keyed_reviews THEN null ELSE COLLECT {
     MATCH (held:Review {plan_id: item.plan_id, idempotency_key: item.idempotency_key})
     RETURN [held.review_id, held.request_digest]
   }[0] END
