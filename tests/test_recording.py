@@ -305,6 +305,25 @@ def test_a_reviewer_approves_selects_or_overrides(
     assert _decision(again).decision_id == stored.decision_id
 
 
+def test_asking_again_while_held_for_review_is_answered_with_the_same_pending_review(store: Trail, graph: Graph) -> None:
+    # The actor's retry, with the same key, before anyone has answered: that review again, alone
+    # or in a batch, and nothing written (not a second review, not a refusal).
+    plan, _ = _plan(store, edit_code=0.9)
+    arguments = tool_input("strategy_choice", alternatives_considered=["b"], confidence_score=0.5)
+    snapshot = actor_snapshot()
+    first = record_decision(store, arguments, plan_id=plan.plan_id, snapshot=snapshot)
+    assert isinstance(first, Review)
+    before = count_graph(graph)
+
+    again = record_decision(store, arguments, plan_id=plan.plan_id, snapshot=snapshot)
+    (in_a_batch,) = record_decisions(store, [(propose(arguments, plan_id=plan.plan_id, snapshot=snapshot), None)])
+
+    assert isinstance(again, Review) and isinstance(in_a_batch, Review)
+    assert again.review_id == in_a_batch.review_id == first.review_id
+    assert [r.review_id for r in pending_reviews(store, plan.plan_id)] == [first.review_id]
+    assert count_graph(graph) == before
+
+
 def test_bad_resolutions_are_refused_and_change_nothing(store: Trail, graph: Graph) -> None:
     plan, _ = _plan(store, edit_code=1.0)
     review = _record(store, plan, "strategy_choice", alternatives_considered=["b"])
