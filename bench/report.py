@@ -148,12 +148,18 @@ of the service calls) taken while changing the code.
   digests in the lab. The placement read's lookups of a plan's root and of parent candidates
   are hinted as index seeks (`USING INDEX SEEK`): on a freshly loaded database the planner
   scanned the whole index instead, reading every decision of the database for each recording.
-  Two costs are the libraries': graphql-core walks every variable value for its nesting depth
-  before coercing it (7 ms of 1,000), and the Neo4j driver formats each statement's
-  parameters for a debug log message even when debug logging is off (6 ms for the create
-  statement of 1,000: 1.3 MB of text; the baseline pays it for its rows too). What would close
-  it: a batch input type coerced once as JSON and validated straight into the create
-  statement's rows, once.
+  The Neo4j driver formats each statement's parameters for a debug log message even when
+  debug logging is off: a batch's rows now go as `graphdb.database.Rows`, a list that message
+  shows by its count (7.7 ms of the create statement of 1,000 was that formatting, 1.3 MB of
+  text, in the lab; the baseline still pays it for its rows). The placement read looks a
+  recording's key up among the plan's reviews only when one of them holds a key (most plans:
+  none), where it made an index seek per recording there (in the lab, the statement alone for
+  1,000: 63.5 -> 54.6 ms; the two changes together, a batch of 1,000 in process, the builds
+  alternating: 340-404 -> 312-365 ms). graphql-core still walks every variable value for its
+  nesting depth before coercing it (7 ms of 1,000). What would close it: a batch input type
+  coerced once as JSON and validated straight into the create statement's rows, once. (A
+  faster JSON parser for request bodies was tried and not kept: orjson reads integers past 64
+  bits as floats, silently, and refuses UTF-16 bodies.)
 - **Concurrent recording** (no target): {c("recording", "16 concurrent clients")}. Every write
   numbers its events under one lock, the outbox counter's, which it takes at the end of its last
   statement and holds until its commit, so that numbers follow commit order; writes into different plans
@@ -163,16 +169,24 @@ of the service calls) taken while changing the code.
   recording from 12.4 to 9.6 ms p50. What would close it: events numbered after their commit,
   many at a time, by the relay under the counter's lock (still gapless, and a reader still never
   sees a later number before an earlier one), so a write holds no lock beyond its plans'.
-- **Correction.** Four statements, against the baseline's one without locks: the reads in
-  one (lock the decision and its plan, walk, lock the plans the walk touched, walk again under
-  those locks, and read the decision, the pending reviews, append mode's anchor and the
-  downstream summarised); the correction's placement read and write; the supersession, which
-  walks the downstream again where it is, under the same locks, and writes what it reaches,
-  with the phase move, the moot reviews' cancellation, the attempt and, at its end, the events
-  (a fifth statement of their own until now: one round trip, about 1 ms of a correction of 1 in
-  the lab, in process): {c("correction", "downstream of 1")}, {c("correction", "downstream of 100")},
+- **Correction.** Two statements and a commit, against the baseline's one statement and commit,
+  without locks: the reads in one (lock the decision and its plan, walk, lock the plans the walk
+  touched, walk again under those locks, and read the decision, the pending reviews, append
+  mode's anchor, the downstream summarised, and what placing the correction decision is judged
+  by: the plan's counter, automation profile and current root, and the decision it will hang
+  under); the supersession, which writes the correction decision, walks the downstream again
+  where it is, under the same locks, and writes what it reaches, with the phase move, the moot
+  reviews' cancellation, the attempt and, at its end, the events:
+  {c("correction", "downstream of 1")}, {c("correction", "downstream of 100")},
   {c("correction", "downstream of 10,000")}; at the full sizes {c("correction", "downstream of 10,000", "full")},
-  {c("correction", "downstream of 100,000", "full")}. The events of what it supersedes are
+  {c("correction", "downstream of 100,000", "full")}. The correction decision's placement read
+  and its write were two statements of their own before de4591a (each a round trip: in the
+  lab, a `RETURN 1` in a transaction costs 2.0 ms against 1.2 ms for an empty one, the driver's
+  Python included); the reads now take those facts (`tests/test_correction.py` checks they are
+  what `decision/read_placements` reads) and the supersession writes it with
+  `decision/create_decisions`' Cypher (verbatim, checked by `tests/test_cypher.py`): in the lab,
+  in process, the builds alternating, a correction of 1 went from 12.7-13.0 to 10.2-11.2 ms p50
+  and of 100 from 18.7-20.9 to 16.7 ms. The events of what it supersedes are
   written as runs, plan by plan, taken from the downstream's runs as the reads returned them,
   where an event object and an outbox row were built for each superseded decision and grouped
   back into the same runs (16 ms of 10,000 for the objects alone). Earlier: the superseded ids
@@ -181,15 +195,16 @@ of the service calls) taken while changing the code.
   in sequence order, the count of each type and each actor run's earliest decision with a
   checkpoint rather than a row per decision, no outbox node per superseded decision, a second
   walk only when the first reached another plan, and only the idempotency keys that exist
-  retired. What remains at 10,000 (lab, ms, before this round): the reads about 90 (the walk
-  20, the summary 40, locks and the rest), the supersession about 100 (the walk 20, the
-  attempt's ids sorted 15, the writes), the commit 150-200 (the baseline's as much: the same
-  supersession, plus our attempt and outbox lists). What would close it: the outbox's runs of a
-  supersession stored as a reference to the attempt's ids rather than a second copy of them
-  (sent to Neo4j once more, in the announcement; the outbox's readers would expand it), and, at
-  small sizes, fewer round trips: the correction's placement read folded into the reads and its
-  write into the supersession (each round trip here is about a millisecond of a correction of
-  1), which would leave two statements and a commit against the baseline's one and a commit.
+  retired. What remains at 1 (lab, in process, p50): the two statements 2.1-2.8 ms each, and
+  about 5 ms besides (the transaction's start and commit, and the Python around them, the
+  driver's the largest share); at 10,000 (lab, ms, before the last two rounds): the reads about 90 (the walk 20, the summary
+  40, locks and the rest), the supersession about 100 (the walk 20, the attempt's ids sorted 15,
+  the writes), the commit 150-200 (the baseline's as much: the same supersession, plus our
+  attempt and outbox lists). What would close it: at small sizes the reads and the supersession
+  in one statement, which needs the judging (the rules of `domain.correction` and placement) in
+  Cypher; at large ones the outbox's runs of a supersession stored as a reference to the
+  attempt's ids rather than a second copy of them (sent to Neo4j once more, in the
+  announcement; the outbox's readers would expand it).
 - **Offline.** At scale the offline work goes group by group (a hierarchy, with those it shares
   an edge with): `check --all` and, in GraphML, DOT and both JSON formats, `export --all` load
   one group, check or write it and drop it, so memory holds the largest group rather than the
@@ -215,7 +230,7 @@ of the service calls) taken while changing the code.
   groups are loaded together, up to 200 plans a load (`graphdb.loading.loads_of`; with workers,
   loads of at most a worker's share of the plans: at the quick sizes each of the 29 hierarchies
   of 7 plans had been read by six statements of its own and checked by the 16 rules on its own,
-  and now the 203 plans are two loads). This round: the rules run with the collector held off
+  and now the 203 plans are two loads). Then (d030346, e05bec9): the rules run with the collector held off
   too (it ran over the loaded graph again and again as the rules built their own dicts and
   lists: a third of the rules' time), the cycle rules peel off the nodes that are on no cycle
   before searching what is left (`tree_per_plan`, the costliest rule, built a graph of every
