@@ -8,7 +8,6 @@ read under the plans' locks, the decisions written.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 
@@ -16,7 +15,7 @@ import jsonschema
 from pydantic import ValidationError
 
 from decisiontrail.access import Principal
-from decisiontrail.domain import ArtifactRef, ContextSnapshot, Decision, DecisionType, Phase
+from decisiontrail.domain import ArtifactRef, ContextSnapshot, Decision, DecisionType
 from decisiontrail.domain.decision import utc_now, with_artifacts
 from decisiontrail.domain.placement import Placed, Recording, Seen, place_all
 from decisiontrail.domain.recording import (
@@ -286,24 +285,14 @@ def record(
     return found
 
 
-def place(
-    tx: Transaction,
-    recordings: Sequence[Recording],
-    *,
-    at: datetime | None = None,
-    phase: Phase | None = None,
-    announce: bool = False,
-) -> Placed:
-    """Inside a use-case's transaction: lock the plans, read the facts, judge, write. ``at`` is the
-    moment recorded for decisions placed now (by default, now: under the locks, so creation times
-    follow sequence numbers). ``phase``: the phase the plans are judged in, when the same
-    transaction moves them there after placing (a correction's). ``announce``: the write carries
-    the batch's events (``events_of``), for a use-case that writes nothing after it (``Trail.write``
-    without ``events``)."""
+def place(tx: Transaction, recordings: Sequence[Recording], *, announce: bool = False) -> Placed:
+    """Inside a use-case's transaction: lock the plans, read the facts, judge, write. Decisions
+    placed now are stamped now, under the locks, so creation times follow sequence numbers.
+    ``announce``: the write carries the batch's events (``events_of``), for a use-case that writes
+    nothing after it (``Trail.write`` without ``events``). (A correction judges its decision by
+    the same rule on facts its own reads take, and writes it with its supersession.)"""
     facts = decisions.read_placements(tx, recordings)
-    if phase is not None:
-        facts = [{**row, "plan_phase": phase.value} for row in facts]
-    at = at or utc_now()
+    at = utc_now()
     placed = place_all(recordings, facts, at=at)
     decisions.create_all(tx, placed.decisions, placed.sequences, announcement(events_of(placed), at) if announce else None)
     for review, context in placed.reviews:
