@@ -397,7 +397,6 @@ def test_a_supersession_that_finds_another_downstream_than_the_one_judged_is_ref
 ) -> None:
     # The reads judged one downstream; the supersession walks it again. Were they ever to differ
     # (here: the reads made to miss a decision), the correction is refused and nothing is written.
-    from decisiontrail.graphdb import corrections
 
     begin = corrections.begin
 
