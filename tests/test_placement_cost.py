@@ -35,7 +35,7 @@ def _db_hits(graph: Graph, plan_id: str, key: str | None, infer_parent: bool) ->
         "index": 0,
         "plan_id": plan_id,
         "decision_id": "NEW",
-        "parent_decision_id": None if infer_parent else f"{plan_id}-1",
+        "parent_index": None if infer_parent else 0,
         "infer_parent": infer_parent,
         "parent_types": ["tool_invocation"],
         "actor_thread": "thread",
@@ -50,6 +50,7 @@ def _db_hits(graph: Graph, plan_id: str, key: str | None, infer_parent: bool) ->
                 "PROFILE " + query("decision/read_placements"),  # type: ignore[operator]
                 plan_ids=[plan_id],
                 dependency_ids=[],
+                parent_ids=[] if infer_parent else [f"{plan_id}-1"],
                 items=[item],
             ).consume()
         finally:

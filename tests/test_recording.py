@@ -11,9 +11,11 @@ import yaml
 
 from decisiontrail.domain import AutomationProfile, Decision, DecisionType, Invariant, Phase, Plan
 from decisiontrail.domain.ids import new_ulid
+from decisiontrail.domain.placement import Recording
 from decisiontrail.domain.recording import Proposal, Review, ReviewAction, ReviewStatus
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, ValidationFailed
 from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb import decisions
 from decisiontrail.graphdb.admin import count_graph
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan, record_user_intervention
 from decisiontrail.services.recording import (
@@ -25,6 +27,7 @@ from decisiontrail.services.recording import (
     record_decisions,
 )
 from decisiontrail.services.reviews import pending_reviews, resolve_review
+from decisiontrail.services import correction as correction_service
 from decisiontrail.services import reading
 from decisiontrail.services import Trail
 from factories import to_execute, actor_snapshot, tool_input
@@ -560,6 +563,44 @@ def test_one_refused_proposal_refuses_the_batch_and_nothing_is_written(store: Tr
         record_decisions(store, [(good, None), (bad, None)])
 
     assert count_graph(graph) == before
+
+
+def test_a_batch_reads_each_recordings_facts_as_it_would_alone(store: Trail, graph: Graph) -> None:
+    # The placement read takes each parent's facts once for the batch; each recording must still
+    # be judged by its own parent's.
+    plan, _ = _executing_plan(store)
+    other_plan, _ = _executing_plan(store)
+    replaced = _decision(_record(store, plan, "implementation_choice", question="replaced?"))
+    successor = _decision(_record(store, plan, "implementation_choice", question="successor?"))
+    correction_service.supersede(store, replaced.decision_id, successor.decision_id)
+    elsewhere = _decision(_record(store, other_plan, "implementation_choice", question="elsewhere?"))
+    parents = [successor.decision_id, replaced.decision_id, None, elsewhere.decision_id, new_ulid(), successor.decision_id]
+    recordings = [
+        Recording.of(
+            propose(
+                tool_input("tool_invocation", question=f"run {i}?", **({"parent_decision_id": parent} if parent else {})),
+                plan_id=plan.plan_id,
+                snapshot=actor_snapshot("x"),
+            )
+        )
+        for i, parent in enumerate(parents)
+    ]
+
+    with graph.driver.session(database=graph.database) as session, session.begin_transaction() as tx:
+        batch = decisions.read_placements(tx, recordings)
+        alone = [decisions.read_placements(tx, [recording])[0] for recording in recordings]
+        tx.rollback()
+
+    assert batch == alone
+    assert [(f["parent_exists"], f["parent_superseded"], f["parent_plan_id"]) for f in batch] == [
+        (True, False, plan.plan_id),
+        (True, True, plan.plan_id),
+        (False, False, None),
+        (True, False, other_plan.plan_id),
+        (False, False, None),
+        (True, False, plan.plan_id),
+    ]
+    assert batch[2]["inferred_parent_id"] == successor.decision_id  # the latest current implementation_choice
 
 
 def test_a_batch_of_a_thousand_is_recorded_and_one_more_is_refused_whole(store: Trail, graph: Graph) -> None:

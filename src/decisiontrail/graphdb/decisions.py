@@ -121,17 +121,20 @@ def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[di
     recording in order, the facts ``domain.placement.place_all`` judges it by."""
     plan_ids = sorted({r.draft.plan_id for r in recordings})
     plan_index = {plan_id: i for i, plan_id in enumerate(plan_ids)}
+    parent_ids = sorted({r.draft.parent_decision_id for r in recordings if r.draft.parent_decision_id is not None})
+    parent_index = {parent_id: i for i, parent_id in enumerate(parent_ids)}
     result = tx.run(
         query("decision/read_placements"),
         plan_ids=plan_ids,
         dependency_ids=sorted({d for r in recordings for d in r.draft.depends_on}),
+        parent_ids=parent_ids,
         items=Rows(
             {
                 "index": i,
                 "plan_id": r.draft.plan_id,
                 "plan_index": plan_index[r.draft.plan_id],
                 "decision_id": r.draft.decision_id,
-                "parent_decision_id": r.draft.parent_decision_id,
+                "parent_index": None if r.draft.parent_decision_id is None else parent_index[r.draft.parent_decision_id],
                 "infer_parent": r.infer_parent,
                 "parent_types": [t.value for t in PARENT_TYPES[r.draft.decision_type]],
                 "actor_thread": r.thread,

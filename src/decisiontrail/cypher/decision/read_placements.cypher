@@ -1,7 +1,7 @@
 // Takes the write lock of every plan in a batch of recordings, then reads every fact the rules
 // judge each recording by (domain.placement), in one round trip:
-// a plan's facts once per plan, each recording's own once per recording, all in one row (a row
-// per recording cost the server and the driver a message each).
+// a plan's facts once per plan, a parent's once per parent, each recording's own once per
+// recording, all in one row (a row per recording cost the server and the driver a message each).
 // The lock is the plan's :PlanLock node, written first (a write takes the node's exclusive lock
 // before anything below reads), in plan-id order, so two batches never wait on each other
 // crosswise: everything below runs under it, so two writers into one plan never see the same
@@ -51,6 +51,13 @@ WITH collect({
     USING INDEX SEEK held:Review(plan_id, idempotency_key)
     WHERE held.idempotency_key IS NOT NULL
   }) AS keyed_reviews
+// Each parent named by the batch, read once (a batch's recordings mostly share one or two):
+// whether it exists, its plan, whether it is superseded. An item names its parent by parent_index.
+WITH plans, keyed_reviews, COLLECT {
+  UNWIND $parent_ids AS parent_id
+  OPTIONAL MATCH (parent:Decision {decision_id: parent_id})
+  RETURN parent {.plan_id, superseded: EXISTS { (parent)-[:SUPERSEDED_BY]->() }}
+} AS parents
 UNWIND $items AS item
 CALL (item) {
   // Parent inference: the latest current decision of a parent type, the same actor run's first.
@@ -64,9 +71,8 @@ CALL (item) {
   WITH collect(candidate)[0] AS best
   RETURN best.decision_id AS inferred_parent_id, best.actor_state_thread_id AS inferred_parent_thread
 }
-OPTIONAL MATCH (parent:Decision {decision_id: item.parent_decision_id})
 WITH item, plans[item.plan_index] AS plan_facts, keyed_reviews[item.plan_index] AS keyed_reviews, inferred_parent_id,
-  inferred_parent_thread, parent
+  inferred_parent_thread, parents[item.parent_index] AS parent
 WITH item, plan_facts {
   .*,
   decision_exists: EXISTS { MATCH (:Decision {decision_id: item.decision_id}) },
@@ -74,7 +80,7 @@ WITH item, plan_facts {
   inferred_parent_thread: inferred_parent_thread,
   parent_exists: parent IS NOT NULL,
   parent_plan_id: parent.plan_id,
-  parent_superseded: parent IS NOT NULL AND EXISTS { (parent)-[:SUPERSEDED_BY]->() },
+  parent_superseded: parent IS NOT NULL AND parent.superseded,
   missing_dependencies: [id IN item.depends_on WHERE NOT EXISTS { MATCH (:Decision {decision_id: id}) }],
   superseded_dependencies: [id IN item.depends_on WHERE EXISTS { MATCH (:Decision {decision_id: id})-[:SUPERSEDED_BY]->() }],
   corrected_exists: item.corrects_decision_id IS NULL OR EXISTS { MATCH (:Decision {decision_id: item.corrects_decision_id}) },
