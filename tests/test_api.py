@@ -364,6 +364,32 @@ def test_record_decisions_is_one_transaction(api: httpx.Client, graph: Graph) ->
     assert count_graph(graph) == before  # the two valid ones were not written either
 
 
+def test_a_malformed_batch_item_is_refused_naming_its_place_and_field(api: httpx.Client, graph: Graph) -> None:
+    # The batch's variable is coerced by a plan of its type (schema/variables.py); what it cannot
+    # take is judged by graphql-core, whose errors say where in the list and which field.
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
+    batch = """mutation($inputs: [RecordDecisionInput!]!) { recordDecisions(inputs: $inputs) { decision { id } } }"""
+    good = {
+        "planId": plan["id"],
+        "decisionType": "STRATEGY_CHOICE",
+        "question": "q",
+        "chosenOption": "o",
+        "rationale": "r",
+        "contextSnapshot": snapshot("b"),
+    }
+    before = count_graph(graph)
+
+    unknown = error_code(api, batch, inputs=[good, {**good, "colour": "blue"}])
+    missing = error_code(api, batch, inputs=[good, good, {k: v for k, v in good.items() if k != "rationale"}])
+    wrong = error_code(api, batch, inputs=[{**good, "confidenceScore": "high"}])
+
+    assert unknown["message"].startswith("Variable '$inputs' has invalid value at [1]: ") and "'colour'" in unknown["message"]
+    assert missing["message"].startswith("Variable '$inputs' has invalid value at [2]: ")
+    assert "required field 'rationale'" in missing["message"]
+    assert wrong["message"].startswith("Variable '$inputs' has invalid value at [0].confidenceScore: Float cannot")
+    assert count_graph(graph) == before
+
+
 PAGE = """query($id: ID!, $first: Int, $after: String, $filter: DecisionFilter) { plan(id: $id) {
   decisions(first: $first, after: $after, filter: $filter) {
     totalCount pageInfo { hasNextPage endCursor } edges { cursor node { sequenceNumber decisionType } }

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from graphql import (
+    DocumentNode,
     GraphQLEnumType,
     GraphQLField,
     GraphQLID,
@@ -45,6 +46,8 @@ from graphql.execution.executor import to_nodes
 from graphql.pyutils import Path
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types.field import StrawberryField
+
+from decisiontrail.schema.variables import Coerce, precoerce
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,33 @@ class NotDirect(Exception):
 
 
 class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
-    """strawberry's execution context, with fields that only read their object completed directly."""
+    """strawberry's execution context, with fields that only read their object completed directly
+    (and list variables coerced by a plan of their type: ``schema.variables``)."""
+
+    @classmethod
+    def build(
+        cls,
+        schema: GraphQLSchema,
+        document: DocumentNode,
+        root_value: Any = None,
+        context_value: Any = None,
+        raw_variable_values: dict[str, Any] | None = None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
+        """graphql-core's ``build``, given each list variable ``precoerce`` coerced as an empty list
+        (which it coerces at once), and then its value."""
+        operation_name = args[0] if args else kwargs.get("operation_name")
+        plans = _PLANS.setdefault(schema, {})
+        coerced, raw = precoerce(schema, document, operation_name, raw_variable_values, plans)
+        executor = super().build(schema, document, root_value, context_value, raw, *args, **kwargs)
+        if coerced and not isinstance(executor, list):
+            assert raw_variable_values is not None  # precoerce coerced some of them
+            values = executor.variable_values
+            values.coerced.update(coerced)
+            for name in coerced:
+                values.sources[name] = values.sources[name]._replace(value=raw_variable_values[name])
+        return executor
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -283,6 +312,8 @@ Selected = tuple[str, str, "DirectRead | None", FieldDetailsList, Any]
 read (None for ``__typename``), its own selection, and its leaf type when it is a scalar or an enum."""
 
 
+_PLANS: weakref.WeakKeyDictionary[GraphQLSchema, dict[str, Coerce | None]] = weakref.WeakKeyDictionary()
+"""Each schema's list variable types as written, with how a value of each is coerced (``schema.variables``)."""
 _READS: weakref.WeakKeyDictionary[GraphQLSchema, dict[tuple[str, str], DirectRead | None]] = weakref.WeakKeyDictionary()
 
 
