@@ -114,7 +114,10 @@ of the service calls) taken while changing the code.
   p95 columns are measured with it.
 - **Recording.** A recording locks its plan, reads the facts it is judged by and writes; that
   is two statements and a commit against the baseline's one statement and commit:
-  {c("recording", "recordDecision over HTTP, sequential")}. Its events now ride on the write
+  {c("recording", "recordDecision over HTTP, sequential")}. What would close it: one round trip
+  fewer (the read and the write in one statement, with placement's rules in Cypher) and a
+  cheaper fixed path for a request (in the lab an empty `{{ __typename }}` costs 1.9 ms over
+  HTTP with the harness's client, about a third of the raw write). Its events now ride on the write
   statement (`event/append_events`' subquery at its end) where they were a third statement (in
   the lab, in process, alternating the two builds over five rounds: 6.4 -> 5.5 ms p50 a
   recording), and the served process's event relay reads nothing while nobody is subscribed,
@@ -155,11 +158,26 @@ of the service calls) taken while changing the code.
   recording's key up among the plan's reviews only when one of them holds a key (most plans:
   none), where it made an index seek per recording there (in the lab, the statement alone for
   1,000: 63.5 -> 54.6 ms; the two changes together, a batch of 1,000 in process, the builds
-  alternating: 340-404 -> 312-365 ms). graphql-core still walks every variable value for its
-  nesting depth before coercing it (7 ms of 1,000). What would close it: a batch input type
-  coerced once as JSON and validated straight into the create statement's rows, once. (A
-  faster JSON parser for request bodies was tried and not kept: orjson reads integers past 64
-  bits as floats, silently, and refuses UTF-16 bodies.)
+  alternating: 340-404 -> 312-365 ms). Then (c1b51ba) the placement read takes the facts of each
+  parent a batch names once (a batch's recordings mostly share one or two), where every
+  recording sought its parent again (in the lab, the statement for 1,000: 63.4 -> 52.6 ms p50),
+  and (4bdad50) a list variable is coerced by a plan made once per type (`schema/variables.py`):
+  the checks and values of graphql-core's coercion, whatever the plan would refuse left to
+  graphql-core and its errors (tested equal both ways), and no walk of the value for its depth,
+  which a type that cannot contain itself does not need (in the lab, the executor's build for
+  1,000 inputs: 24 -> 7 ms; served, the two builds alternating batch by batch: 314 -> 294 ms
+  p50). The rate the target asks at 1,000, 5,000 decisions a second, is 200 ms a batch: about
+  the baseline's own time on this machine. What remains (lab, a batch of 1,000): the
+  placement read, 40-55 ms, which the baseline does not do; the create statement and the commit
+  about what the baseline's statement and commit cost (a statement writing only each node and
+  its two links, with the same rows, measured within the spread of ours); and about 80 ms of
+  Python in the served process (py-spy: the judging and the drafts a quarter of it, then the
+  proposals' validation, the rows' properties, the driver's packing, the JSON in and out).
+  What would close it: the placement read folded into the write statement, which needs
+  placement's rules in Cypher (as the correction's would), and one pass from each input to its
+  row where a proposal, a draft and a row are built now. (A faster JSON parser for request
+  bodies was tried and not kept: orjson reads integers past 64 bits as floats, silently, and
+  refuses UTF-16 bodies.)
 - **Concurrent recording** (no target): {c("recording", "16 concurrent clients")}. Every write
   numbers its events under one lock, the outbox counter's, which it takes at the end of its last
   statement and holds until its commit, so that numbers follow commit order; writes into different plans
