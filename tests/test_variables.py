@@ -17,11 +17,16 @@ from graphql import (
     GraphQLSchema,
     GraphQLString,
     get_variable_values,
+)
+from graphql import (
+    ExecutionResult,
+    execute as graphql_execute,
     parse,
 )
 from graphql.language import OperationDefinitionNode
 
 from decisiontrail.api import schema
+from decisiontrail.schema import execution
 from decisiontrail.schema.execution import DirectFieldsExecutionContext
 from decisiontrail.schema.variables import PLANS_KEPT, Unplanned, plan_of, precoerce
 
@@ -189,3 +194,29 @@ def test_plans_kept_are_bounded_and_a_type_past_them_is_still_coerced_by_plan() 
 
     assert coerced == {"ids": ["1", "2"]}
     assert len(plans) == PLANS_KEPT
+
+
+def test_graphql_core_hands_build_the_operation_name_where_it_is_looked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    # build's parameters after the variables are taken as graphql-core passes them (positionally);
+    # were they read wrongly, another operation's variables would be coerced here.
+    seen: list[tuple[str | None, dict[str, Any]]] = []
+
+    def watched(*args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        coerced, raw = precoerce(*args)
+        seen.append((args[2], coerced))
+        return coerced, raw
+
+    monkeypatch.setattr(execution, "precoerce", watched)
+    two = parse("query A($ids: [ID!]) { __typename } query B($names: [String!]) { __typename }")
+
+    result = graphql_execute(
+        GRAPHQL,
+        two,
+        variable_values={"ids": ["1"], "names": ["x"]},
+        operation_name="B",
+        executor_class=DirectFieldsExecutionContext,
+    )
+
+    assert isinstance(result, ExecutionResult)
+    assert result.errors is None and result.data == {"__typename": "Query"}
+    assert seen == [("B", {"names": ["x"]})]
