@@ -18,11 +18,15 @@ from decisiontrail.app import create_app
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.graphdb import Graph
 from decisiontrail.api import schema
-from decisiontrail.domain import Phase
+from decisiontrail.domain import Decision, Phase
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
+from decisiontrail.domain.correction import ReplayOutcome
+from decisiontrail.services import correction as correction_service
 from decisiontrail.services import reading
+from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
 from reliability.access import CALLERS, OPERATIONS, issue_tokens, make_fixture, run
+from factories import actor_snapshot, tool_input
 from serving import served
 
 
@@ -196,6 +200,43 @@ def test_a_correction_tells_a_project_token_only_of_what_it_may_see(base_url: st
     [seen] = ask(HISTORY, alpha)["decision"]["corrections"]
     assert whole == {"invalidatedDecisionCount": 2, "countsByType": [{"decisionType": "STRATEGY_CHOICE", "count": 2}]}
     assert seen == {"invalidatedDecisionCount": 1, "countsByType": [{"decisionType": "STRATEGY_CHOICE", "count": 1}]}
+
+
+REPLAYED = """
+query($id: ID!) { decision(id: $id) { corrections { attemptId replayedDecisionIds } } }"""
+
+
+def test_a_replay_tells_a_project_token_only_of_the_decisions_it_may_see(
+    base_url: str, store: Trail, tokens: dict[str, str]
+) -> None:
+    import httpx
+
+    fixture = make_fixture(store)
+    # Correcting the alpha plan's decision invalidates its dependent in project beta; the replay
+    # records a decision in each plan.
+    attempt = correction_service.correct(store, fixture.ids["decision"], "revert", "narrower", "matrix").attempt
+    replayed = [
+        recording_service.record_decision(
+            store, tool_input("strategy_choice", parent_decision_id=root), plan_id=plan, snapshot=actor_snapshot("replay")
+        )
+        for plan, root in ((fixture.ids["plan"], fixture.ids["root"]), (fixture.ids["beta"], fixture.ids["betaRoot"]))
+    ]
+    assert all(isinstance(d, Decision) for d in replayed)
+    ids = [d.decision_id for d in replayed]
+    correction_service.record_replay(store, attempt.attempt_id, ReplayOutcome.REPLAYED, decision_ids=ids)
+
+    def ask(token: str) -> list[Any]:
+        body = httpx.post(
+            f"{base_url}/graphql",
+            json={"query": REPLAYED, "variables": {"id": fixture.ids["decision"]}},
+            headers={"Authorization": f"Bearer {tokens[token]}"},
+            timeout=30,
+        ).json()
+        assert not body.get("errors"), body
+        return list(body["data"]["decision"]["corrections"])
+
+    assert ask("admin") == [{"attemptId": attempt.attempt_id, "replayedDecisionIds": ids}]
+    assert ask("reviewer @alpha") == [{"attemptId": attempt.attempt_id, "replayedDecisionIds": ids[:1]}]
 
 
 SUBSCRIBE = "subscription($id: ID!) { decisionEvents(planId: $id) { kind decisionId } }"

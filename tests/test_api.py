@@ -21,6 +21,7 @@ from decisiontrail.graphdb.admin import count_graph, delete_all_data
 from decisiontrail.graphdb.embedded import free_port
 from decisiontrail.schema.context import Context
 from decisiontrail.api import schema
+from decisiontrail.services.correction import correct
 from decisiontrail.services.lifecycle import instantiate_plan
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
@@ -284,6 +285,48 @@ def test_nested_queries_cost_round_trips_by_depth_not_by_size(graph: Graph) -> N
     # decision's children; dependsOn and plan come from what those loaded (the loaders'
     # caches). Not one query per decision.
     assert trips[0] == trips[1] == 4
+
+
+CORRECTIONS = """
+query($id: ID!) { plan(id: $id) { decisions(first: 100) { nodes {
+  id corrections { attemptNumber correctedDecisionId } context checkpointGroup { checkpointId }
+} } } }"""
+
+
+def test_every_decisions_corrections_context_and_checkpoint_group_come_from_one_statement_each(graph: Graph) -> None:
+    delete_all_data(graph)
+    setup = Trail.on(graph)
+    trips, answers = [], []
+    for size in (3, 40):
+        plan_id = _plan_with(setup, size)
+        listed = reading.list_decisions(setup, plan_id)
+        root, corrected = listed[0], listed[2]
+        correction = correct(setup, corrected.decision_id, "append", "narrower", "r").correction
+        store = Trail.on(graph)
+        result = asyncio.run(
+            schema.execute(CORRECTIONS, variable_values={"id": plan_id}, context_value=Context(trail=store, principal=LOCAL))
+        )
+        assert result.errors is None, result.errors
+        assert result.data is not None
+        nodes = result.data["plan"]["decisions"]["nodes"]
+        answers.append({n["id"]: n["corrections"] for n in nodes})
+        trips.append(store.database.round_trips)
+        one = [{"attemptNumber": 1, "correctedDecisionId": corrected.decision_id}]
+        chain = {corrected.decision_id, correction.decision_id}  # the correction is on the chain too
+        assert {d: answers[-1][d] for d in chain} == dict.fromkeys(chain, one)
+        assert all(attempts == [] for d, attempts in answers[-1].items() if d not in chain)
+        # The root's prompt and the correction's guidance are the contexts stored; Strategize
+        # decisions have no checkpoint group.
+        contexts = {n["id"]: n["context"] for n in nodes if n["context"] is not None}
+        assert set(contexts) == {root.decision_id, correction.decision_id}
+        assert "narrower" in contexts[correction.decision_id] and "decisions" in contexts[root.decision_id]
+        assert all(n["checkpointGroup"] is None for n in nodes)
+
+    # The plan, the page, its decisions (one batch), and one batch each for every decision's
+    # corrections, contexts and checkpoint groups.
+    assert trips[0] == trips[1] == 6
+    # One slot per key, in key order (an unknown decision has none).
+    assert reading.correction_attempts_of(setup, ["01ARZ3NDEKTSV4RRFFQ69G5FAV", corrected.decision_id])[0] == []
 
 
 LINEAGE = "query($id: ID!) { lineage(decisionId: $id) { decisions { id decisionType } plans { id } } }"

@@ -421,6 +421,13 @@ def test_execute_recordings_carry_a_checkpoint_group_and_strategize_ones_do_not(
         snapshot.actor_state_ref.checkpoint_id,
     )
     assert group.resources == ("repo:app:src/main.py", "ticket:42")
+    # Read for many decisions at once (a GraphQL request's), one answer per decision, in order.
+    assert reading.checkpoint_groups(store, [strategy.decision_id, tool.decision_id, new_ulid(), tool.decision_id]) == [
+        None,
+        group,
+        None,
+        group,
+    ]
 
 
 # -- idempotency ---------------------------------------------------------------------------
@@ -549,6 +556,30 @@ def test_a_key_twice_in_one_batch_records_once(store: Trail) -> None:
 
     assert first == second
     assert len(reading.list_decisions(store, plan.plan_id)) == 3
+
+
+def test_a_retried_batch_is_answered_with_what_it_recorded_in_as_many_round_trips_at_any_size(store: Trail, graph: Graph) -> None:
+    trips = []
+    for size in (3, 30):
+        plan, _ = _executing_plan(store)
+        items = [
+            (
+                propose(
+                    tool_input("implementation_choice", question=f"how {i}?"), plan_id=plan.plan_id, snapshot=actor_snapshot("e")
+                ),
+                None,
+            )
+            for i in range(size)
+        ]
+        first = record_decisions(store, items)
+        retrying = Trail.on(graph)
+
+        again = record_decisions(retrying, items)
+
+        assert again == first
+        trips.append(retrying.database.round_trips)
+    # The placement read, the commit and one read of what the keys recorded: not one per item.
+    assert trips[0] == trips[1]
 
 
 def test_one_refused_proposal_refuses_the_batch_and_nothing_is_written(store: Trail, graph: Graph) -> None:

@@ -6,7 +6,7 @@ from decisiontrail.cypher import query
 from decisiontrail.graphdb.database import Transaction
 
 
-def find(tx: Transaction, context_hash: str) -> str | None:
-    """The full context stored under ``context_hash``, or None when the service holds none."""
-    record = tx.run(query("context/get_context"), context_hash=context_hash).single()
-    return None if record is None else str(record["content"])
+def find(tx: Transaction, context_hashes: list[str]) -> list[str | None]:
+    """For each hash, in the order given, the full context stored under it, or None when the service holds none."""
+    result = tx.run(query("context/get_contexts"), context_hashes=context_hashes)
+    return [None if r["content"] is None else str(r["content"]) for r in result]

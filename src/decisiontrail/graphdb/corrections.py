@@ -233,9 +233,10 @@ def link_replay(
     ).consume()
 
 
-def attempts(tx: Transaction, decision_id: str) -> list[CorrectionAttempt]:
-    """Every attempt on the correction chain ``decision_id`` belongs to, oldest first."""
-    return [attempt_from_properties(r["attempt"]) for r in tx.run(query("correction/list_attempts"), decision_id=decision_id)]
+def attempts(tx: Transaction, decision_ids: list[str]) -> list[list[CorrectionAttempt]]:
+    """For each decision, in the order given, every attempt on the correction chain it belongs to, oldest first."""
+    result = tx.run(query("correction/list_attempts"), decision_ids=decision_ids)
+    return [[attempt_from_properties(a) for a in r["attempts"]] for r in result]
 
 
 def get_attempt(tx: Transaction, attempt_id: str) -> CorrectionAttempt | None:

@@ -82,15 +82,16 @@ class Lineage:
     plan_ids: list[str]
 
 
-def checkpoint_group(tx: Transaction, decision_id: str) -> CheckpointGroup | None:
-    """The checkpoint group an Execute-phase decision was recorded with, if any."""
-    record = tx.run(query("decision/get_checkpoint_group"), decision_id=decision_id).single()
-    if record is None:
-        return None
-    group = record["checkpoint_group"]
-    return CheckpointGroup(
-        group["group_id"], group["thread_id"], group["checkpoint_ns"], group["checkpoint_id"], tuple(group["resources"])
-    )
+def checkpoint_groups(tx: Transaction, decision_ids: list[str]) -> list[CheckpointGroup | None]:
+    """For each decision, in the order given, the checkpoint group it was recorded with (Execute), if any."""
+    return [
+        None
+        if (group := r["checkpoint_group"]) is None
+        else CheckpointGroup(
+            group["group_id"], group["thread_id"], group["checkpoint_ns"], group["checkpoint_id"], tuple(group["resources"])
+        )
+        for r in tx.run(query("decision/get_checkpoint_groups"), decision_ids=decision_ids)
+    ]
 
 
 def supersede(tx: Transaction, decision_id: str, superseded_by: str, at: datetime) -> bool:

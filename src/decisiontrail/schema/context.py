@@ -10,6 +10,8 @@ from strawberry.dataloader import DataLoader
 
 from decisiontrail.access import Principal
 from decisiontrail.domain import Decision, Plan
+from decisiontrail.domain.correction import CorrectionAttempt
+from decisiontrail.domain.recording import CheckpointGroup
 from decisiontrail.events import EventBus
 from decisiontrail.exceptions import DecisionTrailError, NotFound
 from decisiontrail.schema.errors import client_error, in_thread
@@ -39,6 +41,9 @@ class Context:
     plans: DataLoader[str, Plan | None] = field(init=False)
     children: DataLoader[str, list[str]] = field(init=False)
     child_plans: DataLoader[str, list[str]] = field(init=False)
+    corrections: DataLoader[str, list[CorrectionAttempt]] = field(init=False)
+    checkpoint_groups: DataLoader[str, CheckpointGroup | None] = field(init=False)
+    contexts: DataLoader[str, str | None] = field(init=False)
 
     def __post_init__(self) -> None:
         # Each batch function is one UNWIND query answering one slot per key, in key order.
@@ -47,6 +52,9 @@ class Context:
         self.plans = _loader(lambda ids: reading.get_plans(self.trail, ids, self.principal))
         self.children = _loader(lambda ids: reading.children_of(self.trail, ids))
         self.child_plans = _loader(lambda ids: reading.child_plans_of(self.trail, ids))
+        self.corrections = _loader(lambda ids: reading.correction_attempts_of(self.trail, ids))
+        self.checkpoint_groups = _loader(lambda ids: reading.checkpoint_groups(self.trail, ids))
+        self.contexts = _loader(lambda hashes: reading.find_contexts(self.trail, hashes))
 
     @property
     def events(self) -> EventBus | None:

@@ -195,7 +195,7 @@ class Decision:
     @strawberry.field
     async def checkpoint_group(self, info: Info[Context, None]) -> CheckpointGroup | None:
         """The checkpoint group an Execute-phase decision was recorded with (null in Strategize)."""
-        group = await call(reading.checkpoint_group, info.context.trail, self.model.decision_id)
+        group = await info.context.checkpoint_groups.load(self.model.decision_id)
         if group is None:
             return None
         return CheckpointGroup(
@@ -209,8 +209,9 @@ class Decision:
     @strawberry.field
     async def context(self, info: Info[Context, None]) -> str | None:
         """The full context the snapshot's hash names, when the service stores it (sent as
-        ``hotContext``); null when the context lives elsewhere (``hotContextRef``). One read per decision."""
-        return await call(reading.find_context, info.context.trail, self.model.context_snapshot.hot_context_hash)
+        ``hotContext``); null when the context lives elsewhere (``hotContextRef``). One read for the
+        request's decisions (``Context.contexts``)."""
+        return await info.context.contexts.load(self.model.context_snapshot.hot_context_hash)
 
     @strawberry.field
     def artifacts_produced(self) -> list[ArtifactRef]:
@@ -307,9 +308,9 @@ class Decision:
 
     @strawberry.field
     async def corrections(self, info: Info[Context, None]) -> list[CorrectionAttempt]:
-        """The correction attempts on this decision's chain, oldest first."""
-        attempts = await call(reading.correction_attempts, info.context.trail, self.model.decision_id)
-        return [CorrectionAttempt.of(a) for a in attempts]
+        """The correction attempts on this decision's chain, oldest first (one statement for the
+        request's decisions: ``Context.corrections``)."""
+        return [CorrectionAttempt.of(a) for a in await info.context.corrections.load(self.model.decision_id)]
 
 
 async def _decision(info: Info[Context, None], decision_id: str | None) -> Decision | None:
@@ -1010,7 +1011,15 @@ class CorrectionAttempt:
     corrected_decision_id: strawberry.ID
     correction_decision_id: strawberry.ID
     replay_detail: str | None
-    replayed_decision_ids: list[strawberry.ID]
+
+    @strawberry.field
+    async def replayed_decision_ids(self, info: Info[Context, None]) -> list[strawberry.ID]:
+        """The decisions the replay recorded, as the replaying actor reported them: those the caller may see."""
+        ids = self.model.replayed_decision_ids
+        if info.context.limited:
+            seen = {d.decision_id for d in await _visible_decisions(info, ids)}
+            ids = tuple(i for i in ids if i in seen)
+        return [strawberry.ID(i) for i in ids]
 
     @classmethod
     def of(cls, a: DomainCorrectionAttempt) -> CorrectionAttempt:
@@ -1019,7 +1028,6 @@ class CorrectionAttempt:
             corrected_decision_id=strawberry.ID(a.corrected_decision_id),
             correction_decision_id=strawberry.ID(a.correction_decision_id),
             replay_detail=a.replay_detail,
-            replayed_decision_ids=[strawberry.ID(i) for i in a.replayed_decision_ids],
             attempt_id=strawberry.ID(a.attempt_id),
             attempt_number=a.attempt_number,
             mode=CorrectionMode(a.mode.value),

@@ -189,12 +189,22 @@ def _reachable(origin: str, steps: Mapping[str, Sequence[str]], allowed: set[str
 
 def checkpoint_group(trail: Trail, decision_id: str) -> CheckpointGroup | None:
     """The checkpoint group an Execute-phase decision was recorded with, if any."""
-    return trail.database.read(decisions.checkpoint_group, decision_id)
+    return checkpoint_groups(trail, [decision_id])[0]
+
+
+def checkpoint_groups(trail: Trail, decision_ids: list[str]) -> list[CheckpointGroup | None]:
+    """For each decision, in the order given, its checkpoint group, if any."""
+    return trail.database.read(decisions.checkpoint_groups, decision_ids)
 
 
 def find_context(trail: Trail, context_hash: str) -> str | None:
     """The full context stored under ``context_hash``, or None when the service holds none."""
-    return trail.database.read(contexts.find, context_hash)
+    return find_contexts(trail, [context_hash])[0]
+
+
+def find_contexts(trail: Trail, context_hashes: list[str]) -> list[str | None]:
+    """For each hash, in the order given, the full context stored under it, or None."""
+    return trail.database.read(contexts.find, context_hashes)
 
 
 def read_context(trail: Trail, context_hash: str) -> str:
@@ -250,7 +260,12 @@ def page_reviews(trail: Trail, page: ReviewPage, principal: Principal | None = N
 
 def correction_attempts(trail: Trail, decision_id: str) -> list[CorrectionAttempt]:
     """Every attempt on the correction chain ``decision_id`` belongs to, oldest first."""
-    return trail.database.read(corrections.attempts, decision_id)
+    return correction_attempts_of(trail, [decision_id])[0]
+
+
+def correction_attempts_of(trail: Trail, decision_ids: list[str]) -> list[list[CorrectionAttempt]]:
+    """For each decision, in the order given, the attempts on its correction chain, oldest first."""
+    return trail.database.read(corrections.attempts, decision_ids)
 
 
 def get_attempt(trail: Trail, attempt_id: str) -> CorrectionAttempt:

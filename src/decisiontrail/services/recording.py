@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from decisiontrail.access import Principal
 from decisiontrail.domain import ArtifactRef, ContextSnapshot, Decision, DecisionType
 from decisiontrail.domain.decision import utc_now, with_artifacts
-from decisiontrail.domain.placement import Placed, Recording, Seen, place_all
+from decisiontrail.domain.placement import Outcome, Placed, Recording, Seen, place_all
 from decisiontrail.domain.recording import (
     ACTOR_DECISION_TYPES,
     CapturedContext,
@@ -256,7 +256,7 @@ def record_decisions(
         return place(tx, recordings, announce=True)
 
     placed = trail.write(work, conflict="a decision with one of these idempotency keys was recorded concurrently")
-    return [_already_recorded(trail, o) if isinstance(o, Seen) else o for o in placed.outcomes]
+    return _answers(trail, placed.outcomes)
 
 
 def record(
@@ -280,7 +280,7 @@ def record(
 
     placed = trail.write(work, conflict=f"decision {decision.decision_id} is already recorded")
     outcome = placed.outcomes[0]
-    found = _already_recorded(trail, outcome) if isinstance(outcome, Seen) else outcome
+    [found] = _answers(trail, [outcome])
     assert isinstance(found, Decision)  # only an actor's proposal is ever held for review
     return found
 
@@ -308,11 +308,30 @@ def events_of(placed: Placed) -> list[DecisionEvent]:
     ]
 
 
-def _already_recorded(trail: Trail, seen: Seen) -> Decision | Review:
-    if seen.decision_id is not None:
-        return reading.get_decision(trail, seen.decision_id)
-    assert seen.review_id is not None
-    return reading.get_review(trail, seen.review_id)
+def _answers(trail: Trail, outcomes: Sequence[Outcome]) -> list[Decision | Review]:
+    """Each outcome as the caller is answered: a key seen before by what it recorded then, read
+    after the commit, every such decision in one read and every such review in another."""
+    seen = [o for o in outcomes if isinstance(o, Seen)]
+    decision_ids = [s.decision_id for s in seen if s.decision_id is not None]
+    review_ids = [s.review_id for s in seen if s.decision_id is None and s.review_id is not None]
+    decisions_found = dict(zip(decision_ids, reading.get_decisions(trail, decision_ids), strict=True)) if decision_ids else {}
+    reviews_found = {r.review_id: r for r in reading.get_reviews(trail, review_ids)} if review_ids else {}
+    answers: list[Decision | Review] = []
+    for outcome in outcomes:
+        if not isinstance(outcome, Seen):
+            answers.append(outcome)
+        elif outcome.decision_id is not None:
+            decision = decisions_found[outcome.decision_id]
+            if decision is None:
+                raise NotFound("decision", outcome.decision_id)
+            answers.append(decision)
+        else:
+            assert outcome.review_id is not None
+            review = reviews_found.get(outcome.review_id)
+            if review is None:
+                raise NotFound("review", outcome.review_id)
+            answers.append(review)
+    return answers
 
 
 def add_dependency(trail: Trail, decision_id: str, depends_on_id: str, *, principal: Principal | None = None) -> Decision:
