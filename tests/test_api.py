@@ -15,14 +15,14 @@ import uvicorn
 
 from decisiontrail.access import LOCAL
 from decisiontrail.app import create_app
-from decisiontrail.domain import DecisionType
+from decisiontrail.domain import DecisionType, Phase
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph, delete_all_data
 from decisiontrail.graphdb.embedded import free_port
 from decisiontrail.schema.context import Context
 from decisiontrail.api import schema
 from decisiontrail.services.correction import correct
-from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
@@ -327,6 +327,69 @@ def test_every_decisions_corrections_context_and_checkpoint_group_come_from_one_
     assert trips[0] == trips[1] == 6
     # One slot per key, in key order (an unknown decision has none).
     assert reading.correction_attempts_of(setup, ["01ARZ3NDEKTSV4RRFFQ69G5FAV", corrected.decision_id])[0] == []
+
+
+TWO_WRITES = """
+mutation($x: ID!, $y: ID!, $p: ID!) {
+  a: addDependency(decisionId: $y, dependsOnId: $x) { dependsOn { id status } }
+  b: correctDecision(input: {decisionId: $x, mode: REVERT, guidance: "narrower"}) { invalidated { id status } }
+  c: advancePhase(planId: $p, phase: EXECUTE) { phaseHistory { toPhase } }
+  d: advancePhase(planId: $p, phase: STRATEGIZE, reason: "back") { phaseHistory { toPhase } }
+}"""
+
+
+def test_each_write_of_a_request_is_answered_after_it_not_from_what_an_earlier_one_read(api: httpx.Client) -> None:
+    # Mutations run one after the other; what the first one's answer read must not answer a later
+    # one's (a read made for the request is kept for the request, but not across its writes).
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
+    x = record(api, plan["id"])["decision"]["id"]
+    y = record(api, plan["id"], question="Other?", context="o")["decision"]["id"]
+    other = ok(api, INSTANTIATE, input={"description": "another plan"})["instantiatePlan"]
+    record(api, other["id"], context="s")
+
+    answer = ok(api, TWO_WRITES, x=x, y=y, p=other["id"])
+
+    assert answer["a"]["dependsOn"] == [{"id": x, "status": "CURRENT"}]
+    assert {d["id"]: d["status"] for d in answer["b"]["invalidated"]} == {x: "SUPERSEDED", y: "SUPERSEDED"}
+    assert answer["c"]["phaseHistory"] == [{"toPhase": "EXECUTE"}]
+    assert answer["d"]["phaseHistory"] == [{"toPhase": "EXECUTE"}, {"toPhase": "STRATEGIZE"}]
+
+
+PHASES = "query { plans(first: 50) { nodes { id phaseHistory { toPhase reason } } } }"
+
+
+def test_every_plans_phase_history_comes_from_one_statement(graph: Graph) -> None:
+    delete_all_data(graph)
+    setup = Trail.on(graph)
+    trips = []
+    for size in (2, 6):
+        for i in range(size):
+            plan, root = instantiate_plan(setup, f"plan {size}/{i}")
+            if i % 2:
+                recording_service.record(setup, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+                advance_phase(setup, plan.plan_id, Phase.EXECUTE, reason=f"go {i}")
+        store = Trail.on(graph)
+        result = asyncio.run(schema.execute(PHASES, context_value=Context(trail=store, principal=LOCAL)))
+        assert result.errors is None, result.errors
+        assert result.data is not None
+        histories = {n["id"]: n["phaseHistory"] for n in result.data["plans"]["nodes"]}
+        assert histories == {
+            p: [{"toPhase": c["to_phase"].upper(), "reason": c["reason"]} for c in reading.phase_changes(setup, p)]
+            for p in histories
+        }
+        assert sum(1 for h in histories.values() if h) == len(histories) // 2
+        trips.append(store.database.round_trips)
+    # The page of plans (its count and ids, then the plans) and one statement for every plan's history.
+    assert trips[0] == trips[1]
+    assert reading.phase_changes_of(setup, ["01ARZ3NDEKTSV4RRFFQ69G5FAV"]) == [[]]
+
+
+def test_every_mutation_forgets_the_requests_reads_before_it_runs() -> None:
+    from decisiontrail.api import Mutation
+    from decisiontrail.resolvers.writes import ReadsAfterWrite
+
+    fields = Mutation.__strawberry_definition__.fields  # type: ignore[attr-defined]
+    assert fields and all(any(isinstance(e, ReadsAfterWrite) for e in f.extensions) for f in fields)
 
 
 LINEAGE = "query($id: ID!) { lineage(decisionId: $id) { decisions { id decisionType } plans { id } } }"

@@ -6,6 +6,7 @@ import dataclasses
 import logging
 from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
+from typing import Any
 
 import strawberry
 from graphql import GraphQLError
@@ -24,6 +25,7 @@ from strawberry.extensions import (
 )
 
 from decisiontrail.resolvers import mutations, queries
+from decisiontrail.resolvers.writes import ReadsAfterWrite
 from decisiontrail.resolvers.permissions import CanChangePhase, CanConfigure, CanCorrect, CanRead, CanRecord, CanReview
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.dataset import CorrectionExample
@@ -96,47 +98,46 @@ class Query:
     )
 
 
+def write(**kwargs: Any) -> Any:
+    """A mutation field: it forgets the request's reads before it runs (``ReadsAfterWrite``)."""
+    return strawberry.mutation(**kwargs, extensions=[ReadsAfterWrite()])
+
+
 @strawberry.type
 class Mutation:
-    instantiate_plan: Plan = strawberry.mutation(resolver=mutations.instantiate_plan, permission_classes=[CanRecord])
-    record_decision: RecordDecisionPayload = strawberry.mutation(
-        resolver=mutations.record_decision, permission_classes=[CanRecord]
-    )
-    record_decisions: list[RecordDecisionPayload] = strawberry.mutation(
-        resolver=mutations.record_decisions, permission_classes=[CanRecord]
-    )
-    add_dependency: Decision = strawberry.mutation(resolver=mutations.add_dependency, permission_classes=[CanRecord])
-    resolve_review: ResolveReviewPayload = strawberry.mutation(resolver=mutations.resolve_review, permission_classes=[CanReview])
-    correct_decision: CorrectionPayload = strawberry.mutation(
-        resolver=mutations.correct_decision, permission_classes=[CanCorrect]
-    )
-    advance_phase: Plan = strawberry.mutation(resolver=mutations.advance_phase, permission_classes=[CanChangePhase])
-    record_replay: CorrectionAttempt = strawberry.mutation(
+    instantiate_plan: Plan = write(resolver=mutations.instantiate_plan, permission_classes=[CanRecord])
+    record_decision: RecordDecisionPayload = write(resolver=mutations.record_decision, permission_classes=[CanRecord])
+    record_decisions: list[RecordDecisionPayload] = write(resolver=mutations.record_decisions, permission_classes=[CanRecord])
+    add_dependency: Decision = write(resolver=mutations.add_dependency, permission_classes=[CanRecord])
+    resolve_review: ResolveReviewPayload = write(resolver=mutations.resolve_review, permission_classes=[CanReview])
+    correct_decision: CorrectionPayload = write(resolver=mutations.correct_decision, permission_classes=[CanCorrect])
+    advance_phase: Plan = write(resolver=mutations.advance_phase, permission_classes=[CanChangePhase])
+    record_replay: CorrectionAttempt = write(
         resolver=mutations.record_replay,
         description="How a correction's replay went (REPLAYED, FAILED, NOT_NEEDED) and which decisions it recorded.",
         permission_classes=[CanRecord],
     )
-    add_guidance: Decision = strawberry.mutation(
+    add_guidance: Decision = write(
         resolver=mutations.add_guidance,
         description="Guidance without a correction (ADR-033's `agents plan prompt`): a user_intervention the actor's next decisions can depend on.",
         permission_classes=[CanCorrect],
     )
-    attach_artifacts: Decision = strawberry.mutation(
+    attach_artifacts: Decision = write(
         resolver=mutations.attach_artifacts,
         description="Artifacts a decision produced later, during Execute (each added once); nothing else about it changes.",
         permission_classes=[CanRecord],
     )
-    set_invariants: InvariantSet = strawberry.mutation(
+    set_invariants: InvariantSet = write(
         resolver=mutations.set_invariants,
         description="Replace the global set of invariants or a project's; plans instantiated afterwards gather it (admins).",
         permission_classes=[CanConfigure],
     )
-    add_invariant: Decision = strawberry.mutation(
+    add_invariant: Decision = write(
         resolver=mutations.add_invariant,
         description="ADR-007's missing constraint: a plan in Strategize declares it and an invariant_enforced records it.",
         permission_classes=[CanCorrect],
     )
-    remove_invariant: CorrectionPayload = strawberry.mutation(
+    remove_invariant: CorrectionPayload = write(
         resolver=mutations.remove_invariant,
         description="ADR-007's invariant that should not apply: its invariant_enforced is corrected away, and the plan stops declaring it.",
         permission_classes=[CanCorrect],

@@ -88,9 +88,9 @@ def change_phase(tx: Transaction, plan_id: str, current: Phase, target: Phase, r
     ).consume()
 
 
-def phase_changes(tx: Transaction, plan_id: str) -> list[dict[str, Any]]:
-    """The plan's phase changes, oldest first: from_phase, to_phase, reason, at, by."""
-    return [dict(r) for r in tx.run(query("plan/list_phase_changes"), plan_id=plan_id)]
+def phase_changes(tx: Transaction, plan_ids: list[str]) -> list[list[dict[str, Any]]]:
+    """For each plan, in the order given, its phase changes, oldest first: from_phase, to_phase, reason, at, by."""
+    return [list(r["changes"]) for r in tx.run(query("plan/list_phase_changes"), plan_ids=plan_ids)]
 
 
 def scopes(tx: Transaction, targets: list[tuple[str, str]]) -> list[tuple[bool, str | None, str | None]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from strawberry.dataloader import DataLoader
 
@@ -44,6 +44,7 @@ class Context:
     corrections: DataLoader[str, list[CorrectionAttempt]] = field(init=False)
     checkpoint_groups: DataLoader[str, CheckpointGroup | None] = field(init=False)
     contexts: DataLoader[str, str | None] = field(init=False)
+    phase_changes: DataLoader[str, list[dict[str, Any]]] = field(init=False)
 
     def __post_init__(self) -> None:
         # Each batch function is one UNWIND query answering one slot per key, in key order.
@@ -55,6 +56,16 @@ class Context:
         self.corrections = _loader(lambda ids: reading.correction_attempts_of(self.trail, ids))
         self.checkpoint_groups = _loader(lambda ids: reading.checkpoint_groups(self.trail, ids))
         self.contexts = _loader(lambda hashes: reading.find_contexts(self.trail, hashes))
+        self.phase_changes = _loader(lambda ids: reading.phase_changes_of(self.trail, ids))
+
+    def forget_reads(self) -> None:
+        """Drop what the loaders read so far: a write is about to change it (a request's mutations
+        run one after another, and each is answered as things stand after it)."""
+        for loader in (
+            self.decisions, self.plans, self.children, self.child_plans,
+            self.corrections, self.checkpoint_groups, self.contexts, self.phase_changes,
+        ):  # fmt: skip
+            loader.clear_all()
 
     @property
     def events(self) -> EventBus | None:

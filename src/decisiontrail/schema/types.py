@@ -464,7 +464,7 @@ class Plan:
     @strawberry.field
     async def phase_history(self, info: Info[Context, None]) -> list[PhaseChange]:
         """Every change of the plan's phase, oldest first."""
-        changes = await call(reading.phase_changes, info.context.trail, self.model.plan_id)
+        changes = await info.context.phase_changes.load(self.model.plan_id)
         return [
             PhaseChange(
                 from_phase=Phase(c["from_phase"]),

@@ -56,7 +56,12 @@ def page_plans(trail: Trail, page: PlanPage, principal: Principal | None = None)
 
 def phase_changes(trail: Trail, plan_id: str) -> list[dict[str, Any]]:
     """The plan's phase changes, oldest first: from_phase, to_phase, reason, at, by."""
-    return trail.database.read(plans.phase_changes, plan_id)
+    return phase_changes_of(trail, [plan_id])[0]
+
+
+def phase_changes_of(trail: Trail, plan_ids: list[str]) -> list[list[dict[str, Any]]]:
+    """For each plan, in the order given, its phase changes, oldest first."""
+    return trail.database.read(plans.phase_changes, plan_ids)
 
 
 # -- decisions ---------------------------------------------------------------------------------
