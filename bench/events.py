@@ -29,25 +29,33 @@ CORRECT = """
 mutation($id: ID!) { correctDecision(input: {decisionId: $id, mode: REVERT, guidance: "another way"}) { correction { id } } }"""
 
 
+WARMUP = 2
+"""Corrections delivered first, to every subscriber, and not measured."""
+
+
 def delivery(api: str, corrections: int, subscribers: int = SUBSCRIBERS) -> tuple[Stats, int]:
     """Per (subscriber, correction) delays in ms from publish to receipt of the correction's
-    SUPERSEDED event, and how many subscribers were connected."""
+    SUPERSEDED event, after ``WARMUP`` corrections delivered the same way, and how many
+    subscribers were connected."""
     return asyncio.run(_delivery(api, corrections, subscribers))
 
 
 async def _delivery(api: str, corrections: int, subscribers: int) -> tuple[Stats, int]:
     async with httpx.AsyncClient(base_url=api, timeout=60) as client:
         plan = (await _ok(client, INSTANTIATE))["instantiatePlan"]
-        strategies = [await _record(client, plan["id"], plan["rootDecision"]["id"], i) for i in range(corrections)]
+        root = plan["rootDecision"]["id"]
+        strategies = [await _record(client, plan["id"], root, i) for i in range(WARMUP + corrections)]
         url = api.replace("http://", "ws://") + "/graphql"
         sockets = [await _subscribe(url, plan["id"]) for _ in range(subscribers)]
         try:
             await asyncio.sleep(1.0)  # every subscription registered before the first write
             delays: list[float] = []
-            for strategy in strategies:
+            for i, strategy in enumerate(strategies):
                 waiting = [asyncio.create_task(_superseded(ws, strategy)) for ws in sockets]
                 await _ok(client, CORRECT, id=strategy)
-                delays += await asyncio.gather(*waiting)
+                delivered = await asyncio.gather(*waiting)
+                if i >= WARMUP:
+                    delays += delivered
         finally:
             for ws in sockets:
                 await ws.close()

@@ -125,24 +125,28 @@ def side_by_side(
 
 
 def side_by_side_each(
-    ours: list[Callable[[], object]], baseline: list[Callable[[], object]], *, ops: int = 1
+    ours: list[Callable[[], object]], baseline: list[Callable[[], object]], *, ops: int = 1, warmup: int = 0
 ) -> tuple[Stats, Stats]:
-    """Interleave two lists of one-shot runs (each consuming its own fixture), one of each in turn.
+    """Interleave two lists of one-shot runs (each consuming its own fixture), one of each in turn;
+    the first ``warmup`` of each list run first, the same way, and are not measured.
 
     >>> calls = []
-    >>> a, b = side_by_side_each([lambda: calls.append("a")] * 2, [lambda: calls.append("b")] * 2)
+    >>> a, b = side_by_side_each([lambda: calls.append("a")] * 3, [lambda: calls.append("b")] * 3, warmup=1)
     >>> calls, len(a.samples_ms), len(b.samples_ms)
-    (['a', 'b', 'b', 'a'], 2, 2)
+    (['b', 'a', 'a', 'b', 'b', 'a'], 2, 2)
     """
     if len(ours) != len(baseline):
         raise ValueError("side by side needs as many runs of ours as of the baseline")
+    if not 0 <= warmup < len(ours):
+        raise ValueError("side by side needs a run of each left to measure after its warm-up runs")
     times: tuple[list[float], list[float]] = ([], [])
     for i, pair in enumerate(zip(ours, baseline, strict=True)):
-        order = (0, 1) if i % 2 == 0 else (1, 0)
+        order = (0, 1) if (i - warmup) % 2 == 0 else (1, 0)
         for which in order:
             start = time.perf_counter()
             pair[which]()
-            times[which].append((time.perf_counter() - start) * 1000)
+            if i >= warmup:
+                times[which].append((time.perf_counter() - start) * 1000)
     return Stats(tuple(times[0]), ops), Stats(tuple(times[1]), ops)
 
 

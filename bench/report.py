@@ -35,10 +35,12 @@ How each scenario is built, and what its baseline is, is in [the notes](#notes) 
 
 
 def analysis(runs: list[dict[str, Any]]) -> str:
-    """Where the time goes and what was done, every figure cited from the saved results.
+    """Where the time goes and what was done.
 
-    Written by hand only in words: each number below is ``cite``'s, read from the JSON a run
-    wrote, so the page cannot claim a figure the harness did not measure.
+    Every figure of a measured row is ``cite``'s, read from the JSON a run wrote, so the page
+    cannot claim a row's figure the harness did not measure. The figures said to be "in the lab"
+    are typed: profiles and A/B runs of two builds made while changing the code, not in any
+    results file (the harness does not yet record a breakdown of where a row's time goes).
     """
 
     def c(scenario: str, case: str, sizes: str = "quick") -> str:
@@ -50,9 +52,11 @@ def analysis(runs: list[dict[str, Any]]) -> str:
     return f"""\
 ## Where the time goes, and what was done
 
-Figures in this section are cited from the results files (`docs/benchmarks/<sizes>.json`) by
-`bench/report.py`; the words are the analysis of profiles (cProfile and py-spy of the served process and
-of the service calls) taken while changing the code.
+The rows' figures in this section are cited from the results files
+(`docs/benchmarks/<sizes>.json`) by `bench/report.py`. Figures said to be *in the lab* are not:
+they come from profiles (cProfile and py-spy of the served process and of the service calls)
+and from A/B runs of two builds taken while changing the code, typed here with the commit that
+made the change; the harness does not record them, and a run of it does not check them.
 
 - **Walks no longer explode.** Lineage and impact are one breadth-first walk with a visited set
   in Cypher (`decision/lineage.cypher`, `correction/downstream.cypher`), so a 50-level hierarchy
@@ -340,8 +344,9 @@ NOTES = """\
 - **Correction.** Ours is `services.correction.correct` (what `correctDecision` and the CLI
   call): lock, read the closure, write the correction, supersede, record the attempt. The
   baseline is one hand-written statement that finds the same closure and supersedes it. Each
-  run corrects a fresh copy of the fixture. The networkx row computes the same closure in
-  memory on a graph already loaded.
+  run corrects a fresh copy of the fixture, after a warm-up correction of each on a copy of its
+  own (checked, not measured). The networkx row computes the same closure in memory on a graph
+  already loaded.
 - **Lineage and impact.** Ours is the GraphQL query over HTTP; the baseline is the same Cypher
   sent with the driver.
 - **Nested tree.** Ours is `plan { tree { decision { children { dependsOn } } } }` over HTTP;
