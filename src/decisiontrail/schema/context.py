@@ -61,11 +61,9 @@ class Context:
     def forget_reads(self) -> None:
         """Drop what the loaders read so far: a write is about to change it (a request's mutations
         run one after another, and each is answered as things stand after it)."""
-        for loader in (
-            self.decisions, self.plans, self.children, self.child_plans,
-            self.corrections, self.checkpoint_groups, self.contexts, self.phase_changes,
-        ):  # fmt: skip
-            loader.clear_all()
+        for loader in vars(self).values():
+            if isinstance(loader, DataLoader):
+                loader.clear_all()
 
     @property
     def events(self) -> EventBus | None:
