@@ -12,7 +12,7 @@ import yaml
 from decisiontrail.domain import AutomationProfile, Decision, DecisionType, Invariant, Phase, Plan
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.domain.placement import Recording
-from decisiontrail.domain.recording import Proposal, Review, ReviewAction, ReviewStatus
+from decisiontrail.domain.recording import CapturedContext, Proposal, Review, ReviewAction, ReviewStatus
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, ValidationFailed
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb import decisions
@@ -580,6 +580,41 @@ def test_a_retried_batch_is_answered_with_what_it_recorded_in_as_many_round_trip
         trips.append(retrying.database.round_trips)
     # The placement read, the commit and one read of what the keys recorded: not one per item.
     assert trips[0] == trips[1]
+
+
+def test_a_batch_held_for_review_writes_every_review_with_its_own_context_in_one_statement(
+    store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from decisiontrail.graphdb import reviews as review_store
+
+    statements: list[str] = []
+    named = review_store.query
+    monkeypatch.setattr(review_store, "query", lambda name: statements.append(name) or named(name))
+    plan, _ = _plan(store, edit_code=1.0)  # every Strategize proposal below certainty waits for a reviewer
+    texts = [f"context {i}" if i % 3 else None for i in range(12)]
+    items = [
+        (
+            propose(
+                tool_input("strategy_choice", question=f"which {i}?", confidence_score=0.5),
+                plan_id=plan.plan_id,
+                snapshot=actor_snapshot("s", text or f"elsewhere {i}"),
+            ),
+            None if text is None else CapturedContext(text),
+        )
+        for i, text in enumerate(texts)
+    ]
+
+    held = record_decisions(store, items)
+
+    assert all(isinstance(r, Review) and r.status is ReviewStatus.PENDING for r in held)
+    stored = graph.driver.execute_query(
+        "MATCH (r:Review {plan_id: $plan_id}) OPTIONAL MATCH (r)-[:CAPTURED]->(c:Context) "
+        "RETURN r.review_id AS review, c.content AS content",
+        plan_id=plan.plan_id,
+        database_=graph.database,
+    ).records
+    assert {r["review"]: r["content"] for r in stored} == {r.review_id: t for r, t in zip(held, texts, strict=True)}  # type: ignore[union-attr]
+    assert statements.count("review/create_reviews") == 1
 
 
 def test_one_refused_proposal_refuses_the_batch_and_nothing_is_written(store: Trail, graph: Graph) -> None:

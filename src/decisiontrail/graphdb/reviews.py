@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from decisiontrail.cypher import query
 from decisiontrail.domain.pages import ReviewPage
 from decisiontrail.domain.recording import CapturedContext, Review, ReviewStatus
-from decisiontrail.graphdb.database import Transaction
+from decisiontrail.graphdb.database import Rows, Transaction
 from decisiontrail.graphdb.decisions import context_param
 from decisiontrail.graphdb.records import review_from_record, review_properties
 
@@ -36,10 +37,15 @@ def lock(tx: Transaction, review_id: str) -> Review | None:
     return None if record is None else review_from_record(record)
 
 
-def create(tx: Transaction, review: Review, context: CapturedContext | None) -> None:
-    tx.run(
-        query("review/create_review"), plan_id=review.plan_id, props=review_properties(review), context=context_param(context)
-    ).consume()
+def create_all(tx: Transaction, held: Sequence[tuple[Review, CapturedContext | None]]) -> None:
+    """Write held proposals' reviews, each with the context captured for it, in one statement."""
+    if not held:
+        return
+    rows = Rows(
+        {"plan_id": review.plan_id, "props": review_properties(review), "context": context_param(context)}
+        for review, context in held
+    )
+    tx.run(query("review/create_reviews"), reviews=rows).consume()
 
 
 def mark_resolved(

@@ -295,8 +295,7 @@ def place(tx: Transaction, recordings: Sequence[Recording], *, announce: bool = 
     at = utc_now()
     placed = place_all(recordings, facts, at=at)
     decisions.create_all(tx, placed.decisions, placed.sequences, announcement(events_of(placed), at) if announce else None)
-    for review, context in placed.reviews:
-        reviews.create(tx, review, context)
+    reviews.create_all(tx, placed.reviews)
     return placed
 
 
