@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import neo4j
 
 from decisiontrail.graphdb.embedded import free_port
+from decisiontrail.graphdb.timing import Timing
 
 
 # A p95 needs at least this many samples (with fewer, the "p95" is the largest sample or close to
@@ -150,6 +152,70 @@ def side_by_side_each(
     return Stats(tuple(times[0]), ops), Stats(tuple(times[1]), ops)
 
 
+@dataclass
+class Breakdown:
+    """Where each run of a row went, run by run: ours as the served process's ``Server-Timing``
+    header said (``serve --server-timing``), or, in process, as ``graphdb.timing`` counted it; the
+    baseline's statements as Neo4j reported them (to the first record, then to the last, whole
+    milliseconds). Warm-up runs are recorded too and left out: a row's measured runs are its last.
+    """
+
+    ours: list[dict[str, float]] = field(default_factory=list)
+    baseline: list[dict[str, float]] = field(default_factory=list)
+
+    def served(self, response: httpx.Response) -> None:
+        """Keep what a response's ``Server-Timing`` says.
+
+        >>> b = Breakdown()
+        >>> b.served(httpx.Response(200, headers={"server-timing": 'app;dur=4.5, db;dur=2.5;desc="1 transaction and 2 statements", '
+        ...                                                           'neo4j;dur=1, commit;dur=0.5'}))
+        >>> b.ours
+        [{'served_ms': 4.5, 'database_ms': 2.5, 'neo4j_ms': 1.0, 'commit_ms': 0.5, 'transactions': 1.0, 'statements': 2.0}]
+        """
+        metrics = dict(metric.split(";dur=", 1) for metric in response.headers["server-timing"].split(", "))
+        database, _, described = metrics["db"].partition(';desc="')
+        transactions, statements = (float(word) for word in described.split() if word.isdigit())
+        self.ours.append(
+            {
+                "served_ms": float(metrics["app"]),
+                "database_ms": float(database),
+                "neo4j_ms": float(metrics["neo4j"]),
+                "commit_ms": float(metrics["commit"]),
+                "transactions": transactions,
+                "statements": statements,
+            }
+        )
+
+    def in_process(self, spent: Timing) -> None:
+        self.ours.append({key: float(value) for key, value in spent.as_json().items()})
+
+    def raw(self, result: neo4j.EagerResult) -> neo4j.EagerResult:
+        """Keep what Neo4j reports the baseline's statement took; the result, as it came."""
+        summary = result.summary
+        self.baseline.append({"neo4j_ms": float((summary.result_available_after or 0) + (summary.result_consumed_after or 0))})
+        return result
+
+    def as_json(self, ours: Stats, baseline: Stats | None = None) -> dict[str, Any]:
+        """The median of each part over the measured runs (so the parts need not add up).
+
+        >>> b = Breakdown([{"neo4j_ms": 9.0}, {"neo4j_ms": 1.0}, {"neo4j_ms": 3.0}], [{"neo4j_ms": 2.0}] * 3)
+        >>> b.as_json(Stats((1.0, 1.0)), Stats((1.0, 1.0)))
+        {'runs': 2, 'ours': {'neo4j_ms': 2.0}, 'baseline': {'neo4j_ms': 2.0}}
+        """
+        runs = len(ours.samples_ms)
+        measured = self.ours[-runs:]
+        if len(measured) != runs:
+            raise RuntimeError(f"a breakdown of {len(measured)} runs for {runs} measured")
+        result: dict[str, Any] = {"runs": runs, "ours": _medians(measured)}
+        if baseline is not None and self.baseline:
+            result["baseline"] = _medians(self.baseline[-len(baseline.samples_ms) :])
+        return result
+
+
+def _medians(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {key: round(statistics.median(run[key] for run in runs), 3) for key in runs[0]}
+
+
 RESULTS = ("docs/benchmarks.md", "docs/benchmarks")
 """What a run writes, relative to the checkout."""
 
@@ -184,7 +250,9 @@ def timed_each(runs: list[Callable[[], object]], *, ops: int = 1) -> Stats:
 
 @contextmanager
 def served_api(neo4j_uri: str, database: str) -> Iterator[str]:
-    """``decisiontrail serve`` in its own process on the bench's Neo4j, as users run it.
+    """``decisiontrail serve`` in its own process on the bench's Neo4j, as users run it, with
+    ``--server-timing`` (each response says where its time went: ``Breakdown``; what that costs
+    is in our figures).
 
     Its log goes to a file: a pipe nobody reads fills (64 KB of warnings, or a few tracebacks of
     the records the raw baselines leave half-written) and then blocks the service on its next log
@@ -198,7 +266,7 @@ def served_api(neo4j_uri: str, database: str) -> Iterator[str]:
         log_path = Path(scratch) / "serve.log"
         with log_path.open("wb") as log_file:
             process = subprocess.Popen(
-                [sys.executable, "-m", "decisiontrail.cli", "-q", "serve", "--port", str(port)],
+                [sys.executable, "-m", "decisiontrail.cli", "-q", "serve", "--port", str(port), "--server-timing"],
                 env=env,
                 stdout=subprocess.DEVNULL,
                 stderr=log_file,
@@ -227,9 +295,12 @@ def served_api(neo4j_uri: str, database: str) -> Iterator[str]:
                 process.wait()
 
 
-def graphql(client: httpx.Client, query: str, **variables: Any) -> dict[str, Any]:
-    """POST one GraphQL request; any error stops the benchmark, since it would measure a failure."""
+def graphql(client: httpx.Client, query: str, /, breakdown: Breakdown | None = None, **variables: Any) -> dict[str, Any]:
+    """POST one GraphQL request (its ``Server-Timing`` kept in ``breakdown``); any error stops the
+    benchmark, since it would measure a failure."""
     response = client.post("/graphql", json={"query": query, "variables": variables})
+    if breakdown is not None:
+        breakdown.served(response)
     body: dict[str, Any] = response.json()
     if response.status_code != 200 or body.get("errors"):
         raise RuntimeError(f"GraphQL request failed ({response.status_code}): {body.get('errors')}")

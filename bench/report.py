@@ -37,26 +37,36 @@ How each scenario is built, and what its baseline is, is in [the notes](#notes) 
 def analysis(runs: list[dict[str, Any]]) -> str:
     """Where the time goes and what was done.
 
-    Every figure of a measured row is ``cite``'s, read from the JSON a run wrote, so the page
-    cannot claim a row's figure the harness did not measure. The figures said to be "in the lab"
-    are typed: profiles and A/B runs of two builds made while changing the code, not in any
-    results file (the harness does not yet record a breakdown of where a row's time goes).
+    Every figure is cited from the JSON a run wrote: a row's measurement (``cite``), where its
+    time went (``cite_time``: the breakdown the harness records from the service's own counts),
+    an offline row's phases or peak memory (``cite_phases``, ``cite_peak``). So the page cannot
+    claim a figure the harness did not measure; the changes' before/after measurements, taken in
+    the lab while changing the code, are left to their commit messages.
     """
 
     def c(scenario: str, case: str, sizes: str = "quick") -> str:
         return cite(runs, sizes, scenario, case)
 
+    def t(scenario: str, case: str, sizes: str = "quick") -> str:
+        return cite_time(runs, sizes, scenario, case)
+
     def peak(case: str) -> str:
         return cite_peak(runs, "full", case)
+
+    def phases(case: str, sizes: str = "quick") -> str:
+        return cite_phases(runs, sizes, case)
 
     return f"""\
 ## Where the time goes, and what was done
 
-The rows' figures in this section are cited from the results files
-(`docs/benchmarks/<sizes>.json`) by `bench/report.py`. Figures said to be *in the lab* are not:
-they come from profiles (cProfile and py-spy of the served process and of the service calls)
-and from A/B runs of two builds taken while changing the code, typed here with the commit that
-made the change; the harness does not record them, and a run of it does not check them.
+Every figure in this section is cited from the results files (`docs/benchmarks/<sizes>.json`)
+by `bench/report.py`: a row's measurement, or where its time went, which each run's table
+*Where the time went* shows for every row that records it (what the served process's
+`Server-Timing` header, or in process `graphdb.timing`, said of each measured run, and what
+Neo4j reported the baseline's statement took). The before/after measurements of the changes
+described here (profiles, and A/B runs of two builds alternating, taken in the lab while
+changing the code) are in the commit messages that made them; a run of the harness does not
+check them, so they are not repeated here.
 
 - **Walks no longer explode.** Lineage and impact are one breadth-first walk with a visited set
   in Cypher (`decision/lineage.cypher`, `correction/downstream.cypher`), so a 50-level hierarchy
@@ -69,164 +79,96 @@ made the change; the harness does not record them, and a run of it does not chec
   an `asOf` impact reads the decision first). A selection of ids only is answered at once from
   the ids the walk returned, and the answer is completed directly (`schema/execution.py`): a
   field that only reads its object (an attribute, or a method of `self`) and whole selections of
-  such fields are completed in one pass, without graphql-core's per-field steps (a path, a
-  resolve info, strawberry's resolver wrapper, an awaitable check at each one); anything else,
-  and every error, goes graphql-core's usual way. A read's statements are now each an
-  auto-commit transaction in one session (`graphdb.database.Statements`): the statement and its
-  records in one round trip, where an explicit read transaction added one to begin and one to
-  commit (Neo4j's transactions are read committed, so a read gained nothing by one; in the lab,
-  served, alternating the two builds: lineage 4.85 -> 4.34, impact 4.67 -> 4.14 ms p50). The
-  baseline, the driver's `execute_query`, sends its BEGIN with the statement and then commits:
-  two round trips. At a handful of decisions what remains is the fixed cost of a request
-  (Starlette's middleware, strawberry's view, the hop to a worker thread for the driver):
-  {c("lineage", "lineage of a deep decision")},
-  {c("impact", "impact of a deep decision")}; at 1,000, building and completing one object per
-  decision in Python: {c("lineage", "lineage of the last of")} (the id-only plans are now built in
-  one step, as the decisions were: 2.6 to 1.2 us each). A profile of the served lineage of 149
-  decisions puts a sixth of the process's work in the objects answering the ids, a fifth in
-  completing them, and most of the rest in the request's fixed path (the HTTP server,
-  Starlette's middleware, strawberry's view, the two thread hops to and from the driver's
-  worker). The service now runs on uvicorn's fast event loop and HTTP parser (uvloop and
-  httptools, dependencies of the package: asyncio's loop and the pure Python h11 cost about 0.3
-  ms more a request in the lab, an empty query 1.15 against 0.85 ms p50, the two builds
-  alternating; the bench's ratios moved by less than their run-to-run spread). What would close
-  it: a request path that skips what a read of ids does not need (the worker-thread hop,
-  strawberry's view), and ids answered as a list of strings rather than objects.
+  such fields are completed in one pass, without graphql-core's per-field steps; anything else,
+  and every error, goes graphql-core's usual way. A read's statements are each an auto-commit
+  transaction in one session (`graphdb.database.Statements`): the statement and its records in
+  one round trip, where an explicit read transaction adds one to begin and one to commit (Neo4j's
+  transactions are read committed, so a read gains nothing by one). The baseline, the driver's
+  `execute_query`, sends its BEGIN with the statement and then commits. The service runs on
+  uvicorn's uvloop and httptools. At a handful of decisions:
+  {c("lineage", "lineage of a deep decision")}, {t("lineage", "lineage of a deep decision")};
+  {c("impact", "impact of a deep decision")}, {t("impact", "impact of a deep decision")}. The
+  statement costs Neo4j what the baseline's does; what ours adds is the rest of the service's
+  time (the request's fixed path: Starlette's middleware, strawberry's view, the hop to a worker
+  thread for the driver and back, one object per decision answered) and HTTP between the client
+  and the service, which the baseline does not cross. At 1,000 decisions,
+  {c("lineage", "lineage of the last of")}, {t("lineage", "lineage of the last of")}: building
+  and completing one object per decision in Python. What would close it: a request path that
+  skips what a read of ids does not need (the worker-thread hop, strawberry's view), and ids
+  answered as a list of strings rather than objects.
 - **Nested tree.** `Plan.tree` looks ahead at its selection; ids, types and relations are
-  served from one statement of outlines, returned as one row (a row per decision cost a driver
-  message and a lookup per column each), and completed directly as above. Per decision, what
-  was left of Python's work was then cut where a profile put it: a direct read's resolve info
-  is built only if the read looks at it (an outline's children and dependencies never do), text
-  and enum values are completed without graphql-core's per-value steps (strawberry's enum
-  serialisation scans its members for each), the partial decisions of the outline are built in
-  one step instead of pydantic's copy and update, and the statement leaves out the plan id and
-  (but in an as-of read) the times. Then: a list of objects (a tree's entries, a decision's
-  children) takes its selection once for all its items; a response path is made only for a
-  read that looks at its info (strawberry's `Info` is then built too), where one was made for
-  every field and item; the statement returns each outline as a list (a map's keys were decoded
-  again per decision); in the lab the in-process tree went from about 68 to 56 ms, the
-  statement from 10.8 to 9.3 ms: {c("nested tree", "plan -> decisions")}. What remains is
-  the statement's own work (each decision's parent, dependencies and supersession) and one
-  Python object per decision, tree entry and field in the answer. What would close more: the
-  statement shaped by the selection, so only what is asked is read, and the answer serialised
-  from its rows.
-- **The tail of every request** was Python's full cycle collections in the served process:
-  each walked everything the process had built at start-up (modules, the schema, the driver),
-  110-130 ms a time, about every sixth request of a 1,000-decision tree (a p95 of 170 ms where
-  the median was 40 ms, in the lab). Once started, the service freezes that heap out of them
-  (`app.settle_heap`, `gc.freeze`): 11-25 ms a time, the tree's p95 65 ms in the lab; the tables'
-  p95 columns are measured with it.
-- **Recording.** A recording locks its plan, reads the facts it is judged by and writes; that
-  is two statements and a commit against the baseline's one statement and commit:
-  {c("recording", "recordDecision over HTTP, sequential")}. What would close it: one round trip
-  fewer (the read and the write in one statement, with placement's rules in Cypher) and a
-  cheaper fixed path for a request (in the lab an empty `{{ __typename }}` costs 1.9 ms over
-  HTTP with the harness's client, about a third of the raw write). Its events now ride on the write
-  statement (`event/append_events`' subquery at its end) where they were a third statement (in
-  the lab, in process, alternating the two builds over five rounds: 6.4 -> 5.5 ms p50 a
-  recording), and the served process's event relay reads nothing while nobody is subscribed,
-  where it read the outbox's end after every commit, in a thread beside the next request (in the
-  lab, served, alternating: 9.3 -> 7.7 ms p50 a recording, three rounds of 300). One run of the
-  bench does not resolve changes of this size here: the same served build measured 7.8 ms p50 and,
-  half an hour later, 11-12 ms in the lab, and this run's baseline rows are slower than the
-  previous run's (its results file, in git history) by about as much as ours. Batches are two statements for the
-  whole batch (`read_placements`, `create_decisions`). Input objects are now built by a plan
-  made once per type (`schema/inputs.py`, strawberry's `from_input` hook) instead of
-  strawberry's generic conversion (a third of a large batch's time), canonical ULIDs are
-  recognised by a pattern rather than decoded, placement facts come back as one map per item,
-  and creation times go to Neo4j as ISO text (the driver's own conversion of a `datetime` was
-  a sixth of a large batch). Then: the placement read reads each plan's facts once (its row,
-  its root) and answers in one row (a row per recording cost the server and the driver a
-  message each: 47 to 31 ms for 1,000 in the lab); the batch's events are one outbox run (a
-  node per event was 32 ms of 1,000's writes and commit, 6 ms as a run); the two JSON
-  properties of each decision are written by one encoder (`json.dumps` with options built an
-  encoder per call: 14 ms of 1,000), and the served process's event relay, woken by every
-  commit, stopped reading the events back while nobody is subscribed (it read a batch's 1,000
-  rows for no one: in the lab, alternating the two builds, a served batch of 1,000 went from
-  336-367 to 296-301 ms), and now reads nothing then (above):
-  {c("recording", "recordDecisions over HTTP, batches of 100")}
-  at batches of 100, {c("recording", "recordDecisions over HTTP, batches of 1,000")} at 1,000.
-  In the lab, of a batch of 1,000 in process: the placement read 31-58 ms, the create statement
-  60-90 ms (the baseline's statement alone: 52 ms), the commit 50-60 ms, graphql-core's
-  coercion of the variables 21-33 ms, the proposals' validation 15 ms, the judging 12 ms. Each
-  decision was validated as a Proposal, then its draft again as a Decision; the draft is now
-  built from the proposal's validated fields (`Proposal.draft`; tested equal to the validated
-  Decision for every type): 17.5 to 13 ms for the 1,000 recordings' drafts and request
-  digests in the lab. The placement read's lookups of a plan's root and of parent candidates
-  are hinted as index seeks (`USING INDEX SEEK`): on a freshly loaded database the planner
-  scanned the whole index instead, reading every decision of the database for each recording.
-  The Neo4j driver formats each statement's parameters for a debug log message even when
-  debug logging is off: a batch's rows now go as `graphdb.database.Rows`, a list that message
-  shows by its count (7.7 ms of the create statement of 1,000 was that formatting, 1.3 MB of
-  text, in the lab; the baseline still pays it for its rows). The placement read looks a
-  recording's key up among the plan's reviews only when one of them holds a key (most plans:
-  none), where it made an index seek per recording there (in the lab, the statement alone for
-  1,000: 63.5 -> 54.6 ms; the two changes together, a batch of 1,000 in process, the builds
-  alternating: 340-404 -> 312-365 ms). Then (c1b51ba) the placement read takes the facts of each
-  parent a batch names once (a batch's recordings mostly share one or two), where every
-  recording sought its parent again (in the lab, the statement for 1,000: 63.4 -> 52.6 ms p50),
-  and (4bdad50) a list variable is coerced by a plan made once per type (`schema/variables.py`):
-  the checks and values of graphql-core's coercion, whatever the plan would refuse left to
-  graphql-core and its errors (tested equal both ways), and no walk of the value for its depth,
-  which a type that cannot contain itself does not need (in the lab, the executor's build for
-  1,000 inputs: 24 -> 7 ms; served, the two builds alternating batch by batch: 314 -> 294 ms
-  p50). The rate the target asks at 1,000, 5,000 decisions a second, is 200 ms a batch: about
-  the baseline's own time on this machine. What remains (lab, a batch of 1,000): the
-  placement read, 40-55 ms, which the baseline does not do; the create statement and the commit
-  about what the baseline's statement and commit cost (a statement writing only each node and
-  its two links, with the same rows, measured within the spread of ours); and about 80 ms of
-  Python in the served process (py-spy: the judging and the drafts a quarter of it, then the
-  proposals' validation, the rows' properties, the driver's packing, the JSON in and out).
-  What would close it: the placement read folded into the write statement, which needs
-  placement's rules in Cypher (as the correction's would), and one pass from each input to its
-  row where a proposal, a draft and a row are built now. (A faster JSON parser for request
-  bodies was tried and not kept: orjson reads integers past 64 bits as floats, silently, and
-  refuses UTF-16 bodies.)
+  served from one statement of outlines, returned as one row (each outline a list), and
+  completed directly as above: a list of objects takes its selection once for all its items, a
+  resolve info and a response path are built only for a read that looks at them, text and enum
+  values are completed without graphql-core's per-value steps, the outline's partial decisions
+  are built in one step: {c("nested tree", "plan -> decisions")},
+  {t("nested tree", "plan -> decisions")}. What remains is the statement's own work (each
+  decision's parent, dependencies and supersession) and one Python object per decision, tree
+  entry and field in the answer. What would close more: the statement shaped by the selection,
+  so only what is asked is read, and the answer serialised from its rows.
+- **The tail of every request** was Python's full cycle collections in the served process,
+  each walking everything the process had built at start-up (modules, the schema, the driver).
+  Once started, the service freezes that heap out of them (`app.settle_heap`, `gc.freeze`); the
+  tables' p95 columns are measured with it.
+- **Recording.** A recording locks its plan, reads the facts it is judged by and writes: two
+  statements and a commit against the baseline's one statement and commit:
+  {c("recording", "recordDecision over HTTP, sequential")},
+  {t("recording", "recordDecision over HTTP, sequential")}. Its events ride on the write
+  statement (`event/append_events`' subquery at its end), and the served process's event relay
+  reads nothing while nobody is subscribed. What would close it: one round trip fewer (the read
+  and the write in one statement, with placement's rules in Cypher) and a cheaper fixed path for
+  a request (as for lineage). Batches are two statements for the whole batch
+  (`read_placements`, which takes each plan's and each named parent's facts once and answers in
+  one row, and `create_decisions`), and the batch's events are one outbox run. On the way to
+  them: input objects are built by a plan made once per type (`schema/inputs.py`), and a list
+  variable is coerced by one too (`schema/variables.py`, graphql-core's checks and errors kept);
+  each decision's draft is built from its proposal's validated fields; canonical ULIDs are
+  recognised by a pattern; creation times go to Neo4j as ISO text; the two JSON properties of
+  each decision are written by one encoder; the rows go as `graphdb.database.Rows`, which the
+  driver's debug log message shows by their count instead of formatting them; the placement
+  read's lookups are hinted as index seeks, and it looks a key up among a plan's reviews only
+  when one holds a key: {c("recording", "recordDecisions over HTTP, batches of 100")},
+  {t("recording", "recordDecisions over HTTP, batches of 100")}; at 1,000,
+  {c("recording", "recordDecisions over HTTP, batches of 1,000")},
+  {t("recording", "recordDecisions over HTTP, batches of 1,000")}. The rate the target asks at
+  1,000, 5,000 decisions a second, is 200 ms a batch. What remains beyond the baseline: the
+  placement read (which the baseline does not do), and the service's Python: the request's
+  JSON in and out, the variables' coercion, the proposals' validation and judging, the rows'
+  properties, the driver's packing. What would close it: the placement read folded into the
+  write statement, which needs placement's rules in Cypher (as the correction's would), and one
+  pass from each input to its row, where a proposal, a draft and a row are built now. (A faster
+  JSON parser for request bodies was tried and not kept: orjson reads integers past 64 bits as
+  floats, silently, and refuses UTF-16 bodies.)
 - **Concurrent recording** (no target): {c("recording", "16 concurrent clients")}. Every write
   numbers its events under one lock, the outbox counter's, which it takes at the end of its last
-  statement and holds until its commit, so that numbers follow commit order; writes into different plans
-  therefore queue for each other for that statement and the commit. In the lab, with the outbox
-  append taken out of a served build (an experiment, not a build to ship: nothing would be
-  announced), 16 clients went from 67-89 to 172-183 recordings a second and one client's
-  recording from 12.4 to 9.6 ms p50. What would close it: events numbered after their commit,
-  many at a time, by the relay under the counter's lock (still gapless, and a reader still never
-  sees a later number before an earlier one), so a write holds no lock beyond its plans'.
+  statement and holds until its commit, so that numbers follow commit order; writes into
+  different plans therefore queue for each other for that statement and the commit. What would
+  close it: events numbered after their commit, many at a time, by the relay under the counter's
+  lock (still gapless, and a reader still never sees a later number before an earlier one), so a
+  write holds no lock beyond its plans'.
 - **Correction.** Two statements and a commit, against the baseline's one statement and commit,
   without locks: the reads in one (lock the decision and its plan, walk, lock the plans the walk
   touched, walk again under those locks, and read the decision, the pending reviews, append
   mode's anchor, the downstream summarised, and what placing the correction decision is judged
-  by: the plan's counter, automation profile and current root, and the decision it will hang
-  under); the supersession, which writes the correction decision, walks the downstream again
-  where it is, under the same locks, and writes what it reaches, with the phase move, the moot
-  reviews' cancellation, the attempt and, at its end, the events:
-  {c("correction", "downstream of 1")}, {c("correction", "downstream of 100")},
-  {c("correction", "downstream of 10,000")}; at the full sizes {c("correction", "downstream of 10,000", "full")},
-  {c("correction", "downstream of 100,000", "full")}. The correction decision's placement read
-  and its write were two statements of their own before de4591a (each a round trip: in the
-  lab, a `RETURN 1` in a transaction costs 2.0 ms against 1.2 ms for an empty one, the driver's
-  Python included); the reads now take those facts (`tests/test_correction.py` checks they are
-  what `decision/read_placements` reads) and the supersession writes it with
-  `decision/create_decisions`' Cypher (verbatim, checked by `tests/test_cypher.py`): in the lab,
-  in process, the builds alternating, a correction of 1 went from 12.7-13.0 to 10.2-11.2 ms p50
-  and of 100 from 18.7-20.9 to 16.7 ms. The events of what it supersedes are
-  written as runs, plan by plan, taken from the downstream's runs as the reads returned them,
-  where an event object and an outbox row were built for each superseded decision and grouped
-  back into the same runs (16 ms of 10,000 for the objects alone). Earlier: the superseded ids
-  no longer travel back to Neo4j (the supersession walks, as the baseline does, and what it
-  reached is counted back and compared with what was judged), the reads return each plan's ids
-  in sequence order, the count of each type and each actor run's earliest decision with a
-  checkpoint rather than a row per decision, no outbox node per superseded decision, a second
-  walk only when the first reached another plan, and only the idempotency keys that exist
-  retired. What remains at 1 (lab, in process, p50): the two statements 2.1-2.8 ms each, and
-  about 5 ms besides (the transaction's start and commit, and the Python around them, the
-  driver's the largest share); at 10,000 (lab, ms, before the last two rounds): the reads about 90 (the walk 20, the summary
-  40, locks and the rest), the supersession about 100 (the walk 20, the attempt's ids sorted 15,
-  the writes), the commit 150-200 (the baseline's as much: the same supersession, plus our
-  attempt and outbox lists). What would close it: at small sizes the reads and the supersession
-  in one statement, which needs the judging (the rules of `domain.correction` and placement) in
-  Cypher; at large ones the outbox's runs of a supersession stored as a reference to the
-  attempt's ids rather than a second copy of them (sent to Neo4j once more, in the
-  announcement; the outbox's readers would expand it).
+  by); the supersession, which writes the correction decision (with `decision/create_decisions`'
+  Cypher, verbatim), walks the downstream again where it is, under the same locks, and writes
+  what it reaches, with the phase move, the moot reviews' cancellation, the attempt and, at its
+  end, the events as runs, plan by plan. The superseded ids do not travel back to Neo4j (what the
+  walk reached is counted back and compared with what was judged); the reads return each plan's
+  ids in sequence order, the count of each type and each actor run's earliest decision with a
+  checkpoint rather than a row per decision; only the idempotency keys that exist are retired.
+  Downstream of 1: {c("correction", "downstream of 1")}, {t("correction", "downstream of 1")};
+  of 100: {c("correction", "downstream of 100")}, {t("correction", "downstream of 100")}; of
+  10,000: {c("correction", "downstream of 10,000")}, {t("correction", "downstream of 10,000")};
+  at the full sizes {c("correction", "downstream of 10,000", "full")},
+  {t("correction", "downstream of 10,000", "full")}, and
+  {c("correction", "downstream of 100,000", "full")},
+  {t("correction", "downstream of 100,000", "full")}. The baseline's statement supersedes the same
+  set without the attempt, the events, the locks or the judging. What would close it: at small
+  sizes the reads and the supersession in one statement, which needs the judging (the rules of
+  `domain.correction` and placement) in Cypher; at large ones the outbox's runs of a
+  supersession stored as a reference to the attempt's ids rather than a second copy of them (sent
+  to Neo4j once more, in the announcement; the outbox's readers would expand it).
 - **Offline.** At scale the offline work goes group by group (a hierarchy, with those it shares
   an edge with): `check --all` and, in GraphML, DOT and both JSON formats, `export --all` load
   one group, check or write it and drop it, so memory holds the largest group rather than the
@@ -239,51 +181,36 @@ made the change; the harness does not record them, and a run of it does not chec
   ({peak("999,950 decisions: export --all")}). On 10M: `check --all`
   {c("offline", "9,999,850 decisions: check --all", "full")} ({peak("9,999,850 decisions: check --all")}),
   `export --all` {c("offline", "9,999,850 decisions: export --all", "full")}
-  ({peak("9,999,850 decisions: export --all")}), measured at 67cde99 on another machine, before
-  the changes below, and not run again (over an hour; `--largest 1000000` leaves them out). For
-  reference, the whole database loaded as one graph, checked and exported in one process:
-  {c("offline", "999,950 decisions as one graph", "full")} ({peak("999,950 decisions as one graph")});
-  on the quick sizes {c("offline", "rules, GraphML export")}. What made it cheaper, round by round:
-  the rows are one per plan, holding its decisions, with times as ISO text (hydrating the
-  driver's `DateTime`s was most of a load; the baseline streams those same rows and got cheaper
-  by the same change); loading holds Python's garbage collector off while it builds the graph
-  (the collector ran again and again over the growing graph: two fifths of building one); the
-  rules read the graph's own adjacency where an edge view per call cost ten times as much; small
-  groups are loaded together, up to 200 plans a load (`graphdb.loading.loads_of`; with workers,
-  loads of at most a worker's share of the plans: at the quick sizes each of the 29 hierarchies
-  of 7 plans had been read by six statements of its own and checked by the 16 rules on its own,
-  and now the 203 plans are two loads). Then (d030346, e05bec9): the rules run with the collector held off
-  too (it ran over the loaded graph again and again as the rules built their own dicts and
-  lists: a third of the rules' time), the cycle rules peel off the nodes that are on no cycle
-  before searching what is left (`tree_per_plan`, the costliest rule, built a graph of every
-  PARENT edge to search), and GraphML writes a value as it is when it holds nothing to escape
-  (the escapes, run on every value, were two fifths of an export; the document is the same byte
-  for byte; DOT's quoting and the JSON formats' values take the same shortcut, not measured
-  here: the bench exports GraphML). The 1M rows above are measured with all of it, on this machine, whose baseline
-  streamed the rows more slowly than the machine of the 10M rows did: compare ratios within a
-  part, not across. At the quick sizes `check --all`
+  ({peak("9,999,850 decisions: export --all")}), measured at 67cde99 on another machine and not
+  run again since (over an hour; `--largest 1000000` leaves them out). Where the time goes, from
+  the whole database loaded as one graph, checked and exported in one process (its phases
+  timed, against the stream of the same rows): at 1M
+  {c("offline", "999,950 decisions as one graph", "full")}, {phases("999,950 decisions as one graph", "full")}
+  ({peak("999,950 decisions as one graph")}); on the quick sizes
+  {c("offline", "rules, GraphML export")}, {phases("rules, GraphML export")}. The rows are one
+  per plan, holding its decisions, with times as ISO text; loading and the rules hold Python's
+  garbage collector off while they build; the rules read the graph's own adjacency; the cycle
+  rules peel off the nodes that are on no cycle before searching what is left; small groups are
+  loaded together, up to 200 plans a load (`graphdb.loading.loads_of`; with workers, loads of at
+  most a worker's share of the plans); GraphML, DOT and the JSON formats write a value as it is
+  when it holds nothing to escape. At the quick sizes `check --all`
   {c("offline", "check --all group by group, --jobs 1")}, `export --all`
-  {c("offline", "export --all group by group")}. At these sizes two workers lose to one,
-  {c("offline", "check --all group by group, --jobs 2")}: starting the worker processes (each
-  imports the package, 0.6 s, and opens its own connection) costs more than the second core saves
-  on a second of work. The quick group-by-group rows are medians of five runs each way,
-  interleaved after a warm-up of each (single runs of a few seconds moved by half from one run
-  of the bench to the next); the reference rows and the full sizes' rows are single runs. What
-  remains (a profile at 100k): building the graph costs about as much again as receiving its
-  rows (networkx's `add_node` and `add_edge` half of that, the rows' properties a quarter), and
-  the 16 rules half as much again as that, spread over all of them (the costliest a tenth),
-  where the baseline only receives the rows. 2x leaves building and judging together no more
-  time than receiving the rows: the rules would have to run on arrays (or in Cypher) instead of
-  a graph of Python objects.
+  {c("offline", "export --all group by group")}; two workers
+  {c("offline", "check --all group by group, --jobs 2")}, where starting the worker processes
+  (each imports the package and opens its own connection) costs more than the second core saves.
+  The quick group-by-group rows are medians of five runs each way, interleaved after a warm-up of
+  each; the reference rows and the full sizes' rows are single runs. What remains: building the
+  graph (the load's time beyond the stream's) and the 16 rules, where the baseline only receives
+  the rows. 2x leaves building and judging together no more time than receiving the rows: the
+  rules would have to run on arrays (or in Cypher) instead of a graph of Python objects.
 - **Live events.** A correction writes its events to the outbox in its own transaction (its
-  supersessions in one plan as one run, numbered one by one); the
-  serving process's relay, woken by the commit, reads them and hands them to every subscriber's
-  queue, and each WebSocket sends on its own. The delay runs from the write (the event's `at`,
-  stamped in the transaction before its commit) to receipt: {c("events", "a correction")}
-  (no baseline; the figure is the p50 delay, the table has the p95). Events written by another
+  supersessions in one plan as one run, numbered one by one); the serving process's relay, woken
+  by the commit, reads them and hands them to every subscriber's queue, and each WebSocket sends
+  on its own. The delay runs from the write (the event's `at`, stamped in the transaction before
+  its statement and commit, so it includes them) to receipt: {c("events", "a correction")} (no
+  baseline; the figure is the p50 delay, the table has the p95). Events written by another
   process on the same Neo4j reach this process's subscribers at the relay's next read, at most
-  100 ms later. A process nobody is subscribed to reads nothing from the outbox; a subscription
-  reads where it begins (the outbox's end), and its process's relay begins there.
+  100 ms later. A process nobody is subscribed to reads nothing from the outbox.
 - **Lineage on the 1M-decision database** (`make bench-full`, whose walk shapes are built
   beside the 1M decisions): the deepest decision of 50 levels of plans,
   {c("lineage", "lineage of the deepest decision", "full")}; its p95, against the target of 150 ms
@@ -312,6 +239,60 @@ def cite(runs: list[dict[str, Any]], sizes: str, scenario: str, case: str) -> st
                 measured = f"{_ms(row['ours']['p50_ms'])}{base} p50, {sizes}.json"
                 return f"{_ratio(row)} ({measured})" if row.get("ratio") is not None else f"{measured}"
     return f"(not in the saved {sizes} results)"
+
+
+def cite_time(runs: list[dict[str, Any]], sizes: str, scenario: str, case: str) -> str:
+    """Where a row's time went, as the analysis quotes it, from the saved run at ``sizes``.
+
+    >>> run = {"sizes": "quick", "rows": [{"scenario": "recording", "case": "one", "ours": {"p50_ms": 6.0},
+    ...        "extra": {"breakdown": {"ours": {"served_ms": 4.0, "database_ms": 3.0, "neo4j_ms": 1.0, "commit_ms": 1.0,
+    ...        "transactions": 1.0, "statements": 2.0}, "baseline": {"neo4j_ms": 1.0}}}}]}
+    >>> cite_time([run], "quick", "recording", "one")
+    "of its 6.0 ms p50, 4.0 in the service, 3.0 in Neo4j's 1 transaction (2 statements, 1 ms by Neo4j's count; the commit 1.0), the baseline's statement 1 ms by Neo4j's count (medians, quick.json)"
+    >>> cite_time([run], "full", "recording", "one")
+    '(no breakdown in the saved full results)'
+    """
+    for run in runs:
+        if run["sizes"] != sizes:
+            continue
+        for row in run["rows"]:
+            if row["scenario"] == scenario and case in row["case"] and "breakdown" in row.get("extra", {}):
+                ours = row["extra"]["breakdown"]["ours"]
+                baseline = row["extra"]["breakdown"].get("baseline")
+                where = f"{ours['served_ms']:,.1f} in the service, " if "served_ms" in ours else ""
+                transactions = f"{ours['transactions']:g} transaction" + ("" if ours["transactions"] == 1 else "s")
+                statements = f"{ours['statements']:g} statement" + ("" if ours["statements"] == 1 else "s")
+                commit = f"; the commit {ours['commit_ms']:,.1f}" if ours["commit_ms"] else ""
+                theirs = f", the baseline's statement {baseline['neo4j_ms']:,.0f} ms by Neo4j's count" if baseline else ""
+                return (
+                    f"of its {_ms(row['ours']['p50_ms'])} p50, {where}{ours['database_ms']:,.1f} in Neo4j's {transactions} "
+                    f"({statements}, {ours['neo4j_ms']:,.0f} ms by Neo4j's count{commit}){theirs} (medians, {sizes}.json)"
+                )
+    return f"(no breakdown in the saved {sizes} results)"
+
+
+def cite_phases(runs: list[dict[str, Any]], sizes: str, case: str) -> str:
+    """An offline reference row's phases, against the stream of the same rows, from the saved run at ``sizes``.
+
+    >>> run = {"sizes": "full", "rows": [{"scenario": "offline", "case": "1 decisions as one graph", "baseline": {"p50_ms": 900.0},
+    ...        "extra": {"load_ms": 2000.0, "checks_ms": 1500.0, "export_ms": 2500.0}}]}
+    >>> cite_phases([run], "full", "as one graph")
+    'the load 2,000.0 ms (the stream of its rows 900.0 ms), the rules 1,500.0 ms, the export 2,500.0 ms (full.json)'
+    >>> cite_phases([run], "quick", "as one graph")
+    '(no phases in the saved quick results)'
+    """
+    for run in runs:
+        if run["sizes"] != sizes:
+            continue
+        for row in run["rows"]:
+            extra = row.get("extra", {})
+            if row["scenario"] == "offline" and case in row["case"] and "load_ms" in extra:
+                stream = f" (the stream of its rows {_ms(row['baseline']['p50_ms'])})" if row.get("baseline") else ""
+                return (
+                    f"the load {_ms(extra['load_ms'])}{stream}, the rules {_ms(extra['checks_ms'])}, "
+                    f"the export {_ms(extra['export_ms'])} ({sizes}.json)"
+                )
+    return f"(no phases in the saved {sizes} results)"
 
 
 def cite_peak(runs: list[dict[str, Any]], sizes: str, case: str) -> str:
@@ -546,16 +527,68 @@ def _run(run: dict[str, Any]) -> str:
             f"{_cell(row['baseline'], row['compare']) if row['baseline'] else ''} | {_ratio(row)} | {row['target']} | "
             f"{_met(row['met'])} |"
         )
-    notes = [row for row in run["rows"] if row.get("note") or row.get("extra")]
+    notes = [row for row in run["rows"] if row.get("note") or _details(row)]
     if notes:
         lines.append("")
         for row in notes:
-            details = "; ".join(f"{k} {json.dumps(val)}" for k, val in row.get("extra", {}).items())
+            details = "; ".join(f"{k} {json.dumps(val)}" for k, val in _details(row).items())
             text = " ".join(t for t in (row.get("note", ""), details) if t)
             lines.append(f"- {row['scenario']}, {row['case']}: {text}")
+    lines += _breakdowns(run)
     if run.get("misses"):
         lines += ["", "### Targets missed, and why", ""] + [f"- {m}" for m in run["misses"]]
     return "\n".join(lines) + "\n"
+
+
+def _details(row: dict[str, Any]) -> dict[str, Any]:
+    """A row's extras but its breakdown, which has a table of its own."""
+    return {k: v for k, v in row.get("extra", {}).items() if k != "breakdown"}
+
+
+BREAKDOWN_INTRO = """\
+### Where the time went
+
+Medians over each row's measured runs (so the parts need not add up), as the service counted
+them: served rows from each response's `Server-Timing` header (`serve --server-timing`: *in the
+service* from the request's arrival to its response's start), the correction in process
+(`graphdb.timing`). *In Neo4j's transactions* is the wall time inside the unit of work (sessions,
+statements, the records' decoding and mapping, commits); *Neo4j's statements* what Neo4j itself
+reports they took (to the first record, then to the last, in whole milliseconds each, so a
+statement under 1 ms counts 0), for ours and for the baseline's statement."""
+
+
+def _breakdowns(run: dict[str, Any]) -> list[str]:
+    """The table of where each row's time went, for the rows that recorded it.
+
+    >>> row = {"scenario": "lineage", "case": "x", "ours": {"p50_ms": 5.0}, "baseline": {"p50_ms": 2.0},
+    ...        "extra": {"breakdown": {"runs": 30, "ours": {"served_ms": 4.0, "database_ms": 2.5, "neo4j_ms": 1.0,
+    ...        "commit_ms": 0.0, "transactions": 1.0, "statements": 2.0}, "baseline": {"neo4j_ms": 1.0}}}}
+    >>> print(_breakdowns({"rows": [row]})[-1])
+    | lineage | x | 5.0 ms | 4.0 ms | 2.5 ms | 1 / 2 | 1 ms | 0.0 ms | 2.0 ms | 1 ms |
+    """
+    rows = [row for row in run["rows"] if "breakdown" in row.get("extra", {})]
+    if not rows:
+        return []
+    lines = [
+        "",
+        BREAKDOWN_INTRO,
+        "",
+        "| scenario | case | ours p50 | in the service | in Neo4j's transactions | transactions / statements "
+        "| Neo4j's statements | commits | baseline p50 | baseline's statements |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in rows:
+        ours = row["extra"]["breakdown"]["ours"]
+        baseline = row["extra"]["breakdown"].get("baseline")
+        served = _ms(ours["served_ms"]) if "served_ms" in ours else "in process"
+        theirs = f"{baseline['neo4j_ms']:,.0f} ms" if baseline else ""
+        lines.append(
+            f"| {row['scenario']} | {row['case']} | {_ms(row['ours']['p50_ms'])} | {served} | {_ms(ours['database_ms'])} | "
+            f"{ours['transactions']:g} / {ours['statements']:g} | {ours['neo4j_ms']:,.0f} ms | {_ms(ours['commit_ms'])} | "
+            f"{_ms(row['baseline']['p50_ms']) if row.get('baseline') else ''} | "
+            f"{theirs} |"
+        )
+    return lines
 
 
 def _cell(stats: dict[str, Any], compare: str) -> str:

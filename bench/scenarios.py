@@ -15,12 +15,13 @@ from typing import Any
 
 import httpx
 
-from bench.harness import Row, Stats, graphql, side_by_side, side_by_side_each, timed
+from bench.harness import Breakdown, Row, Stats, graphql, side_by_side, side_by_side_each, timed
 from decisiontrail.checks.closure import downstream
 from decisiontrail.cypher import query
 from decisiontrail.domain import AutomationProfile, DecisionType, Phase
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb.timing import timing
 from decisiontrail.graphdb.loading import load_plans
 from decisiontrail.services.correction import correct
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
@@ -208,11 +209,14 @@ def recording(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], No
     plan_id, parent_id = _plan_for_recording(store, "bench: sequential recording")
     raw_plan, raw_parent = _plan_for_recording(store, "bench: raw single writes")
     counter = iter(range(10**9))
+    spent = Breakdown()
     with httpx.Client(base_url=api, timeout=60) as client:
         ours, raw = side_by_side(
-            lambda: graphql(client, RECORD, input=_decision_input(plan_id, parent_id, next(counter))),
-            lambda: driver.execute_query(
-                RAW_RECORD, plan_id=raw_plan, parent_id=raw_parent, row=_raw_row(raw_plan, next(counter)), database_=database
+            lambda: graphql(client, RECORD, spent, input=_decision_input(plan_id, parent_id, next(counter))),
+            lambda: spent.raw(
+                driver.execute_query(
+                    RAW_RECORD, plan_id=raw_plan, parent_id=raw_parent, row=_raw_row(raw_plan, next(counter)), database_=database
+                )
             ),
             samples=sizes.records,
             warmup=10,
@@ -227,6 +231,7 @@ def recording(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], No
             "raw driver, one write per transaction",
             target="<= 1.5x",
             met=ours.p50_ms <= 1.5 * raw.p50_ms,
+            extra={"breakdown": spent.as_json(ours, raw)},
         )
     )
 
@@ -267,10 +272,11 @@ def recording(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], No
         progress(f"recording: {sizes.batches} recordDecisions batches of {batch:,}, interleaved with raw UNWIND")
         plan_id, parent_id = _plan_for_recording(store, f"bench: batches of {batch}")
         raw_plan, raw_parent = _plan_for_recording(store, f"bench: raw batches of {batch}")
+        spent = Breakdown()
         with httpx.Client(base_url=api, timeout=120) as client:
             ours_b, raw_b = side_by_side(
-                partial(_ours_batch, client, plan_id, parent_id, counter, batch),
-                partial(_raw_batch, graph, raw_plan, raw_parent, counter, batch),
+                partial(_ours_batch, client, spent, plan_id, parent_id, counter, batch),
+                partial(_raw_batch, graph, spent, raw_plan, raw_parent, counter, batch),
                 samples=sizes.batches,
                 warmup=2,
                 ops=batch,
@@ -287,18 +293,21 @@ def recording(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], No
                 compare="throughput",
                 target=">= 0.5x the raw throughput" + (", >= 5,000 decisions/s" if batch >= 1000 else ""),
                 met=half and (batch < 1000 or ours_b.ops_per_second >= 5000),
+                extra={"breakdown": spent.as_json(ours_b, raw_b)},
             )
         )
     return rows
 
 
-def _ours_batch(client: httpx.Client, plan_id: str, parent_id: str, counter: Iterator[int], size: int) -> None:
-    graphql(client, RECORD_MANY, inputs=[_decision_input(plan_id, parent_id, next(counter)) for _ in range(size)])
+def _ours_batch(client: httpx.Client, spent: Breakdown, plan_id: str, parent_id: str, counter: Iterator[int], size: int) -> None:
+    graphql(client, RECORD_MANY, spent, inputs=[_decision_input(plan_id, parent_id, next(counter)) for _ in range(size)])
 
 
-def _raw_batch(graph: Graph, plan_id: str, parent_id: str, counter: Iterator[int], size: int) -> None:
+def _raw_batch(graph: Graph, spent: Breakdown, plan_id: str, parent_id: str, counter: Iterator[int], size: int) -> None:
     rows = [_raw_row(plan_id, next(counter)) for _ in range(size)]
-    graph.driver.execute_query(RAW_RECORD_MANY, plan_id=plan_id, parent_id=parent_id, rows=rows, database_=graph.database)
+    spent.raw(
+        graph.driver.execute_query(RAW_RECORD_MANY, plan_id=plan_id, parent_id=parent_id, rows=rows, database_=graph.database)
+    )
 
 
 def _same_count(graph: Graph, ours_plan: str, raw_plan: str, what: str) -> None:
@@ -364,9 +373,10 @@ def correction(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], N
         raw_targets = subtree_fixture(graph, size, copies=repeat + 1, seed=size + 1)
         expected = {t: _closure(graph, t) for t in [*ours_targets, *raw_targets]}
         answers: dict[str, set[str]] = {}
+        spent = Breakdown()
         ours, raw = side_by_side_each(
-            [partial(_correct_into, answers, store, t) for t in ours_targets],
-            [partial(_raw_correct, graph, t) for t in raw_targets],
+            [partial(_correct_into, answers, spent, store, t) for t in ours_targets],
+            [partial(_raw_correct, graph, spent, t) for t in raw_targets],
             ops=size,
             warmup=1,
         )
@@ -392,7 +402,7 @@ def correction(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], N
                 "one hand-written Cypher statement",
                 target="<= 1.5x",
                 met=ours.p50_ms <= 1.5 * raw.p50_ms,
-                extra={"networkx_closure": in_memory.as_json()},
+                extra={"networkx_closure": in_memory.as_json(), "breakdown": spent.as_json(ours, raw)},
             )
         )
         rows.append(
@@ -408,13 +418,17 @@ def correction(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], N
     return rows
 
 
-def _correct_into(answers: dict[str, set[str]], store: Trail, decision_id: str) -> None:
-    """Ours: the service's correction, keeping what it says it invalidated."""
-    answers[decision_id] = set(correct(store, decision_id, "revert", "Use the other approach", "bench").invalidated)
+def _correct_into(answers: dict[str, set[str]], spent: Breakdown, store: Trail, decision_id: str) -> None:
+    """Ours: the service's correction, keeping what it says it invalidated and where its time went."""
+    with timing() as work:
+        answers[decision_id] = set(correct(store, decision_id, "revert", "Use the other approach", "bench").invalidated)
+    spent.in_process(work)
 
 
-def _raw_correct(graph: Graph, decision_id: str) -> None:
-    graph.driver.execute_query(RAW_CORRECT, decision_id=decision_id, correction_id=new_ulid(), database_=graph.database)
+def _raw_correct(graph: Graph, spent: Breakdown, decision_id: str) -> None:
+    spent.raw(
+        graph.driver.execute_query(RAW_CORRECT, decision_id=decision_id, correction_id=new_ulid(), database_=graph.database)
+    )
 
 
 def _closure(graph: Graph, decision_id: str) -> set[str]:
@@ -480,9 +494,10 @@ def _walk_row(graph: Graph, api: str, sizes: Sizes, name: str, text: str, statem
         answer = graphql(client, text, id=decision_id)[name]
         statement_answer = graph.driver.execute_query(query(statement), decision_id=decision_id, database_=graph.database)
         _same_walk(name, decision_id, answer, statement_answer.records[0])
+        spent = Breakdown()
         ours, raw = side_by_side(
-            lambda: graphql(client, text, id=decision_id),
-            lambda: graph.driver.execute_query(query(statement), decision_id=decision_id, database_=graph.database),
+            lambda: graphql(client, text, spent, id=decision_id),
+            lambda: spent.raw(graph.driver.execute_query(query(statement), decision_id=decision_id, database_=graph.database)),
             samples=sizes.queries,
         )
     plans = f", {len(answer['plans'])} plans" if "plans" in answer else ""
@@ -494,6 +509,7 @@ def _walk_row(graph: Graph, api: str, sizes: Sizes, name: str, text: str, statem
         "the same Cypher through the driver",
         target="<= 1.5x",
         met=ours.p50_ms <= 1.5 * raw.p50_ms,
+        extra={"breakdown": spent.as_json(ours, raw)},
     )
 
 
@@ -584,8 +600,9 @@ def nested_tree(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], 
         if ours_tree != peer_tree:
             differ = sorted(k for k in ours_tree.keys() | peer_tree.keys() if ours_tree.get(k) != peer_tree.get(k))
             raise RuntimeError(f"the two answers differ in {len(differ)} decisions, first {differ[:3]}")
+        spent = Breakdown()
         ours, theirs = side_by_side(
-            lambda: graphql(client, TREE, id=plan_id),
+            lambda: graphql(client, TREE, spent, id=plan_id),
             lambda: graphql(peer_client, peer.NESTED_TREE_QUERY, planId=plan_id),
             samples=sizes.queries,
         )
@@ -598,6 +615,7 @@ def nested_tree(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], 
             "@neo4j/graphql on the same Neo4j",
             target="<= 1.0x",
             met=ours.p50_ms <= theirs.p50_ms,
+            extra={"breakdown": spent.as_json(ours)},
         )
     ]
 

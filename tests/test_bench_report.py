@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
-from bench.harness import Row, Stats, git_commit
-from bench.report import merge, render
+import httpx
+
+from bench.harness import Breakdown, Row, Stats, git_commit
+from bench.report import analysis, merge, render
 
 
 def test_stats_give_median_p95_and_throughput() -> None:
@@ -125,3 +129,61 @@ def test_a_checkout_is_dirty_for_its_code_not_for_the_results_a_run_wrote(tmp_pa
 
     assert len(head) == 40 and clean_with_results == head
     assert git_commit(str(tmp_path)) == head + "+dirty"
+
+
+def test_the_analysis_types_no_measurement_of_its_own() -> None:
+    # With no results saved, every measured figure is a citation saying it is missing; what is
+    # left are the targets, the workload's shapes and the service's own constants.
+    text = analysis([])
+    figures = set(re.findall(r"\d[\d,.]*\s?(?:ms|s\b|MB|GB|x\b|%|decisions|levels|plans)", text))
+
+    assert figures == {
+        "150 ms",  # the target for lineage on the 1M-decision database
+        "200 ms",  # the target's 5,000 decisions a second, as a batch of 1,000
+        "5,000 decisions",
+        "2x",  # the offline target
+        "100 ms",  # the event relay's interval
+        "200 plans",  # a load's most plans
+        "50 levels",  # the walk shapes
+        "1,000 decisions",
+    }
+    assert "(not in the saved quick results)" in text and "(no breakdown in the saved quick results)" in text
+
+
+def test_where_the_time_went_is_shown_and_cited_from_the_breakdown_a_run_recorded() -> None:
+    spent = Breakdown()
+    for served in (4.0, 5.0, 6.0):
+        spent.served(
+            httpx.Response(
+                200,
+                headers={
+                    "server-timing": f'app;dur={served}, db;dur=3.0;desc="1 transaction and 2 statements", neo4j;dur=1, commit;dur=0.5'
+                },
+            )
+        )
+    spent.raw(_eager(available=1, consumed=0))
+    spent.raw(_eager(available=2, consumed=1))
+    ours, raw = Stats((6.0, 7.0)), Stats((2.0, 3.0))
+    row = Row(
+        "recording", "recordDecision over HTTP, sequential", ours, raw, "raw", extra={"breakdown": spent.as_json(ours, raw)}
+    )
+    run = {"sizes": "quick", "date": "d", "workload": "w", "seconds": 1.0, "machine": MACHINE, "versions": {}, "misses": []}
+
+    text = render([{**run, "rows": [row.as_json()]}])
+
+    # The warm-up run (the first) is left out: the medians are of the last two.
+    assert (
+        "| recording | recordDecision over HTTP, sequential | 6.5 ms | 5.5 ms | 3.0 ms | 1 / 2 | 1 ms | 0.5 ms | 2.5 ms | 2 ms |"
+        in text
+    )
+    assert (
+        "of its 6.5 ms p50, 5.5 in the service, 3.0 in Neo4j's 1 transaction (2 statements, 1 ms by Neo4j's count; "
+        "the commit 0.5), the baseline's statement 2 ms by Neo4j's count (medians, quick.json)" in text
+    )
+    assert '"breakdown"' not in text  # shown as the table, not as JSON among the notes
+
+
+def _eager(*, available: int, consumed: int) -> Any:
+    """What the driver's ``execute_query`` answers, as far as a breakdown reads it."""
+    summary = type("Summary", (), {"result_available_after": available, "result_consumed_after": consumed})()
+    return type("EagerResult", (), {"summary": summary})()

@@ -100,6 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(about 0.5 ms a request here)",
     )
     serve.add_argument(
+        "--server-timing",
+        action="store_true",
+        help="say in each response's Server-Timing header where its time went: in the service (app), in "
+        "Neo4j's transactions (db, with their statements counted), in Neo4j's own statements (neo4j) and "
+        "in commits; off by default, since it tells clients how long the database worked for them",
+    )
+    serve.add_argument(
         "--demo-if-empty",
         action="store_true",
         help="when the database holds no plan, record the demonstration hierarchy first (make run does)",
@@ -866,6 +873,7 @@ def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
         tokens=tokens,
         on_start=load_demo if args.demo_if_empty else None,
         max_in_flight=args.max_in_flight if args.max_in_flight is not None else MAX_IN_FLIGHT,
+        server_timing=args.server_timing,
     )
     # On SIGTERM, requests still running get SHUTDOWN_GRACE seconds; then they are cancelled (and
     # their queries stopped by Neo4j's own timeouts), so the service always stops within a bound.

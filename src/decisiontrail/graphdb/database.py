@@ -35,6 +35,7 @@ from neo4j.exceptions import (
 
 from decisiontrail.cypher import query
 from decisiontrail.exceptions import Conflict, TimedOut, TooLarge, Unavailable
+from decisiontrail.graphdb import timing
 from decisiontrail.graphdb.connection import REQUEST_METADATA_KEY, Graph, request_tag
 
 T = TypeVar("T")
@@ -161,7 +162,10 @@ class Database:
         (``Statements``), all within the request's time limit."""
         self.round_trips += 1
         timeout = self.graph.query_timeout
+        spent = timing.current()
         with translated_errors(timeout=timeout), self._session(neo4j.READ_ACCESS) as session:
+            if spent is not None:
+                return timing.read(spent, work, Statements(session, timeout), *args, **kwargs)
             return work(Statements(session, timeout), *args, **kwargs)
 
     def write(
@@ -185,6 +189,12 @@ class Database:
     def write_or(self, conflict: str, work: Callable[Concatenate[Transaction, P], T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """``write``, saying ``conflict`` when a uniqueness constraint refuses the write."""
         self.round_trips += 1
+        spent = timing.current()
+        if spent is not None:
+            return timing.write(spent, lambda watched: self._write(conflict, watched, *args, **kwargs), work)
+        return self._write(conflict, work, *args, **kwargs)
+
+    def _write(self, conflict: str, work: Callable[Concatenate[Transaction, P], T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         timeout = self.graph.query_timeout
         with translated_errors(conflict, timeout=timeout):
             try:

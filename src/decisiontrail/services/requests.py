@@ -1,4 +1,4 @@
-"""The requests the service is serving, as Neo4j sees them."""
+"""The requests the service is serving, as Neo4j sees them (and, timed, where their time went in it)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from decisiontrail.graphdb.connection import request_tag
+from decisiontrail.graphdb.timing import Timing, timing
 from decisiontrail.services.trail import Trail
+
+__all__ = ["Timing", "serving", "stop_request", "timing"]
 
 
 @contextmanager
