@@ -88,7 +88,7 @@ check them, so they are not repeated here.
   uvicorn's uvloop and httptools. At a handful of decisions:
   {c("lineage", "lineage of a deep decision")}, {t("lineage", "lineage of a deep decision")};
   {c("impact", "impact of a deep decision")}, {t("impact", "impact of a deep decision")}. The
-  statement costs Neo4j what the baseline's does; what ours adds is the rest of the service's
+  statement costs Neo4j about what the baseline's does (whole milliseconds); what ours adds is the rest of the service's
   time (the request's fixed path: Starlette's middleware, strawberry's view, the hop to a worker
   thread for the driver and back, one object per decision answered) and HTTP between the client
   and the service, which the baseline does not cross. At 1,000 decisions,
@@ -131,10 +131,13 @@ check them, so they are not repeated here.
   {t("recording", "recordDecisions over HTTP, batches of 100")}; at 1,000,
   {c("recording", "recordDecisions over HTTP, batches of 1,000")},
   {t("recording", "recordDecisions over HTTP, batches of 1,000")}. The rate the target asks at
-  1,000, 5,000 decisions a second, is 200 ms a batch. What remains beyond the baseline: the
-  placement read (which the baseline does not do), and the service's Python: the request's
-  JSON in and out, the variables' coercion, the proposals' validation and judging, the rows'
-  properties, the driver's packing. What would close it: the placement read folded into the
+  1,000, 5,000 decisions a second, is 200 ms a batch. What remains beyond the baseline, by the
+  figures just cited: first the statements, by Neo4j's own count several times the baseline's
+  (the placement read, which the baseline does not do, and a write that adds to each decision
+  the baseline's node and links its checkpoint group, a node of its own, and the batch's events);
+  then the rest of the unit of work (the rows' packing by the driver, the judging); then the
+  service's Python outside it (the request's JSON in and out, the variables' coercion, the
+  proposals' validation). What would close it: the placement read folded into the
   write statement, which needs placement's rules in Cypher (as the correction's would), and one
   pass from each input to its row, where a proposal, a draft and a row are built now. (A faster
   JSON parser for request bodies was tried and not kept: orjson reads integers past 64 bits as
@@ -164,7 +167,12 @@ check them, so they are not repeated here.
   {t("correction", "downstream of 10,000", "full")}, and
   {c("correction", "downstream of 100,000", "full")},
   {t("correction", "downstream of 100,000", "full")}. The baseline's statement supersedes the same
-  set without the attempt, the events, the locks or the judging. What would close it: at small
+  set without the attempt, the events, the locks or the judging. At small sizes the gap is the
+  second statement's round trip and the Python around the two (the unit of work's time beyond
+  Neo4j's count and the commit); from 10,000 on it is in the statements themselves, by Neo4j's
+  count: the reads walk the downstream twice (before the locks and under them) and summarise it,
+  and the supersession walks it again and writes the attempt and the events beside what the
+  baseline writes. What would close it: at small
   sizes the reads and the supersession in one statement, which needs the judging (the rules of
   `domain.correction` and placement) in Cypher; at large ones the outbox's runs of a
   supersession stored as a reference to the attempt's ids rather than a second copy of them (sent
@@ -248,7 +256,7 @@ def cite_time(runs: list[dict[str, Any]], sizes: str, scenario: str, case: str) 
     ...        "extra": {"breakdown": {"ours": {"served_ms": 4.0, "database_ms": 3.0, "neo4j_ms": 1.0, "commit_ms": 1.0,
     ...        "transactions": 1.0, "statements": 2.0}, "baseline": {"neo4j_ms": 1.0}}}}]}
     >>> cite_time([run], "quick", "recording", "one")
-    "of its 6.0 ms p50, 4.0 in the service, 3.0 in Neo4j's 1 transaction (2 statements, 1 ms by Neo4j's count; the commit 1.0), the baseline's statement 1 ms by Neo4j's count (medians, quick.json)"
+    "of its 6.0 ms p50, 4.0 in the service, 3.0 in the unit of work (1 transaction, 2 statements, 1 ms by Neo4j's count; the commit 1.0), the baseline's statement 1 ms by Neo4j's count (medians, quick.json)"
     >>> cite_time([run], "full", "recording", "one")
     '(no breakdown in the saved full results)'
     """
@@ -265,8 +273,8 @@ def cite_time(runs: list[dict[str, Any]], sizes: str, scenario: str, case: str) 
                 commit = f"; the commit {ours['commit_ms']:,.1f}" if ours["commit_ms"] else ""
                 theirs = f", the baseline's statement {baseline['neo4j_ms']:,.0f} ms by Neo4j's count" if baseline else ""
                 return (
-                    f"of its {_ms(row['ours']['p50_ms'])} p50, {where}{ours['database_ms']:,.1f} in Neo4j's {transactions} "
-                    f"({statements}, {ours['neo4j_ms']:,.0f} ms by Neo4j's count{commit}){theirs} (medians, {sizes}.json)"
+                    f"of its {_ms(row['ours']['p50_ms'])} p50, {where}{ours['database_ms']:,.1f} in the unit of work "
+                    f"({transactions}, {statements}, {ours['neo4j_ms']:,.0f} ms by Neo4j's count{commit}){theirs} (medians, {sizes}.json)"
                 )
     return f"(no breakdown in the saved {sizes} results)"
 
@@ -551,10 +559,11 @@ BREAKDOWN_INTRO = """\
 Medians over each row's measured runs (so the parts need not add up), as the service counted
 them: served rows from each response's `Server-Timing` header (`serve --server-timing`: *in the
 service* from the request's arrival to its response's start), the correction in process
-(`graphdb.timing`). *In Neo4j's transactions* is the wall time inside the unit of work (sessions,
-statements, the records' decoding and mapping, commits); *Neo4j's statements* what Neo4j itself
-reports they took (to the first record, then to the last, in whole milliseconds each, so a
-statement under 1 ms counts 0), for ours and for the baseline's statement."""
+(`graphdb.timing`). *In the unit of work* is the wall time inside the service's transactions:
+sessions, statements, the records' decoding and mapping, the judging a use-case does between
+its reads and its writes, and commits; *Neo4j's statements* what Neo4j itself reports they took
+(to the first record, then to the last, in whole milliseconds each, so a statement under 1 ms
+counts 0), for ours and for the baseline's statement."""
 
 
 def _breakdowns(run: dict[str, Any]) -> list[str]:
@@ -573,7 +582,7 @@ def _breakdowns(run: dict[str, Any]) -> list[str]:
         "",
         BREAKDOWN_INTRO,
         "",
-        "| scenario | case | ours p50 | in the service | in Neo4j's transactions | transactions / statements "
+        "| scenario | case | ours p50 | in the service | in the unit of work | transactions / statements "
         "| Neo4j's statements | commits | baseline p50 | baseline's statements |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]

@@ -177,7 +177,7 @@ def test_where_the_time_went_is_shown_and_cited_from_the_breakdown_a_run_recorde
         in text
     )
     assert (
-        "of its 6.5 ms p50, 5.5 in the service, 3.0 in Neo4j's 1 transaction (2 statements, 1 ms by Neo4j's count; "
+        "of its 6.5 ms p50, 5.5 in the service, 3.0 in the unit of work (1 transaction, 2 statements, 1 ms by Neo4j's count; "
         "the commit 0.5), the baseline's statement 2 ms by Neo4j's count (medians, quick.json)" in text
     )
     assert '"breakdown"' not in text  # shown as the table, not as JSON among the notes

@@ -238,7 +238,8 @@ class ShedLoad:
 class ServerTiming:
     """Says in each HTTP response's ``Server-Timing`` header where its time went
     (https://www.w3.org/TR/server-timing/, shown by browsers' developer tools): ``app``, from the
-    request's arrival to its response's start; ``db``, inside Neo4j's unit of work (its
+    request's arrival to its response's start; ``db``, inside the unit of work (its
+    transactions with Neo4j, the judging between their reads and writes included; the
     transactions and statements counted); ``neo4j``, what Neo4j reports its statements took
     (whole milliseconds); ``commit``, the writes' commits. Off unless asked for
     (``serve --server-timing``): it tells a client how long the database worked for it.

@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--server-timing",
         action="store_true",
         help="say in each response's Server-Timing header where its time went: in the service (app), in "
-        "Neo4j's transactions (db, with their statements counted), in Neo4j's own statements (neo4j) and "
+        "its transactions with Neo4j (db, with their statements counted), in Neo4j's own statements (neo4j) and "
         "in commits; off by default, since it tells clients how long the database worked for them",
     )
     serve.add_argument(
