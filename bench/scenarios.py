@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from datetime import UTC, datetime
 from typing import Any
@@ -210,18 +210,19 @@ def recording(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], No
     raw_plan, raw_parent = _plan_for_recording(store, "bench: raw single writes")
     counter = iter(range(10**9))
     spent = Breakdown()
+    sent = Sent()
     with httpx.Client(base_url=api, timeout=60) as client:
         ours, raw = side_by_side(
-            lambda: graphql(client, RECORD, spent, input=_decision_input(plan_id, parent_id, next(counter))),
+            lambda: sent.ours_one(graphql(client, RECORD, spent, input=sent.input(plan_id, parent_id, next(counter)))),
             lambda: spent.raw(
                 driver.execute_query(
-                    RAW_RECORD, plan_id=raw_plan, parent_id=raw_parent, row=_raw_row(raw_plan, next(counter)), database_=database
+                    RAW_RECORD, plan_id=raw_plan, parent_id=raw_parent, row=sent.row(raw_plan, next(counter)), database_=database
                 )
             ),
             samples=sizes.records,
             warmup=10,
         )
-    _same_count(graph, plan_id, raw_plan, "single recordings")
+    sent.check_stored(graph, (plan_id, parent_id), (raw_plan, raw_parent), "single recordings")
     rows.append(
         Row(
             "recording",
@@ -273,15 +274,16 @@ def recording(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], No
         plan_id, parent_id = _plan_for_recording(store, f"bench: batches of {batch}")
         raw_plan, raw_parent = _plan_for_recording(store, f"bench: raw batches of {batch}")
         spent = Breakdown()
+        sent = Sent()
         with httpx.Client(base_url=api, timeout=120) as client:
             ours_b, raw_b = side_by_side(
-                partial(_ours_batch, client, spent, plan_id, parent_id, counter, batch),
-                partial(_raw_batch, graph, spent, raw_plan, raw_parent, counter, batch),
+                partial(_ours_batch, client, spent, sent, plan_id, parent_id, counter, batch),
+                partial(_raw_batch, graph, spent, sent, raw_plan, raw_parent, counter, batch),
                 samples=sizes.batches,
                 warmup=2,
                 ops=batch,
             )
-        _same_count(graph, plan_id, raw_plan, f"batches of {batch}")
+        sent.check_stored(graph, (plan_id, parent_id), (raw_plan, raw_parent), f"batches of {batch}")
         half = ours_b.ops_per_second >= 0.5 * raw_b.ops_per_second
         rows.append(
             Row(
@@ -299,27 +301,124 @@ def recording(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], No
     return rows
 
 
-def _ours_batch(client: httpx.Client, spent: Breakdown, plan_id: str, parent_id: str, counter: Iterator[int], size: int) -> None:
-    graphql(client, RECORD_MANY, spent, inputs=[_decision_input(plan_id, parent_id, next(counter)) for _ in range(size)])
+def _ours_batch(
+    client: httpx.Client, spent: Breakdown, sent: Sent, plan_id: str, parent_id: str, counter: Iterator[int], size: int
+) -> None:
+    inputs = [sent.input(plan_id, parent_id, next(counter)) for _ in range(size)]
+    sent.ours_many(inputs, graphql(client, RECORD_MANY, spent, inputs=inputs))
 
 
-def _raw_batch(graph: Graph, spent: Breakdown, plan_id: str, parent_id: str, counter: Iterator[int], size: int) -> None:
-    rows = [_raw_row(plan_id, next(counter)) for _ in range(size)]
+def _raw_batch(
+    graph: Graph, spent: Breakdown, sent: Sent, plan_id: str, parent_id: str, counter: Iterator[int], size: int
+) -> None:
+    rows = [sent.row(plan_id, next(counter)) for _ in range(size)]
     spent.raw(
         graph.driver.execute_query(RAW_RECORD_MANY, plan_id=plan_id, parent_id=parent_id, rows=rows, database_=graph.database)
     )
 
 
-def _same_count(graph: Graph, ours_plan: str, raw_plan: str, what: str) -> None:
-    """Both sides wrote as many decisions (the answers of a write: what it stored)."""
-    counts = [
-        graph.driver.execute_query(
-            "MATCH (d:Decision {plan_id: $plan_id}) RETURN count(d) AS n", plan_id=plan_id, database_=graph.database
-        ).records[0]["n"]
-        for plan_id in (ours_plan, raw_plan)
-    ]
-    if counts[0] != counts[1]:
-        raise RuntimeError(f"{what}: ours stored {counts[0]} decisions, the baseline {counts[1]}")
+# What a recording stores of its input, field by field: the stored property and the input's field.
+_STORED_AS = {
+    "question": "question",
+    "chosen_option": "chosenOption",
+    "alternatives_considered": "alternativesConsidered",
+    "confidence_score": "confidenceScore",
+    "rationale": "rationale",
+}
+
+
+@dataclass
+class Sent:
+    """What each side of a recording row asked to store, by decision id, so that both writes are
+    checked in full afterwards: every decision stored as it was sent, under its parent, and
+    nothing else stored in either plan."""
+
+    ours: dict[str, dict[str, Any]] = field(default_factory=dict)
+    raw: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _inputs: list[dict[str, Any]] = field(default_factory=list)
+
+    def input(self, plan_id: str, parent_id: str, i: int) -> dict[str, Any]:
+        made = _decision_input(plan_id, parent_id, i)
+        self._inputs.append(made)
+        return made
+
+    def ours_one(self, data: dict[str, Any]) -> None:
+        self.ours[data["recordDecision"]["decision"]["id"]] = self._inputs.pop()
+
+    def ours_many(self, inputs: list[dict[str, Any]], data: dict[str, Any]) -> None:
+        answers = data["recordDecisions"]
+        if len(answers) != len(inputs):
+            raise RuntimeError(f"a batch of {len(inputs)} was answered with {len(answers)} decisions")
+        for made, answer in zip(inputs, answers, strict=True):
+            self.ours[answer["decision"]["id"]] = made
+        del self._inputs[-len(inputs) :]
+
+    def row(self, plan_id: str, i: int) -> dict[str, Any]:
+        made = _raw_row(plan_id, i)
+        self.raw[made["decision_id"]] = made
+        return made
+
+    def check_stored(self, graph: Graph, ours: tuple[str, str], raw: tuple[str, str], what: str) -> None:
+        """Each side stored exactly what it sent: ours each input's fields, its type, its plan, its
+        context snapshot and its parent (under the id its answer gave); the baseline each row's
+        every property and its parent."""
+        if len(self.ours) != len(self.raw):
+            raise RuntimeError(f"{what}: ours sent {len(self.ours)} decisions, the baseline {len(self.raw)}")
+        for (plan_id, parent_id), sent, check in ((ours, self.ours, _as_input), (raw, self.raw, _as_row)):
+            found = graph.driver.execute_query(
+                "MATCH (d:Decision {plan_id: $plan_id})-[:PARENT]->(parent:Decision {decision_id: $parent_id}) "
+                "RETURN d {.*} AS d",
+                plan_id=plan_id,
+                parent_id=parent_id,
+                database_=graph.database,
+            ).records
+            stored = {r["d"]["decision_id"]: r["d"] for r in found}
+            if stored.keys() != sent.keys():
+                raise RuntimeError(
+                    f"{what}: {plan_id} holds {len(stored)} decisions under {parent_id}, {len(sent)} were sent "
+                    f"({len(stored.keys() - sent.keys())} not sent, {len(sent.keys() - stored.keys())} missing)"
+                )
+            for decision_id, made in sent.items():
+                if differs := check(made, stored[decision_id]):
+                    raise RuntimeError(f"{what}: decision {decision_id} was stored with {differs}")
+
+
+def _as_input(made: dict[str, Any], stored: dict[str, Any]) -> str:
+    """How ``stored`` differs from the GraphQL input it was recorded from ('' when it does not).
+
+    >>> made = _decision_input("P", "Q", 1)
+    >>> stored = {"question": made["question"], "chosen_option": made["chosenOption"], "alternatives_considered":
+    ...           made["alternativesConsidered"], "confidence_score": 0.9, "rationale": made["rationale"], "plan_id": "P",
+    ...           "decision_type": "resource_selection", "hot_context_hash": made["contextSnapshot"]["hotContextHash"],
+    ...           "hot_context_ref": made["contextSnapshot"]["hotContextRef"], "actor_state_thread_id": "bench-P",
+    ...           "actor_state_checkpoint_id": made["contextSnapshot"]["actorStateRef"]["checkpointId"]}
+    >>> _as_input(made, stored), _as_input(made, {**stored, "confidence_score": 0.8})
+    ('', 'confidence_score 0.8 for 0.9')
+    """
+    snapshot = made["contextSnapshot"]
+    expected = {
+        **{prop: made[field] for prop, field in _STORED_AS.items()},
+        "plan_id": made["planId"],
+        "decision_type": made["decisionType"].lower(),
+        "hot_context_hash": snapshot["hotContextHash"],
+        "hot_context_ref": snapshot["hotContextRef"],
+        "actor_state_thread_id": snapshot["actorStateRef"]["threadId"],
+        "actor_state_checkpoint_id": snapshot["actorStateRef"]["checkpointId"],
+    }
+    return "; ".join(f"{k} {stored.get(k)!r} for {v!r}" for k, v in expected.items() if stored.get(k) != v)
+
+
+def _as_row(made: dict[str, Any], stored: dict[str, Any]) -> str:
+    """How ``stored`` differs from the baseline's row ('' when it does not).
+
+    >>> made = {"decision_id": "D", "question": "Which?"}
+    >>> _as_row(made, dict(made)), _as_row(made, {**made, "question": "Why?", "phase": "apply"})
+    ('', "question 'Why?' for 'Which?'; properties not sent: ['phase']")
+    """
+    kept = {k: v.to_native() if k == "created_at" else v for k, v in stored.items()}
+    differs = [f"{k} {kept.get(k)!r} for {v!r}" for k, v in made.items() if kept.get(k) != v]
+    extra = [f"properties not sent: {sorted(kept.keys() - made.keys())}"] if kept.keys() - made.keys() else []
+    return "; ".join(differs + extra)
 
 
 def _concurrently(call: Callable[[int, Any], object], api: str | None, per_client: int, targets: list[tuple[str, str]]) -> Stats:
