@@ -14,11 +14,13 @@ from typing import Any
 
 import pytest
 
+from decisiontrail.access import Principal, Role
 from decisiontrail.checks.closure import downstream, lineage
 from decisiontrail.cypher import query
 from decisiontrail.domain import Decision, DecisionType, Phase, Plan
-from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb import Graph, timing
 from decisiontrail.domain.vocabulary import LoadScope
+from decisiontrail.exceptions import NotFound
 from decisiontrail.graphdb.loading import load_graph
 from decisiontrail.services.correction import correct, preview
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
@@ -33,6 +35,7 @@ CHAIN = 1_000
 # The queries that walk a closure; each must be planned as a breadth-first walk with a visited set.
 WALKS = [
     "decision/lineage",
+    "decision/lineage_seen",
     "correction/downstream",
     "correction/downstream_as_of",
     "correction/supersede_downstream",
@@ -66,10 +69,18 @@ def _add(store: Trail, plan: Plan, decision_type: DecisionType, parent: Decision
 def deep(store: Trail) -> Hierarchy:
     """50 levels; at each, the spawn hangs under a strategy that also has a bystander sibling,
     and the strategy depends on the level's bystander of the level above (influence across plans)."""
+    return _hierarchy(store)
+
+
+HIDDEN_LEVEL = 30
+
+
+def _hierarchy(store: Trail, owner_of: dict[int, str] | None = None) -> Hierarchy:
     h = Hierarchy()
     for level in range(LEVELS):
         spawned_by = h.spawns[-1].decision_id if h.spawns else None
-        plan, root = instantiate_plan(store, f"level {level}", spawned_by_decision_id=spawned_by)
+        owner = (owner_of or {}).get(level)
+        plan, root = instantiate_plan(store, f"level {level}", spawned_by_decision_id=spawned_by, owner=owner)
         bystander = _add(store, plan, DecisionType.STRATEGY_CHOICE, root)
         influences = (h.bystanders[-1],) if h.bystanders else ()
         strategy = _add(store, plan, DecisionType.STRATEGY_CHOICE, root, *influences)
@@ -106,6 +117,32 @@ def test_lineage_of_the_deepest_decision_of_a_50_level_hierarchy(store: Trail, g
     assert set(plan_ids) == {p.plan_id for p in deep.plans}
     oracle = lineage(load_graph(graph, LoadScope.ALL), deepest.decision_id)
     assert set(decision_ids) == oracle.decision_ids and set(plan_ids) == oracle.plan_ids
+
+
+def test_a_limited_callers_lineage_stops_at_a_plan_it_may_not_see_in_one_statement(store: Trail, graph: Graph) -> None:
+    # Every level instantiated by one actor but one, by another: what lies above that one is
+    # reached only through it, so the first actor is not shown it.
+    deep = _hierarchy(store, {level: "actor-b" if level == HIDDEN_LEVEL else "actor-a" for level in range(LEVELS)})
+    deepest = deep.spawns[-1]
+    alpha = Principal("actor-a", Role.ACTOR)
+
+    with timing.timing() as spent:
+        decision_ids, plan_ids = reading.lineage(store, deepest.decision_id, alpha)
+
+    below = range(HIDDEN_LEVEL + 1, LEVELS)
+    assert set(decision_ids) == deep.decision_ids(below) - {deepest.decision_id, deep.bystanders[-1].decision_id}
+    assert set(plan_ids) == {deep.plans[i].plan_id for i in below}
+    G = load_graph(graph, LoadScope.ALL)
+    seen = G.subgraph(n for n, attrs in G.nodes(data=True) if G.nodes[attrs.get("plan_id", n)].get("owner") == "actor-a")
+    oracle = lineage(seen, deepest.decision_id)
+    assert set(decision_ids) == oracle.decision_ids and set(plan_ids) == oracle.plan_ids
+    assert spent.statements == 1  # the walk, the visibility and the walk again, in one statement
+    # The whole lineage in the first walk's order, kept: what an unlimited caller sees, cut.
+    everything, _ = reading.lineage(store, deepest.decision_id)
+    assert decision_ids == [d for d in everything if d in set(decision_ids)]
+    # A decision in the hidden plan is as if it did not exist.
+    with pytest.raises(NotFound):
+        reading.lineage(store, deep.spawns[HIDDEN_LEVEL].decision_id, alpha)
 
 
 def test_impact_and_correction_of_the_top_strategy_of_a_50_level_hierarchy(store: Trail, graph: Graph, deep: Hierarchy) -> None:

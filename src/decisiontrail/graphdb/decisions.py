@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+import neo4j
+
 from decisiontrail.cypher import query
 from decisiontrail.domain import ArtifactRef, Decision
 from decisiontrail.domain.pages import DecisionPage
@@ -61,16 +63,21 @@ def page(tx: Transaction, plan_id: str, page: DecisionPage) -> tuple[int, list[s
 def lineage(tx: Transaction, decision_id: str) -> Lineage | None:
     """Where a decision comes from: its ancestors (through parent plans too) and what it depends
     on, transitively; None when the decision does not exist."""
-    record = tx.run(query("decision/lineage"), decision_id=decision_id).single(strict=True)
+    return _lineage(tx.run(query("decision/lineage"), decision_id=decision_id).single(strict=True))
+
+
+def lineage_seen(tx: Transaction, decision_id: str, *, owner: str | None, project: str | None) -> Lineage | None:
+    """``lineage`` as a caller who sees only the plans of ``owner`` (None: anyone's) in ``project``
+    (None: any) sees it: walked only through plans it sees; None when the decision does not exist
+    or lies in a plan it may not see."""
+    record = tx.run(query("decision/lineage_seen"), decision_id=decision_id, owner=owner, project=project).single(strict=True)
+    return _lineage(record)
+
+
+def _lineage(record: neo4j.Record) -> Lineage | None:
     if not record["found"]:
         return None
     return Lineage(native_datetime(record["created_at"]), list(record["decision_ids"]), list(record["plan_ids"]))
-
-
-def lineage_steps(tx: Transaction, node_ids: list[str]) -> dict[str, tuple[str | None, str | None, list[str]]]:
-    """For each decision or plan id: its plan's (owner, project) and the ids one lineage step on from it."""
-    rows = tx.run(query("decision/lineage_steps"), node_ids=node_ids)
-    return {row["id"]: (row["owner"], row["project"], list(row["next_ids"])) for row in rows}
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ may not see, or one of its decisions or reviews, would be.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -154,8 +153,12 @@ def lineage(
     """
 
     def work(tx: Transaction) -> tuple[list[str], list[str]]:
-        require_visible(tx, principal, decision_ids=[decision_id])
-        found = decisions.lineage(tx, decision_id)
+        # A caller some plans are hidden from walks only through the plans it sees, in the same
+        # statement (a decision it may not see is answered as one that does not exist).
+        if principal is not None and principal.limited:
+            found = decisions.lineage_seen(tx, decision_id, owner=principal.owner_scope, project=principal.project)
+        else:
+            found = decisions.lineage(tx, decision_id)
         if found is None:
             raise NotFound("decision", decision_id)
         if as_of is not None and found.created_at > as_of:
@@ -163,33 +166,9 @@ def lineage(
                 f"asOf: decision {decision_id} was recorded after {as_of.isoformat()}; it had no lineage then",
                 field="asOf",
             )
-        if principal is None or not principal.limited:
-            return found.decision_ids, found.plan_ids
-        # A caller some plans are hidden from walks only through the plans it sees: what lies
-        # beyond a hidden plan is reached through it, so it is not this caller's to be shown.
-        steps = decisions.lineage_steps(tx, [decision_id, *found.decision_ids, *found.plan_ids])
-        seen = {node for node, (owner, project, _) in steps.items() if principal.sees(owner, project)}
-        reached = _reachable(decision_id, {node: nexts for node, (_, _, nexts) in steps.items()}, seen)
-        return [d for d in found.decision_ids if d in reached], [p for p in found.plan_ids if p in reached]
+        return found.decision_ids, found.plan_ids
 
     return trail.database.read(work)
-
-
-def _reachable(origin: str, steps: Mapping[str, Sequence[str]], allowed: set[str]) -> set[str]:
-    """What a walk from ``origin`` reaches stepping only onto ``allowed`` nodes.
-
-    >>> sorted(_reachable("a", {"a": ["b", "h"], "b": ["c"], "h": ["d"]}, {"a", "b", "c", "d"}))
-    ['b', 'c']
-    """
-    reached: set[str] = set()
-    frontier = [origin]
-    while frontier:
-        node = frontier.pop()
-        for following in steps.get(node, ()):
-            if following in allowed and following not in reached:
-                reached.add(following)
-                frontier.append(following)
-    return reached
 
 
 def checkpoint_group(trail: Trail, decision_id: str) -> CheckpointGroup | None:
