@@ -213,7 +213,7 @@ def recording(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], No
     sent = Sent()
     with httpx.Client(base_url=api, timeout=60) as client:
         ours, raw = side_by_side(
-            lambda: sent.ours_one(graphql(client, RECORD, spent, input=sent.input(plan_id, parent_id, next(counter)))),
+            lambda: _ours_one(client, spent, sent, plan_id, parent_id, next(counter)),
             lambda: spent.raw(
                 driver.execute_query(
                     RAW_RECORD, plan_id=raw_plan, parent_id=raw_parent, row=sent.row(raw_plan, next(counter)), database_=database
@@ -301,11 +301,16 @@ def recording(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], No
     return rows
 
 
+def _ours_one(client: httpx.Client, spent: Breakdown, sent: Sent, plan_id: str, parent_id: str, i: int) -> None:
+    made = _decision_input(plan_id, parent_id, i)
+    sent.ours_many([made], [graphql(client, RECORD, spent, input=made)["recordDecision"]])
+
+
 def _ours_batch(
     client: httpx.Client, spent: Breakdown, sent: Sent, plan_id: str, parent_id: str, counter: Iterator[int], size: int
 ) -> None:
-    inputs = [sent.input(plan_id, parent_id, next(counter)) for _ in range(size)]
-    sent.ours_many(inputs, graphql(client, RECORD_MANY, spent, inputs=inputs))
+    inputs = [_decision_input(plan_id, parent_id, next(counter)) for _ in range(size)]
+    sent.ours_many(inputs, graphql(client, RECORD_MANY, spent, inputs=inputs)["recordDecisions"])
 
 
 def _raw_batch(
@@ -331,27 +336,17 @@ _STORED_AS = {
 class Sent:
     """What each side of a recording row asked to store, by decision id, so that both writes are
     checked in full afterwards: every decision stored as it was sent, under its parent, and
-    nothing else stored in either plan."""
+    nothing else stored under either parent."""
 
     ours: dict[str, dict[str, Any]] = field(default_factory=dict)
     raw: dict[str, dict[str, Any]] = field(default_factory=dict)
-    _inputs: list[dict[str, Any]] = field(default_factory=list)
 
-    def input(self, plan_id: str, parent_id: str, i: int) -> dict[str, Any]:
-        made = _decision_input(plan_id, parent_id, i)
-        self._inputs.append(made)
-        return made
-
-    def ours_one(self, data: dict[str, Any]) -> None:
-        self.ours[data["recordDecision"]["decision"]["id"]] = self._inputs.pop()
-
-    def ours_many(self, inputs: list[dict[str, Any]], data: dict[str, Any]) -> None:
-        answers = data["recordDecisions"]
+    def ours_many(self, inputs: list[dict[str, Any]], answers: list[dict[str, Any]]) -> None:
+        """Keep each GraphQL input under the id of the decision its answer (a payload) names."""
         if len(answers) != len(inputs):
-            raise RuntimeError(f"a batch of {len(inputs)} was answered with {len(answers)} decisions")
+            raise RuntimeError(f"{len(inputs)} recordings were answered with {len(answers)} decisions")
         for made, answer in zip(inputs, answers, strict=True):
             self.ours[answer["decision"]["id"]] = made
-        del self._inputs[-len(inputs) :]
 
     def row(self, plan_id: str, i: int) -> dict[str, Any]:
         made = _raw_row(plan_id, i)

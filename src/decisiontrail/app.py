@@ -252,14 +252,14 @@ class ServerTiming:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         started = time.perf_counter()
-
-        async def sending(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                header = spent.header(served_s=time.perf_counter() - started)
-                message = {**message, "headers": [*message.get("headers", []), (b"server-timing", header.encode())]}
-            await send(message)
-
         with timing() as spent:  # the request's tasks and worker threads inherit it
+
+            async def sending(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    header = spent.header(served_s=time.perf_counter() - started)
+                    message = {**message, "headers": [*message.get("headers", []), (b"server-timing", header.encode())]}
+                await send(message)
+
             await self.app(scope, receive, sending)
 
 
