@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,52 @@ def test_a_forgotten_ledger_is_rebuilt_without_errors(graph: Graph) -> None:
     applied = apply_migrations(graph)
 
     assert applied == [name.removeprefix("migrations/") for name in migration_names()]
+
+
+# Migrations that each create one index, and its name.
+LATE_INDEXES = {
+    "0031_event_last_seq_index": "event_last_seq",
+    "0032_event_plan_last_seq_index": "event_plan_last_seq",
+    "0034_review_status_index": "review_status",
+}
+
+
+def test_processes_starting_together_apply_the_same_migrations_without_errors(graph: Graph) -> None:
+    # Three processes start at once on a database that lacks the last indexes (say, replicas
+    # after an upgrade): each finds them missing and creates them, at the same moment. Neo4j
+    # refuses all but one of the same creations, IF NOT EXISTS or not.
+    before = schema_names(graph)
+    outcomes: list[object] = []
+    for _ in range(3):
+        for index in LATE_INDEXES.values():
+            graph.driver.execute_query(f"DROP INDEX {index} IF EXISTS", database_=graph.database)  # type: ignore[arg-type]
+        graph.driver.execute_query(
+            "MATCH (m:SchemaMigration) WHERE m.name IN $names DELETE m", names=list(LATE_INDEXES), database_=graph.database
+        )
+        together = threading.Barrier(3)
+
+        def start(together: threading.Barrier = together) -> None:
+            together.wait()
+            try:
+                outcomes.append(apply_migrations(graph))
+            except Exception as e:  # what a process starting would die of
+                outcomes.append(e)
+
+        starting = [threading.Thread(target=start) for _ in range(3)]
+        for thread in starting:
+            thread.start()
+        for thread in starting:
+            thread.join()
+
+    assert [o for o in outcomes if isinstance(o, Exception)] == []
+    applied = [set(o) for o in outcomes if isinstance(o, list)]
+    assert all(names <= set(LATE_INDEXES) for names in applied)  # each what it found missing
+    assert set().union(*applied) == set(LATE_INDEXES)
+    assert schema_names(graph) == before
+    ledger, _, _ = graph.driver.execute_query(
+        "MATCH (m:SchemaMigration) WITH m.name AS name, count(*) AS n WHERE n > 1 RETURN name", database_=graph.database
+    )
+    assert ledger == []
 
 
 def test_the_sequence_constraint_rejects_a_duplicate_written_around_the_store(graph: Graph) -> None:
