@@ -135,8 +135,10 @@ check them, so they are not repeated here.
   {t("recording", "recordDecisions over HTTP, batches of 1,000")}. The rate the target asks at
   1,000, 5,000 decisions a second, is 200 ms a batch. What remains beyond the baseline, by the
   figures just cited: first the statements, by Neo4j's own count several times the baseline's
-  (the placement read, which the baseline does not do, and a write that adds to each decision
-  the baseline's node and links its checkpoint group, a node of its own, and the batch's events);
+  (the placement read, which the baseline does not do, and a write that, beside the baseline's
+  node and links, runs for each decision the subqueries for what a decision may carry: its
+  context, its Execute checkpoint group, its dependencies, the decision it corrects, the review
+  it resolves, most of them empty here; then moves the plan's counter and writes the events);
   then the rest of the unit of work (the rows' packing by the driver, the judging); then the
   service's Python outside it (the request's JSON in and out, the variables' coercion, the
   proposals' validation). What would close it: the placement read folded into the
