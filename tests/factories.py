@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from decisiontrail.domain import ContextSnapshot, Decision, DecisionType, Plan
@@ -79,3 +81,26 @@ def to_execute(store: Trail, plan_id: str) -> Decision:
         strategy = recording_service.record(store, decision(plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     lifecycle_service.advance_phase(store, plan_id, Phase.EXECUTE)
     return strategy
+
+
+def at_once(*calls: Callable[[], Any], timeout: float = 120) -> list[Any]:
+    """Each call in a thread of its own, all released together: what each returned, or the
+    exception it raised, in the order given (a thread's exception is otherwise lost)."""
+    together = threading.Barrier(len(calls))
+    outcomes: list[Any] = [None] * len(calls)
+
+    def run(i: int) -> None:
+        together.wait()
+        try:
+            outcomes[i] = calls[i]()
+        except BaseException as e:
+            outcomes[i] = e
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout)
+    if any(thread.is_alive() for thread in threads):
+        raise TimeoutError(f"a call still ran after {timeout} s")
+    return outcomes

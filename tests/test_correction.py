@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 import dataclasses
 import json
 
@@ -32,7 +33,7 @@ from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
 import factories
-from factories import decision
+from factories import at_once, decision
 
 S = DecisionType.STRATEGY_CHOICE
 
@@ -283,21 +284,7 @@ def test_a_superseded_decision_gives_up_its_idempotency_key_and_one_without_a_ke
 
 def test_two_concurrent_corrections_of_one_decision_one_wins(store: Trail, graph: Graph, hierarchy: dict[str, Any]) -> None:
     h = hierarchy
-    outcomes: list[Any] = []
-    barrier = threading.Barrier(2)
-
-    def attempt(guidance: str) -> None:
-        barrier.wait()
-        try:
-            outcomes.append(correct(store, h["strategy"].decision_id, "revert", guidance, "r"))
-        except Conflict as e:
-            outcomes.append(e)
-
-    threads = [threading.Thread(target=attempt, args=(g,)) for g in ("first", "second")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    outcomes = at_once(*(partial(correct, store, h["strategy"].decision_id, "revert", g, "r") for g in ("first", "second")))
 
     winners = [o for o in outcomes if not isinstance(o, Exception)]
     losers = [o for o in outcomes if isinstance(o, Conflict)]

@@ -8,9 +8,9 @@
 
 from __future__ import annotations
 
+from functools import partial
 import json
 
-import threading
 from datetime import timedelta
 from typing import Any
 
@@ -19,14 +19,13 @@ import pytest
 
 from decisiontrail.cli import main
 from decisiontrail.domain import DecisionType, Phase
-from decisiontrail.exceptions import DecisionTrailError
 from decisiontrail.graphdb import Graph, outbox
 from decisiontrail.services.correction import correct
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
-from factories import decision
+from factories import at_once, decision
 from test_api import INSTANTIATE, RECORD, ok, snapshot
 
 TREE_OUTLINES = "query($id: ID!) { plan(id: $id) { tree { depth decision { id decisionType } } } }"
@@ -458,28 +457,17 @@ def _race_instantiations_against_a_correction(store: Trail, trial: int) -> str:
     strategy = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
     spawn = recording_service.record(store, decision(plan.plan_id, DecisionType.SUBPLAN_SPAWN, strategy.decision_id))
     advance_phase(store, plan.plan_id, Phase.EXECUTE)
-    barrier = threading.Barrier(3)
-    unexpected: list[BaseException] = []
-
-    def instantiate(i: int) -> None:
-        barrier.wait()
-        try:
-            instantiate_plan(store, f"child {i}", spawned_by_decision_id=spawn.decision_id)
-        except DecisionTrailError as e:  # refused: the spawn was superseded first
-            if getattr(e, "rule", None) != "spawn_by_current_decision":
-                unexpected.append(e)
-
-    def correction() -> None:
-        barrier.wait()
-        try:
-            correct(store, strategy.decision_id, "revert", "another approach", "race")
-        except BaseException as e:  # the correction must succeed whatever the race
-            unexpected.append(e)
-
-    threads = [threading.Thread(target=instantiate, args=(i,)) for i in range(2)] + [threading.Thread(target=correction)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    *instantiated, corrected = at_once(
+        partial(instantiate_plan, store, "child 0", spawned_by_decision_id=spawn.decision_id),
+        partial(instantiate_plan, store, "child 1", spawned_by_decision_id=spawn.decision_id),
+        partial(correct, store, strategy.decision_id, "revert", "another approach", "race"),
+        timeout=60,
+    )
+    # An instantiation may be refused (the spawn was superseded first); the correction must succeed.
+    unexpected = [
+        o for o in instantiated if isinstance(o, BaseException) and getattr(o, "rule", None) != "spawn_by_current_decision"
+    ]
+    if isinstance(corrected, BaseException):
+        unexpected.append(corrected)
     assert not unexpected, unexpected
     return plan.plan_id

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +20,7 @@ from decisiontrail.graphdb.admin import schema_names
 from decisiontrail.graphdb.migrations import apply_migrations
 from decisiontrail.services import Trail, analysis
 from decisiontrail.settings import Neo4jSettings
+from factories import at_once
 
 
 def test_start_up_created_every_constraint_and_index(graph: Graph) -> None:
@@ -70,20 +71,7 @@ def test_processes_starting_together_apply_the_same_migrations_without_errors(gr
         graph.driver.execute_query(
             "MATCH (m:SchemaMigration) WHERE m.name IN $names DELETE m", names=list(LATE_INDEXES), database_=graph.database
         )
-        together = threading.Barrier(3)
-
-        def start(together: threading.Barrier = together) -> None:
-            together.wait()
-            try:
-                outcomes.append(apply_migrations(graph))
-            except Exception as e:  # what a process starting would die of
-                outcomes.append(e)
-
-        starting = [threading.Thread(target=start) for _ in range(3)]
-        for thread in starting:
-            thread.start()
-        for thread in starting:
-            thread.join()
+        outcomes += at_once(*[partial(apply_migrations, graph)] * 3)  # what a process starting would die of, if anything
 
     assert [o for o in outcomes if isinstance(o, Exception)] == []
     applied = [set(o) for o in outcomes if isinstance(o, list)]

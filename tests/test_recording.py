@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import threading
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from decisiontrail.services.reviews import pending_reviews, resolve_review
 from decisiontrail.services import correction as correction_service
 from decisiontrail.services import reading
 from decisiontrail.services import Trail
-from factories import to_execute, actor_snapshot, tool_input
+from factories import at_once, to_execute, actor_snapshot, tool_input
 
 ADR_033 = Path(__file__).resolve().parents[2] / "shared" / "spec" / "ADR-033-decision-recording-protocol.txt"
 ADR_033_TOOL = Path(__file__).parent / "data" / "adr_033_record_decision_tool.yaml"
@@ -473,28 +473,15 @@ def test_the_same_call_twice_records_once(store: Trail, graph: Graph) -> None:
 def test_concurrent_retries_with_one_key_record_one_decision(store: Trail) -> None:
     plan, _ = _plan(store)
     snapshot = actor_snapshot("actor-racing")
-    results: list[str] = []
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(6)
 
-    def retry() -> None:
-        try:
-            barrier.wait()
-            results.append(
-                _decision(
-                    record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=snapshot)
-                ).decision_id
-            )
-        except BaseException as e:
-            errors.append(e)
+    def retry() -> str:
+        return _decision(
+            record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=snapshot)
+        ).decision_id
 
-    threads = [threading.Thread(target=retry) for _ in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = at_once(*[retry] * 6)
 
-    assert errors == []
+    assert [r for r in results if isinstance(r, BaseException)] == []
     assert len(set(results)) == 1
     assert sum(d.decision_type is DecisionType.STRATEGY_CHOICE for d in reading.list_decisions(store, plan.plan_id)) == 1
 
@@ -711,22 +698,10 @@ def test_a_resolved_review_is_created_when_resolved_after_what_was_recorded_mean
 def test_creation_times_follow_sequence_numbers_under_concurrent_actors(store: Trail, graph: Graph) -> None:
     plan, _ = _plan(store)
     writers, per_writer = 4, 10
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(writers)
 
     def write(i: int) -> None:
-        try:
-            barrier.wait()
-            for n in range(per_writer):
-                _record(store, plan, "resource_selection", thread=f"actor-{i}", question=f"resource {i}.{n}?")
-        except BaseException as e:  # reported below; a thread's exception is otherwise lost
-            errors.append(e)
+        for n in range(per_writer):
+            _record(store, plan, "resource_selection", thread=f"actor-{i}", question=f"resource {i}.{n}?")
 
-    threads = [threading.Thread(target=write, args=(i,)) for i in range(writers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-
-    assert errors == []
+    assert at_once(*(partial(write, i) for i in range(writers))) == [None] * writers
     assert _sequence_order_violations(graph, plan.plan_id) == []

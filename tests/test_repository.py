@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -28,7 +27,7 @@ from decisiontrail.services import lifecycle as lifecycle_service
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
-from factories import decision, new_plan, snapshot, to_execute
+from factories import at_once, decision, new_plan, snapshot, to_execute
 
 
 def full_decision(plan_id: str, decision_type: DecisionType, parent: str | None, **fields: object) -> Decision:
@@ -126,24 +125,12 @@ def test_every_decision_type_round_trips_with_every_field(store: Trail, decision
 def test_sequence_numbers_are_unique_and_gap_free_under_concurrent_writers(store: Trail) -> None:
     plan, root = new_plan(store)
     writers, per_writer = 8, 50
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(writers)
 
     def write() -> None:
-        try:
-            barrier.wait()
-            for _ in range(per_writer):
-                recording_service.record(store, decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id))
-        except BaseException as e:  # reported below; a thread's exception is otherwise lost
-            errors.append(e)
+        for _ in range(per_writer):
+            recording_service.record(store, decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id))
 
-    threads = [threading.Thread(target=write) for _ in range(writers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-
-    assert errors == []
+    assert at_once(*[write] * writers) == [None] * writers  # no writer failed
     numbers = [d.sequence_number for d in reading.list_decisions(store, plan.plan_id)]
     # The root took 0; the 400 concurrent writes took 1..400, each exactly once.
     assert sorted(numbers) == list(range(writers * per_writer + 1))
