@@ -330,8 +330,9 @@ NOTES = """\
   depth and fan-out, a type mix as real runs produce it, DEPENDS_ON edges, superseded history)
   and loads them with batched `UNWIND` writes; the generated data passes every rule of
   `decisiontrail check`.
-- **Recording.** Ours is `decisiontrail serve` in its own process, called over HTTP with
-  httpx; each recording is one transaction that locks the plan, judges the rules and writes
+- **Recording.** Ours is `decisiontrail serve` in its own process (with `--server-timing`, for
+  the breakdown: what its counting costs is in our figures, as for every served row), called
+  over HTTP with httpx; each recording is one transaction that locks the plan, judges the rules and writes
   the decision with its relationships. The baseline writes the same node and relationships
   with the driver, no rules. Concurrent clients each record into a plan of their own.
 - **Correction.** Ours is `services.correction.correct` (what `correctDecision` and the CLI
