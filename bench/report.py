@@ -242,15 +242,12 @@ def cite(runs: list[dict[str, Any]], sizes: str, scenario: str, case: str) -> st
     >>> cite([run], "full", "lineage", "lineage of")
     '(not in the saved full results)'
     """
-    for run in runs:
-        if run["sizes"] != sizes:
-            continue
-        for row in run["rows"]:
-            if row["scenario"] == scenario and case in row["case"]:
-                base = f" against {_ms(row['baseline']['p50_ms'])}" if row.get("baseline") else ""
-                measured = f"{_ms(row['ours']['p50_ms'])}{base} p50, {sizes}.json"
-                return f"{_ratio(row)} ({measured})" if row.get("ratio") is not None else f"{measured}"
-    return f"(not in the saved {sizes} results)"
+    row = _saved_row(runs, sizes, scenario, case)
+    if row is None:
+        return f"(not in the saved {sizes} results)"
+    base = f" against {_ms(row['baseline']['p50_ms'])}" if row.get("baseline") else ""
+    measured = f"{_ms(row['ours']['p50_ms'])}{base} p50, {sizes}.json"
+    return f"{_ratio(row)} ({measured})" if row.get("ratio") is not None else f"{measured}"
 
 
 def cite_time(runs: list[dict[str, Any]], sizes: str, scenario: str, case: str) -> str:
@@ -264,23 +261,20 @@ def cite_time(runs: list[dict[str, Any]], sizes: str, scenario: str, case: str) 
     >>> cite_time([run], "full", "recording", "one")
     '(no breakdown in the saved full results)'
     """
-    for run in runs:
-        if run["sizes"] != sizes:
-            continue
-        for row in run["rows"]:
-            if row["scenario"] == scenario and case in row["case"] and "breakdown" in row.get("extra", {}):
-                ours = row["extra"]["breakdown"]["ours"]
-                baseline = row["extra"]["breakdown"].get("baseline")
-                where = f"{ours['served_ms']:,.1f} in the service, " if "served_ms" in ours else ""
-                transactions = f"{ours['transactions']:g} transaction" + ("" if ours["transactions"] == 1 else "s")
-                statements = f"{ours['statements']:g} statement" + ("" if ours["statements"] == 1 else "s")
-                commit = f"; the commit {ours['commit_ms']:,.1f}" if ours["commit_ms"] else ""
-                theirs = f", the baseline's statement {baseline['neo4j_ms']:,.0f} ms by Neo4j's count" if baseline else ""
-                return (
-                    f"of its {_ms(row['ours']['p50_ms'])} p50, {where}{ours['database_ms']:,.1f} in the unit of work "
-                    f"({transactions}, {statements}, {ours['neo4j_ms']:,.0f} ms by Neo4j's count{commit}){theirs} (medians, {sizes}.json)"
-                )
-    return f"(no breakdown in the saved {sizes} results)"
+    row = _saved_row(runs, sizes, scenario, case, holding="breakdown")
+    if row is None:
+        return f"(no breakdown in the saved {sizes} results)"
+    ours = row["extra"]["breakdown"]["ours"]
+    baseline = row["extra"]["breakdown"].get("baseline")
+    where = f"{ours['served_ms']:,.1f} in the service, " if "served_ms" in ours else ""
+    transactions = f"{ours['transactions']:g} transaction" + ("" if ours["transactions"] == 1 else "s")
+    statements = f"{ours['statements']:g} statement" + ("" if ours["statements"] == 1 else "s")
+    commit = f"; the commit {ours['commit_ms']:,.1f}" if ours["commit_ms"] else ""
+    theirs = f", the baseline's statement {baseline['neo4j_ms']:,.0f} ms by Neo4j's count" if baseline else ""
+    return (
+        f"of its {_ms(row['ours']['p50_ms'])} p50, {where}{ours['database_ms']:,.1f} in the unit of work "
+        f"({transactions}, {statements}, {ours['neo4j_ms']:,.0f} ms by Neo4j's count{commit}){theirs} (medians, {sizes}.json)"
+    )
 
 
 def cite_phases(runs: list[dict[str, Any]], sizes: str, case: str) -> str:
@@ -293,18 +287,15 @@ def cite_phases(runs: list[dict[str, Any]], sizes: str, case: str) -> str:
     >>> cite_phases([run], "quick", "as one graph")
     '(no phases in the saved quick results)'
     """
-    for run in runs:
-        if run["sizes"] != sizes:
-            continue
-        for row in run["rows"]:
-            extra = row.get("extra", {})
-            if row["scenario"] == "offline" and case in row["case"] and "load_ms" in extra:
-                stream = f" (the stream of its rows {_ms(row['baseline']['p50_ms'])})" if row.get("baseline") else ""
-                return (
-                    f"the load {_ms(extra['load_ms'])}{stream}, the rules {_ms(extra['checks_ms'])}, "
-                    f"the export {_ms(extra['export_ms'])} ({sizes}.json)"
-                )
-    return f"(no phases in the saved {sizes} results)"
+    row = _saved_row(runs, sizes, "offline", case, holding="load_ms")
+    if row is None:
+        return f"(no phases in the saved {sizes} results)"
+    extra = row["extra"]
+    stream = f" (the stream of its rows {_ms(row['baseline']['p50_ms'])})" if row.get("baseline") else ""
+    return (
+        f"the load {_ms(extra['load_ms'])}{stream}, the rules {_ms(extra['checks_ms'])}, "
+        f"the export {_ms(extra['export_ms'])} ({sizes}.json)"
+    )
 
 
 def cite_peak(runs: list[dict[str, Any]], sizes: str, case: str) -> str:
@@ -314,13 +305,25 @@ def cite_peak(runs: list[dict[str, Any]], sizes: str, case: str) -> str:
     >>> cite_peak([run], "full", "1 decisions: x"), cite_peak([run], "quick", "1 decisions: x")
     ('peak 121 MB, full.json', 'peak memory not in the saved quick results')
     """
+    row = _saved_row(runs, sizes, "offline", case, holding="peak_rss_mb")
+    if row is None:
+        return f"peak memory not in the saved {sizes} results"
+    return f"peak {row['extra']['peak_rss_mb']:,.0f} MB, {sizes}.json"
+
+
+def _saved_row(
+    runs: list[dict[str, Any]], sizes: str, scenario: str, case: str, *, holding: str | None = None
+) -> dict[str, Any] | None:
+    """The first row of the saved run at ``sizes`` of ``scenario`` whose case contains ``case``
+    (and whose extras hold ``holding``, if given), or None."""
     for run in runs:
         if run["sizes"] != sizes:
             continue
+        row: dict[str, Any]
         for row in run["rows"]:
-            if row["scenario"] == "offline" and case in row["case"] and "peak_rss_mb" in row.get("extra", {}):
-                return f"peak {row['extra']['peak_rss_mb']:,.0f} MB, {sizes}.json"
-    return f"peak memory not in the saved {sizes} results"
+            if row["scenario"] == scenario and case in row["case"] and (holding is None or holding in row.get("extra", {})):
+                return row
+    return None
 
 
 NOTES = """\
