@@ -1,6 +1,7 @@
-"""export --all, group by group: the document the whole database loaded at once gives (the same
-nodes, edges and values; only the order of lines and GraphML's key ids may differ), written while
-memory holds one group of plans (a hierarchy and those it shares an edge with) at a time."""
+"""export --all, group by group, in every format: the document the whole database loaded at once
+gives (the same nodes, edges and values; only the order of lines, GraphML's and GEXF's key ids,
+PROV-JSON's blank-node ids and where GEXF places nodes may differ), written while memory holds one
+group of plans (a hierarchy and those it shares an edge with) at a time."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 
 from decisiontrail.actors.demonstration import Demonstration, record_demonstration
 from decisiontrail.actors.graph import sqlite_checkpointer
-from decisiontrail.checks.export import BY_GROUP, ExportFormat, export, export_groups
+from decisiontrail.checks.export import ExportFormat, export, export_groups
 from decisiontrail.checks.model import add_decision, add_edge, decision_graph, Rel
 from decisiontrail.cli import main
 from decisiontrail.domain import DecisionType
@@ -110,23 +111,72 @@ def test_a_groups_boundary_nodes_are_left_to_the_group_that_holds_them() -> None
     add_decision(mine, "D9", plan_id="P9", decision_type="strategy_choice", sequence_number=1, boundary=True)
     add_edge(mine, "D1", "D9", Rel.DEPENDS_ON, ordinal=0)
     add_decision(theirs, "D9", plan_id="P9", decision_type="strategy_choice", sequence_number=1)
-    written = {fmt: "".join(export_groups([mine, theirs], fmt)) for fmt in BY_GROUP}
+    written = {fmt: "".join(export_groups([mine, theirs], fmt)) for fmt in ExportFormat}
 
     node_ids = {
         ExportFormat.GRAPHML: [n.split('"')[1] for n in written[ExportFormat.GRAPHML].split("<node id=")[1:]],
         ExportFormat.NODE_LINK: [n["id"] for n in json.loads(written[ExportFormat.NODE_LINK])["nodes"]],
         ExportFormat.CYTOSCAPE: [n["data"]["id"] for n in json.loads(written[ExportFormat.CYTOSCAPE])["elements"]["nodes"]],
         ExportFormat.DOT: [line.split('"')[1] for line in written[ExportFormat.DOT].splitlines() if line.startswith('    "')],
+        ExportFormat.GEXF: list(_gexf(written[ExportFormat.GEXF])),
+        ExportFormat.PROV_JSON: [i.split("/")[-1] for i in json.loads(written[ExportFormat.PROV_JSON])["entity"]],
     }
     for fmt, ids in node_ids.items():
         assert sorted(ids) == ["D1", "D9", "P1", "P9"], fmt  # D9 once, P1 and P9 as their plans' nodes
     back = _node_link(written[ExportFormat.NODE_LINK])
     assert "boundary" not in back.nodes["D9"] and back.has_edge("D1", "D9", "DEPENDS_ON")
+    assert _gexf(written[ExportFormat.GEXF]).has_edge("D1", "D9")
+    derived = json.loads(written[ExportFormat.PROV_JSON])["wasDerivedFrom"]
+    assert [(d["prov:generatedEntity"], d["prov:usedEntity"]) for d in derived.values()] == [("dt:decision/D1", "dt:decision/D9")]
 
 
-def test_formats_drawn_from_the_whole_graph_are_not_written_by_group() -> None:
-    with pytest.raises(ValueError, match="gexf is written from the whole graph"):
-        export_groups([decision_graph()], ExportFormat.GEXF)
+def _gexf(text: str) -> nx.DiGraph[Any]:
+    G = nx.read_gexf(io.BytesIO(text.encode()))  # a MultiDiGraph where two edges join the same nodes
+    assert isinstance(G, nx.DiGraph)
+    return G
+
+
+def _drawn(G: nx.DiGraph[Any]) -> tuple[dict[Any, Any], Counter[Any]]:
+    """A GEXF document's contents but where it places its nodes: colours, sizes and attributes stay."""
+    nodes = {n: {**a, "viz": {k: v for k, v in a["viz"].items() if k != "position"}} for n, a in G.nodes(data=True)}
+    return nodes, Counter((s, t, json.dumps(a, sort_keys=True)) for s, t, a in G.edges(data=True))
+
+
+def _prov(text: str) -> dict[str, Any]:
+    """A PROV-JSON document's sections: records by id, and relations as a multiset (their blank-node ids aside)."""
+    document = json.loads(text)
+    return {
+        section: Counter(json.dumps(r, sort_keys=True) for r in records.values()) if ident.startswith("_:") else records
+        for section, records in document.items()
+        for ident in [next(iter(records), "")]
+    }
+
+
+def test_gexf_and_prov_json_group_by_group_read_back_as_the_whole_load_does(
+    store: Trail, graph: Graph, linked: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)  # a group a load: three loads
+    whole = {fmt: "".join(export(load_graph(graph, LoadScope.ALL), fmt)) for fmt in (ExportFormat.GEXF, ExportFormat.PROV_JSON)}
+    heard: list[tuple[int, int]] = []
+
+    by_group = {
+        fmt: "".join(analysis.export(store, analysis.View.ALL, None, fmt, progress=lambda *p: heard.append(p))) for fmt in whole
+    }
+
+    drawn, expected = _gexf(by_group[ExportFormat.GEXF]), _gexf(whole[ExportFormat.GEXF])
+    assert len(drawn) > 20 and _drawn(drawn) == _drawn(expected)
+    # Each group is drawn below the ones before it: no two nodes on one spot.
+    spots = Counter((a["viz"]["position"]["x"], a["viz"]["position"]["y"]) for _, a in drawn.nodes(data=True))
+    assert spots.most_common(1)[0][1] == 1
+    # Sized by blast radius: the demonstration's root as much as in the whole load, and larger than its leaves.
+    sizes = {a["viz"]["size"] for _, a in drawn.nodes(data=True) if a.get("kind") == "Decision"}
+    assert len(sizes) > 2
+    provenance = _prov(by_group[ExportFormat.PROV_JSON])
+    assert provenance == _prov(whole[ExportFormat.PROV_JSON])
+    assert {"entity", "activity", "agent", "wasGeneratedBy", "wasDerivedFrom", "wasInvalidatedBy"} <= provenance.keys()
+    ids = [i for section in json.loads(by_group[ExportFormat.PROV_JSON]).values() for i in section if i.startswith("_:")]
+    assert len(ids) == len(set(ids))  # blank-node ids count on across groups
+    assert heard == [(1, 3), (2, 3), (3, 3)] * 2
 
 
 def test_the_cli_exports_the_whole_database(graph: Graph, linked: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
@@ -153,7 +203,8 @@ def test_each_group_is_emptied_as_soon_as_it_is_checked_or_written(
 
     monkeypatch.setattr(analysis, "load_plans", recorded)
     analysis.check_all(store)
-    "".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.NODE_LINK))
+    for fmt in ExportFormat:
+        "".join(analysis.export(store, analysis.View.ALL, None, fmt))
 
     loads = len(loading.loads_of(independent_units(graph)))
-    assert len(loaded) == 2 * loads and all(G.number_of_nodes() == 0 for G in loaded)
+    assert len(loaded) == (1 + len(ExportFormat)) * loads and all(G.number_of_nodes() == 0 for G in loaded)

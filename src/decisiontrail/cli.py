@@ -313,8 +313,7 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         description=(
             "Write a plan, a hierarchy, the whole database, or a decision's lineage or impact as GraphML (Gephi, yEd), "
             "DOT (Graphviz), Cytoscape.js JSON, node-link JSON, GEXF (Gephi) or W3C PROV-JSON. Nodes carry label, status, "
-            "plan_id and decision_type to style by. The document is streamed to the output as it is written (GEXF and "
-            "PROV-JSON, which lay out or relate the whole graph, are built first)."
+            "plan_id and decision_type to style by. The document is streamed to the output as it is written."
         ),
     )
     export.add_argument(
@@ -332,8 +331,8 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     what.add_argument(
         "--all",
         action="store_true",
-        help="the whole database (GraphML, DOT, Cytoscape.js and node-link JSON are written a group of plans at a time,"
-        " so memory holds the largest group; GEXF and PROV-JSON load it whole)",
+        help="the whole database, written a group of plans at a time (a hierarchy and any it shares an edge with), so "
+        "memory holds the largest group, not the database",
     )
     what.add_argument("--lineage", metavar="DECISION", help="a decision and where it comes from")
     what.add_argument("--impact", metavar="DECISION", help="a decision and what correcting it would invalidate")

@@ -61,6 +61,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import ExitStack
 from datetime import date, datetime, time
 from enum import StrEnum
 from functools import lru_cache
@@ -76,7 +77,6 @@ from decisiontrail.checks.model import Label, Rel, edges_of, targets
 from decisiontrail.domain.decision import DecisionType
 
 __all__ = [
-    "BY_GROUP",
     "PALETTE",
     "ExportFormat",
     "caption",
@@ -228,20 +228,20 @@ def node_link_json(G: nx.MultiDiGraph[str]) -> Iterator[str]:
     return _node_link_json(G.graph, [G], every_node=True)
 
 
-BY_GROUP: Final = frozenset({ExportFormat.GRAPHML, ExportFormat.DOT, ExportFormat.CYTOSCAPE, ExportFormat.NODE_LINK})
-"""The formats ``export_groups`` writes a group at a time (GEXF and PROV-JSON need the whole graph)."""
-
-
 def export_groups(groups: Iterable[nx.MultiDiGraph[str]], fmt: ExportFormat | str) -> Iterator[str]:
-    """The union of ``groups`` in ``fmt`` (one of ``BY_GROUP``), written a group at a time, in chunks.
+    """The union of ``groups`` in ``fmt``, written a group at a time, in chunks.
 
     The groups are graphs that share no node but their ``boundary`` ones, as the groups of plans
     of ``graphdb.loading.independent_units`` are when loaded one by one; ``groups`` may load each
     as it is asked for, so only one is held. A group's boundary nodes are left to the group they
     belong to (its edges to them are written). What a format needs before the lines of every
-    group waits in a temporary file: GraphML's body, until its typed keys are known; the JSON
-    formats' edges, which follow every node. The document is the one the same graph whole would
-    give, but for the order of its lines and GraphML's key ids.
+    group waits in a temporary file: GraphML's body and GEXF's nodes and edges, until their typed
+    keys are known; the JSON formats' edges, which follow every node; PROV-JSON's records,
+    section by section. The document is the one the same graph whole would give, but for the
+    order of its lines, GraphML's and GEXF's key ids and PROV-JSON's blank-node ids, and where
+    GEXF draws each group: below the groups before it. (GEXF sizes a decision by its blast radius
+    in its group: the same as in the whole graph when groups share no edge, as the groups of
+    ``independent_units`` do not.)
 
     >>> from decisiontrail.checks.model import add_decision, decision_graph
     >>> G, H = decision_graph(), decision_graph()
@@ -250,10 +250,7 @@ def export_groups(groups: Iterable[nx.MultiDiGraph[str]], fmt: ExportFormat | st
     >>> sorted(json.loads("".join(export_groups([G, H], "json")))["nodes"], key=lambda n: n["id"])[0]["id"]
     'D0'
     """
-    fmt = ExportFormat(fmt)
-    if fmt not in BY_GROUP:
-        raise ValueError(f"{fmt.value} is written from the whole graph, not a group at a time")
-    return _chunked(_GROUP_WRITERS[fmt]({}, groups, every_node=False), _CHUNK_LINES)
+    return _chunked(_GROUP_WRITERS[ExportFormat(fmt)]({}, groups, every_node=False), _CHUNK_LINES)
 
 
 def _nodes(G: nx.MultiDiGraph[str], every_node: bool) -> Iterator[tuple[Any, dict[str, Any]]]:
@@ -264,7 +261,7 @@ def _nodes(G: nx.MultiDiGraph[str], every_node: bool) -> Iterator[tuple[Any, dic
 
 
 def _graphml(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]], *, every_node: bool) -> Iterator[str]:
-    keys = _GraphmlKeys()
+    keys = _TypedKeys()
     graph_data = keys.data("graph", _present(graph))
     with TemporaryFile("w+", encoding="utf-8") as body:
         for G in groups:
@@ -394,43 +391,57 @@ def gexf(G: nx.MultiDiGraph[str]) -> Iterator[str]:
     >>> nx.read_gexf(BytesIO("".join(gexf(G)).encode())).nodes["D0"]["viz"]
     {'color': {'r': 31, 'g': 119, 'b': 180, 'a': 1.0}, 'size': 10.0, 'position': {'x': 200.0, 'y': 0.0, 'z': 0.0}}
     """
-    radius = blast_radius(G)
-    nodes = [(str(node), attrs, _gexf_attributes(node, attrs, radius)) for node, attrs in G.nodes(data=True)]
-    edges = list(_edges(G))
-    domains = {"node": _key_types(values for *_, values in nodes), "edge": _key_types(attrs for *_, attrs in edges)}
-    keys = {domain: {name: f"{domain[0]}{i}" for i, name in enumerate(types)} for domain, types in domains.items()}
-    yield '<?xml version="1.0" encoding="UTF-8"?>\n'
-    yield (
-        '<gexf xmlns="http://www.gexf.net/1.2draft" xmlns:viz="http://www.gexf.net/1.2draft/viz"'
-        ' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
-        ' xsi:schemaLocation="http://www.gexf.net/1.2draft http://www.gexf.net/1.2draft/gexf.xsd" version="1.2">\n'
-    )
-    described = f"<description>{_xml_text(_text(_present(G.graph)))}</description>" if G.graph else ""
-    yield f"<meta><creator>decisiontrail</creator>{described}</meta>\n"
-    yield '<graph defaultedgetype="directed" mode="static">\n'
-    for domain, types in domains.items():
-        if types:
-            yield f'<attributes class="{domain}" mode="static">\n'
-            for name, kind in types.items():
-                yield f'<attribute id="{keys[domain][name]}" title={_xml_attr(name)} type="{kind}"/>\n'
-            yield "</attributes>\n"
-    positions = _layered_positions(G)
-    yield "<nodes>\n"
-    for node, attrs, values in nodes:
-        x, y = positions[node]
-        r, g, b = _colour(attrs)
-        alpha = _FADED if attrs.get("status") in ("superseded", "invalidated") or attrs.get("boundary") else 1.0
+    return _gexf(G.graph, [G], every_node=True)
+
+
+def _gexf(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]], *, every_node: bool) -> Iterator[str]:
+    # The attribute declarations come first, so the nodes and the edges wait in temporary files
+    # until every group has been seen. Each group is laid out below the ones before it (the rows
+    # each layer has taken carry over), and sized by its own blast radii: a correction's
+    # downstream stays within its group of plans.
+    keys = _TypedKeys()
+    rows: dict[int, int] = {}
+    with TemporaryFile("w+", encoding="utf-8") as nodes, TemporaryFile("w+", encoding="utf-8") as edges:
+        for G in groups:
+            radius = blast_radius(G)
+            positions = _layered_positions(G, rows)
+            for node, attrs in _nodes(G, every_node):
+                values = _gexf_attributes(node, attrs, radius)
+                x, y = positions[str(node)]
+                r, g, b = _colour(attrs)
+                alpha = _FADED if attrs.get("status") in ("superseded", "invalidated") or attrs.get("boundary") else 1.0
+                nodes.write(
+                    f"<node id={_xml_attr(str(node))} label={_xml_attr(caption(node, attrs))}>"
+                    f"{keys.attvalues('node', values)}"
+                    f'<viz:color r="{r}" g="{g}" b="{b}" a="{alpha}"/><viz:size value="{_size(attrs, values)}"/>'
+                    f'<viz:position x="{x}" y="{y}" z="0.0"/></node>\n'
+                )
+            for source, target, key, attrs in _edges(G):
+                edges.write(
+                    f"<edge id={_xml_attr(f'{source}-{key}-{target}')} source={_xml_attr(source)} target={_xml_attr(target)}"
+                    f" label={_xml_attr(key)}>{keys.attvalues('edge', attrs)}</edge>\n"
+                )
+        yield '<?xml version="1.0" encoding="UTF-8"?>\n'
         yield (
-            f"<node id={_xml_attr(node)} label={_xml_attr(caption(node, attrs))}>{_gexf_values(values, keys['node'])}"
-            f'<viz:color r="{r}" g="{g}" b="{b}" a="{alpha}"/><viz:size value="{_size(attrs, values)}"/>'
-            f'<viz:position x="{x}" y="{y}" z="0.0"/></node>\n'
+            '<gexf xmlns="http://www.gexf.net/1.2draft" xmlns:viz="http://www.gexf.net/1.2draft/viz"'
+            ' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
+            ' xsi:schemaLocation="http://www.gexf.net/1.2draft http://www.gexf.net/1.2draft/gexf.xsd" version="1.2">\n'
         )
-    yield "</nodes>\n<edges>\n"
-    for source, target, key, attrs in edges:
-        yield (
-            f"<edge id={_xml_attr(f'{source}-{key}-{target}')} source={_xml_attr(source)} target={_xml_attr(target)}"
-            f" label={_xml_attr(key)}>{_gexf_values(attrs, keys['edge'])}</edge>\n"
-        )
+        described = f"<description>{_xml_text(_text(_present(graph)))}</description>" if graph else ""
+        yield f"<meta><creator>decisiontrail</creator>{described}</meta>\n"
+        yield '<graph defaultedgetype="directed" mode="static">\n'
+        for domain in ("node", "edge"):
+            if keys.types[domain]:
+                yield f'<attributes class="{domain}" mode="static">\n'
+                for name, kind in keys.types[domain].items():
+                    yield f'<attribute id="{keys.ids[domain][name]}" title={_xml_attr(name)} type="{kind}"/>\n'
+                yield "</attributes>\n"
+        yield "<nodes>\n"
+        nodes.seek(0)
+        yield from nodes
+        yield "</nodes>\n<edges>\n"
+        edges.seek(0)
+        yield from edges
     yield "</edges>\n</graph>\n</gexf>\n"
 
 
@@ -443,11 +454,36 @@ def prov_json(G: nx.MultiDiGraph[str]) -> Iterator[str]:
     >>> json.loads("".join(prov_json(G)))["wasGeneratedBy"]
     {'_:g1': {'prov:entity': 'dt:decision/D0', 'prov:activity': 'dt:deciding/D0', 'prov:time': '2026-01-01T00:00:00+00:00'}}
     """
-    yield f'{{"prefix": {{"dt": {_json(_PROV_NAMESPACE)}}}\n'
-    for section, records in _prov_records(G).items():
-        if records:
+    return _prov_json(G.graph, [G], every_node=True)
+
+
+def _prov_json(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]], *, every_node: bool) -> Iterator[str]:
+    # A section holds its records from every group, so each waits in a temporary file, one record
+    # a line, until every group has been seen; the agents (one per owner, or per plan without one)
+    # are few and kept. Blank-node ids count on across groups. (``graph`` has nothing PROV holds.)
+    numbered = dict.fromkeys(_PROV_RELATIONS, 0)
+    agents: dict[str, dict[str, Any]] = {}
+    with ExitStack() as files:
+        waiting = {section: files.enter_context(TemporaryFile("w+", encoding="utf-8")) for section in _PROV_WRITTEN}
+        held = dict.fromkeys(_PROV_WRITTEN, False)
+        for G in groups:
+            for section, records in _prov_records(G, every_node, numbered, agents).items():
+                for ident, record in records:
+                    waiting[section].write(f"{_json(ident)}: {_json(record)}\n")
+                held[section] = held[section] or bool(records)
+        yield f'{{"prefix": {{"dt": {_json(_PROV_NAMESPACE)}}}\n'
+        for section in (*_PROV_SECTIONS, *_PROV_RELATIONS):
+            if section == "agent":
+                lines: Iterator[str] = (f"{_json(ident)}: {_json(record)}" for ident, record in agents.items())
+                if not agents:
+                    continue
+            elif held[section]:
+                waiting[section].seek(0)
+                lines = (line.rstrip("\n") for line in waiting[section])
+            else:
+                continue
             yield f', "{section}": {{\n'
-            yield from _joined_lines(f"{_json(ident)}: {_json(record)}" for ident, record in records)
+            yield from _joined_lines(lines)
             yield "}\n"
     yield "}\n"
 
@@ -457,6 +493,8 @@ _GROUP_WRITERS: Final = {
     ExportFormat.DOT: _dot,
     ExportFormat.CYTOSCAPE: _cytoscape_json,
     ExportFormat.NODE_LINK: _node_link_json,
+    ExportFormat.PROV_JSON: _prov_json,
+    ExportFormat.GEXF: _gexf,
 }
 _WRITERS: Final = {
     ExportFormat.GRAPHML: graphml,
@@ -578,14 +616,6 @@ def _graphml_type(value: Any) -> str:
     return "string"
 
 
-def _key_types(records: Iterable[Mapping[Any, Any]]) -> dict[str, str]:
-    types: dict[str, str] = {}
-    for attrs in records:
-        for name, value in _present(attrs).items():
-            _widen(types, name, _graphml_type(value))
-    return types
-
-
 def _widen(types: dict[str, str], name: str, kind: str) -> None:
     # A name whose values mix types is a string; ints mixed with floats a double.
     seen = types.setdefault(name, kind)
@@ -593,9 +623,9 @@ def _widen(types: dict[str, str], name: str, kind: str) -> None:
         types[name] = "double" if {seen, kind} == {"long", "double"} else "string"
 
 
-class _GraphmlKeys:
-    """GraphML's typed keys, learnt from the data as it is written: a name gets its id when first
-    seen, and its type widens as values of other types come (so the keys are declared last)."""
+class _TypedKeys:
+    """GraphML's and GEXF's typed keys, learnt from the data as it is written: a name gets its id
+    when first seen, and its type widens as values of other types come (so the keys are declared last)."""
 
     def __init__(self) -> None:
         self.types: dict[str, dict[str, str]] = {"graph": {}, "node": {}, "edge": {"type": "string"}}
@@ -621,6 +651,22 @@ class _GraphmlKeys:
                 text = _xml_text(text)
             parts.append(f'<data key="{key}">{text}</data>')
         return "".join(parts)
+
+    def attvalues(self, domain: str, attrs: Mapping[str, Any]) -> str:
+        """``attrs`` as GEXF's ``<attvalues>`` of ``domain``'s keys."""
+        if not attrs:
+            return ""
+        types, ids = self.types[domain], self.ids[domain]
+        parts = []
+        for name, value in attrs.items():
+            key = ids.get(name)
+            if key is None:
+                key = ids[name] = f"{domain[0]}{len(ids)}"
+            kind = _GRAPHML_TYPES.get(type(value)) or _graphml_type(value)
+            if types.get(name) != kind:
+                _widen(types, name, kind)
+            parts.append(f'<attvalue for="{key}" value={_xml_attr(_text(value))}/>')
+        return f"<attvalues>{''.join(parts)}</attvalues>"
 
     def declarations(self) -> Iterator[str]:
         for domain, types in self.types.items():
@@ -749,13 +795,6 @@ def _gexf_attributes(node: object, attrs: Mapping[str, Any], radius: Mapping[str
     return {**{name: value for name, value in _present(attrs).items() if name not in ("label", *extra)}, **extra}
 
 
-def _gexf_values(attrs: Mapping[str, Any], keys: Mapping[str, str]) -> str:
-    if not attrs:
-        return ""
-    values = "".join(f'<attvalue for="{keys[name]}" value={_xml_attr(_text(value))}/>' for name, value in attrs.items())
-    return f"<attvalues>{values}</attvalues>"
-
-
 def _colour(attrs: Mapping[str, Any]) -> tuple[int, int, int]:
     label = attrs.get("label")
     kind = attrs.get("decision_type") if label == Label.DECISION else label
@@ -779,8 +818,9 @@ def _size(attrs: Mapping[str, Any], values: Mapping[str, Any]) -> float:
     return 16.0 if label == Label.PLAN else 6.0
 
 
-def _layered_positions(G: nx.MultiDiGraph[str]) -> dict[str, tuple[float, float]]:
-    """Where each node is drawn: one layer right of what it hangs on, rows in a walk of that tree."""
+def _layered_positions(G: nx.MultiDiGraph[str], rows: dict[int, int]) -> dict[str, tuple[float, float]]:
+    """Where each node is drawn: one layer right of what it hangs on, rows in a walk of that tree,
+    below the ``rows`` each layer has taken already (and taken here too)."""
     up: dict[str, str | None] = {}
     for node in G:
         kinds = {key: str(target) for _, target, key in G.out_edges(node, keys=True)}
@@ -789,7 +829,6 @@ def _layered_positions(G: nx.MultiDiGraph[str]) -> dict[str, tuple[float, float]
     for node in sorted(up, key=lambda n: (_sequence_of(G.nodes[n]), n)):
         below.setdefault(up[node], []).append(node)
     layers: dict[str, int] = {}
-    rows: dict[int, int] = {}
     positions: dict[str, tuple[float, float]] = {}
     # Tops first, then whatever a cycle (which the checks report) kept from being reached.
     for top in [*below.get(None, []), *up]:
@@ -828,18 +867,25 @@ _PROV_DECISION: Final = (
 )  # fmt: skip
 _PROV_PLAN: Final = ("description", "phase", "status", "owner", "project", "created_at", "invalidated_at", "boundary")
 _PROV_ESCAPES: Final = re.compile(r"[^A-Za-z0-9_-]")
+_PROV_WRITTEN: Final = tuple(section for section in (*_PROV_SECTIONS, *_PROV_RELATIONS) if section != "agent")
+"""The sections whose records are written as the groups come (the agents are collected)."""
 
 _ProvRecords = dict[str, list[tuple[str, dict[str, Any]]]]
 
 
-def _prov_records(G: nx.MultiDiGraph[str]) -> _ProvRecords:
-    records: _ProvRecords = {section: [] for section in (*_PROV_SECTIONS, *_PROV_RELATIONS)}
-    agents: dict[str, dict[str, Any]] = {}
+def _prov_records(
+    G: nx.MultiDiGraph[str], every_node: bool, numbered: dict[str, int], agents: dict[str, dict[str, Any]]
+) -> _ProvRecords:
+    """The records of ``G``'s nodes (its boundary ones only with ``every_node``) and of the edges
+    leaving them, but its agents, which are added to ``agents``; a relation's blank-node id
+    counts on from ``numbered``, which counts it."""
+    records: _ProvRecords = {section: [] for section in _PROV_WRITTEN}
 
     def relate(kind: str, attrs: dict[str, Any]) -> None:
-        records[kind].append((f"_:{_PROV_RELATIONS[kind]}{len(records[kind]) + 1}", _present(attrs)))
+        numbered[kind] += 1
+        records[kind].append((f"_:{_PROV_RELATIONS[kind]}{numbered[kind]}", _present(attrs)))
 
-    for node, attrs in G.nodes(data=True):
+    for node, attrs in _nodes(G, every_node):
         label = attrs.get("label")
         if label == Label.DECISION:
             entity, activity, created = (
@@ -876,11 +922,18 @@ def _prov_records(G: nx.MultiDiGraph[str]) -> _ProvRecords:
                 by = _prov_id("deciding", corrections[0]) if corrections else None
                 at = _prov_time(attrs.get("invalidated_at"))
                 relate("wasInvalidatedBy", {"prov:entity": entity, "prov:activity": by, "prov:time": at})
-    records["agent"] = list(agents.items())
+
+    def written(source: str) -> bool:  # an edge is its source's group's
+        return every_node or not G.nodes[source].get("boundary")
+
     for source, target, data in edges_of(G, Rel.DEPENDS_ON):
+        if not written(source):
+            continue
         derived = {"prov:generatedEntity": _prov_id("decision", source), "prov:usedEntity": _prov_id("decision", target)}
         relate("wasDerivedFrom", derived | {"dt:ordinal": data.get("ordinal")})
     for source, target, _ in edges_of(G, Rel.CORRECTS):
+        if not written(source):
+            continue
         revised = {"prov:generatedEntity": _prov_id("decision", source), "prov:usedEntity": _prov_id("decision", target)}
         relate("wasDerivedFrom", revised | {"prov:type": _qname("prov:Revision")})
     return records

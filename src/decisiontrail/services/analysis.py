@@ -18,7 +18,7 @@ import networkx as nx
 
 from decisiontrail.checks import CoverageSpec, Report, all_rules, history, run_checks
 from decisiontrail.checks.analytics import Analytics, analyze as analyze_graph
-from decisiontrail.checks.export import BY_GROUP, ExportFormat, export as export_graph, export_groups
+from decisiontrail.checks.export import ExportFormat, export as export_graph, export_groups
 from decisiontrail.access import Principal
 from decisiontrail.checks.model import Label
 from decisiontrail.domain.vocabulary import LoadScope
@@ -211,13 +211,12 @@ def export(
 ) -> Iterator[str]:
     """The export document, in chunks; NotFound and other refusals are raised before the first chunk.
 
-    The whole database in a format written a group at a time (``checks.export.BY_GROUP``) is
-    loaded and written one independent group of plans at a time, as ``check_all`` checks it, so
-    memory holds the largest group rather than the database; ``progress`` hears (groups written,
-    groups) as they go. GEXF and PROV-JSON, which lay out or relate the whole graph, load it whole.
+    The whole database is loaded and written one independent group of plans at a time, as
+    ``check_all`` checks it, so memory holds the largest group rather than the database
+    (``checks.export.export_groups``); ``progress`` hears (groups written, groups) as they go.
     """
     fmt = ExportFormat(fmt)
-    if View(view) is View.ALL and fmt in BY_GROUP:
+    if View(view) is View.ALL:
         units = independent_units(trail.graph)
         return export_groups(_groups(trail, units, principal=principal, as_of=as_of, progress=progress), fmt)
     G = view_graph(trail, view, target_id, principal=principal, progress=False, as_of=as_of)
