@@ -182,10 +182,11 @@ check them, so they are not repeated here.
   supersession stored as a reference to the attempt's ids rather than a second copy of them (sent
   to Neo4j once more, in the announcement; the outbox's readers would expand it).
 - **Offline.** At scale the offline work goes group by group (a hierarchy, with those it shares
-  an edge with): `check --all` and, in GraphML, DOT and both JSON formats, `export --all` load
-  one group, check or write it and drop it, so memory holds the largest group rather than the
-  database (the export's GraphML body waits in a temporary file until its typed keys are known,
-  and the JSON formats' edges until every node is written). On the full sizes' 1M decisions:
+  an edge with): `check --all` and, in every format, `export --all` load one group, check it or
+  make it into its part of the document, and drop it, so memory holds the largest group rather
+  than the database (what a format declares before every group's lines waits in a temporary
+  file: GraphML's body until its typed keys are known, the JSON formats' edges until every node
+  is written); with `--jobs N`, in N worker processes. On the full sizes' 1M decisions:
   `check --all` {c("offline", "999,950 decisions: check --all group by group, --jobs 1", "full")}
   in one process ({peak("999,950 decisions: check --all group by group, --jobs 1")}),
   {c("offline", "999,950 decisions: check --all group by group, --jobs 2", "full")} with two
@@ -207,9 +208,11 @@ check them, so they are not repeated here.
   most a worker's share of the plans); GraphML, DOT and the JSON formats write a value as it is
   when it holds nothing to escape. At the quick sizes `check --all`
   {c("offline", "check --all group by group, --jobs 1")}, `export --all`
-  {c("offline", "export --all group by group")}; two workers
-  {c("offline", "check --all group by group, --jobs 2")}, where starting the worker processes
-  (each imports the package and opens its own connection) costs more than the second core saves.
+  {c("offline", "export --all group by group, GraphML")}; two workers
+  {c("offline", "check --all group by group, --jobs 2")} and
+  {c("offline", "export --all group by group, GraphML, --jobs 2")}, where starting the worker
+  processes (each imports the package and opens its own connection) costs more than the second
+  core saves.
   The quick group-by-group rows are medians of five runs each way, interleaved after a warm-up of
   each; the reference rows and the full sizes' rows are single runs. What remains: building the
   graph (the load's time beyond the stream's) and the 16 rules, where the baseline only receives
@@ -352,7 +355,7 @@ NOTES = """\
 - **Offline.** `bench/offline.py` runs each row in a process of its own and reports its peak
   resident memory (with worker processes, the largest of any one process; over a row's runs,
   the largest): `check --all` group by group in one and in two worker processes, `export --all` as GraphML (group by group, to
-  `/dev/null`), and, for reference and only up to 1M decisions, `load_graph` of the whole
+  `/dev/null`) likewise, and, for reference and only up to 1M decisions, `load_graph` of the whole
   database, every rule and a GraphML export. The baseline streams the same rows through the
   driver without building a graph. `make bench-full` ends with a database of its own of 10M
   decisions, where only `check --all` (one process) and `export --all` run. At the quick sizes

@@ -783,11 +783,11 @@ def offline_grouped(
     graph: Graph, decisions: int, progress: Callable[[str], None], *, jobs: tuple[int, ...] = (1, 2), repeat: int = 1
 ) -> list[Row]:
     """``check --all`` group by group in each number of worker processes of ``jobs``, and ``export
-    --all`` (GraphML, group by group), each in a process of its own for its peak memory, against
+    --all`` (GraphML, group by group) likewise, each in a process of its own for its peak memory, against
     the driver streaming the same rows: ``repeat`` runs each way, interleaved (who goes first
     alternates), after a warm-up run of each when ``repeat`` is above 1."""
     runs: list[tuple[str, ...]] = [(f"check --all group by group, --jobs {n}", "--grouped", str(n)) for n in jobs]
-    runs.append(("export --all group by group, GraphML", "--export"))
+    runs += [("export --all group by group, GraphML" + (f", --jobs {n}" if n > 1 else ""), "--export", str(n)) for n in jobs]
     rows = []
     for case, *mode in runs:
         progress(f"offline: {case}, {decisions:,} decisions, {repeat} run(s) each way")

@@ -1,7 +1,7 @@
 """export --all, group by group, in every format: the document the whole database loaded at once
-gives (the same nodes, edges and values; only the order of lines, GraphML's and GEXF's key ids,
-PROV-JSON's blank-node ids and where GEXF places nodes may differ), written while memory holds one
-group of plans (a hierarchy and those it shares an edge with) at a time."""
+gives (the same nodes, edges and values; only the order of lines, PROV-JSON's blank-node ids and
+where GEXF places nodes may differ), written while memory holds one group of plans (a hierarchy
+and those it shares an edge with) at a time, and made the same in worker processes (--jobs)."""
 
 from __future__ import annotations
 
@@ -105,6 +105,21 @@ def test_dot_group_by_group_has_the_statements_of_the_whole_load(store: Trail, g
     assert Counter(by_group.splitlines()) == Counter(whole.splitlines())
 
 
+@pytest.mark.parametrize("fmt", [ExportFormat.GRAPHML, ExportFormat.GEXF, ExportFormat.PROV_JSON])
+def test_worker_processes_make_the_document_one_process_makes(
+    store: Trail, graph: Graph, linked: None, fmt: ExportFormat, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The formats whose parts carry something across groups: typed keys, the layout's rows, blank-node numbers.
+    monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)  # three loads, so both workers have some
+    here = "".join(analysis.export(store, analysis.View.ALL, None, fmt))
+    heard: list[tuple[int, int]] = []
+
+    in_workers = "".join(analysis.export(store, analysis.View.ALL, None, fmt, jobs=2, progress=lambda *p: heard.append(p)))
+
+    assert in_workers == here and len(here) > 5_000
+    assert heard == [(1, 3), (2, 3), (3, 3)]
+
+
 def test_a_groups_boundary_nodes_are_left_to_the_group_that_holds_them() -> None:
     mine, theirs = decision_graph(), decision_graph()
     add_decision(mine, "D1", plan_id="P1", decision_type="strategy_choice", sequence_number=1)
@@ -188,6 +203,25 @@ def test_the_cli_exports_the_whole_database(graph: Graph, linked: None, monkeypa
     assert _contents(_graphml(out.read_text(encoding="utf-8"))) == _contents(
         _graphml("".join(export(load_graph(graph, LoadScope.ALL), ExportFormat.GRAPHML)))
     )
+
+
+def test_the_cli_exports_the_whole_database_in_worker_processes(
+    graph: Graph, linked: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("NEO4J_URI", graph.uri)
+    monkeypatch.setenv("NEO4J_DATABASE", graph.database)
+    one, two = tmp_path / "one.gexf", tmp_path / "two.gexf"
+
+    assert main(["-q", "export", "--all", "--format", "gexf", "-o", str(one)]) == 0
+    assert main(["-q", "export", "--all", "--format", "gexf", "--jobs", "2", "-o", str(two)]) == 0
+
+    assert two.read_text(encoding="utf-8") == one.read_text(encoding="utf-8")
+    plan_id = next(n for n, a in _gexf(one.read_text(encoding="utf-8")).nodes(data=True) if a.get("kind") == "Plan")
+    assert main(["-q", "export", "--plan", plan_id, "--jobs", "2"]) == 2
+    assert "--jobs: only an export of the whole database (--all)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["-q", "export", "--all", "--jobs", "0"])
+    assert "at least 1, not 0" in capsys.readouterr().err
 
 
 def test_each_group_is_emptied_as_soon_as_it_is_checked_or_written(

@@ -348,6 +348,14 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "--as-of", type=_moment, metavar="TIME", help="the graph as it stood at this ISO 8601 time (UTC if no offset)"
     )
     export.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    export.add_argument(
+        "--jobs",
+        type=_at_least_one,
+        default=1,
+        metavar="N",
+        help="with --all: load the groups of plans and make their parts of the document in N worker processes, a few "
+        "groups ahead of the one being written; the document is the same (default: 1, one group at a time, here)",
+    )
     export.set_defaults(format=None)  # graphml for a graph, jsonl for corrections: _choose_export decides
     importing = commands.add_parser(
         "import",
@@ -693,6 +701,8 @@ def _offline(args: argparse.Namespace, trail: Trail) -> int:
             ExportFormat(args.format),
             as_of=args.as_of,
             progress=_groups_done("written", progress is not False),
+            jobs=args.jobs,
+            credentials=_credentials(),
         )
         with open(args.output, "w", encoding="utf-8") if args.output else contextlib.nullcontext(sys.stdout) as out:
             for chunk in chunks:
@@ -748,6 +758,8 @@ def _choose_export(args: argparse.Namespace) -> None:
         raise ValidationFailed("--project: only `export corrections` exports a project's", field="project")
     if args.format == "jsonl":
         raise ValidationFailed("--format jsonl: only `export corrections` writes JSON Lines", field="format")
+    if args.jobs != 1 and not args.all:
+        raise ValidationFailed("--jobs: only an export of the whole database (--all) is made in worker processes", field="jobs")
     args.format = args.format or "graphml"
 
 

@@ -50,7 +50,9 @@ with a few names that each format reserves for itself:
   produced. Reviews, correction attempts and the other edges are left out. Ids are
   percent-encoded past letters, digits, ``_`` and ``-``.
 
-A reserved name wins over an attribute of the same name. Attributes that are None are left out;
+GraphML's and GEXF's key ids are the domain's initial and the attribute's name (``n.decision_type``,
+``e.type``), so a document made in parts (``export_parts``) agrees on them. A reserved name wins
+over an attribute of the same name. Attributes that are None are left out;
 datetimes become ISO 8601 text; lists and dicts stay JSON arrays and objects in the JSON formats
 and become JSON text in GraphML and DOT; node ids and edge keys are written as strings.
 """
@@ -62,6 +64,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from enum import StrEnum
 from functools import lru_cache
@@ -189,7 +192,7 @@ def graphml(G: nx.MultiDiGraph[str]) -> Iterator[str]:
     >>> any('attr.name="sequence_number" attr.type="long"' in line for line in graphml(G))
     True
     """
-    return _graphml(G.graph, [G], every_node=True)
+    return _whole(G, ExportFormat.GRAPHML)
 
 
 def dot(G: nx.MultiDiGraph[str]) -> Iterator[str]:
@@ -201,7 +204,7 @@ def dot(G: nx.MultiDiGraph[str]) -> Iterator[str]:
     >>> [line.strip() for line in dot(G) if "->" in line]
     ['"D0" -> "P1" [key="IN_PLAN", type="IN_PLAN", label="IN_PLAN", style="invis"];']
     """
-    return _dot(G.graph, [G], every_node=True)
+    return _whole(G, ExportFormat.DOT)
 
 
 def cytoscape_json(G: nx.MultiDiGraph[str]) -> Iterator[str]:
@@ -213,7 +216,7 @@ def cytoscape_json(G: nx.MultiDiGraph[str]) -> Iterator[str]:
     >>> json.loads("".join(cytoscape_json(G)))["elements"]["nodes"][0]["data"]["name"]
     'plan: Ship it'
     """
-    return _cytoscape_json(G.graph, [G], every_node=True)
+    return _whole(G, ExportFormat.CYTOSCAPE)
 
 
 def node_link_json(G: nx.MultiDiGraph[str]) -> Iterator[str]:
@@ -225,7 +228,76 @@ def node_link_json(G: nx.MultiDiGraph[str]) -> Iterator[str]:
     >>> json.loads("".join(node_link_json(G)))["edges"]
     [{'source': 'D0', 'target': 'P1', 'key': 'IN_PLAN', 'type': 'IN_PLAN'}]
     """
-    return _node_link_json(G.graph, [G], every_node=True)
+    return _whole(G, ExportFormat.NODE_LINK)
+
+
+def gexf(G: nx.MultiDiGraph[str]) -> Iterator[str]:
+    """GEXF 1.2 for Gephi with colours, sizes and a layered layout (``viz``), one element a line.
+
+    >>> from decisiontrail.checks.model import add_decision, decision_graph
+    >>> G = decision_graph()
+    >>> _ = add_decision(G, "D0", plan_id="P1", decision_type="prompt_definition", sequence_number=0)
+    >>> from io import BytesIO
+    >>> nx.read_gexf(BytesIO("".join(gexf(G)).encode())).nodes["D0"]["viz"]
+    {'color': {'r': 31, 'g': 119, 'b': 180, 'a': 1.0}, 'size': 10.0, 'position': {'x': 200.0, 'y': 0.0, 'z': 0.0}}
+    """
+    return _whole(G, ExportFormat.GEXF)
+
+
+def prov_json(G: nx.MultiDiGraph[str]) -> Iterator[str]:
+    """W3C PROV-JSON: decisions and plans as entities, each decision made by its own activity; one record a line.
+
+    >>> from decisiontrail.checks.model import add_decision, decision_graph
+    >>> G = decision_graph()
+    >>> _ = add_decision(G, "D0", plan_id="P1", decision_type="prompt_definition", sequence_number=0)
+    >>> json.loads("".join(prov_json(G)))["wasGeneratedBy"]
+    {'_:g1': {'prov:entity': 'dt:decision/D0', 'prov:activity': 'dt:deciding/D0', 'prov:time': '2026-01-01T00:00:00+00:00'}}
+    """
+    return _whole(G, ExportFormat.PROV_JSON)
+
+
+# Group by group. A document is made of parts, one a group of plans (the whole graph, when it is
+# exported at once, is one part with its boundary nodes): ``group_part`` makes a group's part
+# wherever the group was loaded (a worker process, with ``export --all --jobs``, or this one),
+# and ``export_parts`` puts the parts in their places, in the order given, so the document does
+# not depend on where the parts were made.
+
+
+@dataclass(frozen=True)
+class Part:
+    """One group's share of an export document, as plain data (it pickles): its lines, each
+    ending in a newline (GraphML: its nodes and edges; DOT: its statements; GEXF: its edges), or
+    its members of a JSON array, one a line without the comma (``members``: the JSON formats'
+    nodes; ``edges``: their edges; ``records``: PROV-JSON's, each ``(section, text)``, an entity
+    or activity as ``"id": record``, a relation as its record alone, numbered when put in place),
+    and what the document's head declares (``types``: GraphML's and GEXF's typed keys it uses),
+    draws (``nodes``: GEXF's node elements, each ``(layer, row, head)``, the element up to its y
+    position, and ``rows``, how many rows it takes in each layer) or collects (``agents``:
+    PROV-JSON's agents)."""
+
+    lines: tuple[str, ...] = ()
+    members: tuple[str, ...] = ()
+    edges: tuple[str, ...] = ()
+    records: tuple[tuple[str, str], ...] = ()
+    types: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    nodes: tuple[tuple[int, int, str], ...] = ()
+    rows: Mapping[int, int] = field(default_factory=dict)
+    agents: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+def group_part(G: nx.MultiDiGraph[str], fmt: ExportFormat | str, *, every_node: bool = False) -> Part:
+    """``G``'s part of a document in ``fmt``: its nodes but its ``boundary`` ones (those belong to
+    the group that holds them; its edges to them are its own), or with ``every_node`` all of them."""
+    return _PART_MAKERS[ExportFormat(fmt)](G, every_node)
+
+
+def export_parts(parts: Iterable[Part], fmt: ExportFormat | str, graph: Mapping[str, Any] | None = None) -> Iterator[str]:
+    """The document made of ``parts`` (``group_part``, in ``fmt``), in chunks of a few hundred lines;
+    ``graph`` holds the graph's own attributes. What the document needs before the lines of
+    every part waits in a temporary file: GraphML's body and GEXF's nodes and edges, until their
+    typed keys are known; the JSON formats' edges, which follow every node; PROV-JSON's records,
+    section by section."""
+    return _chunked(_ASSEMBLERS[ExportFormat(fmt)](graph or {}, parts), _CHUNK_LINES)
 
 
 def export_groups(groups: Iterable[nx.MultiDiGraph[str]], fmt: ExportFormat | str) -> Iterator[str]:
@@ -234,13 +306,10 @@ def export_groups(groups: Iterable[nx.MultiDiGraph[str]], fmt: ExportFormat | st
     The groups are graphs that share no node but their ``boundary`` ones, as the groups of plans
     of ``graphdb.loading.independent_units`` are when loaded one by one; ``groups`` may load each
     as it is asked for, so only one is held. A group's boundary nodes are left to the group they
-    belong to (its edges to them are written). What a format needs before the lines of every
-    group waits in a temporary file: GraphML's body and GEXF's nodes and edges, until their typed
-    keys are known; the JSON formats' edges, which follow every node; PROV-JSON's records,
-    section by section. The document is the one the same graph whole would give, but for the
-    order of its lines, GraphML's and GEXF's key ids and PROV-JSON's blank-node ids, and where
-    GEXF draws each group: below the groups before it. (GEXF sizes a decision by its blast radius
-    in its group: the same as in the whole graph when groups share no edge, as the groups of
+    belong to (its edges to them are written). The document is the one the same graph whole
+    would give, but for the order of its lines, PROV-JSON's blank-node ids, and where GEXF draws
+    each group: below the groups before it. (GEXF sizes a decision by its blast radius in its
+    group: the same as in the whole graph when groups share no edge, as the groups of
     ``independent_units`` do not.)
 
     >>> from decisiontrail.checks.model import add_decision, decision_graph
@@ -250,7 +319,12 @@ def export_groups(groups: Iterable[nx.MultiDiGraph[str]], fmt: ExportFormat | st
     >>> sorted(json.loads("".join(export_groups([G, H], "json")))["nodes"], key=lambda n: n["id"])[0]["id"]
     'D0'
     """
-    return _chunked(_GROUP_WRITERS[ExportFormat(fmt)]({}, groups, every_node=False), _CHUNK_LINES)
+    return export_parts((group_part(G, fmt) for G in groups), fmt)
+
+
+def _whole(G: nx.MultiDiGraph[str], fmt: ExportFormat) -> Iterator[str]:
+    """``G`` in ``fmt``, one line at a time: one part, with its boundary nodes."""
+    return _ASSEMBLERS[fmt](G.graph, [group_part(G, fmt, every_node=True)])
 
 
 def _nodes(G: nx.MultiDiGraph[str], every_node: bool) -> Iterator[tuple[Any, dict[str, Any]]]:
@@ -260,17 +334,25 @@ def _nodes(G: nx.MultiDiGraph[str], every_node: bool) -> Iterator[tuple[Any, dic
             yield node, attrs
 
 
-def _graphml(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]], *, every_node: bool) -> Iterator[str]:
+def _graphml_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
+    keys = _TypedKeys()
+    lines = []
+    for node, attrs in _nodes(G, every_node):
+        data = keys.data("node", _present(attrs) | {"caption": caption(node, attrs)})
+        lines.append(f"<node id={_xml_attr(str(node))}>{data}</node>\n")
+    for source, target, key, attrs in _edges(G):
+        data = keys.data("edge", attrs | {"key": key})
+        lines.append(f"<edge source={_xml_attr(source)} target={_xml_attr(target)}>{data}</edge>\n")
+    return Part(lines=tuple(lines), types=keys.types)
+
+
+def _graphml(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
     keys = _TypedKeys()
     graph_data = keys.data("graph", _present(graph))
     with TemporaryFile("w+", encoding="utf-8") as body:
-        for G in groups:
-            for node, attrs in _nodes(G, every_node):
-                data = keys.data("node", _present(attrs) | {"caption": caption(node, attrs)})
-                body.write(f"<node id={_xml_attr(str(node))}>{data}</node>\n")
-            for source, target, key, attrs in _edges(G):
-                data = keys.data("edge", attrs | {"key": key})
-                body.write(f"<edge source={_xml_attr(source)} target={_xml_attr(target)}>{data}</edge>\n")
+        for part in parts:
+            body.writelines(part.lines)
+            keys.learn(part.types)
         yield '<?xml version="1.0" encoding="UTF-8"?>\n'
         yield (
             '<graphml xmlns="http://graphml.graphdrawing.org/xmlns"'
@@ -287,13 +369,17 @@ def _graphml(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]], *
     yield "</graph>\n</graphml>\n"
 
 
-def _dot(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]], *, every_node: bool) -> Iterator[str]:
+def _dot_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
+    return Part(lines=tuple(_dot_group(G, every_node)))
+
+
+def _dot(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
     yield "digraph decisions {\n"
     yield '  rankdir="BT";\n'
     for name, value in _present(graph).items():
         yield f"  {_dot_name(name)}={_dot_id(_text(value))};\n"
-    for G in groups:
-        yield from _dot_group(G, every_node)
+    for part in parts:
+        yield from part.lines
     yield "}\n"
 
 
@@ -331,47 +417,40 @@ def _dot_group(G: nx.MultiDiGraph[str], every_node: bool) -> Iterator[str]:
 _DRAWN_AS_CLUSTERS: Final = {Rel.IN_PLAN.value, Rel.FOR_PLAN.value}
 
 
-def _cytoscape_json(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]], *, every_node: bool) -> Iterator[str]:
-    def node(node: Any, attrs: Mapping[str, Any]) -> dict[str, Any]:
-        return {"data": _reserved({"id": str(node), "value": str(node), "name": caption(node, attrs)}, attrs)}
+def _cytoscape_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
+    nodes = (_reserved({"id": str(n), "value": str(n), "name": caption(n, attrs)}, attrs) for n, attrs in _nodes(G, every_node))
+    edges = (
+        _reserved({"id": f"{source}-{key}-{target}", "source": source, "target": target, "key": key}, attrs)
+        for source, target, key, attrs in _edges(G)
+    )
+    return Part(members=tuple(_json({"data": data}) for data in nodes), edges=tuple(_json({"data": data}) for data in edges))
 
-    def edge(source: str, target: str, key: str, attrs: Mapping[str, Any]) -> dict[str, Any]:
-        return {"data": _reserved({"id": f"{source}-{key}-{target}", "source": source, "target": target, "key": key}, attrs)}
 
+def _cytoscape_json(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
     head = f'{{"data": {_json(_present(graph))}, "directed": true, "multigraph": true, "elements": {{"nodes": [\n'
-    return _json_document(head, groups, node, edge, every_node=every_node, tail="]}}\n")
+    return _json_document(head, parts, tail="]}}\n")
 
 
-def _node_link_json(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]], *, every_node: bool) -> Iterator[str]:
-    def node(node: Any, attrs: Mapping[str, Any]) -> dict[str, Any]:
-        return _reserved({"id": str(node), "caption": caption(node, attrs)}, attrs)
+def _node_link_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
+    nodes = (_reserved({"id": str(n), "caption": caption(n, attrs)}, attrs) for n, attrs in _nodes(G, every_node))
+    edges = (_reserved({"source": s, "target": t, "key": k}, attrs) for s, t, k, attrs in _edges(G))
+    return Part(members=tuple(_json(node) for node in nodes), edges=tuple(_json(edge) for edge in edges))
 
-    def edge(source: str, target: str, key: str, attrs: Mapping[str, Any]) -> dict[str, Any]:
-        return _reserved({"source": source, "target": target, "key": key}, attrs)
 
+def _node_link_json(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
     head = f'{{"directed": true, "multigraph": true, "graph": {_json(_present(graph))}, "nodes": [\n'
-    return _json_document(head, groups, node, edge, every_node=every_node, tail="]}\n")
+    return _json_document(head, parts, tail="]}\n")
 
 
-def _json_document(
-    head: str,
-    groups: Iterable[nx.MultiDiGraph[str]],
-    node: Callable[[Any, Mapping[str, Any]], Any],
-    edge: Callable[[str, str, str, Mapping[str, Any]], Any],
-    *,
-    every_node: bool,
-    tail: str,
-) -> Iterator[str]:
-    """``head``, every group's nodes, ``], "edges": [``, every group's edges, ``tail``: the edges
+def _json_document(head: str, parts: Iterable[Part], *, tail: str) -> Iterator[str]:
+    """``head``, every part's nodes, ``], "edges": [``, every part's edges, ``tail``: the edges
     wait in a temporary file, one JSON value a line, while the nodes are written."""
     with TemporaryFile("w+", encoding="utf-8") as edges:
 
         def nodes() -> Iterator[str]:
-            for G in groups:
-                for source, target, key, attrs in _edges(G):
-                    edges.write(_json(edge(source, target, key, attrs)) + "\n")
-                for name, attrs in _nodes(G, every_node):
-                    yield _json(node(name, attrs))
+            for part in parts:
+                edges.writelines(edge + "\n" for edge in part.edges)
+                yield from part.members
 
         yield head
         yield from _joined_lines(nodes())
@@ -381,46 +460,46 @@ def _json_document(
     yield tail
 
 
-def gexf(G: nx.MultiDiGraph[str]) -> Iterator[str]:
-    """GEXF 1.2 for Gephi with colours, sizes and a layered layout (``viz``), one element a line.
-
-    >>> from decisiontrail.checks.model import add_decision, decision_graph
-    >>> G = decision_graph()
-    >>> _ = add_decision(G, "D0", plan_id="P1", decision_type="prompt_definition", sequence_number=0)
-    >>> from io import BytesIO
-    >>> nx.read_gexf(BytesIO("".join(gexf(G)).encode())).nodes["D0"]["viz"]
-    {'color': {'r': 31, 'g': 119, 'b': 180, 'a': 1.0}, 'size': 10.0, 'position': {'x': 200.0, 'y': 0.0, 'z': 0.0}}
-    """
-    return _gexf(G.graph, [G], every_node=True)
-
-
-def _gexf(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]], *, every_node: bool) -> Iterator[str]:
-    # The attribute declarations come first, so the nodes and the edges wait in temporary files
-    # until every group has been seen. Each group is laid out below the ones before it (the rows
-    # each layer has taken carry over), and sized by its own blast radii: a correction's
-    # downstream stays within its group of plans.
+def _gexf_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
+    # Sized by the group's own blast radii: a correction's downstream stays within its group of plans.
     keys = _TypedKeys()
-    rows: dict[int, int] = {}
+    radius = blast_radius(G)
+    spots, rows = _layers(G)
+    nodes = []
+    for node, attrs in _nodes(G, every_node):
+        values = _gexf_attributes(node, attrs, radius)
+        layer, row = spots[str(node)]
+        r, g, b = _colour(attrs)
+        alpha = _FADED if attrs.get("status") in ("superseded", "invalidated") or attrs.get("boundary") else 1.0
+        head = (
+            f"<node id={_xml_attr(str(node))} label={_xml_attr(caption(node, attrs))}>{keys.attvalues('node', values)}"
+            f'<viz:color r="{r}" g="{g}" b="{b}" a="{alpha}"/><viz:size value="{_size(attrs, values)}"/>'
+            f'<viz:position x="{layer * _LAYER_STEP}" y="'
+        )
+        nodes.append((layer, row, head))
+    edges = tuple(
+        f"<edge id={_xml_attr(f'{source}-{key}-{target}')} source={_xml_attr(source)} target={_xml_attr(target)}"
+        f" label={_xml_attr(key)}>{keys.attvalues('edge', attrs)}</edge>\n"
+        for source, target, key, attrs in _edges(G)
+    )
+    return Part(lines=edges, nodes=tuple(nodes), rows=rows, types=keys.types)
+
+
+def _gexf(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
+    # The attribute declarations come first, so the nodes and the edges wait in temporary files
+    # until every part has been seen. Each part is drawn below the ones before it: the rows each
+    # layer has taken carry over.
+    keys = _TypedKeys()
+    taken: dict[int, int] = {}
     with TemporaryFile("w+", encoding="utf-8") as nodes, TemporaryFile("w+", encoding="utf-8") as edges:
-        for G in groups:
-            radius = blast_radius(G)
-            positions = _layered_positions(G, rows)
-            for node, attrs in _nodes(G, every_node):
-                values = _gexf_attributes(node, attrs, radius)
-                x, y = positions[str(node)]
-                r, g, b = _colour(attrs)
-                alpha = _FADED if attrs.get("status") in ("superseded", "invalidated") or attrs.get("boundary") else 1.0
-                nodes.write(
-                    f"<node id={_xml_attr(str(node))} label={_xml_attr(caption(node, attrs))}>"
-                    f"{keys.attvalues('node', values)}"
-                    f'<viz:color r="{r}" g="{g}" b="{b}" a="{alpha}"/><viz:size value="{_size(attrs, values)}"/>'
-                    f'<viz:position x="{x}" y="{y}" z="0.0"/></node>\n'
-                )
-            for source, target, key, attrs in _edges(G):
-                edges.write(
-                    f"<edge id={_xml_attr(f'{source}-{key}-{target}')} source={_xml_attr(source)} target={_xml_attr(target)}"
-                    f" label={_xml_attr(key)}>{keys.attvalues('edge', attrs)}</edge>\n"
-                )
+        for part in parts:
+            keys.learn(part.types)
+            nodes.writelines(
+                f'{head}{0.0 - (taken.get(layer, 0) + row) * _ROW_STEP}" z="0.0"/></node>\n' for layer, row, head in part.nodes
+            )
+            edges.writelines(part.lines)
+            for layer, used in part.rows.items():
+                taken[layer] = taken.get(layer, 0) + used
         yield '<?xml version="1.0" encoding="UTF-8"?>\n'
         yield (
             '<gexf xmlns="http://www.gexf.net/1.2draft" xmlns:viz="http://www.gexf.net/1.2draft/viz"'
@@ -434,7 +513,7 @@ def _gexf(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]], *, e
             if keys.types[domain]:
                 yield f'<attributes class="{domain}" mode="static">\n'
                 for name, kind in keys.types[domain].items():
-                    yield f'<attribute id="{keys.ids[domain][name]}" title={_xml_attr(name)} type="{kind}"/>\n'
+                    yield f'<attribute id="{_key_id(domain, name)}" title={_xml_attr(name)} type="{kind}"/>\n'
                 yield "</attributes>\n"
         yield "<nodes>\n"
         nodes.seek(0)
@@ -445,39 +524,38 @@ def _gexf(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]], *, e
     yield "</edges>\n</graph>\n</gexf>\n"
 
 
-def prov_json(G: nx.MultiDiGraph[str]) -> Iterator[str]:
-    """W3C PROV-JSON: decisions and plans as entities, each decision made by its own activity; one record a line.
-
-    >>> from decisiontrail.checks.model import add_decision, decision_graph
-    >>> G = decision_graph()
-    >>> _ = add_decision(G, "D0", plan_id="P1", decision_type="prompt_definition", sequence_number=0)
-    >>> json.loads("".join(prov_json(G)))["wasGeneratedBy"]
-    {'_:g1': {'prov:entity': 'dt:decision/D0', 'prov:activity': 'dt:deciding/D0', 'prov:time': '2026-01-01T00:00:00+00:00'}}
-    """
-    return _prov_json(G.graph, [G], every_node=True)
-
-
-def _prov_json(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]], *, every_node: bool) -> Iterator[str]:
-    # A section holds its records from every group, so each waits in a temporary file, one record
-    # a line, until every group has been seen; the agents (one per owner, or per plan without one)
-    # are few and kept. Blank-node ids count on across groups. (``graph`` has nothing PROV holds.)
-    numbered = dict.fromkeys(_PROV_RELATIONS, 0)
+def _prov_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
     agents: dict[str, dict[str, Any]] = {}
+    return Part(records=tuple(_prov_records(G, every_node, agents)), agents=agents)
+
+
+def _prov_json(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
+    # A section holds its records from every part, so each waits in a temporary file, one record
+    # a line, until every part has been seen; the agents (one per owner, or per plan without one)
+    # are few and kept. The relations are numbered as they are put in place (their blank-node
+    # ids). ``graph`` has nothing PROV holds.
+    numbered = dict.fromkeys(_PROV_RELATIONS, 0)
+    agents: dict[str, Mapping[str, Any]] = {}
     with ExitStack() as files:
         waiting = {section: files.enter_context(TemporaryFile("w+", encoding="utf-8")) for section in _PROV_WRITTEN}
-        held = dict.fromkeys(_PROV_WRITTEN, False)
-        for G in groups:
-            for section, records in _prov_records(G, every_node, numbered, agents).items():
-                for ident, record in records:
-                    waiting[section].write(f"{_json(ident)}: {_json(record)}\n")
-                held[section] = held[section] or bool(records)
+        held: set[str] = set()
+        for part in parts:
+            for section, text in part.records:
+                letter = _PROV_RELATIONS.get(section)
+                if letter is not None:
+                    numbered[section] += 1
+                    text = f'"_:{letter}{numbered[section]}": {text}'
+                waiting[section].write(text + "\n")
+                held.add(section)
+            for agent, record in part.agents.items():
+                agents.setdefault(agent, record)
         yield f'{{"prefix": {{"dt": {_json(_PROV_NAMESPACE)}}}\n'
         for section in (*_PROV_SECTIONS, *_PROV_RELATIONS):
             if section == "agent":
-                lines: Iterator[str] = (f"{_json(ident)}: {_json(record)}" for ident, record in agents.items())
                 if not agents:
                     continue
-            elif held[section]:
+                lines: Iterator[str] = (f"{_json(ident)}: {_json(record)}" for ident, record in agents.items())
+            elif section in held:
                 waiting[section].seek(0)
                 lines = (line.rstrip("\n") for line in waiting[section])
             else:
@@ -488,7 +566,15 @@ def _prov_json(graph: Mapping[str, Any], groups: Iterable[nx.MultiDiGraph[str]],
     yield "}\n"
 
 
-_GROUP_WRITERS: Final = {
+_PART_MAKERS: Final[Mapping[ExportFormat, Callable[[nx.MultiDiGraph[str], bool], Part]]] = {
+    ExportFormat.GRAPHML: _graphml_part,
+    ExportFormat.DOT: _dot_part,
+    ExportFormat.CYTOSCAPE: _cytoscape_part,
+    ExportFormat.NODE_LINK: _node_link_part,
+    ExportFormat.PROV_JSON: _prov_part,
+    ExportFormat.GEXF: _gexf_part,
+}
+_ASSEMBLERS: Final[Mapping[ExportFormat, Callable[[Mapping[str, Any], Iterable[Part]], Iterator[str]]]] = {
     ExportFormat.GRAPHML: _graphml,
     ExportFormat.DOT: _dot,
     ExportFormat.CYTOSCAPE: _cytoscape_json,
@@ -624,12 +710,13 @@ def _widen(types: dict[str, str], name: str, kind: str) -> None:
 
 
 class _TypedKeys:
-    """GraphML's and GEXF's typed keys, learnt from the data as it is written: a name gets its id
-    when first seen, and its type widens as values of other types come (so the keys are declared last)."""
+    """GraphML's and GEXF's typed keys, learnt from the data as it is written: a name's type
+    widens as values of other types come (so the keys are declared last). A key's id is made of
+    its domain and name (``_key_id``), so parts made apart agree on it."""
 
     def __init__(self) -> None:
         self.types: dict[str, dict[str, str]] = {"graph": {}, "node": {}, "edge": {"type": "string"}}
-        self.ids: dict[str, dict[str, str]] = {"graph": {}, "node": {}, "edge": {"type": "e0"}}
+        self.ids: dict[str, dict[str, str]] = {"graph": {}, "node": {}, "edge": {}}
 
     def data(self, domain: str, attrs: Mapping[str, Any]) -> str:
         """``attrs`` as ``<data>`` elements of ``domain``'s keys."""
@@ -641,7 +728,7 @@ class _TypedKeys:
         for name, value in attrs.items():
             key = ids.get(name)
             if key is None:
-                key = ids[name] = f"{domain[0]}{len(ids)}"
+                key = ids[name] = _key_id(domain, name)
             kind = _GRAPHML_TYPES.get(type(value)) or _graphml_type(value)
             if types.get(name) != kind:
                 _widen(types, name, kind)
@@ -661,17 +748,38 @@ class _TypedKeys:
         for name, value in attrs.items():
             key = ids.get(name)
             if key is None:
-                key = ids[name] = f"{domain[0]}{len(ids)}"
+                key = ids[name] = _key_id(domain, name)
             kind = _GRAPHML_TYPES.get(type(value)) or _graphml_type(value)
             if types.get(name) != kind:
                 _widen(types, name, kind)
             parts.append(f'<attvalue for="{key}" value={_xml_attr(_text(value))}/>')
         return f"<attvalues>{''.join(parts)}</attvalues>"
 
+    def learn(self, types: Mapping[str, Mapping[str, str]]) -> None:
+        """Take in the types another ``_TypedKeys`` learnt (a part's), in its order."""
+        for domain, named in types.items():
+            for name, kind in named.items():
+                if self.types[domain].get(name) != kind:
+                    _widen(self.types[domain], name, kind)
+
     def declarations(self) -> Iterator[str]:
         for domain, types in self.types.items():
             for name, kind in types.items():
-                yield f'<key id="{self.ids[domain][name]}" for="{domain}" attr.name={_xml_attr(name)} attr.type="{kind}"/>\n'
+                yield f'<key id="{_key_id(domain, name)}" for="{domain}" attr.name={_xml_attr(name)} attr.type="{kind}"/>\n'
+
+
+@lru_cache(maxsize=1024)
+def _key_id(domain: str, name: str) -> str:
+    """A key's id: the domain's initial and the name, a character past ``[A-Za-z0-9_]`` as ``-<hex>-``
+    (an NMTOKEN, as GraphML asks, and one name to one id).
+
+    >>> _key_id("node", "decision_type"), _key_id("edge", "a b")
+    ('n.decision_type', 'e.a-20-b')
+    """
+    return f"{domain[0]}." + _KEY_ESCAPES.sub(lambda m: f"-{ord(m[0]):x}-", name)
+
+
+_KEY_ESCAPES: Final = re.compile(r"[^A-Za-z0-9_]")
 
 
 # Outside XML 1.0's Char production: C0 controls but tab, newline and return; surrogates; U+FFFE, U+FFFF.
@@ -818,9 +926,9 @@ def _size(attrs: Mapping[str, Any], values: Mapping[str, Any]) -> float:
     return 16.0 if label == Label.PLAN else 6.0
 
 
-def _layered_positions(G: nx.MultiDiGraph[str], rows: dict[int, int]) -> dict[str, tuple[float, float]]:
-    """Where each node is drawn: one layer right of what it hangs on, rows in a walk of that tree,
-    below the ``rows`` each layer has taken already (and taken here too)."""
+def _layers(G: nx.MultiDiGraph[str]) -> tuple[dict[str, tuple[int, int]], dict[int, int]]:
+    """Where each node is drawn, as (layer, row): one layer right of what it hangs on, rows in a
+    walk of that tree; and how many rows each layer takes."""
     up: dict[str, str | None] = {}
     for node in G:
         kinds = {key: str(target) for _, target, key in G.out_edges(node, keys=True)}
@@ -828,20 +936,19 @@ def _layered_positions(G: nx.MultiDiGraph[str], rows: dict[int, int]) -> dict[st
     below: dict[str | None, list[str]] = {}
     for node in sorted(up, key=lambda n: (_sequence_of(G.nodes[n]), n)):
         below.setdefault(up[node], []).append(node)
-    layers: dict[str, int] = {}
-    positions: dict[str, tuple[float, float]] = {}
+    spots: dict[str, tuple[int, int]] = {}
+    rows: dict[int, int] = {}
     # Tops first, then whatever a cycle (which the checks report) kept from being reached.
     for top in [*below.get(None, []), *up]:
         stack = [(top, 0)]
         while stack:
             node, layer = stack.pop()
-            if node in layers:
+            if node in spots:
                 continue
-            layers[node] = layer
-            row = rows[layer] = rows.get(layer, -1) + 1
-            positions[node] = (layer * _LAYER_STEP, 0.0 - row * _ROW_STEP)
+            spots[node] = (layer, rows.get(layer, 0))
+            rows[layer] = rows.get(layer, 0) + 1
             stack.extend((child, layer + 1) for child in reversed(below.get(node, [])))
-    return positions
+    return spots, rows
 
 
 def _sequence_of(attrs: Mapping[str, Any]) -> tuple[int, int]:
@@ -870,20 +977,16 @@ _PROV_ESCAPES: Final = re.compile(r"[^A-Za-z0-9_-]")
 _PROV_WRITTEN: Final = tuple(section for section in (*_PROV_SECTIONS, *_PROV_RELATIONS) if section != "agent")
 """The sections whose records are written as the groups come (the agents are collected)."""
 
-_ProvRecords = dict[str, list[tuple[str, dict[str, Any]]]]
 
-
-def _prov_records(
-    G: nx.MultiDiGraph[str], every_node: bool, numbered: dict[str, int], agents: dict[str, dict[str, Any]]
-) -> _ProvRecords:
+def _prov_records(G: nx.MultiDiGraph[str], every_node: bool, agents: dict[str, dict[str, Any]]) -> Iterator[tuple[str, str]]:
     """The records of ``G``'s nodes (its boundary ones only with ``every_node``) and of the edges
-    leaving them, but its agents, which are added to ``agents``; a relation's blank-node id
-    counts on from ``numbered``, which counts it."""
-    records: _ProvRecords = {section: [] for section in _PROV_WRITTEN}
+    leaving them, each ``(section, text)`` (``Part.records``), but its agents, which are added to ``agents``."""
 
-    def relate(kind: str, attrs: dict[str, Any]) -> None:
-        numbered[kind] += 1
-        records[kind].append((f"_:{_PROV_RELATIONS[kind]}{numbered[kind]}", _present(attrs)))
+    def record(section: str, ident: str, attrs: dict[str, Any]) -> tuple[str, str]:
+        return section, f"{_json(ident)}: {_json(attrs)}"
+
+    def relate(kind: str, attrs: dict[str, Any]) -> tuple[str, str]:
+        return kind, _json(_present(attrs))
 
     for node, attrs in _nodes(G, every_node):
         label = attrs.get("label")
@@ -893,27 +996,27 @@ def _prov_records(
                 _prov_id("deciding", node),
                 _prov_time(attrs.get("created_at")),
             )
-            records["entity"].append((entity, _prov_entity("dt:Decision", node, attrs, _PROV_DECISION)))
+            yield record("entity", entity, _prov_entity("dt:Decision", node, attrs, _PROV_DECISION))
             deciding = {"prov:type": _qname("dt:Deciding"), "prov:startTime": created, "prov:endTime": created}
-            records["activity"].append((activity, _present(deciding)))
-            relate("wasGeneratedBy", {"prov:entity": entity, "prov:activity": activity, "prov:time": created})
+            yield record("activity", activity, _present(deciding))
+            yield relate("wasGeneratedBy", {"prov:entity": entity, "prov:activity": activity, "prov:time": created})
             plan_id = str(attrs.get("plan_id"))
             plan = G.nodes[plan_id] if plan_id in G else {}
             agent = _prov_agent(plan_id, plan.get("owner"), agents)
             drawn = _prov_id("plan", plan_id) if plan else None
-            relate("wasAssociatedWith", {"prov:activity": activity, "prov:agent": agent, "prov:plan": drawn})
+            yield relate("wasAssociatedWith", {"prov:activity": activity, "prov:agent": agent, "prov:plan": drawn})
             for parent in targets(G, node, Rel.PARENT):
-                relate("wasInformedBy", {"prov:informed": activity, "prov:informant": _prov_id("deciding", parent)})
+                yield relate("wasInformedBy", {"prov:informed": activity, "prov:informant": _prov_id("deciding", parent)})
             if attrs.get("status") == "superseded":
                 successors = [(t, d) for _, t, k, d in G.out_edges(node, keys=True, data=True) if k == Rel.SUPERSEDED_BY]
                 by = _prov_id("deciding", successors[0][0]) if successors else None
                 at = attrs.get("superseded_at", successors[0][1].get("at") if successors else None)
-                relate("wasInvalidatedBy", {"prov:entity": entity, "prov:activity": by, "prov:time": _prov_time(at)})
+                yield relate("wasInvalidatedBy", {"prov:entity": entity, "prov:activity": by, "prov:time": _prov_time(at)})
         elif label == Label.PLAN:
             entity, created = _prov_id("plan", node), _prov_time(attrs.get("created_at"))
-            records["entity"].append((entity, _prov_entity("prov:Plan", node, attrs, _PROV_PLAN)))
+            yield record("entity", entity, _prov_entity("prov:Plan", node, attrs, _PROV_PLAN))
             for spawner in targets(G, node, Rel.SPAWNED_BY):
-                relate(
+                yield relate(
                     "wasGeneratedBy",
                     {"prov:entity": entity, "prov:activity": _prov_id("deciding", spawner), "prov:time": created},
                 )
@@ -921,7 +1024,7 @@ def _prov_records(
                 corrections = [c for attempt in targets(G, node, Rel.INVALIDATED_BY) for c in targets(G, attempt, Rel.PRODUCED)]
                 by = _prov_id("deciding", corrections[0]) if corrections else None
                 at = _prov_time(attrs.get("invalidated_at"))
-                relate("wasInvalidatedBy", {"prov:entity": entity, "prov:activity": by, "prov:time": at})
+                yield relate("wasInvalidatedBy", {"prov:entity": entity, "prov:activity": by, "prov:time": at})
 
     def written(source: str) -> bool:  # an edge is its source's group's
         return every_node or not G.nodes[source].get("boundary")
@@ -930,13 +1033,12 @@ def _prov_records(
         if not written(source):
             continue
         derived = {"prov:generatedEntity": _prov_id("decision", source), "prov:usedEntity": _prov_id("decision", target)}
-        relate("wasDerivedFrom", derived | {"dt:ordinal": data.get("ordinal")})
+        yield relate("wasDerivedFrom", derived | {"dt:ordinal": data.get("ordinal")})
     for source, target, _ in edges_of(G, Rel.CORRECTS):
         if not written(source):
             continue
         revised = {"prov:generatedEntity": _prov_id("decision", source), "prov:usedEntity": _prov_id("decision", target)}
-        relate("wasDerivedFrom", revised | {"prov:type": _qname("prov:Revision")})
-    return records
+        yield relate("wasDerivedFrom", revised | {"prov:type": _qname("prov:Revision")})
 
 
 def _prov_id(kind: str, name: object) -> str:

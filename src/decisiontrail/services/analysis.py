@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from datetime import datetime
 from enum import StrEnum
+from itertools import islice
 
 import networkx as nx
 
 from decisiontrail.checks import CoverageSpec, Report, all_rules, history, run_checks
 from decisiontrail.checks.analytics import Analytics, analyze as analyze_graph
-from decisiontrail.checks.export import ExportFormat, export as export_graph, export_groups
+from decisiontrail.checks.export import ExportFormat, Part, export as export_graph, export_parts, group_part
 from decisiontrail.access import Principal
 from decisiontrail.checks.model import Label
 from decisiontrail.domain.vocabulary import LoadScope
@@ -65,16 +68,7 @@ def check_all(
     it has any). ``progress`` hears (groups done, groups) as loads finish. The report is the one
     ``check(ALL)`` gives: the same counts and violations.
     """
-    if jobs < 1:
-        raise ValidationFailed(f"jobs: at least 1, not {jobs}", field="jobs")
-    units = independent_units(trail.graph)
-    # With workers, loads no larger than a worker's share, so every worker has some (203 plans in
-    # loads of 200 left the second of two workers 3 plans).
-    share = -(-sum(len(unit) for unit in units) // jobs) if jobs > 1 else None
-    loads = [
-        (len(load), [plan for unit in load for plan in unit])
-        for load in loads_of(units, min(loading.PLANS_PER_LOAD, share) if share else None)
-    ]
+    units, loads = _loads(trail, jobs)
     spec = spec or CoverageSpec()
     reports: list[Report] = []
     done = 0
@@ -85,14 +79,7 @@ def check_all(
             if progress:
                 progress(done, len(units))
     else:
-        graph = trail.graph
-        pool = ProcessPoolExecutor(
-            max_workers=jobs,
-            mp_context=multiprocessing.get_context("spawn"),  # no driver threads forked mid-flight
-            initializer=_open_worker,
-            initargs=(graph.uri, graph.database, *credentials),
-        )
-        with pool:
+        with _workers(trail, jobs, credentials) as pool:
             sizes = {pool.submit(_check_unit, plan_ids, spec): size for size, plan_ids in loads}
             for report in as_completed(sizes):
                 reports.append(report.result())
@@ -110,11 +97,40 @@ def check_all(
     )
 
 
+def _loads(trail: Trail, jobs: int, *, shared: bool = True) -> tuple[list[list[str]], list[tuple[int, list[str]]]]:
+    """The database's independent groups of plans, and the loads they are taken in, each with
+    how many groups it holds: ``shared`` among workers, no larger than a worker's share, so every
+    worker has some (203 plans in loads of 200 left the second of two workers 3 plans)."""
+    if jobs < 1:
+        raise ValidationFailed(f"jobs: at least 1, not {jobs}", field="jobs")
+    units = independent_units(trail.graph)
+    share = -(-sum(len(unit) for unit in units) // jobs) if jobs > 1 and shared else None
+    loads = [
+        (len(load), [plan for unit in load for plan in unit])
+        for load in loads_of(units, min(loading.PLANS_PER_LOAD, share) if share else None)
+    ]
+    return units, loads
+
+
+@contextmanager
+def _workers(trail: Trail, jobs: int, credentials: tuple[str | None, str | None]) -> Iterator[ProcessPoolExecutor]:
+    """``jobs`` worker processes, each with its own connection to the database (``_open_worker``)."""
+    graph = trail.graph
+    pool = ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context("spawn"),  # no driver threads forked mid-flight
+        initializer=_open_worker,
+        initargs=(graph.uri, graph.database, *credentials),
+    )
+    with pool:
+        yield pool
+
+
 _worker_graph: Graph | None = None
 
 
 def _open_worker(uri: str, database: str, user: str | None, password: str | None) -> None:
-    """A check worker's own connection, for every group it is given."""
+    """A worker's own connection, for every group it is given."""
     global _worker_graph
     driver = create_driver(uri, user, password)
     atexit.register(driver.close)
@@ -208,42 +224,99 @@ def export(
     principal: Principal | None = None,
     as_of: datetime | None = None,
     progress: Callable[[int, int], None] | None = None,
+    jobs: int = 1,
+    credentials: tuple[str | None, str | None] = (None, None),
 ) -> Iterator[str]:
     """The export document, in chunks; NotFound and other refusals are raised before the first chunk.
 
     The whole database is loaded and written one independent group of plans at a time, as
     ``check_all`` checks it, so memory holds the largest group rather than the database
-    (``checks.export.export_groups``); ``progress`` hears (groups written, groups) as they go.
+    (``checks.export.export_parts``); ``progress`` hears (groups written, groups) as they go.
+    With ``jobs`` above 1 the groups are loaded and made into their parts of the document in
+    that many worker processes (``credentials`` as for ``check_all``), a few loads ahead of the
+    one being written, and put in place in the same order: the document is the one ``jobs=1``
+    writes. Only the whole database is written by workers.
     """
     fmt = ExportFormat(fmt)
     if View(view) is View.ALL:
-        units = independent_units(trail.graph)
-        return export_groups(_groups(trail, units, principal=principal, as_of=as_of, progress=progress), fmt)
+        # The same loads however many workers make them: each load is drawn as a whole (GEXF's
+        # layout), so the document would otherwise change with ``jobs``.
+        units, loads = _loads(trail, jobs, shared=False)
+        parts = _parts(trail, fmt, units, loads, principal=principal, as_of=as_of, jobs=jobs, credentials=credentials)
+        return export_parts(_heard(parts, loads, len(units), progress), fmt)
+    if jobs != 1:
+        raise ValidationFailed("jobs: only an export of the whole database is made in worker processes", field="jobs")
     G = view_graph(trail, view, target_id, principal=principal, progress=False, as_of=as_of)
     return export_graph(G, fmt)
 
 
-def _groups(
+def _parts(
     trail: Trail,
+    fmt: ExportFormat,
     units: list[list[str]],
+    loads: list[tuple[int, list[str]]],
     *,
     principal: Principal | None,
     as_of: datetime | None,
-    progress: Callable[[int, int], None] | None,
-) -> Iterator[nx.MultiDiGraph[str]]:
-    """Each load of groups of plans (``loads_of``) loaded as it is asked for, cut to what
-    ``principal`` may see (as it stood ``as_of``)."""
+    jobs: int,
+    credentials: tuple[str | None, str | None],
+) -> Iterator[Part]:
+    """Each load's part of the document, in the order of ``loads``: made here as it is asked
+    for, or by workers, at most two a worker ahead of the one being written."""
+    if jobs == 1 or len(loads) < 2:
+        for _, plan_ids in loads:
+            yield _export_group(trail.graph, plan_ids, fmt, principal, as_of)
+        return
+    with _workers(trail, jobs, credentials) as pool:
+        yield from _in_order(pool, [(plan_ids, fmt, principal, as_of) for _, plan_ids in loads], ahead=2 * jobs)
+
+
+def _heard(
+    parts: Iterator[Part], loads: list[tuple[int, list[str]]], units: int, progress: Callable[[int, int], None] | None
+) -> Iterator[Part]:
+    """``parts``, telling ``progress`` (groups written, groups) as each has been put in place."""
     done = 0
-    for load in loads_of(units):
-        loaded = load_plans(trail.graph, [plan for unit in load for plan in unit], progress=False)
-        G = visible_to(loaded, principal, None)
-        shown = G if as_of is None else history.as_of(G, as_of)
-        yield shown
+    for (size, _), part in zip(loads, parts, strict=True):
+        yield part
+        done += size
+        if progress:
+            progress(done, units)
+
+
+def _in_order(
+    pool: ProcessPoolExecutor, calls: list[tuple[list[str], ExportFormat, Principal | None, datetime | None]], *, ahead: int
+) -> Iterator[Part]:
+    """``_export_unit`` of each of ``calls`` in workers, the results in the order of the calls,
+    with no more than ``ahead`` made or being made before they are asked for."""
+    waiting: deque[Future[Part]] = deque()
+    pending = iter(calls)
+    for call in islice(pending, ahead):
+        waiting.append(pool.submit(_export_unit, *call))
+    while waiting:
+        part = waiting.popleft().result()
+        for call in islice(pending, 1):
+            waiting.append(pool.submit(_export_unit, *call))
+        yield part
+
+
+def _export_unit(plan_ids: list[str], fmt: ExportFormat, principal: Principal | None, as_of: datetime | None) -> Part:
+    assert _worker_graph is not None, "the worker opened no connection"
+    return _export_group(_worker_graph, plan_ids, fmt, principal, as_of)
+
+
+def _export_group(
+    graph: Graph, plan_ids: list[str], fmt: ExportFormat, principal: Principal | None, as_of: datetime | None
+) -> Part:
+    """One load of groups of plans loaded, cut to what ``principal`` may see (as it stood
+    ``as_of``), made into its part of the document, and dropped."""
+    loaded = load_plans(graph, plan_ids, progress=False)
+    G = visible_to(loaded, principal, None)
+    shown = G if as_of is None else history.as_of(G, as_of)
+    try:
+        return group_part(shown, fmt)
+    finally:
         for each in (shown, G, loaded):
             _drop(each)
-        done += len(load)
-        if progress:
-            progress(done, len(units))
 
 
 def visible_to(G: nx.MultiDiGraph[str], principal: Principal | None, plan_id: str | None) -> nx.MultiDiGraph[str]:
