@@ -14,6 +14,7 @@ import networkx as nx
 import pydot
 import pytest
 
+from decisiontrail.checks import export as export_module
 from decisiontrail.checks.export import (
     ExportFormat,
     caption,
@@ -437,6 +438,28 @@ def test_a_large_graph_streams_in_whole_line_chunks(fmt: ExportFormat) -> None:
     # pydot needs minutes for a graph this size; the small graphs above parse it
     if fmt in DRAWINGS and fmt is not ExportFormat.DOT:
         assert read_back(fmt, "".join(chunks)) == ({str(n) for n in G}, typed_edges(G))
+
+
+@pytest.mark.parametrize("fmt", [ExportFormat.DOT, ExportFormat.CYTOSCAPE, ExportFormat.NODE_LINK])
+def test_a_format_that_declares_nothing_first_sends_its_first_chunk_before_it_has_made_every_node(
+    fmt: ExportFormat, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    G = decision_graph()
+    add_plan(G, "P", description="a long plan")
+    for n in range(1999):
+        add_decision(G, f"D{n}", plan_id="P", decision_type="strategy_choice", sequence_number=n)
+    made: list[object] = []
+
+    def counted(node: object, attrs: Any) -> str:
+        made.append(node)
+        return caption(node, attrs)
+
+    monkeypatch.setattr(export_module, "caption", counted)
+    chunks = export(G, fmt)
+
+    first = next(chunks)
+    assert first and 0 < len(made) < len(G) // 2  # streamed as made, not made whole first
+    assert len(first) + sum(map(len, chunks)) > 100_000 and set(made) == set(G)
 
 
 def test_export_takes_a_format_by_name_and_refuses_an_unknown_one(lineage: nx.MultiDiGraph[str]) -> None:

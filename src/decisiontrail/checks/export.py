@@ -265,7 +265,7 @@ def prov_json(G: nx.MultiDiGraph[str]) -> Iterator[str]:
 
 @dataclass(frozen=True)
 class Part:
-    """One group's share of an export document, as plain data (it pickles): its lines, each
+    """One group's share of an export document: its lines, each
     ending in a newline (GraphML: its nodes and edges; DOT: its statements; GEXF: its edges), or
     its members of a JSON array, one a line without the comma (``members``: the JSON formats'
     nodes; ``edges``: their edges; ``records``: PROV-JSON's, each ``(section, text)``, an entity
@@ -273,22 +273,37 @@ class Part:
     and what the document's head declares (``types``: GraphML's and GEXF's typed keys it uses),
     draws (``nodes``: GEXF's node elements, each ``(layer, row, head)``, the element up to its y
     position, and ``rows``, how many rows it takes in each layer) or collects (``agents``:
-    PROV-JSON's agents)."""
+    PROV-JSON's agents).
 
-    lines: tuple[str, ...] = ()
-    members: tuple[str, ...] = ()
-    edges: tuple[str, ...] = ()
-    records: tuple[tuple[str, str], ...] = ()
+    As made from a graph the sequences are generators, run as the document is written (the
+    declarations, rows and agents are learnt as they run), so a whole graph's document streams;
+    ``group_part`` lists them, so a group's part holds nothing of its graph and pickles."""
+
+    lines: Iterable[str] = ()
+    members: Iterable[str] = ()
+    edges: Iterable[str] = ()
+    records: Iterable[tuple[str, str]] = ()
     types: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    nodes: tuple[tuple[int, int, str], ...] = ()
+    nodes: Iterable[tuple[int, int, str]] = ()
     rows: Mapping[int, int] = field(default_factory=dict)
     agents: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
-def group_part(G: nx.MultiDiGraph[str], fmt: ExportFormat | str, *, every_node: bool = False) -> Part:
-    """``G``'s part of a document in ``fmt``: its nodes but its ``boundary`` ones (those belong to
-    the group that holds them; its edges to them are its own), or with ``every_node`` all of them."""
-    return _PART_MAKERS[ExportFormat(fmt)](G, every_node)
+def group_part(G: nx.MultiDiGraph[str], fmt: ExportFormat | str) -> Part:
+    """``G``'s part of a document in ``fmt``, made whole: its nodes but its ``boundary`` ones
+    (those belong to the group that holds them; its edges to them are its own)."""
+    made = _PART_MAKERS[ExportFormat(fmt)](G, False)
+    # The sequences first (in the order of the fields): the rest is learnt as they run.
+    return Part(
+        lines=tuple(made.lines),
+        members=tuple(made.members),
+        edges=tuple(made.edges),
+        records=tuple(made.records),
+        nodes=tuple(made.nodes),
+        types=made.types,
+        rows=made.rows,
+        agents=made.agents,
+    )
 
 
 def export_parts(parts: Iterable[Part], fmt: ExportFormat | str, graph: Mapping[str, Any] | None = None) -> Iterator[str]:
@@ -323,8 +338,8 @@ def export_groups(groups: Iterable[nx.MultiDiGraph[str]], fmt: ExportFormat | st
 
 
 def _whole(G: nx.MultiDiGraph[str], fmt: ExportFormat) -> Iterator[str]:
-    """``G`` in ``fmt``, one line at a time: one part, with its boundary nodes."""
-    return _ASSEMBLERS[fmt](G.graph, [group_part(G, fmt, every_node=True)])
+    """``G`` in ``fmt``, one line at a time, as it is made: one part, with its boundary nodes."""
+    return _ASSEMBLERS[fmt](G.graph, [_PART_MAKERS[fmt](G, True)])
 
 
 def _nodes(G: nx.MultiDiGraph[str], every_node: bool) -> Iterator[tuple[Any, dict[str, Any]]]:
@@ -336,14 +351,16 @@ def _nodes(G: nx.MultiDiGraph[str], every_node: bool) -> Iterator[tuple[Any, dic
 
 def _graphml_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
     keys = _TypedKeys()
-    lines = []
-    for node, attrs in _nodes(G, every_node):
-        data = keys.data("node", _present(attrs) | {"caption": caption(node, attrs)})
-        lines.append(f"<node id={_xml_attr(str(node))}>{data}</node>\n")
-    for source, target, key, attrs in _edges(G):
-        data = keys.data("edge", attrs | {"key": key})
-        lines.append(f"<edge source={_xml_attr(source)} target={_xml_attr(target)}>{data}</edge>\n")
-    return Part(lines=tuple(lines), types=keys.types)
+
+    def lines() -> Iterator[str]:
+        for node, attrs in _nodes(G, every_node):
+            data = keys.data("node", _present(attrs) | {"caption": caption(node, attrs)})
+            yield f"<node id={_xml_attr(str(node))}>{data}</node>\n"
+        for source, target, key, attrs in _edges(G):
+            data = keys.data("edge", attrs | {"key": key})
+            yield f"<edge source={_xml_attr(source)} target={_xml_attr(target)}>{data}</edge>\n"
+
+    return Part(lines=lines(), types=keys.types)
 
 
 def _graphml(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
@@ -352,7 +369,7 @@ def _graphml(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
     with TemporaryFile("w+", encoding="utf-8") as body:
         for part in parts:
             body.writelines(part.lines)
-            keys.learn(part.types)
+            keys.learn(part.types)  # learnt as the lines were made
         yield '<?xml version="1.0" encoding="UTF-8"?>\n'
         yield (
             '<graphml xmlns="http://graphml.graphdrawing.org/xmlns"'
@@ -370,7 +387,7 @@ def _graphml(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
 
 
 def _dot_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
-    return Part(lines=tuple(_dot_group(G, every_node)))
+    return Part(lines=_dot_group(G, every_node))
 
 
 def _dot(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
@@ -423,7 +440,7 @@ def _cytoscape_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
         _reserved({"id": f"{source}-{key}-{target}", "source": source, "target": target, "key": key}, attrs)
         for source, target, key, attrs in _edges(G)
     )
-    return Part(members=tuple(_json({"data": data}) for data in nodes), edges=tuple(_json({"data": data}) for data in edges))
+    return Part(members=(_json({"data": data}) for data in nodes), edges=(_json({"data": data}) for data in edges))
 
 
 def _cytoscape_json(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
@@ -434,7 +451,7 @@ def _cytoscape_json(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator
 def _node_link_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
     nodes = (_reserved({"id": str(n), "caption": caption(n, attrs)}, attrs) for n, attrs in _nodes(G, every_node))
     edges = (_reserved({"source": s, "target": t, "key": k}, attrs) for s, t, k, attrs in _edges(G))
-    return Part(members=tuple(_json(node) for node in nodes), edges=tuple(_json(edge) for edge in edges))
+    return Part(members=(_json(node) for node in nodes), edges=(_json(edge) for edge in edges))
 
 
 def _node_link_json(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
@@ -465,24 +482,26 @@ def _gexf_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
     keys = _TypedKeys()
     radius = blast_radius(G)
     spots, rows = _layers(G)
-    nodes = []
-    for node, attrs in _nodes(G, every_node):
-        values = _gexf_attributes(node, attrs, radius)
-        layer, row = spots[str(node)]
-        r, g, b = _colour(attrs)
-        alpha = _FADED if attrs.get("status") in ("superseded", "invalidated") or attrs.get("boundary") else 1.0
-        head = (
-            f"<node id={_xml_attr(str(node))} label={_xml_attr(caption(node, attrs))}>{keys.attvalues('node', values)}"
-            f'<viz:color r="{r}" g="{g}" b="{b}" a="{alpha}"/><viz:size value="{_size(attrs, values)}"/>'
-            f'<viz:position x="{layer * _LAYER_STEP}" y="'
-        )
-        nodes.append((layer, row, head))
-    edges = tuple(
+
+    def nodes() -> Iterator[tuple[int, int, str]]:
+        for node, attrs in _nodes(G, every_node):
+            values = _gexf_attributes(node, attrs, radius)
+            layer, row = spots[str(node)]
+            r, g, b = _colour(attrs)
+            alpha = _FADED if attrs.get("status") in ("superseded", "invalidated") or attrs.get("boundary") else 1.0
+            head = (
+                f"<node id={_xml_attr(str(node))} label={_xml_attr(caption(node, attrs))}>{keys.attvalues('node', values)}"
+                f'<viz:color r="{r}" g="{g}" b="{b}" a="{alpha}"/><viz:size value="{_size(attrs, values)}"/>'
+                f'<viz:position x="{layer * _LAYER_STEP}" y="'
+            )
+            yield layer, row, head
+
+    edges = (
         f"<edge id={_xml_attr(f'{source}-{key}-{target}')} source={_xml_attr(source)} target={_xml_attr(target)}"
         f" label={_xml_attr(key)}>{keys.attvalues('edge', attrs)}</edge>\n"
         for source, target, key, attrs in _edges(G)
     )
-    return Part(lines=edges, nodes=tuple(nodes), rows=rows, types=keys.types)
+    return Part(lines=edges, nodes=nodes(), rows=rows, types=keys.types)
 
 
 def _gexf(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
@@ -493,11 +512,11 @@ def _gexf(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
     taken: dict[int, int] = {}
     with TemporaryFile("w+", encoding="utf-8") as nodes, TemporaryFile("w+", encoding="utf-8") as edges:
         for part in parts:
-            keys.learn(part.types)
             nodes.writelines(
                 f'{head}{0.0 - (taken.get(layer, 0) + row) * _ROW_STEP}" z="0.0"/></node>\n' for layer, row, head in part.nodes
             )
             edges.writelines(part.lines)
+            keys.learn(part.types)  # learnt as the lines were made
             for layer, used in part.rows.items():
                 taken[layer] = taken.get(layer, 0) + used
         yield '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -526,7 +545,7 @@ def _gexf(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
 
 def _prov_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
     agents: dict[str, dict[str, Any]] = {}
-    return Part(records=tuple(_prov_records(G, every_node, agents)), agents=agents)
+    return Part(records=_prov_records(G, every_node, agents), agents=agents)
 
 
 def _prov_json(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
