@@ -25,8 +25,11 @@ in full: before timing, the same decisions and plans for a walk and the same tre
 children and dependencies for the nested query; after the runs, for writes, every decision
 each side stored, field by field, against what it sent, and nothing else stored under the same
 parent. Each correction's superseded set, ours and the baseline's, is checked against the
-closure read before either ran; the offline rows compare only the count of decisions checked or
-exported with the workload's. The raw results, with the git commit they were measured at,
+closure read before either ran. The offline rows compare the count of decisions checked or
+exported with the workload's, and up to 20,000 decisions the export is also read back whole
+and compared decision by decision with the rows the baseline streams: every property and every
+edge (a row's `compared` says which); `check --all`'s answer, a report of violations, has no
+counterpart in the baseline's. The raw results, with the git commit they were measured at,
 are in `docs/benchmarks/*.json`; this page, the analysis included, is written from them. A run
 of some scenarios (`python -m bench --only offline`) or of the sizes up to one
 (`--largest 1000000`) replaces the rows it measured and keeps the others, each part with its

@@ -788,6 +788,11 @@ def offline_grouped(
     alternates), after a warm-up run of each when ``repeat`` is above 1."""
     runs: list[tuple[str, ...]] = [(f"check --all group by group, --jobs {n}", "--grouped", str(n)) for n in jobs]
     runs += [("export --all group by group, GraphML" + (f", --jobs {n}" if n > 1 else ""), "--export", str(n)) for n in jobs]
+    compared = "the count of decisions"
+    if decisions <= COMPARED_IN_FULL:
+        progress(f"offline: the export of {decisions:,} decisions read back against the rows the driver streams")
+        _export_matches_rows(graph)
+        compared = "every decision, its properties and edges, against the streamed rows; and the count"
     rows = []
     for case, *mode in runs:
         progress(f"offline: {case}, {decisions:,} decisions, {repeat} run(s) each way")
@@ -804,10 +809,99 @@ def offline_grouped(
                 "the driver streaming the same rows",
                 target=target,
                 met=met,
-                extra={k: result[k] for k in ("peak_rss_mb", "violations", "export_bytes") if k in result},
+                extra={k: result[k] for k in ("peak_rss_mb", "violations", "export_bytes") if k in result}
+                | ({"compared": compared} if mode[0] == "--export" else {}),
             )
         )
     return rows
+
+
+COMPARED_IN_FULL = 20_000
+"""Up to this many decisions the export is read back whole and compared decision by decision
+(``_export_matches_rows``); beyond, the runs compare the count (a GraphML document of 1M
+decisions read back by networkx would take longer than the row)."""
+
+_TIMES = frozenset({"created_at", "superseded_at"})
+
+
+def _export_matches_rows(graph: Graph) -> None:
+    """``export --all`` (GraphML, group by group, as the rows' runs make it) read back by networkx,
+    against the rows the baseline streams: every decision stored is exported with each of its
+    properties (times as instants, lists as the JSON GraphML holds them) and its edges (plan,
+    parent, dependencies with their ordinals, correction, supersession with its time), and no
+    other decision is. RuntimeError naming the first difference."""
+    import io
+
+    import networkx as nx
+
+    from decisiontrail.checks.export import ExportFormat
+    from decisiontrail.services import analysis
+
+    text = "".join(analysis.export(Trail.on(graph), analysis.View.ALL, None, ExportFormat.GRAPHML))
+    back = nx.read_graphml(io.BytesIO(text.encode()), force_multigraph=True)
+    del text
+    exported = {n for n, attrs in back.nodes(data=True) if attrs.get("label") == "Decision"}
+    stored = 0
+    with graph.driver.session(database=graph.database, fetch_size=2000) as session:
+        plan_ids = [r["plan_id"] for r in session.run(query("graph/all_plan_ids"))]
+        for start in range(0, len(plan_ids), 200):
+            for plan_row in session.run(query("graph/decision_rows"), plan_ids=plan_ids[start : start + 200]):
+                for row in plan_row["decisions"]:
+                    stored += 1
+                    _decision_matches(back, row)
+    if stored != len(exported):
+        raise RuntimeError(f"the export holds {len(exported):,} decisions, the database {stored:,}")
+
+
+def _decision_matches(back: Any, row: dict[str, Any]) -> None:
+    """A stored decision's row (graph/decision_rows) against the exported graph read back.
+
+    >>> import networkx as nx
+    >>> back = nx.MultiDiGraph()
+    >>> back.add_node("D1", label="Decision", decision_id="D1", created_at="2026-01-01T00:00:00+00:00", confidence_score=0.5)
+    >>> _ = back.add_edge("D1", "P1", key="IN_PLAN")
+    >>> row = {"decision": {"decision_id": "D1", "created_at": "2026-01-01T00:00:00Z", "confidence_score": 0.5},
+    ...        "plan_ids": ["P1"], "parent_ids": [], "depends_on": [], "corrects_ids": [], "superseded_by": []}
+    >>> _decision_matches(back, row)
+    >>> _decision_matches(back, {**row, "parent_ids": ["D0"]})
+    Traceback (most recent call last):
+    RuntimeError: decision D1: edges ["('PARENT', 'D0', None)"] differ between store and export
+    >>> _decision_matches(back, {**row, "decision": {**row["decision"], "confidence_score": 0.75}})
+    Traceback (most recent call last):
+    RuntimeError: decision D1: confidence_score is 0.75 stored, 0.5 exported
+    """
+    decision = row["decision"]
+    decision_id = decision["decision_id"]
+    if decision_id not in back:
+        raise RuntimeError(f"decision {decision_id} is stored but not exported")
+    ours = back.nodes[decision_id]
+    for name, value in decision.items():
+        if value is None:
+            continue
+        if name in _TIMES:
+            same = name in ours and datetime.fromisoformat(value) == datetime.fromisoformat(ours[name])
+        elif isinstance(value, list):
+            same = name in ours and json.loads(ours[name]) == value
+        else:
+            same = ours.get(name) == value
+        if not same:
+            raise RuntimeError(f"decision {decision_id}: {name} is {value!r} stored, {ours.get(name)!r} exported")
+    expected: set[tuple[str, str, object]] = {("IN_PLAN", plan_id, None) for plan_id in row["plan_ids"]}
+    expected |= {("PARENT", parent, None) for parent in row["parent_ids"]}
+    expected |= {("DEPENDS_ON", dependency, ordinal) for dependency, ordinal in row["depends_on"]}
+    expected |= {("CORRECTS", original, None) for original in row["corrects_ids"]}
+    expected |= {("SUPERSEDED_BY", successor, datetime.fromisoformat(at)) for successor, at in row["superseded_by"]}
+    found = {
+        (key, target, attrs.get("ordinal") if key == "DEPENDS_ON" else _instant(attrs.get("at")))
+        for _, target, key, attrs in back.out_edges(decision_id, keys=True, data=True)
+        if key in ("IN_PLAN", "PARENT", "DEPENDS_ON", "CORRECTS", "SUPERSEDED_BY")
+    }
+    if found != expected:
+        raise RuntimeError(f"decision {decision_id}: edges {sorted(map(str, expected ^ found))} differ between store and export")
+
+
+def _instant(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
 
 
 def _offline_runs(graph: Graph, decisions: int, case: str, mode: list[str], repeat: int) -> tuple[list[dict[str, Any]], Stats]:
