@@ -194,7 +194,8 @@ check them, so they are not repeated here.
   in one process ({peak("999,950 decisions: check --all group by group, --jobs 1")}),
   {c("offline", "999,950 decisions: check --all group by group, --jobs 2", "full")} with two
   workers; `export --all` {c("offline", "999,950 decisions: export --all", "full")}
-  ({peak("999,950 decisions: export --all")}). On 10M: `check --all`
+  ({peak("999,950 decisions: export --all")}), {c("offline", "999,950 decisions: export --all group by group, GraphML, --jobs 2", "full")}
+  with two workers ({peak("999,950 decisions: export --all group by group, GraphML, --jobs 2")}). On 10M: `check --all`
   {c("offline", "9,999,850 decisions: check --all", "full")} ({peak("9,999,850 decisions: check --all")}),
   `export --all` {c("offline", "9,999,850 decisions: export --all", "full")}
   ({peak("9,999,850 decisions: export --all")}), measured at 67cde99 on another machine and not
@@ -207,8 +208,9 @@ check them, so they are not repeated here.
   per plan, holding its decisions, with times as ISO text; loading and the rules hold Python's
   garbage collector off while they build; the rules read the graph's own adjacency; the cycle
   rules peel off the nodes that are on no cycle before searching what is left; small groups are
-  loaded together, up to 200 plans a load (`graphdb.loading.loads_of`; with workers, loads of at
-  most a worker's share of the plans); GraphML, DOT and the JSON formats write a value as it is
+  loaded together, up to 200 plans a load (`graphdb.loading.loads_of`; with workers, `check
+  --all`'s loads are at most a worker's share of the plans, `export --all`'s the same however many
+  processes make them, so the document does not change with `--jobs`); GraphML, DOT and the JSON formats write a value as it is
   when it holds nothing to escape. At the quick sizes `check --all`
   {c("offline", "check --all group by group, --jobs 1")}, `export --all`
   {c("offline", "export --all group by group, GraphML")}; two workers
@@ -357,7 +359,9 @@ NOTES = """\
   (`bench/peer/`), installed from npm by the harness. Both answers are compared before timing.
 - **Offline.** `bench/offline.py` runs each row in a process of its own and reports its peak
   resident memory (with worker processes, the largest of any one process; over a row's runs,
-  the largest): `check --all` group by group in one and in two worker processes, `export --all` as GraphML (group by group, to
+  the largest), the process's own high-water mark (`VmHWM`; results measured before 84c3260
+  took getrusage's `ru_maxrss`, which Linux carries over from the forked bench, so theirs are
+  upper bounds, the bench's own memory when it was larger): `check --all` group by group in one and in two worker processes, `export --all` as GraphML (group by group, to
   `/dev/null`) likewise, and, for reference and only up to 1M decisions, `load_graph` of the whole
   database, every rule and a GraphML export. The baseline streams the same rows through the
   driver without building a graph. `make bench-full` ends with a database of its own of 10M

@@ -265,15 +265,14 @@ def prov_json(G: nx.MultiDiGraph[str]) -> Iterator[str]:
 
 @dataclass(frozen=True)
 class Part:
-    """One group's share of an export document: its lines, each
-    ending in a newline (GraphML: its nodes and edges; DOT: its statements; GEXF: its edges), or
-    its members of a JSON array, one a line without the comma (``members``: the JSON formats'
-    nodes; ``edges``: their edges; ``records``: PROV-JSON's, each ``(section, text)``, an entity
-    or activity as ``"id": record``, a relation as its record alone, numbered when put in place),
-    and what the document's head declares (``types``: GraphML's and GEXF's typed keys it uses),
-    draws (``nodes``: GEXF's node elements, each ``(layer, row, head)``, the element up to its y
-    position, and ``rows``, how many rows it takes in each layer) or collects (``agents``:
-    PROV-JSON's agents).
+    """One group's share of an export document: its lines, each ending in a newline (GraphML:
+    its nodes and edges; DOT: its statements; GEXF: its edges), or its members of a JSON array,
+    one a line without the comma (``members``: the JSON formats' nodes; ``edges``: their edges;
+    ``records``: PROV-JSON's, each ``(section, text)``, an entity or activity as ``"id": record``,
+    a relation as its record alone, numbered when put in place), and what the document's head
+    declares (``types``: GraphML's and GEXF's typed keys it uses), draws (``nodes``: GEXF's node
+    elements, each ``(layer, row, head)``, the element up to its y position, and ``rows``, how
+    many rows it takes in each layer) or collects (``agents``: PROV-JSON's agents).
 
     As made from a graph the sequences are generators, run as the document is written (the
     declarations, rows and agents are learnt as they run), so a whole graph's document streams;
