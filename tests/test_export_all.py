@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -139,8 +140,17 @@ def test_a_groups_boundary_nodes_are_left_to_the_group_that_holds_them() -> None
     for fmt, ids in node_ids.items():
         assert sorted(ids) == ["D1", "D9", "P1", "P9"], fmt  # D9 once, P1 and P9 as their plans' nodes
     back = _node_link(written[ExportFormat.NODE_LINK])
-    assert "boundary" not in back.nodes["D9"] and back.has_edge("D1", "D9", "DEPENDS_ON")
-    assert _gexf(written[ExportFormat.GEXF]).has_edge("D1", "D9")
+    assert "boundary" not in back.nodes["D9"]
+    # Each edge once, in the group of its source: D9's IN_PLAN is theirs, not mine too.
+    union = [("D1", "P1", "IN_PLAN"), ("D1", "D9", "DEPENDS_ON"), ("D9", "P9", "IN_PLAN")]
+    assert Counter(list(back.edges(keys=True))) == Counter(union)
+    assert Counter(list(_graphml(written[ExportFormat.GRAPHML]).edges(keys=True))) == Counter(union)
+    edge_ids = re.findall(r'<edge id="([^"]+)"', written[ExportFormat.GEXF])
+    assert sorted(edge_ids) == sorted(f"{s}-{k}-{t}" for s, t, k in union)
+    # Drawn without rows for mine's boundary nodes: theirs on each layer's second row, right below mine.
+    drawn = _gexf(written[ExportFormat.GEXF])
+    rows = {n: drawn.nodes[n]["viz"]["position"]["y"] for n in ("P1", "D1", "P9", "D9")}
+    assert rows == {"P1": 0.0, "D1": 0.0, "P9": -60.0, "D9": -60.0}
     derived = json.loads(written[ExportFormat.PROV_JSON])["wasDerivedFrom"]
     assert [(d["prov:generatedEntity"], d["prov:usedEntity"]) for d in derived.values()] == [("dt:decision/D1", "dt:decision/D9")]
 
@@ -194,6 +204,20 @@ def test_gexf_and_prov_json_group_by_group_read_back_as_the_whole_load_does(
     assert heard == [(1, 3), (2, 3), (3, 3)] * 2
 
 
+@pytest.mark.parametrize("fmt, declared", [(ExportFormat.GRAPHML, "attr.type"), (ExportFormat.GEXF, "type")])
+def test_a_key_is_typed_by_its_values_in_every_group(fmt: ExportFormat, declared: str) -> None:
+    groups = []
+    for n, value in enumerate([1, 2.5, 3]):  # an int, a float, an int: a double
+        G = decision_graph()
+        add_decision(G, f"D{n}", plan_id=f"P{n}", decision_type="strategy_choice", sequence_number=1, weight=value)
+        groups.append(G)
+    text = "".join(export_groups(groups, fmt))
+
+    assert re.search(rf'<(key|attribute) id="n.weight"[^>]* {declared}="double"', text)
+    groups[1].nodes["D1"]["weight"] = "heavy"  # and with a string among them, a string
+    assert re.search(rf'<(key|attribute) id="n.weight"[^>]* {declared}="string"', "".join(export_groups(groups, fmt)))
+
+
 def test_the_cli_exports_the_whole_database(graph: Graph, linked: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     monkeypatch.setenv("NEO4J_URI", graph.uri)
     monkeypatch.setenv("NEO4J_DATABASE", graph.database)
@@ -237,8 +261,10 @@ def test_each_group_is_emptied_as_soon_as_it_is_checked_or_written(
 
     monkeypatch.setattr(analysis, "load_plans", recorded)
     analysis.check_all(store)
+    decision_ids = [n for n, a in load_graph(graph, LoadScope.ALL).nodes(data=True) if a.get("label") == "Decision"]
     for fmt in ExportFormat:
-        "".join(analysis.export(store, analysis.View.ALL, None, fmt))
+        written = "".join(analysis.export(store, analysis.View.ALL, None, fmt))
+        assert all(d in written for d in decision_ids), fmt  # made before its group was emptied
 
     loads = len(loading.loads_of(independent_units(graph)))
     assert len(loaded) == (1 + len(ExportFormat)) * loads and all(G.number_of_nodes() == 0 for G in loaded)

@@ -313,7 +313,9 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         description=(
             "Write a plan, a hierarchy, the whole database, or a decision's lineage or impact as GraphML (Gephi, yEd), "
             "DOT (Graphviz), Cytoscape.js JSON, node-link JSON, GEXF (Gephi) or W3C PROV-JSON. Nodes carry label, status, "
-            "plan_id and decision_type to style by. The document is streamed to the output as it is written."
+            "plan_id and decision_type to style by. The document is streamed to the output as it is written; with --all, "
+            "what a format declares or gathers first (GraphML's and GEXF's typed keys, PROV-JSON's sections, the JSON "
+            "formats' edges) waits in a temporary file for the last group."
         ),
     )
     export.add_argument(

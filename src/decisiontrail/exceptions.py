@@ -16,6 +16,21 @@ class DecisionTrailError(Exception):
         super().__init__(message)
         self.message = message
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # An error crosses from a worker process (check --all, export --all) by pickle, which
+        # calls the class with ``args``: a subclass whose constructor takes other arguments
+        # (NotFound's kind and id, TooLarge's limit) would not come back, and the pool would
+        # report its worker broken instead.
+        return (_rebuilt, (type(self), self.message, dict(self.__dict__)))
+
+
+def _rebuilt(cls: type[DecisionTrailError], message: str, state: dict[str, object]) -> DecisionTrailError:
+    """An error as ``__reduce__`` pickled it."""
+    error = cls.__new__(cls)
+    DecisionTrailError.__init__(error, message)
+    error.__dict__.update(state)
+    return error
+
 
 class ValidationFailed(DecisionTrailError):
     """Input does not satisfy the model: ``field`` names what is wrong."""

@@ -288,11 +288,15 @@ class Part:
     agents: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
-def group_part(G: nx.MultiDiGraph[str], fmt: ExportFormat | str) -> Part:
-    """``G``'s part of a document in ``fmt``, made whole: its nodes but its ``boundary`` ones
-    (those belong to the group that holds them; its edges to them are its own)."""
+def group_part(G: nx.MultiDiGraph[str], fmt: ExportFormat | str, *, listed: bool = True) -> Part:
+    """``G``'s part of a document in ``fmt``: its nodes but its ``boundary`` ones (those belong
+    to the group that holds them), and the edges leaving them. Listed, it holds nothing of ``G``
+    and pickles (a worker's); not listed, it is made as the document is written, so ``G`` must
+    be kept until the part has been put in place, and its text is never held whole."""
     made = _PART_MAKERS[ExportFormat(fmt)](G, False)
-    # The sequences first (in the order of the fields): the rest is learnt as they run.
+    if not listed:
+        return made
+    # The sequences are listed first: the typed keys, rows and agents are learnt as they run.
     return Part(
         lines=tuple(made.lines),
         members=tuple(made.members),
@@ -355,7 +359,7 @@ def _graphml_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
         for node, attrs in _nodes(G, every_node):
             data = keys.data("node", _present(attrs) | {"caption": caption(node, attrs)})
             yield f"<node id={_xml_attr(str(node))}>{data}</node>\n"
-        for source, target, key, attrs in _edges(G):
+        for source, target, key, attrs in _edges(G, every_node):
             data = keys.data("edge", attrs | {"key": key})
             yield f"<edge source={_xml_attr(source)} target={_xml_attr(target)}>{data}</edge>\n"
 
@@ -421,7 +425,7 @@ def _dot_group(G: nx.MultiDiGraph[str], every_node: bool) -> Iterator[str]:
         yield "  }\n"
     for node in loose:
         yield f"  {_dot_node(node, nodes[node])}\n"
-    for source, target, key, attrs in _edges(G):
+    for source, target, key, attrs in _edges(G, every_node):
         look = {"key": key, "type": attrs["type"], "label": key}
         if key in _DRAWN_AS_CLUSTERS and G.nodes[target].get("label") == Label.PLAN:
             # The plan's cluster already shows membership; drawn, these edges would bury the tree.
@@ -437,7 +441,7 @@ def _cytoscape_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
     nodes = (_reserved({"id": str(n), "value": str(n), "name": caption(n, attrs)}, attrs) for n, attrs in _nodes(G, every_node))
     edges = (
         _reserved({"id": f"{source}-{key}-{target}", "source": source, "target": target, "key": key}, attrs)
-        for source, target, key, attrs in _edges(G)
+        for source, target, key, attrs in _edges(G, every_node)
     )
     return Part(members=(_json({"data": data}) for data in nodes), edges=(_json({"data": data}) for data in edges))
 
@@ -449,7 +453,7 @@ def _cytoscape_json(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator
 
 def _node_link_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
     nodes = (_reserved({"id": str(n), "caption": caption(n, attrs)}, attrs) for n, attrs in _nodes(G, every_node))
-    edges = (_reserved({"source": s, "target": t, "key": k}, attrs) for s, t, k, attrs in _edges(G))
+    edges = (_reserved({"source": s, "target": t, "key": k}, attrs) for s, t, k, attrs in _edges(G, every_node))
     return Part(members=(_json(node) for node in nodes), edges=(_json(edge) for edge in edges))
 
 
@@ -480,7 +484,7 @@ def _gexf_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
     # Sized by the group's own blast radii: a correction's downstream stays within its group of plans.
     keys = _TypedKeys()
     radius = blast_radius(G)
-    spots, rows = _layers(G)
+    spots, rows = _layers(G, every_node)
 
     def nodes() -> Iterator[tuple[int, int, str]]:
         for node, attrs in _nodes(G, every_node):
@@ -498,7 +502,7 @@ def _gexf_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
     edges = (
         f"<edge id={_xml_attr(f'{source}-{key}-{target}')} source={_xml_attr(source)} target={_xml_attr(target)}"
         f" label={_xml_attr(key)}>{keys.attvalues('edge', attrs)}</edge>\n"
-        for source, target, key, attrs in _edges(G)
+        for source, target, key, attrs in _edges(G, every_node)
     )
     return Part(lines=edges, nodes=nodes(), rows=rows, types=keys.types)
 
@@ -616,10 +620,14 @@ def _chunked(lines: Iterable[str], size: int) -> Iterator[str]:
         yield "".join(batch)
 
 
-def _edges(G: nx.MultiDiGraph[str]) -> Iterator[tuple[str, str, str, dict[str, Any]]]:
-    # An edge built without the model's builders may lack ``type``; its key stands in.
+def _edges(G: nx.MultiDiGraph[str], every_node: bool) -> Iterator[tuple[str, str, str, dict[str, Any]]]:
+    # An edge belongs to its source's group: a boundary node's (its IN_PLAN to its plan) is
+    # written by the group that holds it. An edge built without the model's builders may lack
+    # ``type``; its key stands in.
+    nodes = G.nodes
     for source, target, key, attrs in G.edges(keys=True, data=True):
-        yield str(source), str(target), str(key), {"type": str(key), **_present(attrs)}
+        if every_node or not nodes[source].get("boundary"):
+            yield str(source), str(target), str(key), {"type": str(key), **_present(attrs)}
 
 
 def _present(attrs: Mapping[Any, Any]) -> dict[str, Any]:
@@ -944,13 +952,14 @@ def _size(attrs: Mapping[str, Any], values: Mapping[str, Any]) -> float:
     return 16.0 if label == Label.PLAN else 6.0
 
 
-def _layers(G: nx.MultiDiGraph[str]) -> tuple[dict[str, tuple[int, int]], dict[int, int]]:
-    """Where each node is drawn, as (layer, row): one layer right of what it hangs on, rows in a
-    walk of that tree; and how many rows each layer takes."""
+def _layers(G: nx.MultiDiGraph[str], every_node: bool) -> tuple[dict[str, tuple[int, int]], dict[int, int]]:
+    """Where each node drawn (``_nodes``) is, as (layer, row): one layer right of what it hangs
+    on, rows in a walk of that tree; and how many rows each layer takes."""
+    drawn = dict.fromkeys(str(node) for node, _ in _nodes(G, every_node))  # in the graph's order
     up: dict[str, str | None] = {}
-    for node in G:
-        kinds = {key: str(target) for _, target, key in G.out_edges(node, keys=True)}
-        up[str(node)] = next((kinds[kind] for kind in _HANGS_ON if kind in kinds), None)
+    for node in drawn:
+        kinds = {key: str(target) for _, target, key in G.out_edges(node, keys=True) if str(target) in drawn}
+        up[node] = next((kinds[kind] for kind in _HANGS_ON if kind in kinds), None)
     below: dict[str | None, list[str]] = {}
     for node in sorted(up, key=lambda n: (_sequence_of(G.nodes[n]), n)):
         below.setdefault(up[node], []).append(node)

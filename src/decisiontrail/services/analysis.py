@@ -122,8 +122,11 @@ def _workers(trail: Trail, jobs: int, credentials: tuple[str | None, str | None]
         initializer=_open_worker,
         initargs=(graph.uri, graph.database, *credentials),
     )
-    with pool:
+    try:
         yield pool
+    finally:
+        # On an error, or a reader that stops early, the loads not begun are dropped, not made.
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 _worker_graph: Graph | None = None
@@ -138,7 +141,8 @@ def _open_worker(uri: str, database: str, user: str | None, password: str | None
 
 
 def _check_unit(plan_ids: list[str], spec: CoverageSpec) -> Report:
-    assert _worker_graph is not None, "the worker opened no connection"
+    if _worker_graph is None:
+        raise RuntimeError("the worker opened no connection")
     return _check_group(_worker_graph, plan_ids, spec)
 
 
@@ -238,6 +242,8 @@ def export(
     writes. Only the whole database is written by workers.
     """
     fmt = ExportFormat(fmt)
+    if jobs < 1:
+        raise ValidationFailed(f"jobs: at least 1, not {jobs}", field="jobs")
     if View(view) is View.ALL:
         # The same loads however many workers make them: each load is drawn as a whole (GEXF's
         # layout), so the document would otherwise change with ``jobs``.
@@ -261,11 +267,13 @@ def _parts(
     jobs: int,
     credentials: tuple[str | None, str | None],
 ) -> Iterator[Part]:
-    """Each load's part of the document, in the order of ``loads``: made here as it is asked
-    for, or by workers, at most two a worker ahead of the one being written."""
+    """Each load's part of the document, in the order of ``loads``: made here as it is written
+    (the load kept until its part has been put in place, then dropped), or listed by workers, at
+    most two a worker ahead of the one being written."""
     if jobs == 1 or len(loads) < 2:
         for _, plan_ids in loads:
-            yield _export_group(trail.graph, plan_ids, fmt, principal, as_of)
+            with _loaded(trail.graph, plan_ids, principal, as_of) as G:
+                yield group_part(G, fmt, listed=False)
         return
     with _workers(trail, jobs, credentials) as pool:
         yield from _in_order(pool, [(plan_ids, fmt, principal, as_of) for _, plan_ids in loads], ahead=2 * jobs)
@@ -300,20 +308,24 @@ def _in_order(
 
 
 def _export_unit(plan_ids: list[str], fmt: ExportFormat, principal: Principal | None, as_of: datetime | None) -> Part:
-    assert _worker_graph is not None, "the worker opened no connection"
-    return _export_group(_worker_graph, plan_ids, fmt, principal, as_of)
+    """A worker's: one load made into its part of the document, listed."""
+    if _worker_graph is None:
+        raise RuntimeError("the worker opened no connection")
+    with _loaded(_worker_graph, plan_ids, principal, as_of) as G:
+        return group_part(G, fmt)
 
 
-def _export_group(
-    graph: Graph, plan_ids: list[str], fmt: ExportFormat, principal: Principal | None, as_of: datetime | None
-) -> Part:
-    """One load of groups of plans loaded, cut to what ``principal`` may see (as it stood
-    ``as_of``), made into its part of the document, and dropped."""
+@contextmanager
+def _loaded(
+    graph: Graph, plan_ids: list[str], principal: Principal | None, as_of: datetime | None
+) -> Iterator[nx.MultiDiGraph[str]]:
+    """One load of groups of plans, cut to what ``principal`` may see (as it stood ``as_of``),
+    dropped on leaving."""
     loaded = load_plans(graph, plan_ids, progress=False)
     G = visible_to(loaded, principal, None)
     shown = G if as_of is None else history.as_of(G, as_of)
     try:
-        return group_part(shown, fmt)
+        yield shown
     finally:
         for each in (shown, G, loaded):
             _drop(each)
