@@ -794,7 +794,6 @@ class _TypedKeys:
                 yield f'<key id="{_key_id(domain, name)}" for="{domain}" attr.name={_xml_attr(name)} attr.type="{kind}"/>\n'
 
 
-@lru_cache(maxsize=1024)
 def _key_id(domain: str, name: str) -> str:
     """A key's id: the domain's initial and the name, a character past ``[A-Za-z0-9_]`` as ``-<hex>-``
     (an NMTOKEN, as GraphML asks, and one name to one id).
