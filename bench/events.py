@@ -4,7 +4,7 @@
 Each event is stamped with the moment its change was written, in the writing transaction just
 before its commit (the event outbox, ``services.relay``); a subscriber's delay is its receive
 time minus that stamp, both read from this machine's clock (the service runs on it too): the
-commit, the relay's read of the outbox and the delivery.
+commit, the relay's numbering and read of the outbox and the delivery.
 """
 
 from __future__ import annotations

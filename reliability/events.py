@@ -24,7 +24,9 @@ from typing import Any
 import httpx
 from websockets.sync.client import connect
 
-from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb import Graph, outbox
+from decisiontrail.graphdb.database import Database
+from decisiontrail.services.relay import read_numbered
 from reliability.faults import Service, _graph, _own_neo4j
 from reliability.outcome import Outcome
 
@@ -35,7 +37,6 @@ CORRECT = (
     'mutation($d: ID!) { correctDecision(input: {decisionId: $d, mode: APPEND, guidance: "reconsider"}) '
     "{ correction { id } invalidated { id } } }"
 )
-OUTBOX = "MATCH (e:Event {plan_id: $plan_id}) RETURN e.seq AS seq, e.kind AS kind, e.decision_id AS decision_id ORDER BY e.seq"
 
 Event = tuple[int, str, str | None]  # (cursor, kind, decision id)
 
@@ -219,7 +220,7 @@ def replicas(
         for thread in threads:
             thread.join()
         # The outbox holds kinds as the service names them; the API spells them as GraphQL enum values.
-        expected = {p: [(r["seq"], r["kind"].upper(), r["decision_id"]) for r in _rows(graph, plan_id=p)] for p in plan_ids}
+        expected = {p: [(r["seq"], r["kind"].upper(), r["decision_id"]) for r in _rows(graph, p)] for p in plan_ids}
         quiet_by = time.monotonic() + 30
         while time.monotonic() < quiet_by and any(s.cursor < expected[s.plan_id][-1][0] for s in subscribers):
             time.sleep(0.2)
@@ -230,9 +231,10 @@ def replicas(
     return outcome
 
 
-def _rows(graph: Graph, **params: Any) -> list[dict[str, Any]]:
-    records, _, _ = graph.driver.execute_query(OUTBOX, params, database_=graph.database)
-    return [dict(r) for r in records]
+def _rows(graph: Graph, plan_id: str) -> list[dict[str, Any]]:
+    """The plan's events as the outbox holds them, one row each (a stored run is read back event
+    by event), those still pending numbered first."""
+    return read_numbered(Database(graph), outbox.read_after, 0, 1_000_000, plan_id).rows
 
 
 def _verify(outcome: Outcome, subscribers: list[Subscriber], expected: dict[str, list[Event]], writes: Writes) -> None:

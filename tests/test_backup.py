@@ -25,6 +25,7 @@ from decisiontrail.graphdb.admin import delete_all_data, schema_names
 from decisiontrail.graphdb.loading import load_graph
 from decisiontrail.services import Trail, backup, reading
 from decisiontrail.services.correction import correct
+from decisiontrail.services.relay import number_pending, read_numbered
 from decisiontrail.services.importing import import_spans
 from decisiontrail.services.invariants import set_invariants
 from decisiontrail.services.lifecycle import add_guidance, instantiate_plan
@@ -103,9 +104,11 @@ def no_restore_leftovers(graph: Graph) -> bool:
 
 def record_store(store: Trail) -> dict[str, str]:
     """The demonstration (two plans, a resolved review, checkpoint groups, a correction and its replay),
-    a pending review, invariant sets, an imported OTLP trace and a span still waiting for its root."""
+    a pending review, invariant sets, an imported OTLP trace and a span still waiting for its root;
+    the demonstration's events numbered, those after it pending."""
     with sqlite_checkpointer(":memory:") as checkpointer:
         demo = record_demonstration(store, checkpointer)
+    assert number_pending(store.database) > 0
     set_invariants(store, Scope.GLOBAL, None, [Invariant(name="no-pii", statement="Never log personal data")])
     gated, _ = instantiate_plan(store, "Gate everything", {"ticket": 7}, automation_profile=AutomationProfile(edit_code=1.0))
     review = record_decision(
@@ -148,7 +151,7 @@ def test_a_restored_store_is_record_for_record_the_dumped_one_and_still_works(st
     assert canonical(graph) == before
     # The store really was varied: every kind of record the service keeps but the ledger is in it.
     assert labels >= {"Decision", "Plan", "Review", "Context", "CheckpointGroup", "PhaseChange", "CorrectionAttempt"}
-    assert labels >= {"PlanLock", "InvariantSet", "Trace", "Span", "Event", "EventCounter"}
+    assert labels >= {"PlanLock", "InvariantSet", "Trace", "Span", "Event", "EventCounter", "PendingEvent"}
     assert (restored.nodes, restored.relationships) == (dumped.nodes, dumped.relationships)
     assert dumped.nodes == sum(before[0].values()) and dumped.relationships == sum(before[1].values())
     assert restored.migrations_run == ()
@@ -248,10 +251,11 @@ def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def dumped(store: Trail, graph: Graph, tmp_path: Path) -> list[dict[str, Any]]:
-    """The lines of a dump of a small store, the database emptied afterwards."""
+    """The lines of a dump of a small store, its events numbered, the database emptied afterwards."""
     plan, root = new_plan(store)
     for n in range(3):
         add_guidance(store, plan.plan_id, f"guidance {n}", parent_decision_id=root.decision_id)
+    number_pending(store.database)
     path = tmp_path / "small.dump.gz"
     backup.dump(store, path, progress=False)
     delete_all_data(graph)
@@ -385,7 +389,7 @@ def test_a_dump_from_before_the_outbox_stored_runs_restores_its_events_readable(
     # (a data fix committed in batches) must run again over what a restore of such a dump wrote.
     path = write_lines(tmp_path / "small.dump.gz", dumped)
     backup.restore(store, path, progress=False)
-    events = store.database.read(outbox.read_after, 0, 1000).rows
+    events = read_numbered(store.database, outbox.read_after, 0, 1000).rows
     delete_all_data(graph)
 
     def old_shape(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -413,7 +417,7 @@ def test_a_dump_from_before_the_outbox_stored_runs_restores_its_events_readable(
     restored = backup.restore(store, write_lines(tmp_path / "old.dump.gz", old), progress=False)
 
     assert restored.migrations_run[0] == "0030_event_runs"
-    assert store.database.read(outbox.read_after, 0, 1000).rows == events
+    assert read_numbered(store.database, outbox.read_after, 0, 1000).rows == events
 
 
 def test_nodes_an_interrupted_restore_left_are_replaced(

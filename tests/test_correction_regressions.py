@@ -21,6 +21,7 @@ from decisiontrail.cli import main
 from decisiontrail.domain import DecisionType, Phase
 from decisiontrail.graphdb import Graph, outbox
 from decisiontrail.services.correction import correct
+from decisiontrail.services.relay import read_numbered
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
@@ -265,7 +266,7 @@ def test_a_correction_announces_itself_what_it_supersedes_and_the_reviews_it_can
     other_id, other_root, _ = _gated_plan(api)
     held_here = _held(api, plan_id, strategy_id)
     held_there = _held(api, other_id, other_root, depends_on=(strategy_id,))
-    start = store.database.read(outbox.read_after, 0, 0).last
+    start = read_numbered(store.database, outbox.read_after, 0, 0).last
 
     answer = ok(
         api,
@@ -278,7 +279,7 @@ def test_a_correction_announces_itself_what_it_supersedes_and_the_reviews_it_can
     cancelled = [r["id"] for r in answer["cancelledReviews"]]
     assert sorted(cancelled) == sorted([held_here, held_there])
     review_plan = {held_here: plan_id, held_there: other_id}
-    page = store.database.read(outbox.read_after, start, 100)
+    page = read_numbered(store.database, outbox.read_after, start, 100)
     assert [(e["seq"], e["kind"], e["plan_id"], e["decision_id"], e["review_id"]) for e in page.rows] == [
         (start + 1, "recorded", plan_id, answer["correction"]["id"], None),
         *((start + 2 + i, "superseded", plan_id, d, None) for i, d in enumerate(invalidated)),

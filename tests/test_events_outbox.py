@@ -21,7 +21,7 @@ from decisiontrail.app import create_app
 from decisiontrail.events import EventBus
 from decisiontrail.graphdb import Graph, outbox
 from decisiontrail.services import Trail
-from decisiontrail.services.relay import EventRelay
+from decisiontrail.services.relay import EventRelay, read_numbered
 from serving import served
 from test_api import INSTANTIATE, ok, record, snapshot
 
@@ -243,11 +243,11 @@ def test_pages_of_the_outbox_split_a_run_and_lose_nothing(two_processes: tuple[s
     first, _ = two_processes
     with httpx.Client(base_url=first, timeout=30) as a:
         plan = ok(a, INSTANTIATE, input={"description": "pages"})["instantiatePlan"]
-        start = store.database.read(outbox.read_after, 0, 1).last
+        start = read_numbered(store.database, outbox.read_after, 0, 1).last
         made = _batch(a, plan["id"], 10, "Paged")
 
     pages, cursor = [], start
-    while page := store.database.read(outbox.read_after, cursor, 4, plan["id"]).rows:
+    while page := read_numbered(store.database, outbox.read_after, cursor, 4, plan["id"]).rows:
         pages.append(page)
         cursor = page[-1]["seq"]
 
@@ -259,7 +259,8 @@ def test_pages_of_the_outbox_split_a_run_and_lose_nothing(two_processes: tuple[s
 
 
 class _Reads:
-    """A database whose reads are noted: how many rows of the outbox each asked for."""
+    """A database whose reads are noted: how many rows of the outbox each asked for (its writes,
+    which number what is pending, pass)."""
 
     def __init__(self, database: Any) -> None:
         self.database = database
@@ -268,6 +269,9 @@ class _Reads:
     def read(self, work: Any, *args: Any) -> Any:
         self.limits.append(args[1])
         return self.database.read(work, *args)
+
+    def write(self, work: Any, *args: Any) -> Any:
+        return self.database.write(work, *args)
 
 
 def test_with_nobody_listening_the_relay_reads_nothing_and_begins_where_its_subscribers_say(store: Trail) -> None:

@@ -19,6 +19,7 @@ from decisiontrail.graphdb import Graph, open_graph, outbox
 from decisiontrail.graphdb.admin import schema_names
 from decisiontrail.graphdb.migrations import apply_migrations
 from decisiontrail.services import Trail, analysis
+from decisiontrail.services.relay import read_numbered
 from decisiontrail.settings import Neo4jSettings
 from factories import at_once
 
@@ -117,7 +118,7 @@ def _checks_pass(store: Trail) -> bool:
 
 
 def _outbox(store: Trail) -> list[dict[str, Any]]:
-    return store.database.read(outbox.read_after, 0, 100_000).rows
+    return read_numbered(store.database, outbox.read_after, 0, 100_000).rows
 
 
 def _review_dependencies(store: Trail) -> list[tuple[str, Any]]:

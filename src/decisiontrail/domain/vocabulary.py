@@ -18,8 +18,9 @@ class Label(StrEnum):
     INVARIANT_SET = "InvariantSet"  # the global or a project's invariants (setInvariants), linked to nothing
     TRACE = "Trace"  # an OTLP trace: the lock its imports take, and when it was imported; linked to nothing
     SPAN = "Span"  # an OTLP span kept until its trace's root span arrives, linked to nothing
-    EVENT = "Event"  # the outbox: an event written with the change it announces, numbered in commit order
-    EVENT_COUNTER = "EventCounter"  # the outbox's sequence, and the lock that orders it
+    PENDING_EVENT = "PendingEvent"  # the outbox: events written with the change they announce, not numbered yet
+    EVENT = "Event"  # the outbox: events numbered, in commit order (graphdb.outbox.number)
+    EVENT_COUNTER = "EventCounter"  # the outbox's sequence, and the lock those numbering it take
     RESTORING = "Restoring"  # marks the nodes a restore is writing (cypher/backup); never in a finished database
 
 

@@ -1,12 +1,13 @@
 """Live events across processes: every process relays the outbox to its subscribers, in commit order.
 
-A write that announces events writes them in its own transaction (``Trail.write``), numbered by
-the outbox's counter in commit order. Each serving process runs one ``EventRelay``: a thread that
-reads what was committed after its cursor and hands it to the process's ``EventBus``, woken at
-once by its own commits and every ``interval`` for the other processes'. While nobody is
-subscribed it reads nothing: each subscriber reads where it begins (the outbox's ``end``, or, when
-it reconnects with the cursor of the last event it saw, what it ``missed``), and the relay begins
-at the earliest of them.
+A write that announces events writes them in its own transaction (``Trail.write``), pending;
+they are numbered after its commit (``number_pending``: by whoever reads the outbox next and finds
+them). Each serving process runs one ``EventRelay``: a thread that numbers what is pending, reads
+what was numbered after its cursor and hands it to the process's ``EventBus``, woken at once by its
+own commits and every ``interval`` for the other processes'. While nobody is subscribed it reads
+nothing (but numbers, now and then, what waits, so the outbox's retention applies to it): each
+subscriber reads where it begins (the outbox's ``end``, or, when it reconnects with the cursor of
+the last event it saw, what it ``missed``), and the relay begins at the earliest of them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -77,8 +78,11 @@ class EventRelay:
             self._wake.set()
             thread.join(timeout=5)
 
-    def relay(self) -> int:
-        """Publish every event committed after the cursor; how many.
+    def relay(self, *, woken: bool = True) -> int:
+        """Publish every event committed after the cursor; how many. ``woken`` by a commit of this
+        process, events wait to be numbered, which is done before reading; otherwise (at the
+        interval, for the other processes' commits) the outbox is read first, and numbered and
+        read again only if it says events wait.
 
         With nobody listening nothing is read (the relay was woken by every commit of its process,
         and read the outbox's end each time, for no one): the cursor is forgotten, and taken again
@@ -94,7 +98,12 @@ class EventRelay:
                 self.cursor = self.bus.begins_after()
                 if self.cursor is None:
                     return published
-            page = self.database.read(outbox.read_after, self.cursor, self.batch)
+            if woken:
+                number_pending(self.database, self.batch)
+                page = self.database.read(outbox.read_after, self.cursor, self.batch)
+                woken = False
+            else:
+                page = read_numbered(self.database, outbox.read_after, self.cursor, self.batch)
             if page.last < self.cursor:  # the store was emptied or restored: its sequence starts again
                 log.warning("the event sequence went back from %d to %d; relaying from its start", self.cursor, page.last)
                 self.cursor = 0
@@ -109,7 +118,9 @@ class EventRelay:
                 return published
 
     def prune(self) -> None:
-        """Delete the events older than the retention, a batch per transaction."""
+        """Delete the events older than the retention, a batch per transaction (those pending
+        numbered first: a process nobody subscribes to numbers nothing otherwise)."""
+        read_numbered(self.database, outbox.read_after, 0, 0)
         before = utc_now() - self.retention
         while self.database.write(outbox.prune, before, 10_000) is not None:
             pass
@@ -117,9 +128,10 @@ class EventRelay:
     def _run(self) -> None:
         pruned_at = 0.0
         failing = False
+        woken = True
         while not self._stop.is_set():
             try:
-                self.relay()
+                self.relay(woken=woken)
                 if self.prune_every and (now := time.monotonic()) - pruned_at >= self.prune_every:
                     pruned_at = now
                     self.prune()
@@ -134,13 +146,34 @@ class EventRelay:
             except Exception:  # a bug must not end the relay: every subscriber would go quiet
                 log.exception("relaying events failed; retrying")
                 self._stop.wait(1.0)
-            self._wake.wait(self.interval)
+            woken = self._wake.wait(self.interval)
             self._wake.clear()
 
 
 def end(database: Database) -> int:
     """The number of the last event committed: where a new subscriber begins."""
-    return database.read(outbox.read_after, 0, 0).last
+    return read_numbered(database, outbox.read_after, 0, 0).last
+
+
+def number_pending(database: Database, batch: int = 1000) -> int:
+    """Number the events committed and not numbered yet, ``batch`` runs a transaction; how many
+    runs. A run held back (its plan's earlier write committed, not seen yet) waits for the next call."""
+    done = 0
+    while True:
+        step = database.write(outbox.number, batch)
+        done += step.numbered
+        if step.read < batch or step.numbered == 0:
+            return done
+
+
+def read_numbered(database: Database, read: Callable[..., outbox.OutboxPage], *args: Any) -> outbox.OutboxPage:
+    """``read(tx, *args)``'s page of the outbox, read again after numbering when events were
+    pending: every event committed before the call is among what it numbers."""
+    page = database.read(read, *args)
+    if page.pending:  # numbered here, or by another meanwhile: read again either way
+        number_pending(database)
+        page = database.read(read, *args)
+    return page
 
 
 @dataclass(frozen=True)
@@ -165,7 +198,7 @@ def missed(
 
     if after < 0:
         raise ValidationFailed("after: a cursor is a sequence number, 0 or more", field="after")
-    page = database.read(work)
+    page = read_numbered(database, work)
     if after < page.pruned_through:
         raise ValidationFailed(
             f"after: events up to {page.pruned_through} were pruned (kept {RETENTION.days} days); read the plan again",
@@ -175,7 +208,11 @@ def missed(
         raise ValidationFailed(f"after: no event {after} was ever published (the last is {page.last})", field="after")
     if len(page.rows) > limit:
         raise ValidationFailed(f"after: more than {limit} events were missed; read the plan again", field="after")
-    return Missed([event_of(row) for row in page.rows], page.last)
+    # The counter is read before the events, in one statement but not one snapshot (Neo4j reads
+    # committed): events numbered in between can be among the rows, past the counter read. Given
+    # here, they must not be given again live.
+    through = max(page.last, page.rows[-1]["seq"]) if page.rows else page.last
+    return Missed([event_of(row) for row in page.rows], through)
 
 
 def row_of(event: DecisionEvent) -> dict[str, str | None]:

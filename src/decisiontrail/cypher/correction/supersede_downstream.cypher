@@ -127,14 +127,19 @@ CALL () {
 // The correction's events (event/append_events, verbatim).
 CALL () {
   UNWIND CASE WHEN $announce IS NULL THEN [] ELSE [$announce] END AS announce
-  MERGE (counter:EventCounter {name: 'events'})
-    ON CREATE SET counter.seq = 0, counter.pruned_through = 0
-  SET counter.seq = counter.seq + announce.count
-  WITH announce, counter.seq - announce.count AS base
+  CALL (announce) {
+    UNWIND announce.runs AS run
+    WITH DISTINCT run.plan_id AS plan_id ORDER BY plan_id
+    MERGE (lock:PlanLock {plan_id: plan_id})
+    SET lock.announced = coalesce(lock.announced, 0) + 1
+    RETURN collect({plan_id: plan_id, write: lock.announced}) AS writes
+  }
+  WITH announce, writes, datetime.realtime() AS stamp, randomUUID() AS write
   UNWIND announce.runs AS run
-  CREATE (:Event {
-    seq: base + run.offset + 1, last_seq: base + run.offset + run.size, kind: run.kind, plan_id: run.plan_id,
-    decision_ids: run.decision_ids, review_ids: run.review_ids, at: announce.at
+  CREATE (:PendingEvent {
+    stamp: stamp, write: write, offset: run.offset, size: run.size,
+    plan_write: [w IN writes WHERE w.plan_id = run.plan_id][0].write,
+    kind: run.kind, plan_id: run.plan_id, decision_ids: run.decision_ids, review_ids: run.review_ids, at: announce.at
   })
 }
 RETURN superseded_count, invalidated_plan_ids, cancelled, moved

@@ -1,18 +1,29 @@
-// The events a write announces ($announce: graphdb.outbox.Announcement), numbered under the counter's
-// lock, which is held until the commit, so sequence numbers follow commit order and a reader never
-// sees a later number before an earlier one. A write's last statement carries them: this one on its
-// own, or this subquery, verbatim, at the end of the statement (decision/create_decisions,
-// correction/supersede_downstream), saving a round trip. A run's events are numbered seq to
-// last_seq (graphdb.outbox.packed). No announcement ($announce null): nothing, and no lock taken.
+// The events a write announces ($announce: graphdb.outbox.Announcement), stored unnumbered
+// (:PendingEvent) and numbered after the commit (graphdb.outbox.number), so a write takes no lock
+// but its plans': numbered here, under the counter's lock held until the commit, every write
+// queued behind every other's commit. What numbering orders them by is stamped here: each plan's
+// announcing writes are counted on its :PlanLock (`announced`; the write holds its plans' locks
+// already, taken in plan-id order as here), so a plan's events are numbered in the order its writes
+// committed; across plans by `stamp`, the time Neo4j read once every plan's lock was held (a
+// write that saw another's commit reads a later time), then by the write, then by the run's place
+// in it. A write's last statement carries them: this one on its own, or this subquery, verbatim,
+// at the end of the statement (decision/create_decisions, correction/supersede_downstream),
+// saving a round trip. A run's events are numbered seq to last_seq (graphdb.outbox.packed). No
+// announcement ($announce null): nothing.
 CALL () {
   UNWIND CASE WHEN $announce IS NULL THEN [] ELSE [$announce] END AS announce
-  MERGE (counter:EventCounter {name: 'events'})
-    ON CREATE SET counter.seq = 0, counter.pruned_through = 0
-  SET counter.seq = counter.seq + announce.count
-  WITH announce, counter.seq - announce.count AS base
+  CALL (announce) {
+    UNWIND announce.runs AS run
+    WITH DISTINCT run.plan_id AS plan_id ORDER BY plan_id
+    MERGE (lock:PlanLock {plan_id: plan_id})
+    SET lock.announced = coalesce(lock.announced, 0) + 1
+    RETURN collect({plan_id: plan_id, write: lock.announced}) AS writes
+  }
+  WITH announce, writes, datetime.realtime() AS stamp, randomUUID() AS write
   UNWIND announce.runs AS run
-  CREATE (:Event {
-    seq: base + run.offset + 1, last_seq: base + run.offset + run.size, kind: run.kind, plan_id: run.plan_id,
-    decision_ids: run.decision_ids, review_ids: run.review_ids, at: announce.at
+  CREATE (:PendingEvent {
+    stamp: stamp, write: write, offset: run.offset, size: run.size,
+    plan_write: [w IN writes WHERE w.plan_id = run.plan_id][0].write,
+    kind: run.kind, plan_id: run.plan_id, decision_ids: run.decision_ids, review_ids: run.review_ids, at: announce.at
   })
 }

@@ -1,5 +1,6 @@
-// Events after a cursor, in order, one row each, with the counter: how far the sequence has gone,
-// and how far it was pruned. A stored run (append_events) is read from the first event past the cursor.
+// Numbered events after a cursor, in order, one row each, with the counter: how far the sequence
+// has gone, and how far it was pruned; and whether events wait to be numbered
+// (graphdb.outbox.number). A stored run (append_events) is read from the first event past the cursor.
 OPTIONAL MATCH (counter:EventCounter {name: 'events'})
 CALL (counter) {
   MATCH (e:Event)
@@ -12,4 +13,5 @@ CALL (counter) {
     at: toString(e.at)
   }) AS events
 }
-RETURN coalesce(counter.seq, 0) AS last, coalesce(counter.pruned_through, 0) AS pruned_through, events
+RETURN coalesce(counter.seq, 0) AS last, coalesce(counter.pruned_through, 0) AS pruned_through, events,
+  EXISTS { MATCH (:PendingEvent) } AS pending

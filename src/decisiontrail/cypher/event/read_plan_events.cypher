@@ -1,4 +1,4 @@
-// One plan's events after a cursor, in order, one row each, with the counter (as read_events).
+// One plan's events after a cursor, in order, one row each, with the counter and whether events wait (as read_events).
 OPTIONAL MATCH (counter:EventCounter {name: 'events'})
 CALL (counter) {
   MATCH (e:Event {plan_id: $plan_id})
@@ -11,4 +11,5 @@ CALL (counter) {
     at: toString(e.at)
   }) AS events
 }
-RETURN coalesce(counter.seq, 0) AS last, coalesce(counter.pruned_through, 0) AS pruned_through, events
+RETURN coalesce(counter.seq, 0) AS last, coalesce(counter.pruned_through, 0) AS pruned_through, events,
+  EXISTS { MATCH (:PendingEvent) } AS pending
