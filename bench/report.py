@@ -228,8 +228,9 @@ check them, so they are not repeated here.
 - **Live events.** A correction writes its events to the outbox in its own transaction (its
   supersessions in one plan as one run), pending; the serving process's relay, woken by the
   commit, numbers what is pending (a transaction of its own under the outbox counter's lock),
-  reads it and hands it to every subscriber's queue, and each WebSocket sends on its own. The delay runs from the write (the event's `at`, stamped in the transaction before
-  its statement and commit, so it includes them) to receipt: {c("events", "a correction")} (no
+  reads it and hands it to every subscriber's queue, and each WebSocket sends on its own. The
+  delay runs from the write (the event's `at`, stamped in the transaction before its statement
+  and commit, so it includes them; the numbering after the commit too) to receipt: {c("events", "a correction")} (no
   baseline; the figure is the p50 delay, the table has the p95). Events written by another
   process on the same Neo4j reach this process's subscribers at the relay's next read, at most
   100 ms later. A process nobody is subscribed to reads nothing from the outbox (it numbers what
