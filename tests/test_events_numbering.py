@@ -65,7 +65,7 @@ def test_a_plans_events_are_numbered_in_commit_order_when_the_clock_says_otherwi
     made = [_record(store, plan.plan_id, root.decision_id).decision_id for _ in range(3)]
     # The clock went back between the writes: each stamped before the one committed ahead of it.
     graph.driver.execute_query(
-        "MATCH (p:PendingEvent {plan_id: $plan_id}) SET p.stamp = p.stamp - duration({minutes: p.plan_write})",
+        "MATCH (p:PendingEvent {plan_id: $plan_id}) SET p.stamp = p.stamp - duration({seconds: p.plan_write})",
         plan_id=plan.plan_id,
         database_=graph.database,
     )
@@ -168,3 +168,35 @@ def test_at_the_interval_a_relay_numbers_only_when_events_wait(store: Trail) -> 
     writes_while_quiet, published, writes, (received, made) = asyncio.run(relayed())
     assert writes_while_quiet == []
     assert (published, writes, received) == (1, ["number"], made)
+
+
+def test_a_new_plans_first_write_not_seen_yet_holds_the_next_back(store: Trail, graph: Graph) -> None:
+    plan, root = new_plan(store)  # its first announcing write: the root's
+    made = _record(store, plan.plan_id, root.decision_id).decision_id
+    hide = "MATCH (p:PendingEvent {plan_id: $plan_id}) WHERE $id IN p.decision_ids REMOVE p:PendingEvent SET p:Hidden"
+    graph.driver.execute_query(hide, plan_id=plan.plan_id, id=root.decision_id, database_=graph.database)
+
+    number_pending(store.database)
+    held_back = (_plan_events(store, plan.plan_id, 0), _pending(graph, plan.plan_id))
+    graph.driver.execute_query("MATCH (p:Hidden) REMOVE p:Hidden SET p:PendingEvent", database_=graph.database)
+    in_order = _plan_events(store, plan.plan_id, 0)
+    later = _record(store, plan.plan_id, root.decision_id).decision_id  # and the plan goes on being numbered
+
+    assert held_back == ([], 1)
+    assert in_order == [root.decision_id, made]
+    assert _plan_events(store, plan.plan_id, 0) == [root.decision_id, made, later]
+
+
+def test_a_run_whose_earlier_write_is_never_seen_is_numbered_after_a_while(store: Trail, graph: Graph) -> None:
+    plan, root = new_plan(store)
+    start = end(store.database)
+    lost, kept = (_record(store, plan.plan_id, root.decision_id).decision_id for _ in range(2))
+    graph.driver.execute_query(
+        "MATCH (p:PendingEvent {plan_id: $plan_id}) WHERE $lost IN p.decision_ids DETACH DELETE p "
+        "WITH count(*) AS deleted MATCH (p:PendingEvent {plan_id: $plan_id}) SET p.stamp = p.stamp - duration({minutes: 2})",
+        plan_id=plan.plan_id,
+        lost=lost,
+        database_=graph.database,
+    )
+
+    assert _plan_events(store, plan.plan_id, start) == [kept]

@@ -21,6 +21,7 @@ class Label(StrEnum):
     PENDING_EVENT = "PendingEvent"  # the outbox: events written with the change they announce, not numbered yet
     EVENT = "Event"  # the outbox: events numbered, in commit order (graphdb.outbox.number)
     EVENT_COUNTER = "EventCounter"  # the outbox's sequence, and the lock those numbering it take
+    EVENT_CURSOR = "EventCursor"  # how far a plan's announcing writes are numbered, linked to nothing
     RESTORING = "Restoring"  # marks the nodes a restore is writing (cypher/backup); never in a finished database
 
 

@@ -8,8 +8,9 @@ lock but its plans'; ``number`` numbers what is pending, many writes' events at 
 counter's lock: gapless, and a reader never sees a later number before an earlier one. Numbered
 under the lock inside every write, as they were, they queued every write behind the commit of
 every other, whatever plans they wrote to (16 threads recording into plans of their own: about a
-third of the throughput). In one plan, events are numbered in the order its writes committed;
-across plans, in the order of the time Neo4j read once each write held its plans' locks.
+third of the throughput). In one plan, events are numbered in the order its writes committed
+(``:EventCursor`` keeps how far each plan is numbered); across plans, in the order of the time
+Neo4j read once each write held its plans' locks, but for runs held back a round (``numbering_order``).
 
 Stored packed: consecutive events of one write with the same kind and plan (a batch's recordings,
 a correction's supersessions) are one ``:Event`` node numbered ``seq`` to ``last_seq``, holding
@@ -20,13 +21,16 @@ a row of its own.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from decisiontrail.cypher import query
 from decisiontrail.graphdb.database import Transaction
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -154,56 +158,70 @@ class Numbered:
     numbered: int
 
 
+HELD_AT_MOST = timedelta(seconds=60)
+"""How long a run waits for its plan's earlier write to be seen before it is numbered anyway (a
+committed write is seen by any statement begun after its commit: one never seen is gone)."""
+
+
 def number(tx: Transaction, limit: int) -> Numbered:
     """Number up to ``limit`` pending runs, in order (``numbering_order``), under the counter's lock."""
     record = tx.run(query("event/pending_events"), limit=limit).single(strict=True)
+    order, cursors = numbering_order(record["pending"], record["numbered"], record["now"].to_native() - HELD_AT_MOST)
     seq, numbered = record["seq"], []
-    for element_id, size in numbering_order(record["pending"], record["numbered"]):
+    for element_id, size in order:
         numbered.append([element_id, seq + 1])
         seq += size
     if numbered:
-        done = tx.run(query("event/number_events"), numbered=numbered, last=seq).single(strict=True)["numbered"]
-        if done != len(numbered):  # numbered by another meanwhile: the lock was not held (rolled back)
-            raise RuntimeError(f"numbered {done} of {len(numbered)} pending runs: the outbox's counter was not locked")
+        done = tx.run(query("event/number_events"), numbered=numbered, cursors=cursors, last=seq).single(strict=True)
+        if done["numbered"] != len(numbered):  # numbered by another meanwhile: the lock was not held (rolled back)
+            raise RuntimeError(f"numbered {done['numbered']} of {len(numbered)} pending runs: the counter was not locked")
     return Numbered(len(record["pending"]), len(numbered))
 
 
-def numbering_order(pending: Sequence[Sequence[Any]], numbered: Sequence[Sequence[Any]]) -> list[tuple[str, int]]:
-    """Pending runs ([id, plan id, plan_write, size], in stamp order) as they are numbered: (id, size).
+def numbering_order(
+    pending: Sequence[Sequence[Any]], numbered: Sequence[Sequence[Any]], held_since: datetime
+) -> tuple[list[tuple[str, int]], list[list[Any]]]:
+    """Pending runs ([id, plan id, plan_write, size, stamp], in stamp order) as they are numbered,
+    (id, size), and each plan's writes numbered through, [plan id, plan_write].
 
     A plan's runs follow its writes' numbers (``plan_write``, counted under the plan's lock, so in
-    commit order), from the last numbered (``numbered``: [plan id, plan_write]; a plan not there
-    starts at its least pending): a run whose write's number comes after a missing one is held
-    back until a later round, when the missing one (committed, but not seen yet) is there.
-    Otherwise the stamps' order is kept.
+    commit order) from where its numbering stands (``numbered``: [plan id, plan_write], 0 for a
+    plan never numbered): a run whose write comes after one not seen yet (committed, but not seen
+    by this read) is held back to a later round; one stamped before ``held_since`` is numbered
+    anyway (its predecessor will never be seen) and logged. Otherwise the stamps' order is kept.
 
-    >>> pending = [["a", "P", 7, 1], ["b", "Q", 1, 2], ["c", "P", 6, 1], ["d", "P", 6, 1], ["e", "R", 9, 1]]
-    >>> numbering_order(pending, [["P", 5], ["R", 7]])  # P's 7 after its 6; R's 8 not seen yet
-    [('b', 2), ('c', 1), ('d', 1), ('a', 1)]
+    >>> old, new = datetime(2026, 12, 1), datetime(2026, 12, 2)
+    >>> pending = [["a", "P", 7, 1, new], ["b", "Q", 1, 2, new], ["c", "P", 6, 1, new], ["d", "P", 6, 1, new],
+    ...            ["e", "R", 9, 1, new], ["f", "S", 4, 1, old]]
+    >>> numbering_order(pending, [["P", 5], ["Q", 0], ["R", 7], ["S", 2]], held_since=new)  # R's 8 not seen yet
+    ([('b', 2), ('c', 1), ('d', 1), ('f', 1), ('a', 1)], [['Q', 1], ['P', 7], ['S', 4]])
     """
-    last: dict[str, int | None] = {plan_id: write for plan_id, write in numbered}
-    least: dict[str, int] = {}
-    for _, plan_id, write, _ in pending:
-        if plan_id not in last and write is not None:
-            least[plan_id] = min(least.get(plan_id, write), write)
-    last.update((plan_id, write - 1) for plan_id, write in least.items())
+    last: dict[str, int] = {plan_id: write for plan_id, write in numbered}
+    moved: dict[str, int] = {}
     order: list[tuple[str, int]] = []
     left = list(pending)
     while left:
         held = []
         for run in left:
-            element_id, plan_id, write, size = run
-            before = last.get(plan_id)
-            if write is None or before is None or write <= before + 1:
+            element_id, plan_id, write, size, stamp = run
+            before = last.get(plan_id, 0)
+            if write is None or write <= before + 1 or stamp < held_since:
+                if write is not None and write > before + 1:
+                    log.warning(
+                        "numbering events of plan %s's write %d, after %d: the writes between were never seen",
+                        plan_id,
+                        write,
+                        before,
+                    )
                 order.append((element_id, size))
-                if write is not None:
-                    last[plan_id] = write if before is None else max(before, write)
+                if write is not None and write > before:
+                    last[plan_id] = moved[plan_id] = write
             else:
                 held.append(run)
         if len(held) == len(left):
             break
         left = held
-    return order
+    return order, [[plan_id, write] for plan_id, write in moved.items()]
 
 
 def prune(tx: Transaction, before: datetime, limit: int) -> int | None:

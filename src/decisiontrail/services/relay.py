@@ -209,10 +209,9 @@ def missed(
     if len(page.rows) > limit:
         raise ValidationFailed(f"after: more than {limit} events were missed; read the plan again", field="after")
     # The counter is read before the events, in one statement but not one snapshot (Neo4j reads
-    # committed): events numbered in between can be among the rows, past the counter read. Given
-    # here, they must not be given again live.
-    through = max(page.last, page.rows[-1]["seq"]) if page.rows else page.last
-    return Missed([event_of(row) for row in page.rows], through)
+    # committed): events numbered in between can be among the rows, past the counter read, and
+    # not all of them. Those are left to the live stream, which was listening before the read.
+    return Missed([event_of(row) for row in page.rows if row["seq"] <= page.last], page.last)
 
 
 def row_of(event: DecisionEvent) -> dict[str, str | None]:

@@ -1,4 +1,7 @@
 // One plan's events after a cursor, in order, one row each, with the counter and whether events wait (as read_events).
+// Whether events wait is read first: a write committed before it is then either numbered by the
+// counter read after, or waits (read before it is numbered, it would be neither).
+CALL () { RETURN EXISTS { MATCH (:PendingEvent) } AS pending }
 OPTIONAL MATCH (counter:EventCounter {name: 'events'})
 CALL (counter) {
   MATCH (e:Event {plan_id: $plan_id})
@@ -11,5 +14,4 @@ CALL (counter) {
     at: toString(e.at)
   }) AS events
 }
-RETURN coalesce(counter.seq, 0) AS last, coalesce(counter.pruned_through, 0) AS pruned_through, events,
-  EXISTS { MATCH (:PendingEvent) } AS pending
+RETURN coalesce(counter.seq, 0) AS last, coalesce(counter.pruned_through, 0) AS pruned_through, events, pending
