@@ -382,6 +382,27 @@ def test_migrations_newer_than_the_dump_run_over_what_it_restored(
     assert restored.nodes == sum("node" in r for r in dumped)
 
 
+def test_a_dump_whose_counter_is_behind_its_events_restores_an_outbox_that_numbers_on(
+    store: Trail, graph: Graph, tmp_path: Path, dumped: list[dict[str, Any]]
+) -> None:
+    # Events numbered while the dump read its nodes: the counter as it was before them.
+    last = max(r["properties"]["last_seq"] for r in dumped if "Event" in r.get("labels", []))
+    behind = [
+        dict(r, properties={**r["properties"], "seq": last - 2}) if "EventCounter" in r.get("labels", []) else r for r in dumped
+    ]
+    backup.restore(store, write_lines(tmp_path / "behind.dump.gz", behind), progress=False)
+    plan_id = next(r["properties"]["plan_id"] for r in dumped if "Plan" in r.get("labels", []))
+    root_id = next(
+        r["properties"]["decision_id"]
+        for r in dumped
+        if "Decision" in r.get("labels", []) and r["properties"]["decision_type"] == "prompt_definition"
+    )
+    made = add_guidance(store, plan_id, "after the restore", parent_decision_id=root_id)
+
+    rows = read_numbered(store.database, outbox.read_after, last, 100).rows
+    assert [(r["seq"], r["decision_id"]) for r in rows] == [(last + 1, made.decision_id)]
+
+
 def test_a_dump_from_before_the_outbox_stored_runs_restores_its_events_readable(
     store: Trail, graph: Graph, tmp_path: Path, dumped: list[dict[str, Any]]
 ) -> None:

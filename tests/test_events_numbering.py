@@ -17,7 +17,7 @@ from decisiontrail.domain import DecisionType
 from decisiontrail.graphdb import Graph, outbox
 from decisiontrail.services import Trail, recording
 from decisiontrail.events import EventBus
-from decisiontrail.services.relay import EventRelay, end, number_pending, read_numbered
+from decisiontrail.services.relay import EventRelay, end, missed, number_pending, read_numbered
 from factories import at_once, decision, new_plan
 
 
@@ -200,3 +200,21 @@ def test_a_run_whose_earlier_write_is_never_seen_is_numbered_after_a_while(store
     )
 
     assert _plan_events(store, plan.plan_id, start) == [kept]
+
+
+def test_pruning_keeps_a_run_numbered_late_until_those_before_it_go(store: Trail, graph: Graph) -> None:
+    plan, root = new_plan(store)
+    start = end(store.database)
+    made = [_record(store, plan.plan_id, root.decision_id).decision_id for _ in range(2)]
+    end(store.database)  # numbered
+    # The second write's run was numbered late, after waiting past the retention: older than the first's.
+    graph.driver.execute_query(
+        "MATCH (e:Event {plan_id: $plan_id}) WHERE $id IN e.decision_ids SET e.at = e.at - duration({days: 8})",
+        plan_id=plan.plan_id,
+        id=made[1],
+        database_=graph.database,
+    )
+
+    EventRelay(store.database, EventBus()).prune()
+
+    assert [e.decision_id for e in missed(store.database, plan.plan_id, start).events] == made

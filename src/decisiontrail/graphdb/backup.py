@@ -107,9 +107,11 @@ def create_relationships(tx: Transaction, rows: Sequence[Mapping[str, Any]]) -> 
 
 
 def finish_restore(graph: Graph) -> None:
-    """Take the restore's marks off its nodes and drop its constraint."""
+    """Take the restore's marks off its nodes and drop its constraint; the outbox's counter brought
+    up to its last numbered event."""
     _auto_commit(graph, "backup/finish_restore")
     _auto_commit(graph, "backup/end_restore")
+    _auto_commit(graph, "backup/settle_outbox")
 
 
 def undo_restore(graph: Graph) -> None:
