@@ -14,6 +14,7 @@ import pytest
 
 from decisiontrail.cypher import query
 from decisiontrail.graphdb import Graph
+from decisiontrail.graphdb.database import lock_holder
 from decisiontrail.services import Trail
 
 
@@ -49,6 +50,7 @@ def _db_hits(graph: Graph, plan_id: str, key: str | None, infer_parent: bool) ->
             summary = tx.run(
                 "PROFILE " + query("decision/read_placements"),  # type: ignore[operator]
                 plan_ids=[plan_id],
+                holder=lock_holder(tx),
                 dependency_ids=[],
                 parent_ids=[] if infer_parent else [f"{plan_id}-1"],
                 items=[item],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -135,6 +136,25 @@ def test_sequence_numbers_are_unique_and_gap_free_under_concurrent_writers(store
     # The root took 0; the 400 concurrent writes took 1..400, each exactly once.
     assert sorted(numbers) == list(range(writers * per_writer + 1))
     assert numbers == sorted(numbers)
+
+
+def test_concurrent_writers_into_one_plan_wait_their_turn_and_are_never_deadlock_victims(
+    store: Trail, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Each waits for the plan's lock, then writes. A holder writing that lock node a second time
+    # (the events' count once did) made every writer queued on it a deadlock victim: a retry per
+    # write, and a victim's connection sometimes left unanswered for the driver's read timeout.
+    plan, root = new_plan(store)
+
+    def write() -> None:
+        for _ in range(25):
+            recording_service.record(store, decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id))
+
+    with caplog.at_level(logging.INFO, logger="decisiontrail.graphdb.database"):
+        assert at_once(*[write] * 4) == [None] * 4
+    retried = [r.getMessage() for r in caplog.records if "met concurrent writes" in r.getMessage()]
+    assert retried == []
+    assert len(reading.list_decisions(store, plan.plan_id)) == 4 * 25 + 1
 
 
 def test_list_decisions_comes_in_sequence_order_and_tree_nests_them(store: Trail) -> None:

@@ -12,7 +12,7 @@ from decisiontrail.domain import Decision, Phase
 from decisiontrail.domain.correction import CorrectionAttempt, Downstream, Impact, ImpactedDecision, ReplayOutcome
 from decisiontrail.domain.placement import Placed, Recording
 from decisiontrail.domain.recording import Review
-from decisiontrail.graphdb.database import Transaction
+from decisiontrail.graphdb.database import Transaction, lock_holder
 from decisiontrail.graphdb.decisions import creation_params
 from decisiontrail.graphdb.outbox import Announcement, announce_param
 from decisiontrail.graphdb.records import (
@@ -107,6 +107,7 @@ def begin(
     anchor), and what placing the correction decision, ``correction_id``, is judged by."""
     facts = tx.run(
         query("correction/begin_correction"),
+        holder=lock_holder(tx),
         decision_id=decision_id,
         correction_id=correction_id,
         append=append,
@@ -140,7 +141,7 @@ def begin(
 
 def lock_decision(tx: Transaction, decision_id: str) -> bool:
     """Lock the decision and its plan (recordings into the plan wait); False for an unknown id."""
-    return tx.run(query("correction/read_correction_facts"), decision_id=decision_id).single() is not None
+    return tx.run(query("correction/read_correction_facts"), decision_id=decision_id, holder=lock_holder(tx)).single() is not None
 
 
 def downstream(tx: Transaction, decision_id: str) -> Impact:

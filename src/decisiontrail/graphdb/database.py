@@ -14,6 +14,8 @@ import logging
 import random
 import re
 import time
+import uuid
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Concatenate, LiteralString, ParamSpec, Protocol, TypeVar
@@ -65,6 +67,21 @@ class Transaction(Protocol):
     or a read's ``Statements``."""
 
     def run(self, query: LiteralString, parameters: dict[str, Any] | None = None, **kwparameters: Any) -> neo4j.Result: ...
+
+
+_holders: weakref.WeakKeyDictionary[Transaction, str] = weakref.WeakKeyDictionary()
+
+
+def lock_holder(tx: Transaction) -> str:
+    """A token of ``tx``'s own, which marks the plan locks (``:PlanLock``) it takes.
+
+    A statement that takes a plan's lock writes its node only if ``tx`` does not hold it already:
+    Neo4j 5 makes every transaction queued on a node's lock a deadlock victim when the holder
+    writes the node again (``SET n.x = n.x + 0`` too), so a use-case that locked a plan in one statement
+    and reaches it in another (a correction's second round, a phase read after locking a decision)
+    would send every writer waiting on the plan back to retry.
+    """
+    return _holders.setdefault(tx, uuid.uuid4().hex)
 
 
 class Statements:

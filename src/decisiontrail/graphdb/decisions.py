@@ -14,7 +14,7 @@ from decisiontrail.domain import ArtifactRef, Decision
 from decisiontrail.domain.pages import DecisionPage
 from decisiontrail.domain.placement import Recording
 from decisiontrail.domain.recording import PARENT_TYPES, CapturedContext, CheckpointGroup, checkpoint_group_for
-from decisiontrail.graphdb.database import Rows, Transaction
+from decisiontrail.graphdb.database import Rows, Transaction, lock_holder
 from decisiontrail.graphdb.outbox import Announcement, announce_param
 from decisiontrail.graphdb.records import (
     decision_from_record,
@@ -121,7 +121,9 @@ def set_artifacts(tx: Transaction, decision_id: str, artifacts: Sequence[Artifac
 
 def lock_plans_of(tx: Transaction, decision_ids: list[str]) -> set[str]:
     """Lock the plans of ``decision_ids`` (in plan-id order); the ids of those that exist."""
-    return set(tx.run(query("decision/lock_plans_of"), decision_ids=decision_ids).single(strict=True)["found"])
+    return set(
+        tx.run(query("decision/lock_plans_of"), decision_ids=decision_ids, holder=lock_holder(tx)).single(strict=True)["found"]
+    )
 
 
 def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[dict[str, Any]]:
@@ -133,6 +135,7 @@ def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[di
     parent_index = {parent_id: i for i, parent_id in enumerate(parent_ids)}
     result = tx.run(
         query("decision/read_placements"),
+        holder=lock_holder(tx),
         plan_ids=plan_ids,
         dependency_ids=sorted({d for r in recordings for d in r.draft.depends_on}),
         parent_ids=parent_ids,

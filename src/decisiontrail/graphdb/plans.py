@@ -11,7 +11,7 @@ from decisiontrail.domain import Phase, Plan
 from decisiontrail.domain.decision import DecisionType
 from decisiontrail.domain.pages import PlanPage
 from decisiontrail.domain.rules import SpawnLink
-from decisiontrail.graphdb.database import Transaction
+from decisiontrail.graphdb.database import Transaction, lock_holder
 from decisiontrail.graphdb.records import json_text, plan_from_record, plan_properties
 
 
@@ -41,6 +41,7 @@ def read_spawn_link(tx: Transaction, plan: Plan) -> SpawnLink:
     """Lock the spawning decision's plan and read the facts a new plan's spawn link is judged by."""
     row = tx.run(
         query("plan/read_spawn_link"),
+        holder=lock_holder(tx),
         plan_id=plan.plan_id,
         parent_plan_id=plan.parent_plan_id,
         spawned_by_decision_id=plan.spawned_by_decision_id,
@@ -72,7 +73,7 @@ def set_prompt(tx: Transaction, plan_id: str, description: str, arguments: Mappi
 def lock_and_read_phase(tx: Transaction, plan_id: str) -> tuple[Phase, int, int] | None:
     """Under the plan's lock: its phase, how many reviews wait in it and how many current
     strategy_choice decisions it has; None for an unknown plan."""
-    row = tx.run(query("plan/read_phase"), plan_id=plan_id).single()
+    row = tx.run(query("plan/read_phase"), plan_id=plan_id, holder=lock_holder(tx)).single()
     return None if row is None else (Phase(row["phase"]), int(row["pending_reviews"]), int(row["strategy_choices"]))
 
 

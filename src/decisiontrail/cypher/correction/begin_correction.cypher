@@ -23,7 +23,8 @@ MATCH (d:Decision {decision_id: $decision_id})-[:IN_PLAN]->(plan:Plan)
 SET d.lock__ = true
 REMOVE d.lock__
 MERGE (lock:PlanLock {plan_id: plan.plan_id})
-SET lock.writes = coalesce(lock.writes, 0) + 1
+FOREACH (taken IN CASE WHEN lock.holder = $holder THEN [] ELSE [1] END |
+  SET lock.writes = coalesce(lock.writes, 0) + 1, lock.holder = $holder)
 WITH d, plan
 CALL (d) {
   OPTIONAL MATCH path = (d)<-[:PARENT|DEPENDS_ON|SPAWNED_BY|IN_PLAN*]-(reached)
@@ -39,7 +40,8 @@ CALL (plan, touched_plan_ids) {
   WITH plan_id ORDER BY plan_id
   MATCH (:Plan {plan_id: plan_id})
   MERGE (touched:PlanLock {plan_id: plan_id})
-  SET touched.writes = coalesce(touched.writes, 0) + 1
+  FOREACH (taken IN CASE WHEN touched.holder = $holder THEN [] ELSE [1] END |
+    SET touched.writes = coalesce(touched.writes, 0) + 1, touched.holder = $holder)
   RETURN count(*) AS touched_locked
 }
 OPTIONAL CALL (d, plan, touched_plan_ids) {

@@ -4,7 +4,8 @@ MATCH (origin:Decision {decision_id: $decision_id})-[:IN_PLAN]->(plan:Plan)
 SET origin.lock__ = true
 REMOVE origin.lock__
 MERGE (lock:PlanLock {plan_id: plan.plan_id})
-SET lock.writes = coalesce(lock.writes, 0) + 1
+FOREACH (taken IN CASE WHEN lock.holder = $holder THEN [] ELSE [1] END |
+  SET lock.writes = coalesce(lock.writes, 0) + 1, lock.holder = $holder)
 WITH origin, plan
 RETURN
   plan.plan_id AS plan_id,

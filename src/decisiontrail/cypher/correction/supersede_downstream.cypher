@@ -130,9 +130,9 @@ CALL () {
   CALL (announce) {
     UNWIND announce.runs AS run
     WITH DISTINCT run.plan_id AS plan_id ORDER BY plan_id
-    MERGE (lock:PlanLock {plan_id: plan_id})
-    SET lock.announced = coalesce(lock.announced, 0) + 1
-    RETURN collect({plan_id: plan_id, write: lock.announced}) AS writes
+    MATCH (counted:Plan {plan_id: plan_id})
+    SET counted.announced = coalesce(counted.announced, 0) + 1
+    RETURN collect({plan_id: plan_id, write: counted.announced}) AS writes
   }
   WITH announce, writes, datetime.realtime() AS stamp, randomUUID() AS write
   UNWIND announce.runs AS run

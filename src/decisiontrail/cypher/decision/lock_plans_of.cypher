@@ -10,7 +10,8 @@ CALL (plan_ids) {
   WITH plan_id
   ORDER BY plan_id
   MERGE (lock:PlanLock {plan_id: plan_id})
-  SET lock.writes = coalesce(lock.writes, 0) + 1
+  FOREACH (taken IN CASE WHEN lock.holder = $holder THEN [] ELSE [1] END |
+    SET lock.writes = coalesce(lock.writes, 0) + 1, lock.holder = $holder)
   RETURN count(*) AS locked
 }
 RETURN found

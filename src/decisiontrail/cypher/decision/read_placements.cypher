@@ -6,8 +6,9 @@
 // before anything below reads), in plan-id order, so two batches never wait on each other
 // crosswise: everything below runs under it, so two writers into one plan never see the same
 // state. It is not the :Plan node itself, because Neo4j aborts a transaction waiting for a node's
-// lock with DeadlockDetected whenever the holder links a relationship to that node, and every
-// recording links its decision to the plan. What earlier recordings of the same batch will add
+// lock with DeadlockDetected whenever the holder writes that node again (a property, or a
+// relationship linked to it), and every recording links its decision to the plan. For the same
+// reason a write sets its :PlanLock once and counts anything else under it elsewhere. What earlier recordings of the same batch will add
 // (sequence numbers, parents, dependencies) is the judge's to fold in.
 // The plans of the decisions the batch depends on are locked too: a correction holds the lock of
 // every plan its downstream touches until it commits, so a recording that depends on a decision
@@ -23,7 +24,9 @@ CALL () {
   ORDER BY locked_id
   OPTIONAL MATCH (locked:Plan {plan_id: locked_id})
   FOREACH (_ IN CASE WHEN locked IS NULL THEN [] ELSE [1] END |
-    MERGE (lock:PlanLock {plan_id: locked_id}) SET lock.writes = coalesce(lock.writes, 0) + 1)
+    MERGE (lock:PlanLock {plan_id: locked_id})
+    FOREACH (taken IN CASE WHEN lock.holder = $holder THEN [] ELSE [1] END |
+      SET lock.writes = coalesce(lock.writes, 0) + 1, lock.holder = $holder))
   RETURN count(*) AS locks
 }
 UNWIND $plan_ids AS plan_id

@@ -2,11 +2,12 @@
 // (:PendingEvent) and numbered after the commit (graphdb.outbox.number), so a write takes no lock
 // but its plans': numbered here, under the counter's lock held until the commit, every write
 // queued behind every other's commit. What numbering orders them by is stamped here: each plan's
-// announcing writes are counted on its :PlanLock (`announced`; the write holds its plans' locks
-// already, taken in plan-id order as here), so a plan's events are numbered in the order its writes
-// committed; across plans by `stamp`, the time Neo4j read once every plan's lock was held (a
-// write that saw another's commit reads a later time), then by the write, then by the run's place
-// in it. A write's last statement carries them: this one on its own, or this subquery, verbatim,
+// announcing writes are counted on its :Plan (`announced`; the write holds its plans' locks
+// already, so in the order its writes committed), and a plan's events are numbered in that order.
+// Not on the :PlanLock: a holder writing that node a second time makes every writer queued on it a
+// deadlock victim (see decision/read_placements). Across plans by `stamp`, the time Neo4j read
+// once every plan's lock was held (a write that saw another's commit reads a later time), then by
+// the write, then by the run's place in it. A write's last statement carries them: this one on its own, or this subquery, verbatim,
 // at the end of the statement (decision/create_decisions, correction/supersede_downstream),
 // saving a round trip. A run's events are numbered seq to last_seq (graphdb.outbox.packed). No
 // announcement ($announce null): nothing.
@@ -15,9 +16,9 @@ CALL () {
   CALL (announce) {
     UNWIND announce.runs AS run
     WITH DISTINCT run.plan_id AS plan_id ORDER BY plan_id
-    MERGE (lock:PlanLock {plan_id: plan_id})
-    SET lock.announced = coalesce(lock.announced, 0) + 1
-    RETURN collect({plan_id: plan_id, write: lock.announced}) AS writes
+    MATCH (counted:Plan {plan_id: plan_id})
+    SET counted.announced = coalesce(counted.announced, 0) + 1
+    RETURN collect({plan_id: plan_id, write: counted.announced}) AS writes
   }
   WITH announce, writes, datetime.realtime() AS stamp, randomUUID() AS write
   UNWIND announce.runs AS run

@@ -2,7 +2,8 @@
 // still wait in it and how many current strategy choices it has.
 MATCH (plan:Plan {plan_id: $plan_id})
 MERGE (lock:PlanLock {plan_id: $plan_id})
-SET lock.writes = coalesce(lock.writes, 0) + 1
+FOREACH (taken IN CASE WHEN lock.holder = $holder THEN [] ELSE [1] END |
+  SET lock.writes = coalesce(lock.writes, 0) + 1, lock.holder = $holder)
 WITH plan
 RETURN plan.phase AS phase,
   COUNT { MATCH (r:Review {plan_id: $plan_id}) WHERE r.status = 'pending' } AS pending_reviews,

@@ -6,7 +6,9 @@
 // against the same state.
 OPTIONAL MATCH (spawning:Decision {decision_id: $spawned_by_decision_id})
 FOREACH (_ IN CASE WHEN spawning IS NULL THEN [] ELSE [1] END |
-  MERGE (lock:PlanLock {plan_id: spawning.plan_id}) SET lock.writes = coalesce(lock.writes, 0) + 1)
+  MERGE (lock:PlanLock {plan_id: spawning.plan_id})
+  FOREACH (taken IN CASE WHEN lock.holder = $holder THEN [] ELSE [1] END |
+    SET lock.writes = coalesce(lock.writes, 0) + 1, lock.holder = $holder))
 WITH spawning
 SET spawning.lock__ = true
 REMOVE spawning.lock__
