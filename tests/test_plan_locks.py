@@ -1,7 +1,7 @@
 """A plan's write lock (its :PlanLock) taken twice in one transaction, while writers queue on it.
 
-Neo4j 5 makes every transaction waiting for a node's lock a deadlock victim when the holder writes
-that node again. A use-case reaches its plan's lock from more than one statement (a correction's
+Neo4j 5 makes every transaction waiting for a node's lock a deadlock victim when the holder sets a
+property of that node from its own value again (SET n.x = n.x + 1, as taking the lock does). A use-case reaches its plan's lock from more than one statement (a correction's
 second round, a phase read after locking a decision, a recording after a dependency check), so a
 statement that takes a lock its transaction holds must write nothing: the writers queued behind
 it then simply wait their turn instead of being sent back to retry.

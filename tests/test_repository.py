@@ -141,8 +141,8 @@ def test_sequence_numbers_are_unique_and_gap_free_under_concurrent_writers(store
 def test_concurrent_writers_into_one_plan_wait_their_turn_and_are_never_deadlock_victims(
     store: Trail, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # Each waits for the plan's lock, then writes. A holder writing that lock node a second time
-    # (the events' count once did) made every writer queued on it a deadlock victim: a retry per
+    # Each waits for the plan's lock, then writes. A holder incrementing a count of that lock node
+    # a second time (the events' count once did) made every writer queued on it a deadlock victim: a retry per
     # write, and a victim's connection sometimes left unanswered for the driver's read timeout.
     plan, root = new_plan(store)
 

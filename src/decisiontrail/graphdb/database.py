@@ -76,10 +76,11 @@ def lock_holder(tx: Transaction) -> str:
     """A token of ``tx``'s own, which marks the plan locks (``:PlanLock``) it takes.
 
     A statement that takes a plan's lock writes its node only if ``tx`` does not hold it already:
-    Neo4j 5 makes every transaction queued on a node's lock a deadlock victim when the holder
-    writes the node again (``SET n.x = n.x + 0`` too), so a use-case that locked a plan in one statement
-    and reaches it in another (a correction's second round, a phase read after locking a decision)
-    would send every writer waiting on the plan back to retry.
+    Neo4j 5 makes every transaction queued on a node's lock a deadlock victim when the holder sets
+    a property of it from its own value again (``SET n.x = n.x + 1``, even ``+ 0``: Cypher locks the
+    node explicitly before such a read; a constant ``SET`` does not), so a use-case that locked a
+    plan in one statement and reaches it in another (a correction's second round, a phase read
+    after locking a decision) would send every writer waiting on the plan back to retry.
     """
     return _holders.setdefault(tx, uuid.uuid4().hex)
 

@@ -6,10 +6,12 @@
 // before anything below reads), in plan-id order, so two batches never wait on each other
 // crosswise: everything below runs under it, so two writers into one plan never see the same
 // state. It is not the :Plan node itself, because Neo4j aborts a transaction waiting for a node's
-// lock with DeadlockDetected whenever the holder writes that node again (a property, or a
-// relationship linked to it), and every recording links its decision to the plan. For the same
-// reason a write sets its :PlanLock once and counts anything else under it elsewhere. What earlier recordings of the same batch will add
-// (sequence numbers, parents, dependencies) is the judge's to fold in.
+// lock with DeadlockDetected whenever the holder links a relationship to that node, or sets a
+// property of it from its own value (SET n.x = n.x + 1) again, and every recording links its
+// decision to the plan. For the same reason a write increments its :PlanLock's count once (the
+// lock's holder token: graphdb.database.lock_holder) and counts anything else under it on the
+// :Plan. What earlier recordings of the same batch will add (sequence numbers, parents,
+// dependencies) is the judge's to fold in.
 // The plans of the decisions the batch depends on are locked too: a correction holds the lock of
 // every plan its downstream touches until it commits, so a recording that depends on a decision
 // being superseded waits, then reads it superseded and is refused. (Read before the correction

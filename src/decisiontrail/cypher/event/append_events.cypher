@@ -4,8 +4,8 @@
 // queued behind every other's commit. What numbering orders them by is stamped here: each plan's
 // announcing writes are counted on its :Plan (`announced`; the write holds its plans' locks
 // already, so in the order its writes committed), and a plan's events are numbered in that order.
-// Not on the :PlanLock: a holder writing that node a second time makes every writer queued on it a
-// deadlock victim (see decision/read_placements). Across plans by `stamp`, the time Neo4j read
+// Not on the :PlanLock: a holder incrementing a count of that node a second time makes every
+// writer queued on it a deadlock victim (see decision/read_placements). Across plans by `stamp`, the time Neo4j read
 // once every plan's lock was held (a write that saw another's commit reads a later time), then by
 // the write, then by the run's place in it. A write's last statement carries them: this one on its own, or this subquery, verbatim,
 // at the end of the statement (decision/create_decisions, correction/supersede_downstream),
