@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -87,3 +88,55 @@ def test_served_responses_say_where_their_time_went_when_asked(graph: Graph, sto
     assert parts["commit"][0] == 0  # a read commits nothing
     assert _parts(nothing.headers["server-timing"])["db"] == (0.0, "0 transactions and 0 statements")
     assert "server-timing" not in untimed.headers
+
+
+WRITES = {
+    "instantiatePlan": 'mutation { instantiatePlan(input: {description: "timed writes"}) { id rootDecision { id } } }',
+    "recordDecision": "mutation($input: RecordDecisionInput!) { recordDecision(input: $input) { decision { id } } }",
+    "recordDecisions": "mutation($inputs: [RecordDecisionInput!]!) { recordDecisions(inputs: $inputs) { decision { id } } }",
+    "advancePhase": "mutation($plan: ID!) { advancePhase(planId: $plan, phase: EXECUTE) { phase } }",
+    "correctDecision": """mutation($id: ID!) {
+        correctDecision(input: {decisionId: $id, mode: REVERT, guidance: "narrower"}) { invalidated { id } } }""",
+}
+
+
+def _decision(plan_id: str, parent_id: str, n: int) -> dict[str, Any]:
+    digest = hashlib.sha256(f"timed {n}".encode()).hexdigest()
+    return {
+        "planId": plan_id,
+        "parentDecisionId": parent_id,
+        "decisionType": "STRATEGY_CHOICE",
+        "question": f"which way ({n})?",
+        "chosenOption": "this way",
+        "rationale": "because",
+        "contextSnapshot": {
+            "hotContextHash": digest,
+            "hotContextRef": f"test://{digest}",
+            "actorStateRef": {"threadId": "timed", "checkpointId": f"cp-{n}"},
+        },
+    }
+
+
+def test_every_kind_of_write_is_served_with_server_timing(graph: Graph, store: Trail) -> None:
+    """Timed, a write's transaction is watched (``timing._Watched``); the plan locks it takes are
+    marked with a token of the transaction's own (``database.lock_holder``), so the watched
+    transaction must be able to hold one: each write answers as it does untimed, commit counted."""
+    answers: dict[str, httpx.Response] = {}
+    with served(create_app(graph=graph, server_timing=True)) as url, httpx.Client(base_url=url, timeout=30) as client:
+
+        def write(name: str, **variables: Any) -> Any:
+            answers[name] = response = client.post("/graphql", json={"query": WRITES[name], "variables": variables})
+            body = response.json()
+            assert response.status_code == 200 and "errors" not in body, (name, body)
+            return body["data"][name]
+
+        plan = write("instantiatePlan")
+        strategy = write("recordDecision", input=_decision(plan["id"], plan["rootDecision"]["id"], 1))["decision"]
+        batch = write("recordDecisions", inputs=[_decision(plan["id"], strategy["id"], n) for n in (2, 3)])
+        write("advancePhase", plan=plan["id"])
+        invalidated = write("correctDecision", id=strategy["id"])["invalidated"]
+
+    assert {d["id"] for d in invalidated} == {strategy["id"], *(b["decision"]["id"] for b in batch)}
+    for name, response in answers.items():
+        parts = _parts(response.headers["server-timing"])
+        assert parts["commit"][0] > 0, (name, parts)  # each wrote, and its commit was counted

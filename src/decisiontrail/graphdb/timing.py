@@ -108,7 +108,9 @@ def current() -> Timing | None:
 class _Watched:
     """A transaction whose statements' results are kept, to read what Neo4j reports they took."""
 
-    __slots__ = ("_tx", "results")
+    # Weakly referable: the plan locks a write takes are marked with a token of its transaction's
+    # own (``database.lock_holder``), and timed, the transaction a write's statements see is this.
+    __slots__ = ("_tx", "results", "__weakref__")
 
     def __init__(self, tx: _Runs) -> None:
         self._tx = tx
