@@ -216,14 +216,15 @@ def _medians(runs: list[dict[str, float]]) -> dict[str, float]:
     return {key: round(statistics.median(run[key] for run in runs), 3) for key in runs[0]}
 
 
-RESULTS = ("docs/benchmarks.md", "docs/benchmarks")
-"""What a run writes, relative to the checkout."""
+RESULTS = ("docs/benchmarks.md", "docs/benchmarks", "docs/reliability.md", "docs/reliability")
+"""What a run of the benchmarks or of ``make reliability`` writes, relative to the checkout (a
+measurement made after the other, in the same checkout, is still of the commit's code)."""
 
 
 def git_commit(root: str | None = None) -> str:
     """The commit the harness runs from (``root``, by default its own checkout), marked ``+dirty``
     when the working tree has changes other than the results a run writes (a full run made in
-    parts writes them between its parts)."""
+    parts writes them between its parts, and ``make reliability`` its own)."""
     root = root or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()

@@ -116,14 +116,16 @@ def test_a_checkout_is_dirty_for_its_code_not_for_the_results_a_run_wrote(tmp_pa
 
     git("init", "-q")
     (tmp_path / "docs" / "benchmarks").mkdir(parents=True)
-    for name in ("docs/benchmarks.md", "docs/benchmarks/full.json", "code.py"):
+    (tmp_path / "docs" / "reliability").mkdir(parents=True)
+    results = ("docs/benchmarks.md", "docs/benchmarks/full.json", "docs/reliability.md", "docs/reliability/results.json")
+    for name in (*results, "code.py"):
         (tmp_path / name).write_text("before\n")
     git("add", "-A")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start")
     head = git_commit(str(tmp_path))
 
-    (tmp_path / "docs/benchmarks.md").write_text("a part's results\n")
-    (tmp_path / "docs/benchmarks/full.json").write_text("{}\n")
+    for name in results:  # a part's results, and the reliability run's made in the same checkout
+        (tmp_path / name).write_text("{}\n")
     clean_with_results = git_commit(str(tmp_path))
     (tmp_path / "code.py").write_text("changed\n")
 

@@ -10,7 +10,10 @@ raise when they differ, and these tests check that every row was measured and br
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
+
+import pytest
 
 from bench import scenarios
 from bench.harness import Row, served_api
@@ -23,14 +26,20 @@ from decisiontrail.services import Trail
 SMALLEST = replace(QUICK, name="smallest", records=CLIENTS, batches=1, corrections=(1, 100), correction_repeat=2)
 
 
+@pytest.fixture(scope="module")
+def bench_api(graph: Graph) -> Iterator[str]:
+    """``decisiontrail serve --server-timing`` on the session's Neo4j, as ``make bench`` starts it."""
+    with served_api(graph.uri, graph.database) as url:
+        yield url
+
+
 def _measured(row: Row) -> None:
     assert row.ours.samples_ms and all(s > 0 for s in row.ours.samples_ms), row.case
     assert row.baseline is not None and row.baseline.samples_ms, row.case
 
 
-def test_recording_over_the_served_api_stores_what_each_side_sent(graph: Graph, store: Trail) -> None:
-    with served_api(graph.uri, graph.database) as api:
-        rows = scenarios.recording(graph, api, SMALLEST, progress=lambda _: None)
+def test_recording_over_the_served_api_stores_what_each_side_sent(graph: Graph, store: Trail, bench_api: str) -> None:
+    rows = scenarios.recording(graph, bench_api, SMALLEST, progress=lambda _: None)
 
     assert [r.case for r in rows] == [
         "recordDecision over HTTP, sequential",
@@ -44,9 +53,8 @@ def test_recording_over_the_served_api_stores_what_each_side_sent(graph: Graph, 
         assert served["transactions"] >= 1 and served["commit_ms"] > 0, (row.case, served)
 
 
-def test_corrections_supersede_exactly_their_closure_ours_and_the_baseline(graph: Graph, store: Trail) -> None:
-    with served_api(graph.uri, graph.database) as api:
-        rows = scenarios.correction(graph, api, SMALLEST, progress=lambda _: None)
+def test_corrections_supersede_exactly_their_closure_ours_and_the_baseline(graph: Graph, store: Trail, bench_api: str) -> None:
+    rows = scenarios.correction(graph, bench_api, SMALLEST, progress=lambda _: None)
 
     assert [r.case for r in rows] == [
         "downstream of 1",

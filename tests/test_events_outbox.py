@@ -309,3 +309,134 @@ def test_with_nobody_listening_the_relay_reads_nothing_and_begins_where_its_subs
     assert published == 1 and (kind, decision_id, seq) == (EventKind.RECORDED, made_id, end + 1)
     assert reads.limits == [relay.batch]  # then the events after where it began are read
     assert relay.relay() == 0 and relay.cursor is None  # and, nobody listening again, forgotten
+
+
+class _Unseen:
+    """A database whose next read of the outbox does not see the events numbered ``hidden``: what
+    a read made while their numbering committed could miss (Neo4j reads committed, not a
+    snapshot). Every other read, and every write, goes through as it is."""
+
+    def __init__(self, database: Any, hidden: set[int]) -> None:
+        self.database = database
+        self.hidden = hidden
+
+    def read(self, work: Any, *args: Any) -> Any:
+        page = self.database.read(work, *args)
+        if self.hidden and work is outbox.read_after:
+            page = outbox.OutboxPage([r for r in page.rows if r["seq"] not in self.hidden], page.last, page.pruned_through)
+            self.hidden = set()
+        return page
+
+    def write(self, work: Any, *args: Any) -> Any:
+        return self.database.write(work, *args)
+
+
+def _relayed(store: Trail, unseen: _Unseen, relay: EventRelay, bus: EventBus, rounds: int) -> tuple[list[int], list[int]]:
+    """Three recordings' events relayed to a subscriber of their plan in ``rounds`` rounds, the
+    second of them unseen by the first read: their numbers, and the numbers the subscriber received."""
+    import asyncio
+
+    from decisiontrail.domain import DecisionType
+    from decisiontrail.services import recording, relay as relays
+    from factories import decision, new_plan
+
+    plan, root = new_plan(store)
+
+    async def relayed() -> tuple[list[int], list[int]]:
+        live = bus.listen(plan.plan_id)
+        live.begin_after(start := relays.end(store.database))
+        unseen.hidden = {start + 2}
+        for _ in range(3):
+            recording.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+        relays.number_pending(store.database)
+        for _ in range(rounds):
+            relay.relay(woken=False)
+        await asyncio.sleep(0.05)  # the bus hands events over on this loop (call_soon_threadsafe)
+        received = []
+        while not live.queue.empty():
+            received.append((await anext(live)).seq)
+        live.close()
+        return [start + 1, start + 2, start + 3], received
+
+    return asyncio.run(relayed())
+
+
+def test_the_relay_never_publishes_past_an_event_its_read_did_not_see(store: Trail) -> None:
+    # The middle event is unseen by the first read: the relay stops before it, and the next
+    # round relays it and the one after, in order. (Published past it, it was lost to every
+    # subscriber of the process: the cursor had moved on.)
+    bus = EventBus()
+    unseen = _Unseen(store.database, hidden=set())
+    relay = EventRelay(cast(Any, unseen), bus)
+
+    numbers, received = _relayed(store, unseen, relay, bus, rounds=2)
+
+    assert received == numbers
+
+
+def test_a_gap_that_never_fills_is_logged_and_relayed_past(
+    store: Trail, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from decisiontrail.services import relay as relays
+
+    monkeypatch.setattr(relays, "GAP_PATIENCE", 0.0)
+    bus = EventBus()
+    unseen = _Unseen(store.database, hidden=set())
+    relay = EventRelay(cast(Any, unseen), bus)
+
+    with caplog.at_level("WARNING", logger="decisiontrail.services.relay"):
+        numbers, received = _relayed(store, unseen, relay, bus, rounds=1)
+
+    assert received == [numbers[0], numbers[2]]  # the relay went on rather than silence everyone
+    assert f"event {numbers[1]} was never seen" in caplog.text
+
+
+class _NumberedBetween:
+    """A read's statements, with ``between`` run (and committed) right after the first one."""
+
+    def __init__(self, tx: Any, between: Any) -> None:
+        self.tx, self.between, self.statements = tx, between, 0
+
+    def run(self, text: Any, *args: Any, **kwargs: Any) -> Any:
+        result = self.tx.run(text, *args, **kwargs)
+        self.statements += 1
+        if self.statements > 1:
+            return result
+        record = result.single(strict=True)
+        self.between()
+        return _Answered(record)
+
+
+class _Answered:
+    def __init__(self, record: Any) -> None:
+        self.record = record
+
+    def single(self, strict: bool = False) -> Any:
+        return self.record
+
+
+def test_a_page_of_the_outbox_holds_every_event_up_to_its_counter_and_none_past_it(store: Trail) -> None:
+    # Events numbered while the page is read (here: right after its first statement) are past
+    # its counter and not on it; every event up to the counter is. A reader going on from the
+    # counter (the relay's cursor, a reconnecting subscriber's) then skips none.
+    from decisiontrail.domain import DecisionType
+    from decisiontrail.services import recording, relay as relays
+    from factories import decision, new_plan
+
+    plan, root = new_plan(store)
+    start = relays.end(store.database)
+    made = [recording.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id)).decision_id]
+    relays.number_pending(store.database)
+
+    def another_write_numbered() -> None:
+        made.append(recording.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id)).decision_id)
+        relays.number_pending(store.database)
+
+    for plan_id in (None, plan.plan_id):
+        page = store.database.read(
+            lambda tx, plan_id=plan_id: outbox.read_after(_NumberedBetween(tx, another_write_numbered), start, 100, plan_id)
+        )
+        seqs = [row["seq"] for row in page.rows]
+        assert seqs == list(range(start + 1, page.last + 1)), (plan_id, seqs, page.last)
+        after = read_numbered(store.database, outbox.read_after, page.last, 100, plan_id).rows
+        assert [row["decision_id"] for row in (*page.rows, *after)] == made, plan_id

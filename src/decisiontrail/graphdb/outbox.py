@@ -5,7 +5,7 @@ What an event means is the services' (``services.relay``); here it is a row of `
 
 A write stores its events pending (``:PendingEvent``), stamped with what orders them, and takes no
 lock but its plans'; ``number`` numbers what is pending, many writes' events at a time, under the
-counter's lock: gapless, and a reader never sees a later number before an earlier one. Numbered
+counter's lock: gapless, and a read (``read_after``) holds every number up to the counter it read. Numbered
 under the lock inside every write, as they were, they queued every write behind the commit of
 every other, whatever plans they wrote to (16 threads recording into plans of their own: about a
 third of the throughput). In one plan, events are numbered in the order its writes committed
@@ -142,12 +142,21 @@ def packed(rows: Sequence[Mapping[str, Any]]) -> list[Run]:
 
 
 def read_after(tx: Transaction, after: int, limit: int, plan_id: str | None = None) -> OutboxPage:
-    """Up to ``limit`` rows numbered after ``after`` (of one plan, or all), in order; ``at`` as ISO 8601 text."""
-    if plan_id is None:
-        record = tx.run(query("event/read_events"), after=after, limit=limit).single(strict=True)
-    else:
-        record = tx.run(query("event/read_plan_events"), after=after, limit=limit, plan_id=plan_id).single(strict=True)
-    return OutboxPage([dict(row) for row in record["events"]], record["last"], record["pruned_through"], record["pending"])
+    """Up to ``limit`` rows numbered after ``after`` (of one plan, or all), in order, and up to the
+    page's ``last``: the counter, read first by a statement of its own (``event/read_counter``), so
+    the rows are every event after the cursor up to it (the sequence has no gaps) and a reader
+    that goes on from ``last`` skips none. ``at`` as ISO 8601 text."""
+    counter = tx.run(query("event/read_counter")).single(strict=True)
+    last, rows = counter["last"], []
+    if limit > 0 and last > after:
+        if plan_id is None:
+            record = tx.run(query("event/read_events"), after=after, through=last, limit=limit).single(strict=True)
+        else:
+            record = tx.run(query("event/read_plan_events"), after=after, through=last, limit=limit, plan_id=plan_id).single(
+                strict=True
+            )
+        rows = [dict(row) for row in record["events"]]
+    return OutboxPage(rows, last, counter["pruned_through"], counter["pending"])
 
 
 @dataclass(frozen=True)

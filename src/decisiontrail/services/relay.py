@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 
 RETENTION = timedelta(days=7)
 """How long the outbox keeps an event: how long a subscriber may stay away and still catch up."""
+GAP_PATIENCE = 5.0
+"""Seconds the relay waits for a number missing from the sequence before it relays past it."""
 MISSED_LIMIT = 10_000
 """Events a reconnecting subscriber may ask for at once; more, and it reads the plan again instead."""
 
@@ -57,6 +59,8 @@ class EventRelay:
         self.retention = retention
         self.prune_every = prune_every
         self.cursor: int | None = None
+        self._gap: tuple[int, float] | None = None
+        """The first number missing after the cursor, and when it was first found missing."""
         self._wake = threading.Event()
         self._stop = threading.Event()
 
@@ -108,7 +112,7 @@ class EventRelay:
                 log.warning("the event sequence went back from %d to %d; relaying from its start", self.cursor, page.last)
                 self.cursor = 0
                 continue
-            events = [event_of(row) for row in page.rows]
+            events = self._unbroken(page)
             for event in events:
                 self.bus.publish(event)
                 assert event.seq is not None
@@ -116,6 +120,34 @@ class EventRelay:
             published += len(events)
             if len(events) < self.batch:
                 return published
+
+    def _unbroken(self, page: outbox.OutboxPage) -> list[DecisionEvent]:
+        """The page's events from the one after the cursor on, up to the first missing number.
+
+        The sequence has no gaps, and the page holds every event up to its counter, read first
+        (``outbox.read_after``); a number missing all the same is one whose numbering this read did
+        not see, and published past, it would be lost to every subscriber here. So the relay stops
+        before it and reads again at its next round; after ``GAP_PATIENCE`` it logs the gap and goes
+        on (a relay that never went on would silence every subscriber). Numbers pruned before the
+        cursor caught up are skipped at once.
+        """
+        assert self.cursor is not None
+        expected = self.cursor + 1
+        if page.rows and self.cursor < page.pruned_through:
+            expected = max(expected, page.rows[0]["seq"])
+        events: list[DecisionEvent] = []
+        for row in page.rows:
+            if row["seq"] != expected:
+                if self._gap is None or self._gap[0] != expected:
+                    self._gap = (expected, time.monotonic())
+                if time.monotonic() - self._gap[1] < GAP_PATIENCE:
+                    return events
+                log.warning("event %d was never seen; relaying from %d on", expected, row["seq"])
+                expected = row["seq"]
+            events.append(event_of(row))
+            expected += 1
+        self._gap = None
+        return events
 
     def prune(self) -> None:
         """Delete the events older than the retention, a batch per transaction (those pending
@@ -208,10 +240,9 @@ def missed(
         raise ValidationFailed(f"after: no event {after} was ever published (the last is {page.last})", field="after")
     if len(page.rows) > limit:
         raise ValidationFailed(f"after: more than {limit} events were missed; read the plan again", field="after")
-    # The counter is read before the events, in one statement but not one snapshot (Neo4j reads
-    # committed): events numbered in between can be among the rows, past the counter read, and
-    # not all of them. Those are left to the live stream, which was listening before the read.
-    return Missed([event_of(row) for row in page.rows if row["seq"] <= page.last], page.last)
+    # The rows go up to the counter, read before them (outbox.read_after); what was numbered since
+    # is left to the live stream, which was listening before the read.
+    return Missed([event_of(row) for row in page.rows], page.last)
 
 
 def row_of(event: DecisionEvent) -> dict[str, str | None]:

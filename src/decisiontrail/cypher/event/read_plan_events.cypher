@@ -1,17 +1,11 @@
-// One plan's events after a cursor, in order, one row each, with the counter and whether events wait (as read_events).
-// Whether events wait is read first: a write committed before it is then either numbered by the
-// counter read after, or waits (read before it is numbered, it would be neither).
-CALL () { RETURN EXISTS { MATCH (:PendingEvent) } AS pending }
-OPTIONAL MATCH (counter:EventCounter {name: 'events'})
-CALL (counter) {
-  MATCH (e:Event {plan_id: $plan_id})
-  WHERE e.last_seq > $after
-  WITH e ORDER BY e.last_seq LIMIT $limit
-  UNWIND range(CASE WHEN e.seq > $after THEN 0 ELSE $after + 1 - e.seq END, e.last_seq - e.seq) AS i
-  WITH e, i LIMIT $limit
-  RETURN collect({
-    seq: e.seq + i, kind: e.kind, plan_id: e.plan_id, decision_id: e.decision_ids[i], review_id: e.review_ids[i],
-    at: toString(e.at)
-  }) AS events
-}
-RETURN coalesce(counter.seq, 0) AS last, coalesce(counter.pruned_through, 0) AS pruned_through, events, pending
+// One plan's numbered events after a cursor and up to the counter read before, in order, one row
+// each (as event/read_events).
+MATCH (e:Event {plan_id: $plan_id})
+WHERE e.last_seq > $after AND e.last_seq <= $through
+WITH e ORDER BY e.last_seq LIMIT $limit
+UNWIND range(CASE WHEN e.seq > $after THEN 0 ELSE $after + 1 - e.seq END, e.last_seq - e.seq) AS i
+WITH e, i LIMIT $limit
+RETURN collect({
+  seq: e.seq + i, kind: e.kind, plan_id: e.plan_id, decision_id: e.decision_ids[i], review_id: e.review_ids[i],
+  at: toString(e.at)
+}) AS events
