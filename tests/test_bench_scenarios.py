@@ -4,8 +4,10 @@ did: the watched transaction could not hold a plan-lock token) fails here, not i
 of ``make bench`` after it.
 
 Nothing is timed against a target here; the scenarios check their own answers (every decision
-stored as sent, each correction superseding exactly its closure, ours and the baseline's) and
-raise when they differ, and these tests check that every row was measured and broken down.
+stored as sent, each correction superseding exactly its closure, ours and the baseline's, each
+walk answering the decisions and plans its statement does, each event reaching every
+subscriber) and raise when they differ, and these tests check that every row was measured. The
+nested tree against @neo4j/graphql (npm) and the explorer (Chromium) run only in ``make bench``.
 """
 
 from __future__ import annotations
@@ -65,3 +67,41 @@ def test_corrections_supersede_exactly_their_closure_ours_and_the_baseline(graph
     for row in rows:
         _measured(row)
     assert [len(r.ours.samples_ms) for r in rows[::2]] == [2, 2]
+
+
+def test_lineage_and_impact_over_the_served_api_answer_what_the_statement_does(
+    graph: Graph, store: Trail, bench_api: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The bench's walk shapes, small: 3 levels of plans and a 10-decision chain. Each row first
+    # compares the GraphQL answer with the statement's, decisions and plans in full.
+    monkeypatch.setattr(scenarios, "WALK_LEVELS", 3)
+    monkeypatch.setattr(scenarios, "WALK_CHAIN", 10)
+    shapes = scenarios.walk_shapes(store)
+    rows = [
+        scenarios._walk_row(graph, bench_api, SMALLEST, name, text, statement, decision_id, "a shape")
+        for name, text, statement, decision_id in (
+            ("lineage", scenarios.LINEAGE, "decision/lineage", shapes.deepest),
+            ("impact", scenarios.IMPACT, "correction/downstream", shapes.top),
+            ("lineage", scenarios.LINEAGE, "decision/lineage", shapes.chain_end),
+            ("impact", scenarios.IMPACT, "correction/downstream", shapes.chain_head),
+        )
+    ]
+
+    assert [r.case for r in rows] == [
+        "lineage of a shape (8 decisions, 3 plans)",  # the deepest spawn's ancestors: 3 a level, less itself
+        "impact of a shape (8 decisions, 2 plans)",  # the top strategy and its spawn, and the two levels below
+        "lineage of a shape (10 decisions, 1 plans)",  # the chain's end's ancestors: the chain and its root
+        "impact of a shape (10 decisions, 0 plans)",  # the chain, from its head
+    ]
+    for row in rows:
+        _measured(row)
+        assert len(row.ours.samples_ms) == SMALLEST.queries
+
+
+def test_live_events_reach_every_subscriber(bench_api: str, store: Trail) -> None:
+    from bench.events import delivery
+
+    stats, connected = delivery(bench_api, corrections=2, subscribers=5)
+
+    assert connected == 5
+    assert len(stats.samples_ms) == 2 * 5 and all(s >= 0 for s in stats.samples_ms)
