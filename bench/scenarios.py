@@ -552,12 +552,7 @@ def lineage_and_impact(
         rows.append(_walk_row(graph, api, sizes, name, text, statement, samples[name], "a deep decision"))
     progress(f"walk shapes: a {WALK_LEVELS}-level plan hierarchy and a {WALK_CHAIN:,}-decision chain")
     shapes = walk_shapes(Trail.on(graph))
-    for name, text, statement, shape, decision_id in (
-        ("lineage", LINEAGE, "decision/lineage", f"the deepest decision of {WALK_LEVELS} levels of plans", shapes.deepest),
-        ("impact", IMPACT, "correction/downstream", f"the top strategy of {WALK_LEVELS} levels of plans", shapes.top),
-        ("lineage", LINEAGE, "decision/lineage", f"the last of a {WALK_CHAIN:,}-decision chain", shapes.chain_end),
-        ("impact", IMPACT, "correction/downstream", f"the head of a {WALK_CHAIN:,}-decision chain", shapes.chain_head),
-    ):
+    for name, text, statement, shape, decision_id in walk_cases(shapes):
         row = _walk_row(graph, api, sizes, name, text, statement, decision_id, shape)
         rows.append(row)
         if sizes is FULL and decision_id == shapes.deepest:
@@ -634,6 +629,17 @@ class WalkShapes:
     top: str  # the top plan's strategy: its impact is every level below
     chain_end: str  # the last of a WALK_CHAIN-long PARENT chain, each decision also depending on the one two above
     chain_head: str  # the first decision under the chain's root
+
+
+def walk_cases(shapes: WalkShapes) -> list[tuple[str, str, str, str, str]]:
+    """The walks measured on the shapes: name, GraphQL text, the statement it is measured against,
+    what is walked, and the decision walked from."""
+    return [
+        ("lineage", LINEAGE, "decision/lineage", f"the deepest decision of {WALK_LEVELS} levels of plans", shapes.deepest),
+        ("impact", IMPACT, "correction/downstream", f"the top strategy of {WALK_LEVELS} levels of plans", shapes.top),
+        ("lineage", LINEAGE, "decision/lineage", f"the last of a {WALK_CHAIN:,}-decision chain", shapes.chain_end),
+        ("impact", IMPACT, "correction/downstream", f"the head of a {WALK_CHAIN:,}-decision chain", shapes.chain_head),
+    ]
 
 
 def walk_shapes(store: Trail) -> WalkShapes:

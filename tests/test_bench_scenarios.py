@@ -78,20 +78,18 @@ def test_lineage_and_impact_over_the_served_api_answer_what_the_statement_does(
     monkeypatch.setattr(scenarios, "WALK_CHAIN", 10)
     shapes = scenarios.walk_shapes(store)
     rows = [
-        scenarios._walk_row(graph, bench_api, SMALLEST, name, text, statement, decision_id, "a shape")
-        for name, text, statement, decision_id in (
-            ("lineage", scenarios.LINEAGE, "decision/lineage", shapes.deepest),
-            ("impact", scenarios.IMPACT, "correction/downstream", shapes.top),
-            ("lineage", scenarios.LINEAGE, "decision/lineage", shapes.chain_end),
-            ("impact", scenarios.IMPACT, "correction/downstream", shapes.chain_head),
-        )
+        scenarios._walk_row(graph, bench_api, SMALLEST, name, text, statement, decision_id, what)
+        for name, text, statement, what, decision_id in scenarios.walk_cases(shapes)
     ]
 
     assert [r.case for r in rows] == [
-        "lineage of a shape (8 decisions, 3 plans)",  # the deepest spawn's ancestors: 3 a level, less itself
-        "impact of a shape (8 decisions, 2 plans)",  # the top strategy and its spawn, and the two levels below
-        "lineage of a shape (10 decisions, 1 plans)",  # the chain's end's ancestors: the chain and its root
-        "impact of a shape (10 decisions, 0 plans)",  # the chain, from its head
+        # the deepest spawn's ancestors: 3 a level, less itself
+        "lineage of the deepest decision of 3 levels of plans (8 decisions, 3 plans)",
+        # the top strategy and its spawn, and the two levels below
+        "impact of the top strategy of 3 levels of plans (8 decisions, 2 plans)",
+        # the chain's end's ancestors: the chain and its root
+        "lineage of the last of a 10-decision chain (10 decisions, 1 plans)",
+        "impact of the head of a 10-decision chain (10 decisions, 0 plans)",  # the chain, from its head
     ]
     for row in rows:
         _measured(row)

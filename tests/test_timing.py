@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Any
 
@@ -14,6 +13,7 @@ from decisiontrail.graphdb.database import Database
 from decisiontrail.services import Trail
 from decisiontrail.services.lifecycle import instantiate_plan
 from serving import served
+from test_api import snapshot
 
 # A statement that keeps Neo4j busy for a while (tens of milliseconds here) and answers one row.
 BUSY = "UNWIND range(1, 2000000) AS x WITH x WHERE x % 7 = 0 RETURN count(x) AS n"
@@ -101,7 +101,6 @@ WRITES = {
 
 
 def _decision(plan_id: str, parent_id: str, n: int) -> dict[str, Any]:
-    digest = hashlib.sha256(f"timed {n}".encode()).hexdigest()
     return {
         "planId": plan_id,
         "parentDecisionId": parent_id,
@@ -109,11 +108,7 @@ def _decision(plan_id: str, parent_id: str, n: int) -> dict[str, Any]:
         "question": f"which way ({n})?",
         "chosenOption": "this way",
         "rationale": "because",
-        "contextSnapshot": {
-            "hotContextHash": digest,
-            "hotContextRef": f"test://{digest}",
-            "actorStateRef": {"threadId": "timed", "checkpointId": f"cp-{n}"},
-        },
+        "contextSnapshot": snapshot(f"timed {n}"),
     }
 
 
