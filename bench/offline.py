@@ -1,6 +1,7 @@
 """The offline scenario in a process of its own: load everything, run every rule, export GraphML;
 or (``--grouped JOBS``) ``check --all`` group by group in JOBS worker processes; or
-(``--export N``) ``export --all`` as GraphML, group by group, in N worker processes.
+(``--export N FILE``) ``export --all`` as GraphML, group by group, in N worker processes, into
+FILE (as ``export --all -o FILE`` writes it), for the harness to read back and compare.
 
 Prints one JSON line with the phases' times and the process's peak resident memory, so the
 harness reports memory that belongs to this work alone.
@@ -9,6 +10,7 @@ harness reports memory that belongs to this work alone.
 from __future__ import annotations
 
 import json
+import os
 import resource
 import sys
 import time
@@ -30,9 +32,9 @@ def main(uri: str, database: str) -> None:
     report = run_checks(G, scope="all")
     checked = time.perf_counter()
     written = 0
-    with open("/dev/null", "w", encoding="utf-8") as sink:
+    with open("/dev/null", "wb") as sink:  # encoded here, as a text file's writes encode: bytes counted
         for chunk in export(G, ExportFormat.GRAPHML):
-            written += sink.write(chunk)
+            written += sink.write(chunk.encode("utf-8"))
     exported = time.perf_counter()
     print(
         json.dumps(
@@ -73,20 +75,22 @@ def grouped(uri: str, database: str, jobs: int) -> None:
     )
 
 
-def exported(uri: str, database: str, jobs: int) -> None:
-    """``export --all`` as the CLI runs it, GraphML written a group of plans at a time, the groups'
-    parts made in ``jobs`` worker processes; the peak memory is the larger of this process's and a worker's."""
+def exported(uri: str, database: str, jobs: int, out: str) -> None:
+    """``export --all -o out`` as the CLI runs it, GraphML written a group of plans at a time, the
+    groups' parts made in ``jobs`` worker processes; the peak memory is the larger of this
+    process's and a worker's."""
     from decisiontrail.services import Trail, analysis
 
     with create_driver(uri, None, None) as driver:
         graph = Graph(driver=driver, database=database, uri=uri)
         start = time.perf_counter()
-        written = nodes = 0
-        with open("/dev/null", "w", encoding="utf-8") as sink:
+        nodes = 0
+        with open(out, "w", encoding="utf-8") as sink:
             for chunk in analysis.export(Trail.on(graph), analysis.View.ALL, None, ExportFormat.GRAPHML, jobs=jobs):
-                written += sink.write(chunk)
+                sink.write(chunk)
                 nodes += chunk.count(">Decision</data>")  # each decision node's label
         done = time.perf_counter()
+        written = os.path.getsize(out)
     print(
         json.dumps(
             {
@@ -119,8 +123,8 @@ def peak_mb(*, with_workers: bool = False) -> float:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 4 and sys.argv[3] == "--export":
-        exported(sys.argv[1], sys.argv[2], int(sys.argv[4]))
+    if len(sys.argv) > 5 and sys.argv[3] == "--export":
+        exported(sys.argv[1], sys.argv[2], int(sys.argv[4]), sys.argv[5])
     elif len(sys.argv) > 4 and sys.argv[3] == "--grouped":
         grouped(sys.argv[1], sys.argv[2], int(sys.argv[4]))
     else:

@@ -26,10 +26,12 @@ children and dependencies for the nested query; after the runs, for writes, ever
 each side stored, field by field, against what it sent, and nothing else stored under the same
 parent. Each correction's superseded set, ours and the baseline's, is checked against the
 closure read before either ran. The offline rows compare the count of decisions checked or
-exported with the workload's, and up to 20,000 decisions the export is also read back whole
-and compared decision by decision with the rows the baseline streams: every property and every
-edge (a row's `compared` says which); `check --all`'s answer, a report of violations, has no
-counterpart in the baseline's. The raw results, with the git commit they were measured at,
+exported with the workload's; at every size the first export is also read back whole, as a
+stream, and compared decision by decision with the rows the baseline streams (every property
+and every edge), and every other run's document, whatever its `--jobs`, is the same byte for
+byte (each export row's `compared` says how its documents were compared: rows measured
+earlier compared up to 20,000 decisions only); `check --all`'s answer, a report of violations, has no counterpart in the
+baseline's. The raw results, with the git commit they were measured at,
 are in `docs/benchmarks/*.json`; this page, the analysis included, is written from them. A run
 of some scenarios (`python -m bench --only offline`) or of the sizes up to one
 (`--largest 1000000`) replaces the rows it measured and keeps the others, each part with its
@@ -365,8 +367,8 @@ NOTES = """\
   resident memory (with worker processes, the largest of any one process; over a row's runs,
   the largest), the process's own high-water mark (`VmHWM`; results measured before 84c3260
   took getrusage's `ru_maxrss`, which Linux carries over from the forked bench, so theirs are
-  upper bounds, the bench's own memory when it was larger): `check --all` group by group in one and in two worker processes, `export --all` as GraphML (group by group, to
-  `/dev/null`) likewise, and, for reference and only up to 1M decisions, `load_graph` of the whole
+  upper bounds, the bench's own memory when it was larger): `check --all` group by group in one and in two worker processes, `export --all` as GraphML (group by group, into a
+  file, as `export --all -o FILE` writes it; rows measured earlier wrote to `/dev/null`) likewise, and, for reference and only up to 1M decisions, `load_graph` of the whole
   database, every rule and a GraphML export. The baseline streams the same rows through the
   driver without building a graph. `make bench-full` ends with a database of its own of 10M
   decisions, where only `check --all` (one process) and `export --all` run. At the quick sizes

@@ -6,16 +6,18 @@ import hashlib
 import json
 import subprocess
 import sys
+import tempfile
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
+from pathlib import Path
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 
+from bench.exports import Compared, compare_graphml, sha256_of
 from bench.harness import Breakdown, Row, Stats, graphql, side_by_side, side_by_side_each, timed
 from decisiontrail.checks.closure import downstream
 from decisiontrail.cypher import query
@@ -790,138 +792,90 @@ def offline_grouped(
     graph: Graph, decisions: int, progress: Callable[[str], None], *, jobs: tuple[int, ...] = (1, 2), repeat: int = 1
 ) -> list[Row]:
     """``check --all`` group by group in each number of worker processes of ``jobs``, and ``export
-    --all`` (GraphML, group by group) likewise, each in a process of its own for its peak memory, against
-    the driver streaming the same rows: ``repeat`` runs each way, interleaved (who goes first
-    alternates), after a warm-up run of each when ``repeat`` is above 1."""
+    --all`` (GraphML, group by group, into a file) likewise, each in a process of its own for its
+    peak memory, against the driver streaming the same rows: ``repeat`` runs each way, interleaved
+    (who goes first alternates), after a warm-up run of each when ``repeat`` is above 1. The first
+    export is read back and compared with the database in full, and every other run's document
+    with it, byte for byte (``Exports``)."""
     runs: list[tuple[str, ...]] = [(f"check --all group by group, --jobs {n}", "--grouped", str(n)) for n in jobs]
     runs += [("export --all group by group, GraphML" + (f", --jobs {n}" if n > 1 else ""), "--export", str(n)) for n in jobs]
-    compared = "the count of decisions"
-    if decisions <= COMPARED_IN_FULL:
-        progress(f"offline: the export of {decisions:,} decisions read back against the rows the driver streams")
-        _export_matches_rows(graph)
-        compared = "every decision, its properties and edges, against the streamed rows; and the count"
     rows = []
-    for case, *mode in runs:
-        progress(f"offline: {case}, {decisions:,} decisions, {repeat} run(s) each way")
-        results, raw = _offline_runs(graph, decisions, case, mode, repeat)
-        ours = Stats(tuple(r["check_ms" if "check_ms" in r else "export_ms"] for r in results), decisions)
-        result = {**results[-1], "peak_rss_mb": max(r["peak_rss_mb"] for r in results)}
-        target, met = _offline_target(decisions, ours, raw, result["peak_rss_mb"])
-        rows.append(
-            Row(
-                "offline",
-                f"{decisions:,} decisions: {case}",
-                ours,
-                raw,
-                "the driver streaming the same rows",
-                target=target,
-                met=met,
-                extra={k: result[k] for k in ("peak_rss_mb", "violations", "export_bytes") if k in result}
-                | ({"compared": compared if mode[1] == "1" else "the count of decisions"} if mode[0] == "--export" else {}),
+    with tempfile.TemporaryDirectory(prefix="bench-export-") as scratch:
+        exports = Exports(graph, Path(scratch), progress)
+        for case, *mode in runs:
+            progress(f"offline: {case}, {decisions:,} decisions, {repeat} run(s) each way")
+            results, raw = _offline_runs(graph, decisions, case, mode, repeat, exports)
+            ours = Stats(tuple(r["check_ms" if "check_ms" in r else "export_ms"] for r in results), decisions)
+            result = {**results[-1], "peak_rss_mb": max(r["peak_rss_mb"] for r in results)}
+            target, met = _offline_target(decisions, ours, raw, result["peak_rss_mb"])
+            rows.append(
+                Row(
+                    "offline",
+                    f"{decisions:,} decisions: {case}",
+                    ours,
+                    raw,
+                    "the driver streaming the same rows",
+                    target=target,
+                    met=met,
+                    extra={k: result[k] for k in ("peak_rss_mb", "violations", "export_bytes") if k in result}
+                    | ({"compared": exports.COMPARED} if mode[0] == "--export" else {}),
+                )
             )
-        )
     return rows
 
 
-COMPARED_IN_FULL = 20_000
-"""Up to this many decisions the export is read back whole and compared decision by decision
-(``_export_matches_rows``); beyond, the runs compare the count (a GraphML document of 1M
-decisions read back by networkx would take longer than the row)."""
+class Exports:
+    """Each export run's document, checked after the run: the first read back and compared with
+    the database in full (``bench.exports.compare_graphml``), every later one the same document
+    byte for byte (its SHA-256): ``export --all`` writes the same document for any ``--jobs``."""
 
-_TIMES = frozenset({"created_at", "superseded_at"})
-
-
-def _export_matches_rows(graph: Graph) -> None:
-    """``export --all`` (GraphML, group by group, as the rows' runs make it) read back by networkx,
-    against the rows the baseline streams: every decision stored is exported with each of its
-    properties (times as instants, lists as the JSON GraphML holds them) and its edges (plan,
-    parent, dependencies with their ordinals, correction, supersession with its time), and no
-    other decision is. RuntimeError naming the first difference."""
-    import io
-
-    import networkx as nx
-
-    from decisiontrail.checks.export import ExportFormat
-    from decisiontrail.services import analysis
-
-    text = "".join(analysis.export(Trail.on(graph), analysis.View.ALL, None, ExportFormat.GRAPHML))
-    back = nx.read_graphml(io.BytesIO(text.encode()), force_multigraph=True)
-    del text
-    exported = {n for n, attrs in back.nodes(data=True) if attrs.get("label") == "Decision"}
-    stored = 0
-    with graph.driver.session(database=graph.database, fetch_size=2000) as session:
-        plan_ids = [r["plan_id"] for r in session.run(query("graph/all_plan_ids"))]
-        for start in range(0, len(plan_ids), 200):
-            for plan_row in session.run(query("graph/decision_rows"), plan_ids=plan_ids[start : start + 200]):
-                for row in plan_row["decisions"]:
-                    stored += 1
-                    _decision_matches(back, row)
-    if stored != len(exported):
-        raise RuntimeError(f"the export holds {len(exported):,} decisions, the database {stored:,}")
-
-
-def _decision_matches(back: Any, row: dict[str, Any]) -> None:
-    """A stored decision's row (graph/decision_rows) against the exported graph read back.
-
-    >>> import networkx as nx
-    >>> back = nx.MultiDiGraph()
-    >>> back.add_node("D1", label="Decision", decision_id="D1", created_at="2026-01-01T00:00:00+00:00", confidence_score=0.5)
-    >>> _ = back.add_edge("D1", "P1", key="IN_PLAN")
-    >>> row = {"decision": {"decision_id": "D1", "created_at": "2026-01-01T00:00:00Z", "confidence_score": 0.5},
-    ...        "plan_ids": ["P1"], "parent_ids": [], "depends_on": [], "corrects_ids": [], "superseded_by": []}
-    >>> _decision_matches(back, row)
-    >>> _decision_matches(back, {**row, "parent_ids": ["D0"]})
-    Traceback (most recent call last):
-    RuntimeError: decision D1: edges ["('PARENT', 'D0', None)"] differ between store and export
-    >>> _decision_matches(back, {**row, "decision": {**row["decision"], "confidence_score": 0.75}})
-    Traceback (most recent call last):
-    RuntimeError: decision D1: confidence_score is 0.75 stored, 0.5 exported
-    """
-    decision = row["decision"]
-    decision_id = decision["decision_id"]
-    if decision_id not in back:
-        raise RuntimeError(f"decision {decision_id} is stored but not exported")
-    ours = back.nodes[decision_id]
-    for name, value in decision.items():
-        if value is None:
-            continue
-        if name in _TIMES:
-            same = name in ours and datetime.fromisoformat(value) == datetime.fromisoformat(ours[name])
-        elif isinstance(value, list):
-            same = name in ours and json.loads(ours[name]) == value
-        else:
-            same = ours.get(name) == value
-        if not same:
-            raise RuntimeError(f"decision {decision_id}: {name} is {value!r} stored, {ours.get(name)!r} exported")
-    expected: set[tuple[str, str, object]] = {("IN_PLAN", plan_id, None) for plan_id in row["plan_ids"]}
-    expected |= {("PARENT", parent, None) for parent in row["parent_ids"]}
-    expected |= {("DEPENDS_ON", dependency, ordinal) for dependency, ordinal in row["depends_on"]}
-    expected |= {("CORRECTS", original, None) for original in row["corrects_ids"]}
-    expected |= {("SUPERSEDED_BY", successor, datetime.fromisoformat(at)) for successor, at in row["superseded_by"]}
-    found = Counter(
-        (key, target, attrs.get("ordinal") if key == "DEPENDS_ON" else _instant(attrs.get("at")))
-        for _, target, key, attrs in back.out_edges(decision_id, keys=True, data=True)
-        if key in ("IN_PLAN", "PARENT", "DEPENDS_ON", "CORRECTS", "SUPERSEDED_BY")
+    COMPARED = (
+        "every decision, its properties and edges, against the database's rows (the first run's document, read back "
+        "whole); every other run's document the same, byte for byte; and the count"
     )
-    if found != Counter(expected):  # an edge exported twice differs too
-        differ = sorted(map(str, (found - Counter(expected)) + (Counter(expected) - found)))
-        raise RuntimeError(f"decision {decision_id}: edges {differ} differ between store and export")
+
+    def __init__(self, graph: Graph, scratch: Path, progress: Callable[[str], None]) -> None:
+        self.graph, self.scratch, self.progress = graph, scratch, progress
+        self.first: Compared | None = None
+        self.runs = 0
+
+    def path(self) -> Path:
+        return self.scratch / "export.graphml"
+
+    def check(self, path: Path) -> None:
+        """``path``, a run's document, as the first run's; removed once checked."""
+        self.runs += 1
+        try:
+            if self.first is None:
+                self.progress("offline: the first export read back and compared with the database, decision by decision")
+                self.first = compare_graphml(self.graph, path)
+                return
+            digest = sha256_of(path)
+            if digest != self.first.sha256:
+                raise RuntimeError(
+                    f"export run {self.runs} wrote another document than the first, which was compared in full "
+                    f"(SHA-256 {digest[:12]}, not {self.first.sha256[:12]})"
+                )
+        finally:
+            path.unlink(missing_ok=True)
 
 
-def _instant(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)
-
-
-def _offline_runs(graph: Graph, decisions: int, case: str, mode: list[str], repeat: int) -> tuple[list[dict[str, Any]], Stats]:
-    """``repeat`` runs of ours (each a process of its own, timed inside it) and of the stream,
-    interleaved as every scenario's (``side_by_side_each``), after a warm-up run of each when
-    ``repeat`` is above 1: ours' results and the stream's timings."""
+def _offline_runs(
+    graph: Graph, decisions: int, case: str, mode: list[str], repeat: int, exports: Exports
+) -> tuple[list[dict[str, Any]], Stats]:
+    """``repeat`` runs of ours (each a process of its own, timed inside it; an export's document
+    checked by ``exports`` after its run) and of the stream, interleaved as every scenario's
+    (``side_by_side_each``), after a warm-up run of each when ``repeat`` is above 1: ours' results
+    and the stream's timings."""
     results: list[dict[str, Any]] = []
 
     def ours_once() -> None:
-        result = _offline_process(graph, *mode)
+        out = [str(exports.path())] if mode[0] == "--export" else []
+        result = _offline_process(graph, *mode, *out)
         if result["decisions"] != decisions:
             raise RuntimeError(f"{case} counted {result['decisions']:,} decisions, the workload has {decisions:,}")
+        if out:
+            exports.check(Path(out[0]))
         results.append(result)
 
     def raw_once() -> None:

@@ -1,0 +1,150 @@
+"""The bench's offline rows compare what ``export --all`` wrote with the database, decision by
+decision, at every size: the first run's document read back as a stream (``bench.exports``), every
+other run's the same byte for byte. A comparison that cannot fail proves nothing, so each kind of
+difference is planted in a real export here and must be named."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bench import scenarios
+from bench.exports import Compared, compare_graphml, sha256_of
+from bench.scenarios import Exports
+from bench.workload import WorkloadSpec, load
+from decisiontrail.checks.export import ExportFormat
+from decisiontrail.graphdb import Graph
+from decisiontrail.services import Trail, analysis
+from decisiontrail.services.correction import correct
+
+SMALL = WorkloadSpec(hierarchies=3, depth=1, fan_out=2, decisions_per_plan=12, depends_on_density=0.3, superseded_share=0.2)
+
+
+@pytest.fixture
+def exported(graph: Graph, store: Trail, tmp_path: Path) -> tuple[Path, int]:
+    """``export --all`` of a small workload and one correction made through the service (its
+    correction decision, CORRECTS edge and attempt node): the document and how many decisions are stored."""
+    loaded = load(graph, SMALL)
+    current = graph.driver.execute_query(
+        "MATCH (d:Decision {decision_type: 'strategy_choice'}) WHERE d.superseded_at IS NULL "
+        "RETURN d.decision_id AS id ORDER BY id LIMIT 1",
+        database_=graph.database,
+    ).records[0]["id"]
+    correct(store, current, "revert", "another way", "the bench's export test")
+    path = tmp_path / "all.graphml"
+    path.write_text("".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.GRAPHML)), encoding="utf-8")
+    stored = graph.driver.execute_query("MATCH (d:Decision) RETURN count(d) AS n", database_=graph.database).records[0]["n"]
+    assert stored == loaded.decisions + 1
+    return path, stored
+
+
+def test_an_export_read_back_matches_every_stored_decision(graph: Graph, exported: tuple[Path, int]) -> None:
+    path, stored = exported
+
+    compared = compare_graphml(graph, path)
+
+    assert compared.decisions == stored
+    assert len(compared.sha256) == 64
+
+
+def _planted(path: Path, change: "re.Pattern[str]", to: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    changed, n = change.subn(to, text, count=1)
+    assert n == 1, change.pattern
+    path.write_text(changed, encoding="utf-8")
+
+
+def test_a_property_exported_wrong_is_named(graph: Graph, exported: tuple[Path, int]) -> None:
+    path, _ = exported
+    _planted(path, re.compile(r'(<data key="n\.question">)[^<]*'), r"\1which way, really?")
+
+    with pytest.raises(RuntimeError, match=r"decision \w+: question is '.*' stored, 'which way, really\?' exported"):
+        compare_graphml(graph, path)
+
+
+def test_an_edge_left_out_is_named(graph: Graph, exported: tuple[Path, int]) -> None:
+    path, _ = exported
+    _planted(path, re.compile(r'<edge source="[^"]+" target="[^"]+"><data key="e\.type">DEPENDS_ON</data>.*?</edge>\n'), "")
+
+    with pytest.raises(RuntimeError, match=r"decision \w+: edges \[\"\('DEPENDS_ON', '\w+', \d+\)\"\] differ"):
+        compare_graphml(graph, path)
+
+
+def test_a_decision_left_out_is_named(graph: Graph, exported: tuple[Path, int]) -> None:
+    path, _ = exported
+    # A decision without its edges: the document stays well formed, one stored decision is missing.
+    text = path.read_text(encoding="utf-8")
+    node = re.search(r'<node id="(\w+)"><data key="n\.label">Decision</data>.*?</node>\n', text)
+    assert node is not None
+    decision_id = node.group(1)
+    text = text.replace(node.group(0), "")
+    text = re.sub(rf'<edge source="{decision_id}" [^\n]*\n', "", text)
+    path.write_text(text, encoding="utf-8")
+
+    with pytest.raises(RuntimeError, match=rf"decision {decision_id} is stored but not exported"):
+        compare_graphml(graph, path)
+
+
+def test_a_decision_the_database_does_not_hold_is_named(graph: Graph, exported: tuple[Path, int]) -> None:
+    path, _ = exported
+    text = path.read_text(encoding="utf-8")
+    node = re.search(r'<node id="(\w+)">(<data key="n\.label">Decision</data>.*?)</node>\n', text)
+    assert node is not None
+    _planted(
+        path,
+        re.compile(re.escape(node.group(0))),
+        node.group(0) + node.group(0).replace(node.group(1), "01KZZZZZZZZZZZZZZZZZZZZZZZ"),
+    )
+
+    with pytest.raises(RuntimeError, match="decision 01KZZZZZZZZZZZZZZZZZZZZZZZ is exported but not stored"):
+        compare_graphml(graph, path)
+
+
+def test_a_later_run_is_held_to_the_first_byte_for_byte(graph: Graph, exported: tuple[Path, int], tmp_path: Path) -> None:
+    path, _ = exported
+    exports = Exports(graph, tmp_path, progress=lambda _: None)
+    document = path.read_bytes()
+    exports.path().write_bytes(document)
+    exports.check(exports.path())  # the first: compared in full
+    exports.path().write_bytes(document)
+    exports.check(exports.path())  # the same document
+
+    exports.path().write_bytes(document.replace(b"</graphml>", b"</graphml>\n"))
+    with pytest.raises(RuntimeError, match="export run 3 wrote another document than the first"):
+        exports.check(exports.path())
+    assert not exports.path().exists()  # each run's document is removed once checked
+
+
+def test_the_offline_rows_run_end_to_end_each_export_compared(
+    graph: Graph, store: Trail, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loaded = load(graph, SMALL)
+    checked: list[tuple[str, int]] = []  # how each run's document was checked, and its size
+
+    def in_full(graph: Graph, path: Path) -> Compared:
+        checked.append(("in full", path.stat().st_size))
+        return compare_graphml(graph, path)
+
+    def by_digest(path: Path) -> str:
+        checked.append(("byte for byte", path.stat().st_size))
+        return sha256_of(path)
+
+    monkeypatch.setattr(scenarios, "compare_graphml", in_full)
+    monkeypatch.setattr(scenarios, "sha256_of", by_digest)
+
+    rows = scenarios.offline_grouped(graph, loaded.decisions, progress=lambda _: None)
+
+    assert [r.case.split(": ", 1)[1] for r in rows] == [
+        "check --all group by group, --jobs 1",
+        "check --all group by group, --jobs 2",
+        "export --all group by group, GraphML",
+        "export --all group by group, GraphML, --jobs 2",
+    ]
+    # One run each way (no warm-up at repeat 1): --jobs 1's document compared with the database,
+    # --jobs 2's with it; each the document the run reported writing.
+    assert [how for how, _ in checked] == ["in full", "byte for byte"]
+    assert [size for _, size in checked] == [row.extra["export_bytes"] for row in rows[2:]]
+    for row in rows[2:]:
+        assert row.extra["compared"] == Exports.COMPARED
