@@ -72,14 +72,19 @@ def test_an_edge_left_out_is_named(graph: Graph, exported: tuple[Path, int]) -> 
         compare_graphml(graph, path)
 
 
+def _first_decision(text: str) -> tuple[str, str]:
+    """The first decision node's line in an exported document, and its id."""
+    node = re.search(r'<node id="(\w+)"><data key="n\.label">Decision</data>.*?</node>\n', text)
+    assert node is not None
+    return node.group(0), node.group(1)
+
+
 def test_a_decision_left_out_is_named(graph: Graph, exported: tuple[Path, int]) -> None:
     path, _ = exported
     # A decision without its edges: the document stays well formed, one stored decision is missing.
     text = path.read_text(encoding="utf-8")
-    node = re.search(r'<node id="(\w+)"><data key="n\.label">Decision</data>.*?</node>\n', text)
-    assert node is not None
-    decision_id = node.group(1)
-    text = text.replace(node.group(0), "")
+    node, decision_id = _first_decision(text)
+    text = text.replace(node, "")
     text = re.sub(rf'<edge source="{decision_id}" [^\n]*\n', "", text)
     path.write_text(text, encoding="utf-8")
 
@@ -89,14 +94,8 @@ def test_a_decision_left_out_is_named(graph: Graph, exported: tuple[Path, int]) 
 
 def test_a_decision_the_database_does_not_hold_is_named(graph: Graph, exported: tuple[Path, int]) -> None:
     path, _ = exported
-    text = path.read_text(encoding="utf-8")
-    node = re.search(r'<node id="(\w+)">(<data key="n\.label">Decision</data>.*?)</node>\n', text)
-    assert node is not None
-    _planted(
-        path,
-        re.compile(re.escape(node.group(0))),
-        node.group(0) + node.group(0).replace(node.group(1), "01KZZZZZZZZZZZZZZZZZZZZZZZ"),
-    )
+    node, decision_id = _first_decision(path.read_text(encoding="utf-8"))
+    _planted(path, re.compile(re.escape(node)), node + node.replace(decision_id, "01KZZZZZZZZZZZZZZZZZZZZZZZ"))
 
     with pytest.raises(RuntimeError, match="decision 01KZZZZZZZZZZZZZZZZZZZZZZZ is exported but not stored"):
         compare_graphml(graph, path)
