@@ -291,3 +291,39 @@ def decision_matches(exported: Exported, row: dict[str, Any]) -> None:
 
 def _instant(value: str | None) -> datetime | None:
     return None if value is None else datetime.fromisoformat(value)
+
+
+class Exports:
+    """Each export run's document, checked after the run: the first read back and compared with
+    the database in full (``compare_graphml``), every later one the same document
+    byte for byte (its SHA-256): ``export --all`` writes the same document for any ``--jobs``."""
+
+    COMPARED = (
+        "every decision, its properties and edges, against the database's rows (the first run's document, read back "
+        "whole); every other run's document the same, byte for byte; and the count"
+    )
+
+    def __init__(self, graph: Graph, scratch: Path, progress: Callable[[str], None]) -> None:
+        self.graph, self.scratch, self.progress = graph, scratch, progress
+        self.first: Compared | None = None
+        self.runs = 0
+
+    def path(self) -> Path:
+        return self.scratch / "export.graphml"
+
+    def check(self, path: Path) -> None:
+        """``path``, a run's document, as the first run's; removed once checked."""
+        self.runs += 1
+        try:
+            if self.first is None:
+                self.progress("offline: the first export read back and compared with the database, decision by decision")
+                self.first = compare_graphml(self.graph, path)
+                return
+            digest = sha256_of(path)
+            if digest != self.first.sha256:
+                raise RuntimeError(
+                    f"export run {self.runs} wrote another document than the first, which was compared in full "
+                    f"(SHA-256 {digest[:12]}, not {self.first.sha256[:12]})"
+                )
+        finally:
+            path.unlink(missing_ok=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from bench.exports import Compared, compare_graphml, sha256_of
+from bench.exports import Exports
 from bench.harness import Breakdown, Row, Stats, graphql, side_by_side, side_by_side_each, timed
 from decisiontrail.checks.closure import downstream
 from decisiontrail.cypher import query
@@ -822,42 +822,6 @@ def offline_grouped(
                 )
             )
     return rows
-
-
-class Exports:
-    """Each export run's document, checked after the run: the first read back and compared with
-    the database in full (``bench.exports.compare_graphml``), every later one the same document
-    byte for byte (its SHA-256): ``export --all`` writes the same document for any ``--jobs``."""
-
-    COMPARED = (
-        "every decision, its properties and edges, against the database's rows (the first run's document, read back "
-        "whole); every other run's document the same, byte for byte; and the count"
-    )
-
-    def __init__(self, graph: Graph, scratch: Path, progress: Callable[[str], None]) -> None:
-        self.graph, self.scratch, self.progress = graph, scratch, progress
-        self.first: Compared | None = None
-        self.runs = 0
-
-    def path(self) -> Path:
-        return self.scratch / "export.graphml"
-
-    def check(self, path: Path) -> None:
-        """``path``, a run's document, as the first run's; removed once checked."""
-        self.runs += 1
-        try:
-            if self.first is None:
-                self.progress("offline: the first export read back and compared with the database, decision by decision")
-                self.first = compare_graphml(self.graph, path)
-                return
-            digest = sha256_of(path)
-            if digest != self.first.sha256:
-                raise RuntimeError(
-                    f"export run {self.runs} wrote another document than the first, which was compared in full "
-                    f"(SHA-256 {digest[:12]}, not {self.first.sha256[:12]})"
-                )
-        finally:
-            path.unlink(missing_ok=True)
 
 
 def _offline_runs(

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from bench import scenarios
-from bench.exports import Compared, compare_graphml, sha256_of
-from bench.scenarios import Exports
+from bench import exports as exports_module
+from bench.exports import Compared, Exports, compare_graphml, sha256_of
 from bench.workload import WorkloadSpec, load
 from decisiontrail.checks.export import ExportFormat
 from decisiontrail.graphdb import Graph
@@ -130,8 +130,8 @@ def test_the_offline_rows_run_end_to_end_each_export_compared(
         checked.append(("byte for byte", path.stat().st_size))
         return sha256_of(path)
 
-    monkeypatch.setattr(scenarios, "compare_graphml", in_full)
-    monkeypatch.setattr(scenarios, "sha256_of", by_digest)
+    monkeypatch.setattr(exports_module, "compare_graphml", in_full)
+    monkeypatch.setattr(exports_module, "sha256_of", by_digest)
 
     rows = scenarios.offline_grouped(graph, loaded.decisions, progress=lambda _: None)
 
