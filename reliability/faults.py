@@ -381,7 +381,7 @@ def service_kill(
         time.sleep(slice_)
         _finish_load(generator, outcome, grace)
         events = load.read_journal(journal)
-        # Answers this machine's loopback lost between the service and Neo4j: UNAVAILABLE, as many as the service logged.
+        # Answers lost between the service and Neo4j: UNAVAILABLE, as many as the service logged.
         silent = load.silent_in_log(service.log_path)
         outcome.figures["connections given up silent (answers lost on the way)"] = silent
         load.verify(events, graph, outcome, expected_codes={"UNREACHABLE"}, explained={"UNAVAILABLE": silent})

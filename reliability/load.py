@@ -1340,7 +1340,7 @@ def run(
     finally:
         logging.getLogger(database.__name__).removeHandler(silent)
     outcome.require(code == 0, f"the load generator exited with {code}")
-    # An answer this machine's loopback lost is given up after the read timeout and answered
+    # An answer lost between the service and Neo4j is given up after the read timeout and answered
     # UNAVAILABLE (the client retries with its key): as many UNAVAILABLEs as silent connections.
     outcome.figures["connections given up silent (answers lost on the way)"] = silent.count
     verify(read_journal(out), graph, outcome, explained={"UNAVAILABLE": silent.count})

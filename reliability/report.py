@@ -46,7 +46,7 @@ NOTES = """\
   and review resolution is stored exactly once (ids and idempotency keys compared), sequence
   numbers are unique per plan, and no current decision is left under a superseded one, no active
   child plan under a superseded spawn, no pending review that can never be resolved. An
-  UNAVAILABLE is expected only for an answer this machine's loopback lost: the service gives a
+  UNAVAILABLE is expected only for an answer lost between the service and Neo4j: the service gives a
   connection up when Neo4j sends nothing on it for 10 s and logs it as silent, and the run may
   have at most as many UNAVAILABLEs as the service logged silent connections (a figure below; see
   docs/embedded-neo4j.md). The same holds under shed load and when the service is killed.

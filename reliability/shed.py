@@ -279,7 +279,7 @@ def shed_load(
         # Every recording acknowledged is stored once, refused ones not at all, nothing is half
         # written, and every check rule passes on the whole database (check --all).
         service.stop()
-        # Answers this machine's loopback lost are UNAVAILABLE after the read timeout: as many as the service logged.
+        # Answers lost between the service and Neo4j are UNAVAILABLE after the read timeout: as many as the service logged.
         silent = load.silent_in_log(service.log_path)
         outcome.figures["connections given up silent (answers lost on the way)"] = silent
         load.verify(crowd.events, graph, outcome, expected_codes={"OVERLOADED"}, explained={"UNAVAILABLE": silent})

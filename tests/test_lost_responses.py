@@ -24,7 +24,7 @@ import pytest
 from decisiontrail.exceptions import TimedOut, Unavailable
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.connection import create_driver
-from decisiontrail.graphdb.database import SILENT_CONNECTION, Database
+from decisiontrail.graphdb.database import SILENT_CONNECTION, Database, Transaction
 
 SILENCE_LIMIT = 10.0
 """What the embedded Neo4j hints: keep-alive every 5 s, two missed."""
@@ -111,7 +111,7 @@ def test_a_lost_response_is_answered_unavailable_and_the_transaction_lets_its_lo
 ) -> None:
     proxy, database = through_proxy
 
-    def work(tx: neo4j.ManagedTransaction) -> None:
+    def work(tx: Transaction) -> None:
         # The write lock on the probe, as a recording holds its plan's lock; then its answer is lost.
         tx.run("MERGE (n:LostResponseProbe {key: 'held'}) SET n.writes = coalesce(n.writes, 0) + 1").consume()
         proxy.lose.set()
@@ -149,7 +149,7 @@ def test_a_long_statement_is_kept_alive_past_the_silence_limit(through_proxy: tu
         )
     )
 
-    def slow(tx: neo4j.ManagedTransaction) -> None:
+    def slow(tx: Transaction) -> None:
         tx.run("UNWIND range(1, 10000000000) AS i WITH i WHERE i = -1 RETURN count(i) AS n").consume()
 
     outcome = _in_thread(lambda: limited.read(slow), SILENCE_LIMIT + 20)

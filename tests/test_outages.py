@@ -19,7 +19,7 @@ from decisiontrail.domain import DecisionType
 from decisiontrail.exceptions import DecisionTrailError, Unavailable
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.connection import create_driver
-from decisiontrail.graphdb.database import Database
+from decisiontrail.graphdb.database import Database, Transaction
 from decisiontrail.graphdb.embedded import EmbeddedNeo4j
 from decisiontrail.graphdb.migrations import apply_migrations
 from decisiontrail.services.lifecycle import instantiate_plan
@@ -31,7 +31,7 @@ from factories import decision
 SLOW_READ = "UNWIND range(1, 10000000000) AS i WITH i WHERE i = -1 RETURN count(i) AS n"
 
 
-def _slow_read(tx: neo4j.ManagedTransaction) -> None:
+def _slow_read(tx: Transaction) -> None:
     tx.run(SLOW_READ).consume()
 
 

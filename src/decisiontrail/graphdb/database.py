@@ -63,8 +63,8 @@ class Rows(list[Any]):
 
 
 class Transaction(Protocol):
-    """What a data mapper runs its statements in: a write transaction (``neo4j.ManagedTransaction``),
-    or a read's ``Statements``."""
+    """What a data mapper runs its statements in: a write transaction (``neo4j.Transaction``, whose
+    ``commit`` and ``rollback`` are the unit of work's), or a read's ``Statements``."""
 
     def run(self, query: LiteralString, parameters: dict[str, Any] | None = None, **kwparameters: Any) -> neo4j.Result: ...
 
@@ -217,7 +217,7 @@ class Database:
         with translated_errors(conflict, timeout=timeout):
             try:
                 return self._with_contention_retries(
-                    lambda session, left: session.execute_write(_bounded(work, left), *args, **kwargs), timeout
+                    lambda session, left: _in_transaction(session, left, work, *args, **kwargs), timeout
                 )
             except IncompleteCommit as e:
                 # The commit was sent and the connection lost: it may have been written. Unlike the
@@ -232,10 +232,10 @@ class Database:
 
     def terminate_request(self, tag: str) -> list[str]:
         """Stop every transaction still running for the request ``tag`` (its client went away); their ids."""
-        with translated_errors():
-            records, _, _ = self.graph.driver.execute_query(
-                query("admin/terminate_request"), {"key": REQUEST_METADATA_KEY, "tag": tag}, database_=self.graph.database
-            )
+        # A statement of its own (auto-commit), as a read's are: ``execute_query`` runs it the way
+        # ``execute_write`` does, which a failure makes use a connection it gave back (``_in_transaction``).
+        with translated_errors(), self._session(neo4j.WRITE_ACCESS) as session:
+            records = list(session.run(query("admin/terminate_request"), key=REQUEST_METADATA_KEY, tag=tag))
         return [str(r["transaction_id"]) for r in records]
 
     def _session(self, access_mode: str) -> neo4j.Session:
@@ -285,8 +285,27 @@ def transaction_metadata() -> dict[str, Any] | None:
     return {REQUEST_METADATA_KEY: tag} if tag is not None else None
 
 
-def _bounded(work: Callable[..., T], timeout: float | None) -> Callable[..., T]:
-    return neo4j.unit_of_work(metadata=transaction_metadata(), timeout=timeout)(work)
+def _in_transaction(session: neo4j.Session, timeout: float | None, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``work(tx, *args, **kwargs)`` in one write transaction of ``session``, committed when it returns.
+
+    An explicit transaction, not ``session.execute_write``: when a statement fails, the driver
+    (6.4) hands the transaction's connection back to the pool at once (the session's error
+    handler), and ``execute_write`` then rolls the transaction back, which first asks that
+    connection whether it is still alive (``Bolt.defunct``: a read of one byte on its socket with
+    the socket's timeout set to 0, then set back). By then another thread may have taken the
+    connection, and the two threads' reads and timeouts interleave on one socket: under load the
+    other thread's own check of the connection blocked for the whole read timeout (its request
+    answered UNAVAILABLE: no connection within the acquisition timeout), and a byte of its answer
+    read by the failed transaction would leave it waiting for one that never comes. A transaction
+    that failed is therefore left to the session here: closing the session rolls the transaction
+    back while its connection is still the session's, and does not touch a connection the driver
+    has already given back (docs/embedded-neo4j.md; ``tests/test_connection_reuse.py`` fails on a
+    connection used after it went back to the pool).
+    """
+    tx = session.begin_transaction(metadata=transaction_metadata(), timeout=timeout)
+    value = work(tx, *args, **kwargs)
+    tx.commit()
+    return value
 
 
 @contextmanager

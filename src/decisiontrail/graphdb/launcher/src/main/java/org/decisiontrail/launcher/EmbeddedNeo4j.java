@@ -46,8 +46,9 @@ public final class EmbeddedNeo4j {
         // While a request is in progress the server sends a NOOP at least this often, and tells the
         // driver (the connection.recv_timeout_seconds hint: this times the probes) to give a
         // connection up when nothing at all arrives for that long. Without it a response lost on
-        // the way (seen on this machine's loopback: a summary retransmitted, acknowledged, never
-        // delivered) would leave the driver waiting for good, and its transaction holding its locks.
+        // the way would leave the driver waiting for good, and its transaction holding its locks
+        // (seen here: a summary that never reached its reader, since found to be the driver's own
+        // doing; docs/embedded-neo4j.md).
         long keepAliveMs = Long.parseLong(args.getOrDefault("--bolt-keep-alive-ms", "5000"));
         int keepAliveProbes = Integer.parseInt(args.getOrDefault("--bolt-keep-alive-probes", "2"));
 
