@@ -1,17 +1,9 @@
 """A write that fails never touches a connection the driver has given back to the pool.
 
-The Neo4j driver (6.4) gives a transaction's connection back to its pool as soon as a statement
-of the transaction fails (the session's error handler), and ``session.execute_write`` then rolls
-the transaction back, which first asks that connection whether it is alive: a one-byte read on its
-socket, with the socket's timeout set to 0 and set back after. Under load another thread has
-often taken the connection by then, and the two threads' reads and timeouts interleave on one
-socket. Seen under ``make reliability``'s load: a health check that blocked for the whole read
-timeout (the request answered UNAVAILABLE, no connection within the acquisition timeout), and
-answers that never arrived (UNAVAILABLE again, given up as a silent connection).
-
-These tests watch every use of a connection's socket and require that none happens while the
-connection is back in the pool (``Bolt.in_use`` false): the unit of work's writes are explicit
-transactions that leave a failed one to the session (``graphdb.database._in_transaction``).
+Why it could (the driver's rollback checks a connection its session already released, racing the
+thread that took it next): ``graphdb.database._in_transaction`` and docs/embedded-neo4j.md. These
+tests watch every use of a connection's socket and require that none happens while the connection
+is back in the pool (``Bolt.in_use`` false).
 """
 
 from __future__ import annotations

@@ -232,8 +232,8 @@ class Database:
 
     def terminate_request(self, tag: str) -> list[str]:
         """Stop every transaction still running for the request ``tag`` (its client went away); their ids."""
-        # A statement of its own (auto-commit), as a read's are: ``execute_query`` runs it the way
-        # ``execute_write`` does, which a failure makes use a connection it gave back (``_in_transaction``).
+        # Auto-commit, as a read's statements are: ``execute_query`` runs a transaction function, which
+        # on a failure uses a connection it already gave back (see ``_in_transaction``).
         with translated_errors(), self._session(neo4j.WRITE_ACCESS) as session:
             records = list(session.run(query("admin/terminate_request"), key=REQUEST_METADATA_KEY, tag=tag))
         return [str(r["transaction_id"]) for r in records]
