@@ -7,12 +7,12 @@ statement, ``place_all`` judges them here, and the service writes what it return
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from decisiontrail.domain.decision import Decision, Phase, partial_copy
+from decisiontrail.domain.decision import Decision, DecisionType, Phase, partial_copy
 from decisiontrail.domain.plan import AutomationProfile
 from decisiontrail.domain.recording import (
     PARENT_TYPES,
@@ -54,6 +54,12 @@ class Recording:
         """The actor run it comes from: parents are inferred within the same run first."""
         state = self.draft.context_snapshot.actor_state_ref
         return state.thread_id if state else None
+
+    @property
+    def id_to_look_up(self) -> str | None:
+        """The id to check no stored decision has: none for an actor's proposal, whose draft has a
+        fresh ULID (the unique constraint still refuses the impossible collision)."""
+        return None if self.proposal is not None else self.draft.decision_id
 
     @property
     def key_to_look_up(self) -> str | None:
@@ -133,7 +139,7 @@ def place_all(recordings: Sequence[Recording], facts: Sequence[Mapping[str, Any]
         check_under_strategy(decision, phase, row["current_root_id"])
         outcome: Decision | Review = decision
         proposal = recording.proposal
-        profile = AutomationProfile(edit_code=row["automation_edit_code"], execute_command=row["automation_execute_command"])
+        profile = batch.profile(row["automation_edit_code"], row["automation_execute_command"])
         if proposal is not None and needs_review(profile, phase, proposal.confidence_score):
             outcome = Review(
                 plan_id=proposal.plan_id,
@@ -189,8 +195,23 @@ class _Batch:
 
     def __init__(self) -> None:
         self.sequences: dict[str, int] = {}
-        self._placed: dict[str, tuple[Decision, str | None]] = {}
+        self._profiles: dict[tuple[float, float], AutomationProfile] = {}
+        self._placed: dict[str, Decision] = {}
+        # The latest of each type in each plan, and in each plan's actor runs, as (place in the
+        # batch, id): parent inference looks a recording's parent types up here, not through
+        # everything placed before it (a batch of 1,000 inferring parents scanned half a million).
+        self._latest: dict[tuple[str, DecisionType], tuple[int, str]] = {}
+        self._latest_in_run: dict[tuple[str, DecisionType, str], tuple[int, str]] = {}
         self._by_key: dict[tuple[str, str], tuple[Decision | Review, str | None]] = {}  # (plan, key): (outcome, digest)
+
+    def profile(self, edit_code: float, execute_command: float) -> AutomationProfile:
+        """The plan's automation profile, validated once per batch for each plan's thresholds."""
+        found = self._profiles.get((edit_code, execute_command))
+        if found is None:
+            found = self._profiles[(edit_code, execute_command)] = AutomationProfile(
+                edit_code=edit_code, execute_command=execute_command
+            )
+        return found
 
     def next_sequence(self, plan_id: str, stored_next: int | None) -> int:
         return self.sequences.get(plan_id, stored_next if stored_next is not None else 0)
@@ -200,7 +221,12 @@ class _Batch:
 
     def add(self, decision: Decision, recording: Recording) -> None:
         self.sequences[decision.plan_id] = (decision.sequence_number or 0) + 1
-        self._placed[decision.decision_id] = (decision, recording.thread)
+        latest = (len(self._placed), decision.decision_id)
+        self._placed[decision.decision_id] = decision
+        self._latest[(decision.plan_id, decision.decision_type)] = latest
+        thread = recording.thread
+        if thread is not None:
+            self._latest_in_run[(decision.plan_id, decision.decision_type, thread)] = latest
 
     def remember(self, recording: Recording, outcome: Decision | Review) -> None:
         if recording.key_to_look_up is not None:
@@ -230,21 +256,27 @@ class _Batch:
                 return None, (None, False, False)
             given = self._placed.get(draft.parent_decision_id)
             if given is not None:
-                return draft.parent_decision_id, (given[0].plan_id, True, False)
+                return draft.parent_decision_id, (given.plan_id, True, False)
             return draft.parent_decision_id, (row["parent_plan_id"], row["parent_exists"], row["parent_superseded"])
         thread = recording.thread
-        types = set(PARENT_TYPES[draft.decision_type])
-        ours = [(d, t) for d, t in self._placed.values() if d.plan_id == draft.plan_id and d.decision_type in types]
-        same_run = [d for d, t in ours if thread is not None and t == thread]
+        types = PARENT_TYPES[draft.decision_type]
+        ours = _last(self._latest.get((draft.plan_id, t)) for t in types)
+        same_run = _last(self._latest_in_run.get((draft.plan_id, t, thread)) for t in types) if thread is not None else None
         stored, stored_thread = row["inferred_parent_id"], row["inferred_parent_thread"]
-        if same_run:
-            chosen = same_run[-1].decision_id
+        if same_run is not None:
+            chosen = same_run
         elif stored is not None and thread is not None and stored_thread == thread:
             chosen = stored
-        elif ours:
-            chosen = ours[-1][0].decision_id
+        elif ours is not None:
+            chosen = ours
         else:
             chosen = stored or row["current_root_id"]
         if chosen is None:
             return None, (None, False, False)
         return chosen, (draft.plan_id, True, False)
+
+
+def _last(found: Iterable[tuple[int, str] | None]) -> str | None:
+    """The id of the one placed last of ``found`` (each a place in the batch and an id, or None)."""
+    placed = [f for f in found if f is not None]
+    return max(placed)[1] if placed else None

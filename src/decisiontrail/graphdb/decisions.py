@@ -144,7 +144,7 @@ def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[di
                 "index": i,
                 "plan_id": r.draft.plan_id,
                 "plan_index": plan_index[r.draft.plan_id],
-                "decision_id": r.draft.decision_id,
+                "decision_id": r.id_to_look_up,
                 "parent_index": None if r.draft.parent_decision_id is None else parent_index[r.draft.parent_decision_id],
                 "infer_parent": r.infer_parent,
                 "parent_types": [t.value for t in PARENT_TYPES[r.draft.decision_type]],

@@ -19,46 +19,51 @@ CALL () {
   MATCH (plan:Plan {plan_id: row.plan_id})
   CREATE (d:Decision)-[:IN_PLAN]->(plan)
   SET d = row.props, d.created_at = datetime(row.created_at)
-  WITH d, row
-  CALL (d, row) {
-    UNWIND CASE WHEN row.context IS NULL THEN [] ELSE [row.context] END AS context
+  WITH collect({d: d, row: row}) AS created
+  CALL (created) {
+    UNWIND [item IN created WHERE item.row.context IS NOT NULL] AS item
+    WITH item.d AS d, item.row.context AS context
     MERGE (c:Context {context_hash: context.context_hash})
       ON CREATE SET c.content = context.content, c.size = size(context.content), c.created_at = datetime()
     CREATE (d)-[:CAPTURED]->(c)
   }
-  CALL (d, row) {
-    UNWIND CASE WHEN row.checkpoint_group IS NULL THEN [] ELSE [row.checkpoint_group] END AS group
+  CALL (created) {
+    UNWIND [item IN created WHERE item.row.checkpoint_group IS NOT NULL] AS item
+    WITH item.d AS d, item.row.checkpoint_group AS group
     CREATE (d)-[:CHECKPOINTED_IN]->(:CheckpointGroup {
       group_id: group.group_id, thread_id: group.thread_id, checkpoint_ns: group.checkpoint_ns,
       checkpoint_id: group.checkpoint_id, resources: group.resources, created_at: d.created_at
     })
   }
-  WITH collect({d: d, row: row}) AS created
   CALL (created) {
-    UNWIND created AS item
+    UNWIND [item IN created WHERE item.row.parent_decision_id IS NOT NULL] AS item
     WITH item.d AS d, item.row AS row
-    CALL (d, row) {
-      MATCH (parent:Decision {decision_id: row.parent_decision_id})
-      CREATE (d)-[:PARENT]->(parent)
-    }
-    CALL (d, row) {
-      UNWIND range(0, size(row.depends_on) - 1) AS ordinal
-      MATCH (dependency:Decision {decision_id: row.depends_on[ordinal]})
-      CREATE (d)-[:DEPENDS_ON {ordinal: ordinal}]->(dependency)
-    }
-    CALL (d, row) {
-      MATCH (original:Decision {decision_id: row.corrects_decision_id})
-      CREATE (d)-[:CORRECTS]->(original)
-    }
-    CALL (d, row) {
-      MATCH (review:Review {review_id: row.review_id})
-      CREATE (review)-[:RESOLVED_AS]->(d)
-      // The decision a review resolves as keeps the context the review captured for it.
-      WITH review, d
-      MATCH (review)-[:CAPTURED]->(c:Context {context_hash: d.hot_context_hash})
-      WHERE NOT EXISTS { (d)-[:CAPTURED]->(c) }
-      CREATE (d)-[:CAPTURED]->(c)
-    }
+    MATCH (parent:Decision {decision_id: row.parent_decision_id})
+    CREATE (d)-[:PARENT]->(parent)
+  }
+  CALL (created) {
+    UNWIND [item IN created WHERE size(item.row.depends_on) > 0] AS item
+    WITH item.d AS d, item.row AS row
+    UNWIND range(0, size(row.depends_on) - 1) AS ordinal
+    MATCH (dependency:Decision {decision_id: row.depends_on[ordinal]})
+    CREATE (d)-[:DEPENDS_ON {ordinal: ordinal}]->(dependency)
+  }
+  CALL (created) {
+    UNWIND [item IN created WHERE item.row.corrects_decision_id IS NOT NULL] AS item
+    WITH item.d AS d, item.row AS row
+    MATCH (original:Decision {decision_id: row.corrects_decision_id})
+    CREATE (d)-[:CORRECTS]->(original)
+  }
+  CALL (created) {
+    UNWIND [item IN created WHERE item.row.review_id IS NOT NULL] AS item
+    WITH item.d AS d, item.row AS row
+    MATCH (review:Review {review_id: row.review_id})
+    CREATE (review)-[:RESOLVED_AS]->(d)
+    // The decision a review resolves as keeps the context the review captured for it.
+    WITH review, d
+    MATCH (review)-[:CAPTURED]->(c:Context {context_hash: d.hot_context_hash})
+    WHERE NOT EXISTS { (d)-[:CAPTURED]->(c) }
+    CREATE (d)-[:CAPTURED]->(c)
   }
   CALL () {
     UNWIND $plans AS counter

@@ -80,7 +80,8 @@ WITH item, plans[item.plan_index] AS plan_facts, keyed_reviews[item.plan_index] 
   inferred_parent_thread, parents[item.parent_index] AS parent
 WITH item, plan_facts {
   .*,
-  decision_exists: EXISTS { MATCH (:Decision {decision_id: item.decision_id}) },
+  // Looked up only for a decision the service built whole: an actor's draft has a fresh ULID.
+  decision_exists: CASE WHEN item.decision_id IS NULL THEN false ELSE EXISTS { MATCH (:Decision {decision_id: item.decision_id}) } END,
   inferred_parent_id: inferred_parent_id,
   inferred_parent_thread: inferred_parent_thread,
   parent_exists: parent IS NOT NULL,
