@@ -67,7 +67,9 @@ NOTES = """\
   `tests/test_events_outbox.py`.
 - **shed load**: `decisiontrail serve --max-in-flight 8` under 2, 4, 8, 16, 32 and 64 clients, each
   sending its next request (a recording or a read, in a plan of its own) as soon as the last is
-  answered, and after a refusal waiting as `Retry-After` says. Nothing is shed with fewer clients
+  answered, and after a refusal waiting as `Retry-After` says. The clients speak a lean HTTP/1.1 of
+  the harness's own (`reliability/wire.py`), and each step reports how late their event loop ran
+  (`client_loop_lag`): with httpx they were the bottleneck at 64 clients. Nothing is shed with fewer clients
   than the limit ("sheds from clients" is the first step that shed), every refusal is a 503 with
   `Retry-After`, the median latency of admitted requests at 64 clients stays within 3x of that at 8
   clients and their p95 under 2 s (a server queueing without bound would hold all 64 at once: about

@@ -14,10 +14,12 @@ from decisiontrail.graphdb.embedded import free_port
 
 
 @contextmanager
-def served(app: Starlette) -> Iterator[str]:
-    """Serve ``app`` on a free loopback port until the block ends; yields its base URL."""
+def served(app: Starlette, *, timeout_keep_alive: int = 5) -> Iterator[str]:
+    """Serve ``app`` on a free loopback port until the block ends; yields its base URL. An idle
+    connection is closed after ``timeout_keep_alive`` seconds (uvicorn's default)."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", timeout_keep_alive=timeout_keep_alive)
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
