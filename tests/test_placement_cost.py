@@ -13,9 +13,13 @@ from typing import Any
 import pytest
 
 from decisiontrail.cypher import query
-from decisiontrail.graphdb import Graph
-from decisiontrail.graphdb.database import lock_holder
+from decisiontrail.domain.ids import new_ulid
+from decisiontrail.domain.placement import Recording
+from decisiontrail.graphdb import Graph, decisions
+from decisiontrail.graphdb.database import Transaction, lock_holder
 from decisiontrail.services import Trail
+from decisiontrail.services.recording import propose
+from factories import actor_snapshot, tool_input
 
 
 def _plan(graph: Graph, plan_id: str, size: int) -> None:
@@ -37,9 +41,7 @@ def _db_hits(graph: Graph, plan_id: str, key: str | None, infer_parent: bool) ->
         "plan_id": plan_id,
         "decision_id": "NEW",
         "parent_index": None if infer_parent else 0,
-        "infer_parent": infer_parent,
-        "parent_types": ["tool_invocation"],
-        "actor_thread": "thread",
+        "inference_index": 0 if infer_parent else None,
         "depends_on": [],
         "corrects_decision_id": None,
         "idempotency_key": key,
@@ -53,6 +55,9 @@ def _db_hits(graph: Graph, plan_id: str, key: str | None, infer_parent: bool) ->
                 holder=lock_holder(tx),
                 dependency_ids=[],
                 parent_ids=[] if infer_parent else [f"{plan_id}-1"],
+                inferences=[{"plan_id": plan_id, "parent_types": ["tool_invocation"], "actor_thread": "thread"}]
+                if infer_parent
+                else [],
                 items=[item],
             ).consume()
         finally:
@@ -76,3 +81,71 @@ def test_placing_costs_the_same_in_a_plan_of_any_size(store: Trail, graph: Graph
     # and a scan of a whole index with the database's 3,010 decisions).
     assert large <= small + 50, (small, large)
     assert small < 1_000, small
+
+
+class _Profiled:
+    """A transaction whose statements run under PROFILE, keeping the last one's database hits."""
+
+    def __init__(self, tx: Transaction) -> None:
+        self.tx = tx
+        self.db_hits = 0
+
+    def run(self, statement: str, **params: Any) -> Any:
+        result = self.tx.run("PROFILE " + statement, **params)  # type: ignore[arg-type]
+        profiled = self
+
+        class Single:
+            def single(self, strict: bool = False) -> Any:
+                record = result.single(strict=strict)
+                profile = result.consume().profile
+                assert profile is not None
+                profiled.db_hits = _hits(profile)
+                return record
+
+        return Single()
+
+
+def _hits(operator: dict[str, Any]) -> int:
+    return int(operator.get("dbHits", 0)) + sum(_hits(child) for child in operator.get("children", []))
+
+
+def _placement_hits(graph: Graph, plan_id: str, recordings: list[Recording]) -> int:
+    with graph.driver.session(database=graph.database) as session:
+        tx = session.begin_transaction()
+        try:
+            profiled = _Profiled(tx)
+            decisions.read_placements(profiled, recordings)  # type: ignore[arg-type]
+        finally:
+            tx.rollback()
+    return profiled.db_hits
+
+
+def test_a_batch_infers_the_parents_of_one_actor_run_once_not_once_a_recording(store: Trail, graph: Graph) -> None:
+    """Inferring a parent reads every current decision of the parent's types in the plan; a batch
+    does it once for each plan, type and actor run, not once for each of its recordings."""
+    plan_id = new_ulid()
+    _plan(graph, plan_id, 2_000)
+
+    def batch(size: int, runs: int = 1) -> list[Recording]:
+        return [
+            Recording.of(
+                propose(
+                    tool_input("error_recovery", question=f"recover {i}?"),
+                    plan_id=plan_id,
+                    snapshot=actor_snapshot(f"run-{i % runs}"),
+                )
+            )
+            for i in range(size)
+        ]
+
+    one, fifty, fifty_in_two_runs = (
+        _placement_hits(graph, plan_id, batch(1)),
+        _placement_hits(graph, plan_id, batch(50)),
+        _placement_hits(graph, plan_id, batch(50, runs=2)),
+    )
+    # One inference reads the plan's 1,999 tool invocations (thousands of hits); each further
+    # recording adds its own few facts (its key's seek), not another read of them.
+    assert one > 2_000, one
+    assert fifty < one + 50 * 40, (one, fifty)
+    assert fifty_in_two_runs < 2 * one + 50 * 40, (one, fifty_in_two_runs)
+    assert fifty_in_two_runs > 2 * one - 100, (one, fifty_in_two_runs)

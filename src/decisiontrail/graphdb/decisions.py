@@ -10,7 +10,7 @@ from typing import Any
 import neo4j
 
 from decisiontrail.cypher import query
-from decisiontrail.domain import ArtifactRef, Decision
+from decisiontrail.domain import ArtifactRef, Decision, DecisionType
 from decisiontrail.domain.pages import DecisionPage
 from decisiontrail.domain.placement import Recording
 from decisiontrail.domain.recording import PARENT_TYPES, CapturedContext, CheckpointGroup, checkpoint_group_for
@@ -133,12 +133,20 @@ def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[di
     plan_index = {plan_id: i for i, plan_id in enumerate(plan_ids)}
     parent_ids = sorted({r.draft.parent_decision_id for r in recordings if r.draft.parent_decision_id is not None})
     parent_index = {parent_id: i for i, parent_id in enumerate(parent_ids)}
+    inference_index: dict[tuple[str, DecisionType, str | None], int] = {}
+    for r in recordings:
+        if r.infer_parent:
+            inference_index.setdefault((r.draft.plan_id, r.draft.decision_type, r.thread), len(inference_index))
     result = tx.run(
         query("decision/read_placements"),
         holder=lock_holder(tx),
         plan_ids=plan_ids,
         dependency_ids=sorted({d for r in recordings for d in r.draft.depends_on}),
         parent_ids=parent_ids,
+        inferences=[
+            {"plan_id": plan_id, "parent_types": [t.value for t in PARENT_TYPES[decision_type]], "actor_thread": thread}
+            for plan_id, decision_type, thread in inference_index
+        ],
         items=Rows(
             {
                 "index": i,
@@ -146,9 +154,9 @@ def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[di
                 "plan_index": plan_index[r.draft.plan_id],
                 "decision_id": r.id_to_look_up,
                 "parent_index": None if r.draft.parent_decision_id is None else parent_index[r.draft.parent_decision_id],
-                "infer_parent": r.infer_parent,
-                "parent_types": [t.value for t in PARENT_TYPES[r.draft.decision_type]],
-                "actor_thread": r.thread,
+                "inference_index": inference_index[(r.draft.plan_id, r.draft.decision_type, r.thread)]
+                if r.infer_parent
+                else None,
                 "depends_on": list(r.draft.depends_on),
                 "corrects_decision_id": r.draft.corrects_decision_id,
                 "idempotency_key": r.key_to_look_up,

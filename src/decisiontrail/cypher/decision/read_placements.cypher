@@ -63,27 +63,34 @@ WITH plans, keyed_reviews, COLLECT {
   OPTIONAL MATCH (parent:Decision {decision_id: parent_id})
   RETURN parent {.plan_id, superseded: EXISTS { (parent)-[:SUPERSEDED_BY]->() }}
 } AS parents
+// Parent inference, once for each plan, type and actor run of the batch's recordings that name no
+// parent (an item names its inference by inference_index): the latest current decision of a parent
+// type, the same actor run's first. It reads every current decision of those types in the plan, so
+// a batch of 1,000 from one actor run reads them once, not a thousand times.
+WITH plans, keyed_reviews, parents, COLLECT {
+  UNWIND $inferences AS inference
+  CALL (inference) {
+    UNWIND inference.parent_types AS parent_type
+    MATCH (candidate:Decision {plan_id: inference.plan_id, decision_type: parent_type})
+    USING INDEX SEEK candidate:Decision(plan_id, decision_type)
+    WHERE NOT EXISTS { (candidate)-[:SUPERSEDED_BY]->() }
+    WITH candidate
+    ORDER BY CASE WHEN candidate.actor_state_thread_id = inference.actor_thread THEN 0 ELSE 1 END,
+             candidate.sequence_number DESC
+    WITH collect(candidate)[0] AS best
+    RETURN best {.decision_id, .actor_state_thread_id} AS best
+  }
+  RETURN best
+} AS inferred
 UNWIND $items AS item
-CALL (item) {
-  // Parent inference: the latest current decision of a parent type, the same actor run's first.
-  UNWIND CASE WHEN item.infer_parent THEN item.parent_types ELSE [] END AS parent_type
-  MATCH (candidate:Decision {plan_id: item.plan_id, decision_type: parent_type})
-  USING INDEX SEEK candidate:Decision(plan_id, decision_type)
-  WHERE NOT EXISTS { (candidate)-[:SUPERSEDED_BY]->() }
-  WITH candidate
-  ORDER BY CASE WHEN candidate.actor_state_thread_id = item.actor_thread THEN 0 ELSE 1 END,
-           candidate.sequence_number DESC
-  WITH collect(candidate)[0] AS best
-  RETURN best.decision_id AS inferred_parent_id, best.actor_state_thread_id AS inferred_parent_thread
-}
-WITH item, plans[item.plan_index] AS plan_facts, keyed_reviews[item.plan_index] AS keyed_reviews, inferred_parent_id,
-  inferred_parent_thread, parents[item.parent_index] AS parent
+WITH item, plans[item.plan_index] AS plan_facts, keyed_reviews[item.plan_index] AS keyed_reviews,
+  inferred[item.inference_index] AS inferred, parents[item.parent_index] AS parent
 WITH item, plan_facts {
   .*,
   // Looked up only for a decision the service built whole: an actor's draft has a fresh ULID.
   decision_exists: CASE WHEN item.decision_id IS NULL THEN false ELSE EXISTS { MATCH (:Decision {decision_id: item.decision_id}) } END,
-  inferred_parent_id: inferred_parent_id,
-  inferred_parent_thread: inferred_parent_thread,
+  inferred_parent_id: inferred.decision_id,
+  inferred_parent_thread: inferred.actor_state_thread_id,
   parent_exists: parent IS NOT NULL,
   parent_plan_id: parent.plan_id,
   parent_superseded: parent IS NOT NULL AND parent.superseded,
