@@ -136,8 +136,8 @@ check them, so they are not repeated here.
   read's lookups are hinted as index seeks, it looks a key up among a plan's reviews only
   when one holds a key, an id only for a decision the service built (an actor's draft has a fresh
   ULID), and a parent inference once for each plan, type and actor run; the judge keeps each
-  plan's and run's latest decision of each type, where it scanned everything placed before (a
-  batch of 1,000 inferring parents spent 55 ms there); the write links each kind (context,
+  plan's and run's latest decision of each type, where it scanned everything placed before
+  (quadratic in a batch inferring parents); the write links each kind (context,
   checkpoint group, parent, dependencies, the corrected decision, the resolved review) over the
   decisions that have one, where it called a subquery per decision for each:
   {c("recording", "recordDecisions over HTTP, batches of 100")},
@@ -152,11 +152,11 @@ check them, so they are not repeated here.
   plan, parses its creation time, moves the plan's counter and writes the events), and a commit
   with one more index entry a decision (the plan's
   idempotency keys); then the rest of the unit of work (the rows' packing by the driver, the
-  judging); then the service's Python outside it. Profiled in process at 1,000 (the lab,
-  wrapping each stage): the variables' coercion about 10 ms, strawberry's input objects 14 ms,
-  the proposals 25 ms and their drafts and digests 15 ms, the placement read 45 ms (about 25 in
-  Neo4j), judging 17-20 ms, the rows 9-12 ms, the write 75-85 ms, the commit 50-60 ms. What would
-  close it: the placement read folded into the
+  judging); then the service's Python outside it. Profiled in process at 1,000 (in the lab,
+  each stage timed; not a measurement of this page), largest first: the write statement, the
+  commit, the placement read (about half of it in Neo4j), the proposals with their drafts and
+  digests, then the judging, strawberry's input objects, the variables' coercion and the rows.
+  What would close it: the placement read folded into the
   write statement, which needs placement's rules in Cypher (as the correction's would), and one
   pass from each input to its row, where a proposal, a draft and a row are built now. (A faster
   JSON parser for request bodies was tried and not kept: orjson reads integers past 64 bits as
