@@ -63,11 +63,7 @@ def _db_hits(graph: Graph, plan_id: str, key: str | None, infer_parent: bool) ->
         finally:
             tx.rollback()
     assert summary.profile is not None
-
-    def hits(operator: dict[str, Any]) -> int:
-        return int(operator.get("dbHits", 0)) + sum(hits(child) for child in operator.get("children", []))
-
-    return hits(summary.profile)
+    return _hits(summary.profile)
 
 
 @pytest.mark.parametrize("key", [None, "key-7"], ids=["no key", "a key"])
@@ -84,25 +80,22 @@ def test_placing_costs_the_same_in_a_plan_of_any_size(store: Trail, graph: Graph
 
 
 class _Profiled:
-    """A transaction whose statements run under PROFILE, keeping the last one's database hits."""
+    """A transaction whose statements run under PROFILE: ``db_hits`` is the last one's, once read."""
 
     def __init__(self, tx: Transaction) -> None:
         self.tx = tx
         self.db_hits = 0
 
-    def run(self, statement: str, **params: Any) -> Any:
-        result = self.tx.run("PROFILE " + statement, **params)  # type: ignore[arg-type]
-        profiled = self
+    def run(self, statement: str, **params: Any) -> _Profiled:
+        self.result = self.tx.run("PROFILE " + statement, **params)  # type: ignore[arg-type]
+        return self
 
-        class Single:
-            def single(self, strict: bool = False) -> Any:
-                record = result.single(strict=strict)
-                profile = result.consume().profile
-                assert profile is not None
-                profiled.db_hits = _hits(profile)
-                return record
-
-        return Single()
+    def single(self, strict: bool = False) -> Any:
+        record = self.result.single(strict=strict)
+        profile = self.result.consume().profile
+        assert profile is not None
+        self.db_hits = _hits(profile)
+        return record
 
 
 def _hits(operator: dict[str, Any]) -> int:

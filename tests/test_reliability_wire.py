@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 from starlette.applications import Starlette
@@ -114,9 +113,7 @@ def test_nothing_listening_is_a_wire_error() -> None:
 def test_a_short_crowd_past_the_limit_is_shed_with_retry_after_and_its_own_loop_measured(graph: Graph) -> None:
     with served(create_app(graph=graph, max_in_flight=2)) as url:
         crowd = Crowd(url)
-        started = time.monotonic()
         asyncio.run(crowd.run([1, 8], 3.0, seed=0, progress=lambda message: None))
-        elapsed = time.monotonic() - started
 
     figures = {step: step_figures([a for a in crowd.answers if a.step == step], 3.0, crowd.lags[step]) for step in (1, 8)}
     assert figures[1]["shed"] == 0 and figures[1]["admitted"] > 5
@@ -131,4 +128,3 @@ def test_a_short_crowd_past_the_limit_is_shed_with_retry_after_and_its_own_loop_
     planned = {plan_id for plan_id, _ in crowd.plans[:8]}
     acks = [e for e in crowd.events if e["type"] == "ack" and e["op"] == "record"]
     assert acks and all(e["plan_id"] in planned for e in acks)
-    assert elapsed < 60
