@@ -214,8 +214,8 @@ class Crowd:
         clients = max(steps)
         self.plans = [("", "")] * clients
         self.recorded = [[] for _ in range(clients)]
-        host, port = urlsplit(self.url).hostname or "127.0.0.1", urlsplit(self.url).port or 80
-        connections = [Connection(host, port) for _ in range(clients)]
+        url = urlsplit(self.url)
+        connections = [Connection(url.hostname or "127.0.0.1", url.port or 80) for _ in range(clients)]
         try:
             for first in range(0, clients, 4):  # a few at a time: setup is not the load
                 await asyncio.gather(*(self.setup(connections[c], c) for c in range(first, min(first + 4, clients))))
