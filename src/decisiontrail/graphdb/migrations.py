@@ -24,7 +24,8 @@ def apply_migrations(graph: Graph) -> list[str]:
     creations made at once, which is taken as done). Schema statements cannot share a transaction with
     writes, so each runs in its own, auto-committed: a data fix over many nodes commits as it goes
     (``CALL { ... } IN TRANSACTIONS``, which only an auto-commit transaction may run), where one
-    transaction would outgrow the server's transaction memory.
+    transaction would outgrow the server's transaction memory. Once any was applied, start-up waits
+    until every index is online.
     """
     records, _, _ = graph.driver.execute_query(query("migration/list_applied"), database_=graph.database, routing_="r")
     done = {record["name"] for record in records}
@@ -37,7 +38,15 @@ def apply_migrations(graph: Graph) -> list[str]:
             _run(session, query(name))
             _run(session, query("migration/record_applied"), name=short)
             applied.append(short)
+        if applied:
+            _run(session, query("migration/await_indexes"), timeout_s=INDEX_POPULATION_TIMEOUT_S)
     return applied
+
+
+INDEX_POPULATION_TIMEOUT_S = 3600
+"""How long start-up waits for the indexes a migration made to be populated: a statement that names
+an index in a hint fails until it is online, and on a database of millions of decisions a new
+index takes minutes."""
 
 
 CREATED_MEANWHILE = "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists"

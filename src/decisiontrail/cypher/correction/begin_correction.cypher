@@ -117,8 +117,8 @@ RETURN
   plan.automation_execute_command AS automation_execute_command,
   COLLECT {
     MATCH (root:Decision {plan_id: plan.plan_id, decision_type: 'prompt_definition'})
-    USING INDEX SEEK root:Decision(plan_id, decision_type)
-    WHERE NOT EXISTS { (root)-[:SUPERSEDED_BY]->() }
+    USING INDEX SEEK root:Decision(plan_id, decision_type, sequence_number)
+    WHERE root.sequence_number IS NOT NULL AND NOT EXISTS { (root)-[:SUPERSEDED_BY]->() }
     RETURN root.decision_id
   }[0] AS current_root_id,
   EXISTS { MATCH (:Decision {decision_id: $correction_id}) } AS correction_exists,

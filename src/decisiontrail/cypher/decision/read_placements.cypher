@@ -34,12 +34,14 @@ CALL () {
 UNWIND $plan_ids AS plan_id
 OPTIONAL MATCH (plan:Plan {plan_id: plan_id})
 CALL (plan_id) {
-  OPTIONAL MATCH (root:Decision {plan_id: plan_id, decision_type: 'prompt_definition'})
   // A seek, hinted: on fresh statistics the planner scanned the whole index instead, even with
   // USING INDEX (a scan uses the index too), so placing cost as much as the database was large.
-  USING INDEX SEEK root:Decision(plan_id, decision_type)
-  WHERE NOT EXISTS { (root)-[:SUPERSEDED_BY]->() }
-  RETURN collect(root.decision_id)[0] AS current_root_id
+  RETURN COLLECT {
+    MATCH (root:Decision {plan_id: plan_id, decision_type: 'prompt_definition'})
+    USING INDEX SEEK root:Decision(plan_id, decision_type, sequence_number)
+    WHERE root.sequence_number IS NOT NULL AND NOT EXISTS { (root)-[:SUPERSEDED_BY]->() }
+    RETURN root.decision_id
+  }[0] AS current_root_id
 }
 WITH collect({
   plan_exists: plan IS NOT NULL,
@@ -65,15 +67,28 @@ WITH plans, keyed_reviews, COLLECT {
 } AS parents
 // Parent inference, once for each plan, type and actor run of the batch's recordings that name no
 // parent (an item names its inference by inference_index): the latest current decision of a parent
-// type, the same actor run's first. It reads every current decision of those types in the plan, so
-// a batch of 1,000 from one actor run reads them once, not a thousand times.
+// type, the same actor run's first. Each parent type's latest, and its latest in the actor run, is
+// an ordered seek from the end of its index (decision_plan_type_sequence, and _run_sequence),
+// stepping back only over superseded decisions: ordered by every property of the index, the
+// planner reads it backwards and stops at the first that qualifies, where ordered by the sequence
+// number alone it read all the plan's decisions of the type and sorted them.
 WITH plans, keyed_reviews, parents, COLLECT {
   UNWIND $inferences AS inference
   CALL (inference) {
     UNWIND inference.parent_types AS parent_type
-    MATCH (candidate:Decision {plan_id: inference.plan_id, decision_type: parent_type})
-    USING INDEX SEEK candidate:Decision(plan_id, decision_type)
-    WHERE NOT EXISTS { (candidate)-[:SUPERSEDED_BY]->() }
+    UNWIND COLLECT {
+        MATCH (c:Decision {plan_id: inference.plan_id, decision_type: parent_type})
+        USING INDEX SEEK c:Decision(plan_id, decision_type, sequence_number)
+        WHERE c.sequence_number IS NOT NULL AND NOT EXISTS { (c)-[:SUPERSEDED_BY]->() }
+        WITH c ORDER BY c.plan_id DESC, c.decision_type DESC, c.sequence_number DESC LIMIT 1
+        RETURN c
+      } + COLLECT {
+        MATCH (c:Decision {plan_id: inference.plan_id, decision_type: parent_type, actor_state_thread_id: inference.actor_thread})
+        USING INDEX SEEK c:Decision(plan_id, decision_type, actor_state_thread_id, sequence_number)
+        WHERE c.sequence_number IS NOT NULL AND NOT EXISTS { (c)-[:SUPERSEDED_BY]->() }
+        WITH c ORDER BY c.plan_id DESC, c.decision_type DESC, c.actor_state_thread_id DESC, c.sequence_number DESC LIMIT 1
+        RETURN c
+      } AS candidate
     WITH candidate
     ORDER BY CASE WHEN candidate.actor_state_thread_id = inference.actor_thread THEN 0 ELSE 1 END,
              candidate.sequence_number DESC
@@ -98,13 +113,17 @@ WITH item, plan_facts {
   superseded_dependencies: [id IN item.depends_on WHERE EXISTS { MATCH (:Decision {decision_id: id})-[:SUPERSEDED_BY]->() }],
   corrected_exists: item.corrects_decision_id IS NULL OR EXISTS { MATCH (:Decision {decision_id: item.corrects_decision_id}) },
   // A key is scoped to its plan; the digest tells the same request from another one with the key.
-  // Looked up only for a key (a null key matches nothing, and the planner would scan the plan for it).
+  // Looked up only for a key (a null key matches nothing, and the planner would scan the plan for it),
+  // by a seek, hinted: planned on statistics of a database that has since grown (a fresh one, say),
+  // the lookup read the plan's decisions through decision_plan_id instead, every one for each key.
   existing_decision: CASE WHEN item.idempotency_key IS NULL THEN null ELSE COLLECT {
     MATCH (known:Decision {plan_id: item.plan_id, idempotency_key: item.idempotency_key})
+    USING INDEX SEEK known:Decision(plan_id, idempotency_key)
     RETURN [known.decision_id, known.request_digest]
   }[0] END,
   existing_review: CASE WHEN item.idempotency_key IS NULL OR NOT keyed_reviews THEN null ELSE COLLECT {
     MATCH (held:Review {plan_id: item.plan_id, idempotency_key: item.idempotency_key})
+    USING INDEX SEEK held:Review(plan_id, idempotency_key)
     RETURN [held.review_id, held.request_digest]
   }[0] END
 } AS facts

@@ -7,4 +7,7 @@ FOREACH (taken IN CASE WHEN lock.holder = $holder THEN [] ELSE [1] END |
 WITH plan
 RETURN plan.phase AS phase,
   COUNT { MATCH (r:Review {plan_id: $plan_id}) WHERE r.status = 'pending' } AS pending_reviews,
-  COUNT { MATCH (d:Decision {plan_id: $plan_id, decision_type: 'strategy_choice'}) WHERE d.superseded_at IS NULL } AS strategy_choices
+  COUNT {
+    MATCH (d:Decision {plan_id: $plan_id, decision_type: 'strategy_choice'})
+    WHERE d.sequence_number IS NOT NULL AND d.superseded_at IS NULL  // decision_plan_type_sequence's seek
+  } AS strategy_choices
