@@ -533,6 +533,33 @@ def test_decisions_page_by_cursor_with_filters(api: httpx.Client) -> None:
     assert error_code(api, PAGE, id=plan["id"], after="bm90LWEtY3Vyc29y")["field"] == "after"
 
 
+def test_total_count_is_answered_wherever_the_selection_asks_for_it(api: httpx.Client) -> None:
+    """A page is counted only when its selection asks for totalCount (a count reads every match):
+    the look-ahead finds it in fragments and tells aliases apart."""
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
+    for i in range(4):
+        record(api, plan["id"], question=f"Question {i}?", context=f"p{i}")
+    fragments = """query($id: ID!) { plan(id: $id) {
+      plain: decisions(first: 2) { edges { node { sequenceNumber } } pageInfo { hasNextPage } }
+      inline: decisions(first: 2) { ... on DecisionConnection { totalCount } }
+      named: decisions(first: 2, filter: {types: [STRATEGY_CHOICE]}) { ...counted nodes { sequenceNumber } }
+    } }
+    fragment counted on DecisionConnection { totalCount }"""
+    plans = "query { all: plans(first: 1) { totalCount nodes { id } } page: plans(first: 1) { nodes { id } } }"
+
+    read = ok(api, fragments, id=plan["id"])["plan"]
+    listed = ok(api, plans)
+
+    assert read["plain"] == {
+        "edges": [{"node": {"sequenceNumber": 0}}, {"node": {"sequenceNumber": 1}}],
+        "pageInfo": {"hasNextPage": True},
+    }
+    assert read["inline"] == {"totalCount": 5}
+    assert read["named"] == {"totalCount": 4, "nodes": [{"sequenceNumber": 1}, {"sequenceNumber": 2}]}
+    assert listed["all"] == {"totalCount": 1, "nodes": [{"id": plan["id"]}]}
+    assert listed["page"] == {"nodes": [{"id": plan["id"]}]}
+
+
 def test_a_child_plan_is_refused_until_its_parent_executes_and_nothing_is_written(api: httpx.Client, graph: Graph) -> None:
     top = ok(api, INSTANTIATE, input={"description": "top"})["instantiatePlan"]
     strategy = record(api, top["id"])["decision"]

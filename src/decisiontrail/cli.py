@@ -529,7 +529,8 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
         elif args.command == "reviews":
             status = None if args.status == "all" else args.status
             _, inbox = reading.page_reviews(
-                trail, ReviewPage(first=page_size(args.first), status=status, plan_id=args.plan, project=args.project)
+                trail,
+                ReviewPage(first=page_size(args.first), status=status, plan_id=args.plan, project=args.project, count=False),
             )
             for waiting in inbox:
                 print(

@@ -54,9 +54,13 @@ class DecisionPage:
     created_from: datetime | None = None
     created_to: datetime | None = None
     text: str | None = None
+    count: bool = True
+    """Whether to count every decision that matches (the connection's ``totalCount``): a read of all
+    of them, where the page alone reads only its own."""
 
     def params(self) -> dict[str, Any]:
         return {
+            "count": self.count,
             "limit": self.first,
             "after": self.after,
             "types": [t.value for t in self.types] if self.types else None,
@@ -80,9 +84,12 @@ class ReviewPage:
     plan_id: str | None = None
     owner: str | None = None
     project: str | None = None
+    count: bool = True
+    """Whether to count every review that matches (as ``DecisionPage.count``)."""
 
     def params(self) -> dict[str, Any]:
         return {
+            "count": self.count,
             "limit": self.first,
             "after": self.after,
             "status": self.status,
@@ -104,9 +111,12 @@ class PlanPage:
     project: str | None = None
     search: str | None = None
     """Kept when its description, id or project holds this, in any case."""
+    count: bool = True
+    """Whether to count every plan that matches (as ``DecisionPage.count``)."""
 
     def params(self) -> dict[str, Any]:
         return {
+            "count": self.count,
             "limit": self.first,
             "after": self.after,
             "phase": self.phase.value if self.phase else None,

@@ -54,10 +54,11 @@ def outlines_in_plan(tx: Transaction, plan_id: str, as_of: datetime | None) -> l
     ]
 
 
-def page(tx: Transaction, plan_id: str, page: DecisionPage) -> tuple[int, list[str]]:
-    """(how many of the plan's decisions match, the ids of one page of them after ``page.after``)."""
+def page(tx: Transaction, plan_id: str, page: DecisionPage) -> tuple[int | None, list[str]]:
+    """(how many of the plan's decisions match, None unless ``page.count``; the ids of one page of
+    them after ``page.after``)."""
     record = tx.run(query("decision/page_plan_decisions"), plan_id=plan_id, **page.params()).single(strict=True)
-    return int(record["total"]), list(record["decision_ids"])
+    return record["total"], list(record["decision_ids"])
 
 
 def lineage(tx: Transaction, decision_id: str) -> Lineage | None:

@@ -31,10 +31,10 @@ def child_plans_of(tx: Transaction, plan_ids: list[str]) -> list[list[str]]:
     return [found.get(plan_id, []) for plan_id in plan_ids]
 
 
-def page(tx: Transaction, page: PlanPage) -> tuple[int, list[str]]:
-    """(how many plans match, the ids of one page of them after ``page.after``)."""
+def page(tx: Transaction, page: PlanPage) -> tuple[int | None, list[str]]:
+    """(how many plans match, None unless ``page.count``; the ids of one page of them after ``page.after``)."""
     record = tx.run(query("plan/page_plans"), **page.params()).single(strict=True)
-    return int(record["total"]), list(record["plan_ids"])
+    return record["total"], list(record["plan_ids"])
 
 
 def read_spawn_link(tx: Transaction, plan: Plan) -> SpawnLink:

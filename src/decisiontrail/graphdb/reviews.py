@@ -22,7 +22,7 @@ def get_many(tx: Transaction, review_ids: list[str]) -> list[Review | None]:
 def page(tx: Transaction, page: ReviewPage) -> tuple[int, list[Review]]:
     """(how many reviews match, one page of them after ``page.after``), in one statement."""
     record = tx.run(query("review/page_reviews"), **page.params()).single(strict=True)
-    return int(record["total"]), [review_from_record(r) for r in record["reviews"]]
+    return record["total"], [review_from_record(r) for r in record["reviews"]]
 
 
 def in_plan(tx: Transaction, plan_id: str, status: ReviewStatus | None = None) -> list[Review]:

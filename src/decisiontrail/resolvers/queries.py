@@ -31,6 +31,7 @@ from decisiontrail.schema.types import (
     Review,
     ReviewConnection,
     ReviewEdge,
+    asks_for_total,
     parse_cursor,
     plan_cursor,
     review_cursor,
@@ -89,13 +90,14 @@ async def plans(
         phase=DomainPhase(phase.value) if phase else None,
         top_level=top_level,
         search=search,
+        count=asks_for_total(info),
     )
     total, ids = await call(reading.page_plans, info.context.trail, page, info.context.principal)
     more = len(ids) > size
     found = await info.context.plans.load_many(ids[:size])
     edges = [PlanEdge(cursor=plan_cursor(p.plan_id), node=Plan(model=p)) for p in found if p is not None]
     return PlanConnection(
-        edges=edges, page_info=PageInfo(has_next_page=more, end_cursor=edges[-1].cursor if edges else None), total_count=total
+        edges=edges, page_info=PageInfo(has_next_page=more, end_cursor=edges[-1].cursor if edges else None), total=total
     )
 
 
@@ -119,13 +121,14 @@ async def review_inbox(
         status=status.value if status else None,
         plan_id=str(plan_id) if plan_id is not None else None,
         project=project,
+        count=asks_for_total(info),
     )
     total, found = await call(reading.page_reviews, info.context.trail, page, info.context.principal)
     edges = [ReviewEdge(cursor=review_cursor(r.review_id), node=Review(model=r)) for r in found[:size]]
     return ReviewConnection(
         edges=edges,
         page_info=PageInfo(has_next_page=len(found) > size, end_cursor=edges[-1].cursor if edges else None),
-        total_count=total,
+        total=total,
     )
 
 

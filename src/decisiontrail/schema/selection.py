@@ -39,3 +39,16 @@ def asks_only(selections: Iterable[Selection], shape: Shape) -> bool:
             if inner is not None and not asks_only(selection.selections, inner):
                 return False
     return True
+
+
+def asks_for(selections: Iterable[Selection], name: str) -> bool:
+    """Whether the selections ask for the field ``name`` at their top level (a fragment's fields
+    count as selected: its type condition and any @skip are not judged, so the answer errs
+    towards yes)."""
+    for selection in selections:
+        if isinstance(selection, SelectedField):
+            if selection.name == name:
+                return True
+        elif asks_for(selection.selections, name):
+            return True
+    return False

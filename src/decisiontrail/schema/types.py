@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from collections import Counter
+from dataclasses import replace
 from collections.abc import Awaitable, Mapping, Sequence
 from datetime import datetime
 from enum import Enum
@@ -40,7 +41,7 @@ from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.errors import call, client_error
 from decisiontrail.schema.analytics import AnalyticsScope, PlanAnalytics
-from decisiontrail.schema.selection import IDS, TREE_OF_OUTLINES, asks_only
+from decisiontrail.schema.selection import IDS, TREE_OF_OUTLINES, asks_for, asks_only
 from decisiontrail.services import analysis, reading
 from decisiontrail.services import correction as correction_service
 
@@ -533,7 +534,7 @@ class Plan:
         filter: DecisionFilter | None = None,
     ) -> DecisionConnection:
         """The plan's decisions in sequence order, a page at a time (at most 100)."""
-        page = decision_page(first, after, filter)
+        page = replace(decision_page(first, after, filter), count=asks_for_total(info))
         total, ids = await call(reading.page_decisions, info.context.trail, self.model.plan_id, page)
         more = len(ids) > page.first - 1
         ids = ids[: page.first - 1]
@@ -542,7 +543,7 @@ class Plan:
         return DecisionConnection(
             edges=edges,
             page_info=PageInfo(has_next_page=more, end_cursor=edges[-1].cursor if edges else None),
-            total_count=total,
+            total=total,
         )
 
     @strawberry.field
@@ -668,7 +669,12 @@ class DecisionEdge:
 class DecisionConnection:
     edges: list[DecisionEdge]
     page_info: PageInfo
-    total_count: int
+    total: strawberry.Private[int | None]
+    """None when the selection does not ask for ``totalCount``: then nothing was counted."""
+
+    @strawberry.field
+    def total_count(self) -> int:
+        return counted(self.total)
 
     @strawberry.field
     def nodes(self) -> list[Decision]:
@@ -685,7 +691,12 @@ class PlanEdge:
 class PlanConnection:
     edges: list[PlanEdge]
     page_info: PageInfo
-    total_count: int
+    total: strawberry.Private[int | None]
+    """None when the selection does not ask for ``totalCount``: then nothing was counted."""
+
+    @strawberry.field
+    def total_count(self) -> int:
+        return counted(self.total)
 
     @strawberry.field
     def nodes(self) -> list[Plan]:
@@ -733,6 +744,19 @@ def parse_cursor(kind: str, cursor: str | None) -> str | None:
     if found != kind or not value:
         raise client_error(ValidationFailed(f"after: {cursor!r} is not a cursor of this list", field="after"))
     return value
+
+
+def asks_for_total(info: Info[Context, None]) -> bool:
+    """Whether the connection's selection asks for ``totalCount``: a page is counted only then (a
+    count reads everything that matches; the page only itself)."""
+    return any(asks_for(f.selections, "totalCount") for f in info.selected_fields)
+
+
+def counted(total: int | None) -> int:
+    """A connection's total, which was counted because its selection asked for it."""
+    if total is None:
+        raise RuntimeError("totalCount was read but not counted: asks_for_total judged the selection wrong")
+    return total
 
 
 def decision_page(first: int | None, after: str | None, filter: DecisionFilter | None) -> DecisionPage:
@@ -864,7 +888,12 @@ class ReviewEdge:
 class ReviewConnection:
     edges: list[ReviewEdge]
     page_info: PageInfo
-    total_count: int
+    total: strawberry.Private[int | None]
+    """None when the selection does not ask for ``totalCount``: then nothing was counted."""
+
+    @strawberry.field
+    def total_count(self) -> int:
+        return counted(self.total)
 
     @strawberry.field
     def nodes(self) -> list[Review]:

@@ -46,8 +46,9 @@ def child_plans_of(trail: Trail, plan_ids: list[str]) -> list[list[str]]:
     return trail.database.read(plans.child_plans_of, plan_ids)
 
 
-def page_plans(trail: Trail, page: PlanPage, principal: Principal | None = None) -> tuple[int, list[str]]:
-    """(how many plans match, the ids of one page of them), among those ``principal`` may see."""
+def page_plans(trail: Trail, page: PlanPage, principal: Principal | None = None) -> tuple[int | None, list[str]]:
+    """(how many plans match, None unless ``page.count``; the ids of one page of them), among those
+    ``principal`` may see."""
     if principal is not None:
         page = replace(page, owner=principal.owner_scope, project=principal.project)
     return trail.database.read(plans.page, page)
@@ -137,8 +138,9 @@ def get_tree_outline(trail: Trail, plan_id: str, *, as_of: datetime | None = Non
     return (DecisionTree.build(plan_id, in_tree) if in_tree else None), outlines
 
 
-def page_decisions(trail: Trail, plan_id: str, page: DecisionPage) -> tuple[int, list[str]]:
-    """(how many of the plan's decisions match, the ids of one page of them after ``page.after``)."""
+def page_decisions(trail: Trail, plan_id: str, page: DecisionPage) -> tuple[int | None, list[str]]:
+    """(how many of the plan's decisions match, None unless ``page.count``; the ids of one page of
+    them after ``page.after``)."""
     return trail.database.read(decisions.page, plan_id, page)
 
 
@@ -229,9 +231,9 @@ def pending_reviews(trail: Trail, plan_id: str, principal: Principal | None = No
     return trail.database.read(work)
 
 
-def page_reviews(trail: Trail, page: ReviewPage, principal: Principal | None = None) -> tuple[int, list[Review]]:
-    """(how many reviews match, one page of them after ``page.after``) among the plans ``principal``
-    may see; a token limited to a project asking for another gets none."""
+def page_reviews(trail: Trail, page: ReviewPage, principal: Principal | None = None) -> tuple[int | None, list[Review]]:
+    """(how many reviews match, None unless ``page.count``; one page of them after ``page.after``)
+    among the plans ``principal`` may see; a token limited to a project asking for another gets none."""
     if principal is not None:
         if principal.project is not None and page.project is not None and page.project != principal.project:
             return 0, []

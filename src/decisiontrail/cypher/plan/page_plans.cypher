@@ -1,6 +1,9 @@
-// One page of plans in creation order (plan ids are ULIDs), after the cursor (a plan id), with how
-// many match; $search (lower case) keeps those whose description, id or project holds it.
+// One page of plans in creation order (plan ids are ULIDs), after the cursor (a plan id), and, when
+// $count, how many match (else null); $search (lower case) keeps those whose description, id or
+// project holds it. The page is an ordered seek of plan_id_unique from the cursor, which stops once
+// the page is full; the count reads every plan, and is skipped unless asked for.
 CALL () {
+  WITH 1 AS counted WHERE $count
   MATCH (p:Plan)
   WHERE ($owner IS NULL OR p.owner = $owner)
     AND ($project IS NULL OR p.project = $project)
@@ -12,7 +15,8 @@ CALL () {
 }
 CALL () {
   MATCH (p:Plan)
-  WHERE ($after IS NULL OR p.plan_id > $after)
+  USING INDEX SEEK p:Plan(plan_id)
+  WHERE p.plan_id > coalesce($after, '')
     AND ($owner IS NULL OR p.owner = $owner)
     AND ($project IS NULL OR p.project = $project)
     AND ($phase IS NULL OR p.phase = $phase)
@@ -23,4 +27,4 @@ CALL () {
   LIMIT $limit
   RETURN collect(p.plan_id) AS plan_ids
 }
-RETURN total, plan_ids
+RETURN CASE WHEN $count THEN total END AS total, plan_ids
