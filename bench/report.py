@@ -135,7 +135,9 @@ check them, so they are not repeated here.
   driver's debug log message shows by their count instead of formatting them; the placement
   read's lookups are hinted as index seeks, it looks a key up among a plan's reviews only
   when one holds a key, an id only for a decision the service built (an actor's draft has a fresh
-  ULID), and a parent inference once for each plan, type and actor run; the judge keeps each
+  ULID), and a parent inference once for each plan, type and actor run, each an ordered seek
+  from the end of an index of the plan's decisions of a type in sequence order (it read every
+  current decision of the parent's types, so placing grew with the plan); the judge keeps each
   plan's and run's latest decision of each type, where it scanned everything placed before
   (quadratic in a batch inferring parents); the write links each kind (context,
   checkpoint group, parent, dependencies, the corrected decision, the resolved review) over the
