@@ -57,6 +57,8 @@ LATE_INDEXES = {
     "0031_event_last_seq_index": "event_last_seq",
     "0032_event_plan_last_seq_index": "event_plan_last_seq",
     "0034_review_status_index": "review_status",
+    "0037_decision_plan_type_sequence_index": "decision_plan_type_sequence",
+    "0038_decision_plan_type_run_sequence_index": "decision_plan_type_run_sequence",
 }
 
 
