@@ -84,7 +84,8 @@ check them, so they are not repeated here.
 - **Lineage and impact through GraphQL.** Each is one statement: lineage (whether the decision
   exists, when it was recorded, the walk), impact (the decision, what supersedes it, the walk;
   an `asOf` impact reads the decision first). A selection of ids only is answered at once from
-  the ids the walk returned, and the answer is completed directly (`schema/execution.py`): a
+  the ids the walk returned, without an object built for each decision and plan
+  (`schema.execution.Identities`: one small dict per id), and the answer is completed directly (`schema/execution.py`): a
   field that only reads its object (an attribute, or a method of `self`) and whole selections of
   such fields are completed in one pass, without graphql-core's per-field steps; anything else,
   and every error, goes graphql-core's usual way. A read's statements are each an auto-commit
@@ -99,10 +100,10 @@ check them, so they are not repeated here.
   time (the request's fixed path: Starlette's middleware, strawberry's view, the hop to a worker
   thread for the driver and back, one object per decision answered) and HTTP between the client
   and the service, which the baseline does not cross. At 1,000 decisions,
-  {c("lineage", "lineage of the last of")}, {t("lineage", "lineage of the last of")}: building
-  and completing one object per decision in Python. What would close it: a request path that
-  skips what a read of ids does not need (the worker-thread hop, strawberry's view), and ids
-  answered as a list of strings rather than objects.
+  {c("lineage", "lineage of the last of")}, {t("lineage", "lineage of the last of")}: the
+  answer's thousand entries encoded as JSON, and the request's fixed path. What would close it: a
+  request path that skips what a read of ids does not need (the worker-thread hop, strawberry's
+  view), and an answer serialised as it is made.
 - **Nested tree.** `Plan.tree` looks ahead at its selection; ids, types and relations are
   served from one statement of outlines, returned as one row (each outline a list), and
   completed directly as above: a list of objects takes its selection once for all its items, a

@@ -18,7 +18,7 @@ from decisiontrail.api import schema
 from decisiontrail.domain import DecisionType
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.execution import DirectFieldsExecutionContext, direct_read
-from decisiontrail.services import Trail
+from decisiontrail.services import Trail, reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services.correction import correct
 from decisiontrail.services.lifecycle import instantiate_plan
@@ -125,6 +125,34 @@ def test_a_query_answers_as_by_the_usual_steps(store: Trail, plan: str, principa
     )
     assert errors == []
     assert data["plan"] is not None and len(str(data)) > 500  # a real answer, compared in full above
+
+
+WALKS = {
+    "ids": """query($d: ID!) { lineage(decisionId: $d) { decisions { id } plans { id } }
+        impact(decisionId: $d) { decisions { id } plans { id } } }""",
+    "ids with typenames and aliases": """query($d: ID!) { lineage(decisionId: $d) {
+        decisions { __typename key: id id } plans { ...P } } }
+        fragment P on Plan { id __typename }""",
+    "more than ids": """query($d: ID!) { lineage(decisionId: $d) { decisions { id question } plans { id description } } }""",
+}
+
+
+@pytest.mark.parametrize("principal", [LOCAL, Principal("ann", Role.ACTOR)], ids=["admin", "ann"])
+@pytest.mark.parametrize("name", WALKS)
+def test_a_walk_answers_as_by_the_usual_steps(store: Trail, plan: str, principal: Principal, name: str) -> None:
+    """A walk's ids answer a selection of ids without an object built for each (``Identities``);
+    the usual steps build every object and read its id."""
+    current = [
+        d
+        for d in reading.list_decisions(store, plan)
+        if d.decision_type is DecisionType.RESOURCE_SELECTION and d.superseded_by is None
+    ]
+    deepest = max(current, key=lambda d: d.sequence_number or 0)  # its dependencies reach back to bob's plan
+    data, errors = both(
+        schema, WALKS[name], lambda: Context(trail=store, principal=principal), variable_values={"d": deepest.decision_id}
+    )
+    assert errors == []
+    assert len(data["lineage"]["decisions"]) > 5 and data["lineage"]["plans"]  # a real answer, compared in full above
 
 
 # -- a schema of its own, for what the service's schema never does ---------------------------

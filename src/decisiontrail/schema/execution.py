@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import inspect
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final, cast, overload
 
 from graphql import (
     DocumentNode,
@@ -187,6 +187,8 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
         elif value is None:
             return None
         if isinstance(return_type, GraphQLList):
+            if isinstance(value, Identities):
+                return self.complete_identities(return_type, field_details_list, value, path)
             if not isinstance(value, list | tuple):
                 raise NotDirect
             item_type = return_type.of_type
@@ -212,6 +214,25 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
         if is_leaf_type(return_type):
             return self.complete_leaf(return_type, value)
         raise NotDirect
+
+    def complete_identities(
+        self, return_type: GraphQLList[Any], field_details_list: FieldDetailsList, value: Identities, path: Path | LazyPath
+    ) -> Any:
+        """A list of objects known by their ids: from the ids alone when only ``id`` (and
+        ``__typename``) is selected, one small dict per id; else its objects, built, as a list."""
+        item_type = return_type.of_type
+        object_type = item_type.of_type if isinstance(item_type, GraphQLNonNull) else item_type
+        if isinstance(object_type, GraphQLObjectType) and object_type.is_type_of is None:
+            selection = self.selection(object_type, field_details_list)
+            if all(
+                direct is None or (name == "id" and leaf in _TEXT and not direct.wants_info)
+                for _, name, direct, _, leaf in selection
+            ):
+                keys = [(key, name if direct is None else None) for key, name, direct, _, _ in selection]
+                if keys == [("id", None)]:  # the usual selection, { id }
+                    return [{"id": i} for i in value.ids]
+                return [{key: i if typename is None else typename for key, typename in keys} for i in value.ids]
+        return self.complete_directly(return_type, field_details_list, list(value), path)
 
     def complete_object(
         self, return_type: GraphQLObjectType, selection: list[Selected], value: Any, path: Path | LazyPath
@@ -273,6 +294,34 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
             found.append((response_key, name, direct, sub_fields, inner if is_leaf_type(inner) else None))
         self.selections[key] = (field_details_list, found)
         return found
+
+
+class Identities(Sequence[Any]):
+    """Objects of one type known only by their ids (what a walk answers): each is built when
+    something reads it, so a selection of nothing but ``id`` (and ``__typename``) is completed from
+    the ids (``complete_identities``) without building any. ``make(i)`` must be an object whose
+    ``id`` field reads ``i``."""
+
+    __slots__ = ("ids", "make")
+
+    def __init__(self, ids: Sequence[str], make: Callable[[str], Any]) -> None:
+        self.ids = ids
+        self.make = make
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self.make(i) for i in self.ids[index]]
+        return self.make(self.ids[index])
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self.make, self.ids)
 
 
 LazyPath = tuple[Any, str | int, str | None]

@@ -39,6 +39,7 @@ from decisiontrail.domain.pages import DecisionPage, page_size
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.schema.context import Context
+from decisiontrail.schema.execution import Identities
 from decisiontrail.schema.errors import call, client_error
 from decisiontrail.schema.analytics import AnalyticsScope, PlanAnalytics
 from decisiontrail.schema.selection import IDS, TREE_OF_OUTLINES, asks_for, asks_only
@@ -323,15 +324,20 @@ async def _decision(info: Info[Context, None], decision_id: str | None) -> Decis
 
 async def _decisions(info: Info[Context, None], decision_ids: list[str]) -> list[Decision]:
     found = _decisions_now(info, decision_ids)
-    return found if isinstance(found, list) else await found
+    return list(found) if isinstance(found, Identities) else await found
 
 
-def _decisions_now(info: Info[Context, None], decision_ids: list[str]) -> list[Decision] | Awaitable[list[Decision]]:
-    """The decisions, at once when the ids are the answer, else once loaded: so a field that
-    returns it is completed directly when it can be."""
+def _decisions_now(info: Info[Context, None], decision_ids: list[str]) -> Identities | Awaitable[list[Decision]]:
+    """The decisions, at once when the ids are the answer (built only if more than their ids is
+    read: ``schema.execution.Identities``), else once loaded: so a field that returns it is
+    completed directly when it can be."""
     if _ids_are_the_answer(info):
-        return [Decision(model=partial_decision(decision_id=i)) for i in decision_ids]
+        return Identities(decision_ids, _decision_known_by_id)
     return _loaded_decisions(info, decision_ids)
+
+
+def _decision_known_by_id(decision_id: str) -> Decision:
+    return Decision(model=partial_decision(decision_id=decision_id))
 
 
 async def _loaded_decisions(info: Info[Context, None], decision_ids: list[str]) -> list[Decision]:
@@ -340,14 +346,18 @@ async def _loaded_decisions(info: Info[Context, None], decision_ids: list[str]) 
 
 async def _plans(info: Info[Context, None], plan_ids: list[str]) -> list[Plan]:
     found = _plans_now(info, plan_ids)
-    return found if isinstance(found, list) else await found
+    return list(found) if isinstance(found, Identities) else await found
 
 
-def _plans_now(info: Info[Context, None], plan_ids: list[str]) -> list[Plan] | Awaitable[list[Plan]]:
+def _plans_now(info: Info[Context, None], plan_ids: list[str]) -> Identities | Awaitable[list[Plan]]:
     """The plans, at once when the ids are the answer (as ``_decisions_now``), else once loaded."""
     if _ids_are_the_answer(info):
-        return [Plan(model=partial_plan(plan_id=i)) for i in plan_ids]
+        return Identities(plan_ids, _plan_known_by_id)
     return _loaded_plans(info, plan_ids)
+
+
+def _plan_known_by_id(plan_id: str) -> Plan:
+    return Plan(model=partial_plan(plan_id=plan_id))
 
 
 def _ids_are_the_answer(info: Info[Context, None]) -> bool:
@@ -952,11 +962,11 @@ class Impact:
     model: strawberry.Private[DomainImpact]
 
     @strawberry.field(graphql_type=list[Decision])  # type: ignore[untyped-decorator]
-    def decisions(self, info: Info[Context, None]) -> list[Decision] | Awaitable[list[Decision]]:
+    def decisions(self, info: Info[Context, None]) -> Identities | Awaitable[list[Decision]]:
         return _decisions_now(info, list(self.model.decision_ids))
 
     @strawberry.field(graphql_type=list[Plan])  # type: ignore[untyped-decorator]
-    def plans(self, info: Info[Context, None]) -> list[Plan] | Awaitable[list[Plan]]:
+    def plans(self, info: Info[Context, None]) -> Identities | Awaitable[list[Plan]]:
         return _plans_now(info, list(self.model.plan_ids))
 
     @strawberry.field
@@ -979,11 +989,11 @@ class Lineage:
     plan_ids: strawberry.Private[list[str]]
 
     @strawberry.field(graphql_type=list[Decision])  # type: ignore[untyped-decorator]
-    def decisions(self, info: Info[Context, None]) -> list[Decision] | Awaitable[list[Decision]]:
+    def decisions(self, info: Info[Context, None]) -> Identities | Awaitable[list[Decision]]:
         return _decisions_now(info, self.decision_ids)
 
     @strawberry.field(graphql_type=list[Plan])  # type: ignore[untyped-decorator]
-    def plans(self, info: Info[Context, None]) -> list[Plan] | Awaitable[list[Plan]]:
+    def plans(self, info: Info[Context, None]) -> Identities | Awaitable[list[Plan]]:
         return _plans_now(info, self.plan_ids)
 
 
