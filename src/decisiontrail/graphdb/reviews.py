@@ -19,8 +19,9 @@ def get_many(tx: Transaction, review_ids: list[str]) -> list[Review | None]:
     return [found.get(review_id) for review_id in review_ids]
 
 
-def page(tx: Transaction, page: ReviewPage) -> tuple[int, list[Review]]:
-    """(how many reviews match, one page of them after ``page.after``), in one statement."""
+def page(tx: Transaction, page: ReviewPage) -> tuple[int | None, list[Review]]:
+    """(how many reviews match, None unless ``page.count``; one page of them after ``page.after``),
+    in one statement."""
     record = tx.run(query("review/page_reviews"), **page.params()).single(strict=True)
     return record["total"], [review_from_record(r) for r in record["reviews"]]
 
