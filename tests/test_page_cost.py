@@ -16,6 +16,7 @@ from decisiontrail.cypher import query
 from decisiontrail.domain.pages import DecisionPage, PlanPage, ReviewPage
 from decisiontrail.graphdb import Graph
 from decisiontrail.services import Trail
+from factories import db_hits
 
 
 def _plan(graph: Graph, plan_id: str, size: int) -> None:
@@ -40,10 +41,6 @@ def _plans(graph: Graph, prefix: str, count: int) -> None:
     )
 
 
-def _hits(operator: dict[str, Any]) -> int:
-    return int(operator.get("dbHits", 0)) + sum(_hits(child) for child in operator.get("children", []))
-
-
 def _profiled(graph: Graph, statement: str, **params: Any) -> tuple[int, Any]:
     """The statement's database hits under PROFILE, and its one record."""
     with graph.driver.session(database=graph.database) as session:
@@ -51,7 +48,7 @@ def _profiled(graph: Graph, statement: str, **params: Any) -> tuple[int, Any]:
         record = result.single(strict=True)
         profile = result.consume().profile
     assert profile is not None
-    return _hits(profile), record
+    return db_hits(profile), record
 
 
 @pytest.mark.parametrize("after", [None, 5], ids=["first page", "a later page"])

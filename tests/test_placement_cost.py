@@ -21,7 +21,7 @@ from decisiontrail.graphdb import Graph, decisions
 from decisiontrail.graphdb.database import Transaction, lock_holder
 from decisiontrail.services import Trail
 from decisiontrail.services.recording import propose
-from factories import actor_snapshot, tool_input
+from factories import actor_snapshot, db_hits, tool_input
 
 
 def _plan(graph: Graph, plan_id: str, size: int) -> None:
@@ -65,7 +65,7 @@ def _db_hits(graph: Graph, plan_id: str, key: str | None, infer_parent: bool) ->
         finally:
             tx.rollback()
     assert summary.profile is not None
-    return _hits(summary.profile)
+    return db_hits(summary.profile)
 
 
 @pytest.mark.parametrize("infer_parent", [False, True], ids=["a parent named", "a parent inferred"])
@@ -96,12 +96,8 @@ class _Profiled:
         record = self.result.single(strict=strict)
         profile = self.result.consume().profile
         assert profile is not None
-        self.db_hits = _hits(profile)
+        self.db_hits = db_hits(profile)
         return record
-
-
-def _hits(operator: dict[str, Any]) -> int:
-    return int(operator.get("dbHits", 0)) + sum(_hits(child) for child in operator.get("children", []))
 
 
 def _placement_hits(graph: Graph, plan_id: str, recordings: list[Recording]) -> int:
