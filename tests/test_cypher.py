@@ -70,7 +70,7 @@ def test_a_statement_that_carries_events_announces_them_as_append_events_does() 
 
 def test_the_supersession_writes_the_correction_decision_as_create_decisions_writes_a_placed_one() -> None:
     creating = cypher.query("decision/create_decisions")
-    writes = creating[creating.index("UNWIND $rows AS row") : creating.index("// The events the write announces")]
+    writes = creating[creating.index("WITH [counter IN $plans") : creating.index("// The events the write announces")]
     block = "CALL () {\n" + textwrap.indent(writes, "  ") + "  RETURN size(created) AS created\n}\n"
     assert block in cypher.query("correction/supersede_downstream"), (
         "correction/supersede_downstream writes placed decisions otherwise than decision/create_decisions"

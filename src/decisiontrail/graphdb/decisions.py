@@ -185,28 +185,40 @@ def create_all(
 
 
 def creation_params(decisions: Sequence[tuple[Decision, Recording]], next_sequences: dict[str, int]) -> dict[str, Any]:
-    """``$rows`` and ``$plans`` of decision/create_decisions' writes, for it and for a statement
-    that writes placed decisions as part of more (correction/supersede_downstream)."""
+    """``$rows``, ``$plans`` and ``$named_ids`` of decision/create_decisions' writes, for it and for
+    a statement that writes placed decisions as part of more (correction/supersede_downstream).
+    A row names its plan (one of ``next_sequences``, which holds every placed decision's plan) and
+    the decisions it links to by their places in ``$plans`` and ``$named_ids``."""
+    plans = {plan_id: i for i, plan_id in enumerate(next_sequences)}
+    named: dict[str, int] = {}
+
+    def name(decision_id: str | None) -> int | None:
+        return None if decision_id is None else named.setdefault(decision_id, len(named))
+
     rows = Rows()
     for decision, recording in decisions:
         group = checkpoint_group_for(decision)
         props = decision_properties(decision, recording.idempotency_key, recording.request_digest)
         rows.append(
             {
-                "plan_id": decision.plan_id,
+                "plan": plans[decision.plan_id],
                 "props": props,
                 # As ISO 8601 text, made a DateTime by Neo4j: the driver's own conversion of a
                 # datetime, in Python, was a sixth of a large batch's time.
                 "created_at": props.pop("created_at").isoformat(),
                 "context": context_param(recording.context),
                 "checkpoint_group": {**asdict(group), "resources": list(group.resources)} if group else None,
-                "parent_decision_id": decision.parent_decision_id,
-                "depends_on": list(decision.depends_on),
-                "corrects_decision_id": decision.corrects_decision_id,
+                "parent": name(decision.parent_decision_id),
+                "depends_on": [name(d) for d in decision.depends_on],
+                "corrects": name(decision.corrects_decision_id),
                 "review_id": recording.resolves_review_id,
             }
         )
-    return {"rows": rows, "plans": [{"plan_id": plan_id, "next_sequence": n} for plan_id, n in next_sequences.items()]}
+    return {
+        "rows": rows,
+        "plans": [{"plan_id": plan_id, "next_sequence": n} for plan_id, n in next_sequences.items()],
+        "named_ids": list(named),
+    }
 
 
 def context_param(context: CapturedContext | None) -> dict[str, str] | None:

@@ -13,13 +13,16 @@
 // The walk is breadth-first with a visited set (see decision/lineage.cypher): keep the predicate
 // over all nodes(path) and the DISTINCT collect. What it reached is counted back, so the caller
 // can refuse (and roll back) a supersession that is not the downstream it judged.
-// The correction decision, placed ($rows, $plans: decision/create_decisions' writes, verbatim).
+// The correction decision, placed ($rows, $plans, $named_ids: decision/create_decisions' writes, verbatim).
 CALL () {
+  WITH [counter IN $plans | COLLECT { MATCH (plan:Plan {plan_id: counter.plan_id}) RETURN plan }[0]] AS plans
   UNWIND $rows AS row
-  MATCH (plan:Plan {plan_id: row.plan_id})
+  WITH row, plans[row.plan] AS plan
   CREATE (d:Decision)-[:IN_PLAN]->(plan)
   SET d = row.props, d.created_at = datetime(row.created_at)
   WITH collect({d: d, row: row}) AS created
+  // Matched once the batch's own decisions exist: a row may name one of them.
+  WITH created, [id IN $named_ids | COLLECT { MATCH (named:Decision {decision_id: id}) RETURN named }[0]] AS named
   CALL (created) {
     UNWIND [item IN created WHERE item.row.context IS NOT NULL] AS item
     WITH item.d AS d, item.row.context AS context
@@ -35,23 +38,21 @@ CALL () {
       checkpoint_id: group.checkpoint_id, resources: group.resources, created_at: d.created_at
     })
   }
-  CALL (created) {
-    UNWIND [item IN created WHERE item.row.parent_decision_id IS NOT NULL] AS item
-    WITH item.d AS d, item.row AS row
-    MATCH (parent:Decision {decision_id: row.parent_decision_id})
+  CALL (created, named) {
+    UNWIND [item IN created WHERE item.row.parent IS NOT NULL] AS item
+    WITH item.d AS d, named[item.row.parent] AS parent
     CREATE (d)-[:PARENT]->(parent)
   }
-  CALL (created) {
+  CALL (created, named) {
     UNWIND [item IN created WHERE size(item.row.depends_on) > 0] AS item
     WITH item.d AS d, item.row AS row
     UNWIND range(0, size(row.depends_on) - 1) AS ordinal
-    MATCH (dependency:Decision {decision_id: row.depends_on[ordinal]})
+    WITH d, ordinal, named[row.depends_on[ordinal]] AS dependency
     CREATE (d)-[:DEPENDS_ON {ordinal: ordinal}]->(dependency)
   }
-  CALL (created) {
-    UNWIND [item IN created WHERE item.row.corrects_decision_id IS NOT NULL] AS item
-    WITH item.d AS d, item.row AS row
-    MATCH (original:Decision {decision_id: row.corrects_decision_id})
+  CALL (created, named) {
+    UNWIND [item IN created WHERE item.row.corrects IS NOT NULL] AS item
+    WITH item.d AS d, named[item.row.corrects] AS original
     CREATE (d)-[:CORRECTS]->(original)
   }
   CALL (created) {
