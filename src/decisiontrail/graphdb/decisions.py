@@ -132,38 +132,40 @@ def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[di
     recording in order, the facts ``domain.placement.place_all`` judges it by."""
     plan_ids = sorted({r.draft.plan_id for r in recordings})
     plan_index = {plan_id: i for i, plan_id in enumerate(plan_ids)}
-    parent_ids = sorted({r.draft.parent_decision_id for r in recordings if r.draft.parent_decision_id is not None})
-    parent_index = {parent_id: i for i, parent_id in enumerate(parent_ids)}
+    named: dict[str, int] = {}
+
+    def name(decision_id: str | None) -> int | None:
+        return None if decision_id is None else named.setdefault(decision_id, len(named))
+
     inference_index: dict[tuple[str, DecisionType, str | None], int] = {}
     for r in recordings:
         if r.infer_parent:
             inference_index.setdefault((r.draft.plan_id, r.draft.decision_type, r.thread), len(inference_index))
+    items = Rows(
+        {
+            "index": i,
+            "plan_id": r.draft.plan_id,
+            "plan_index": plan_index[r.draft.plan_id],
+            "decision_id": r.id_to_look_up,
+            "parent": name(r.draft.parent_decision_id),
+            "inference_index": inference_index[(r.draft.plan_id, r.draft.decision_type, r.thread)] if r.infer_parent else None,
+            "depends_on": [name(d) for d in r.draft.depends_on],
+            "corrects": name(r.draft.corrects_decision_id),
+            "idempotency_key": r.key_to_look_up,
+        }
+        for i, r in enumerate(recordings)
+    )
     result = tx.run(
         query("decision/read_placements"),
         holder=lock_holder(tx),
         plan_ids=plan_ids,
         dependency_ids=sorted({d for r in recordings for d in r.draft.depends_on}),
-        parent_ids=parent_ids,
+        named_ids=list(named),
         inferences=[
             {"plan_id": plan_id, "parent_types": [t.value for t in PARENT_TYPES[decision_type]], "actor_thread": thread}
             for plan_id, decision_type, thread in inference_index
         ],
-        items=Rows(
-            {
-                "index": i,
-                "plan_id": r.draft.plan_id,
-                "plan_index": plan_index[r.draft.plan_id],
-                "decision_id": r.id_to_look_up,
-                "parent_index": None if r.draft.parent_decision_id is None else parent_index[r.draft.parent_decision_id],
-                "inference_index": inference_index[(r.draft.plan_id, r.draft.decision_type, r.thread)]
-                if r.infer_parent
-                else None,
-                "depends_on": list(r.draft.depends_on),
-                "corrects_decision_id": r.draft.corrects_decision_id,
-                "idempotency_key": r.key_to_look_up,
-            }
-            for i, r in enumerate(recordings)
-        ),
+        items=items,
     )
     facts: list[dict[str, Any]] = result.single(strict=True)["facts"]
     return facts

@@ -58,13 +58,15 @@ WITH collect({
     USING INDEX SEEK held:Review(plan_id, idempotency_key)
     WHERE held.idempotency_key IS NOT NULL
   }) AS keyed_reviews
-// Each parent named by the batch, read once (a batch's recordings mostly share one or two):
-// whether it exists, its plan, whether it is superseded. An item names its parent by parent_index.
+// Each decision the batch names (parents, dependencies, the corrected), read once (a batch's
+// recordings mostly share one or two; in a statement that writes, a unique index seek locks the
+// entry it reads, and a seek per dependency and recording cost as much again): whether it exists,
+// its plan, whether it is superseded, or null. An item names them by their places in $named_ids.
 WITH plans, keyed_reviews, COLLECT {
-  UNWIND $parent_ids AS parent_id
-  OPTIONAL MATCH (parent:Decision {decision_id: parent_id})
-  RETURN parent {.plan_id, superseded: EXISTS { (parent)-[:SUPERSEDED_BY]->() }}
-} AS parents
+  UNWIND $named_ids AS named_id
+  OPTIONAL MATCH (named:Decision {decision_id: named_id})
+  RETURN named {.plan_id, superseded: EXISTS { (named)-[:SUPERSEDED_BY]->() }}
+} AS named
 // Parent inference, once for each plan, type and actor run of the batch's recordings that name no
 // parent (an item names its inference by inference_index): the latest current decision of a parent
 // type, the same actor run's first. Each parent type's latest, and its latest in the actor run, is
@@ -72,7 +74,7 @@ WITH plans, keyed_reviews, COLLECT {
 // stepping back only over superseded decisions: ordered by every property of the index, the
 // planner reads it backwards and stops at the first that qualifies, where ordered by the sequence
 // number alone it read all the plan's decisions of the type and sorted them.
-WITH plans, keyed_reviews, parents, COLLECT {
+WITH plans, keyed_reviews, named, COLLECT {
   UNWIND $inferences AS inference
   CALL (inference) {
     UNWIND inference.parent_types AS parent_type
@@ -99,7 +101,7 @@ WITH plans, keyed_reviews, parents, COLLECT {
 } AS inferred
 UNWIND $items AS item
 WITH item, plans[item.plan_index] AS plan_facts, keyed_reviews[item.plan_index] AS keyed_reviews,
-  inferred[item.inference_index] AS inferred, parents[item.parent_index] AS parent
+  inferred[item.inference_index] AS inferred, named[item.parent] AS parent, named
 WITH item, plan_facts {
   .*,
   // Looked up only for a decision the service built whole: an actor's draft has a fresh ULID.
@@ -109,9 +111,9 @@ WITH item, plan_facts {
   parent_exists: parent IS NOT NULL,
   parent_plan_id: parent.plan_id,
   parent_superseded: parent IS NOT NULL AND parent.superseded,
-  missing_dependencies: [id IN item.depends_on WHERE NOT EXISTS { MATCH (:Decision {decision_id: id}) }],
-  superseded_dependencies: [id IN item.depends_on WHERE EXISTS { MATCH (:Decision {decision_id: id})-[:SUPERSEDED_BY]->() }],
-  corrected_exists: item.corrects_decision_id IS NULL OR EXISTS { MATCH (:Decision {decision_id: item.corrects_decision_id}) },
+  missing_dependencies: [i IN item.depends_on WHERE named[i] IS NULL | $named_ids[i]],
+  superseded_dependencies: [i IN item.depends_on WHERE named[i].superseded | $named_ids[i]],
+  corrected_exists: item.corrects IS NULL OR named[item.corrects] IS NOT NULL,
   // A key is scoped to its plan; the digest tells the same request from another one with the key.
   // Looked up only for a key (a null key matches nothing, and the planner would scan the plan for it),
   // by a seek, hinted: planned on statistics of a database that has since grown (a fresh one, say),
