@@ -126,8 +126,11 @@ check them, so they are not repeated here.
   reads nothing while nobody is subscribed. What would close it: one round trip fewer (the read
   and the write in one statement, with placement's rules in Cypher) and a cheaper fixed path for
   a request (as for lineage). Batches are two statements for the whole batch
-  (`read_placements`, which takes each plan's and each named parent's facts once and answers in
-  one row, and `create_decisions`), and the batch's events are one outbox run. On the way to
+  (`read_placements`, which takes each plan's facts and each named decision's (parent,
+  dependency, corrected) once and answers in one row, and `create_decisions`, which matches each
+  plan and each named decision once too: in a statement that writes, a unique index seek locks
+  the entry it reads, and the write sought every decision's plan and parent, the read every
+  dependency twice, for each decision), and the batch's events are one outbox run. On the way to
   them: input objects are built by a plan made once per type (`schema/inputs.py`), and a list
   variable is coerced by one too (`schema/variables.py`, graphql-core's checks and errors kept);
   each decision's draft is built from its proposal's validated fields; canonical ULIDs are
@@ -150,9 +153,11 @@ check them, so they are not repeated here.
   1,000, 5,000 decisions a second, is 200 ms a batch. What remains beyond the baseline, by the
   figures just cited: first the statements, by Neo4j's own count several times the baseline's
   (the placement read, which the baseline does not do, its idempotency keys' seeks the largest
-  part; and a write that beside the baseline's node and links stores 21 properties where the
-  baseline stores 19 (the idempotency key and the request's digest), matches each decision's
-  plan, parses its creation time, moves the plan's counter and writes the events), and a commit
+  part: locking seeks, as every unique seek in a statement that writes is, and the statement
+  takes the plan's lock; read before it, in a statement of their own, they would cost a round
+  trip; and a write that beside the baseline's node and links stores 21 properties where the
+  baseline stores 19 (the idempotency key and the request's digest), parses each creation
+  time, moves the plan's counter and writes the events), and a commit
   with one more index entry a decision (the plan's
   idempotency keys); then the rest of the unit of work (the rows' packing by the driver, the
   judging); then the service's Python outside it. Profiled in process at 1,000 (in the lab,
