@@ -19,7 +19,11 @@
 // a correction would pay a round trip of its own for it): the plan's counter, automation profile
 // and current root, and the two decisions the correction may hang under (the decision's parent,
 // in revert mode, and append mode's anchor).
+// The decision and the correction's id are looked up by seeks, hinted: planned on a fresh
+// database's statistics, the decision's lookup was seen scanning the id index and filtering (a
+// plan the planner may keep while the database grows).
 MATCH (d:Decision {decision_id: $decision_id})-[:IN_PLAN]->(plan:Plan)
+USING INDEX SEEK d:Decision(decision_id)
 SET d.lock__ = true
 REMOVE d.lock__
 MERGE (lock:PlanLock {plan_id: plan.plan_id})
@@ -69,11 +73,17 @@ WITH d, plan, touched_locked, downstream, plan_ids, locked_plan_ids, COLLECT {
     RETURN [plan_id, number, id, type, thread]
   } AS rows
 WITH d, plan, touched_locked, downstream, plan_ids, locked_plan_ids, rows,
+  // Append mode's anchor: the plan's latest current decision outside what is superseded, by an
+  // ordered seek from the end of the plan's sequence (ordered by every property of the index, so
+  // the read stops at the first that qualifies), where it read and sorted the plan's every decision.
   CASE WHEN $append THEN COLLECT {
     WITH [r IN rows | r[2]] AS superseded
     MATCH (latest:Decision {plan_id: plan.plan_id})
-    WHERE latest.superseded_at IS NULL AND latest <> d AND NOT latest.decision_id IN superseded
-    RETURN latest.decision_id ORDER BY latest.sequence_number DESC LIMIT 1
+    USING INDEX SEEK latest:Decision(plan_id, sequence_number)
+    WHERE latest.sequence_number IS NOT NULL AND latest.superseded_at IS NULL AND latest <> d
+      AND NOT latest.decision_id IN superseded
+    WITH latest ORDER BY latest.plan_id DESC, latest.sequence_number DESC LIMIT 1
+    RETURN latest.decision_id
   }[0] END AS anchor_id
 RETURN
   plan.phase AS plan_phase,
@@ -121,7 +131,7 @@ RETURN
     WHERE root.sequence_number IS NOT NULL AND NOT EXISTS { (root)-[:SUPERSEDED_BY]->() }
     RETURN root.decision_id
   }[0] AS current_root_id,
-  EXISTS { MATCH (:Decision {decision_id: $correction_id}) } AS correction_exists,
+  EXISTS { MATCH (taken:Decision {decision_id: $correction_id}) USING INDEX SEEK taken:Decision(decision_id) } AS correction_exists,
   [(d)-[:PARENT]->(parent:Decision) | [parent.decision_id, parent.plan_id, EXISTS { (parent)-[:SUPERSEDED_BY]->() }]]
     + COLLECT {
       MATCH (anchor:Decision {decision_id: anchor_id})
