@@ -11,8 +11,11 @@ tool invocations); it is an ordered seek from the end of an index now.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import neo4j
 import pytest
 
 from decisiontrail.cypher import query
@@ -39,6 +42,17 @@ def _plan(graph: Graph, plan_id: str, size: int) -> None:
     )
 
 
+@contextmanager
+def _rolled_back(graph: Graph) -> Iterator[neo4j.Transaction]:
+    """A write transaction whose work is rolled back: a statement's cost without its writes."""
+    with graph.driver.session(database=graph.database) as session:
+        tx = session.begin_transaction()
+        try:
+            yield tx
+        finally:
+            tx.rollback()
+
+
 def _db_hits(graph: Graph, plan_id: str, key: str | None, infer_parent: bool) -> int:
     item = {
         "index": 0,
@@ -50,22 +64,18 @@ def _db_hits(graph: Graph, plan_id: str, key: str | None, infer_parent: bool) ->
         "corrects": None,
         "idempotency_key": key,
     }
-    with graph.driver.session(database=graph.database) as session:
-        tx = session.begin_transaction()
-        try:
-            summary = tx.run(
-                "PROFILE " + query("decision/read_placements"),  # type: ignore[operator]
-                plan_ids=[plan_id],
-                holder=lock_holder(tx),
-                dependency_ids=[],
-                named_ids=[] if infer_parent else [f"{plan_id}-1"],
-                inferences=[{"plan_id": plan_id, "parent_types": ["tool_invocation"], "actor_thread": "run-1"}]
-                if infer_parent
-                else [],
-                items=[item],
-            ).consume()
-        finally:
-            tx.rollback()
+    with _rolled_back(graph) as tx:
+        summary = tx.run(
+            "PROFILE " + query("decision/read_placements"),  # type: ignore[operator]
+            plan_ids=[plan_id],
+            holder=lock_holder(tx),
+            dependency_ids=[],
+            named_ids=[] if infer_parent else [f"{plan_id}-1"],
+            inferences=[{"plan_id": plan_id, "parent_types": ["tool_invocation"], "actor_thread": "run-1"}]
+            if infer_parent
+            else [],
+            items=[item],
+        ).consume()
     assert summary.profile is not None
     return db_hits(summary.profile)
 
@@ -103,13 +113,9 @@ class _Profiled:
 
 
 def _placement_hits(graph: Graph, plan_id: str, recordings: list[Recording]) -> int:
-    with graph.driver.session(database=graph.database) as session:
-        tx = session.begin_transaction()
-        try:
-            profiled = _Profiled(tx)
-            decisions.read_placements(profiled, recordings)  # type: ignore[arg-type]
-        finally:
-            tx.rollback()
+    with _rolled_back(graph) as tx:
+        profiled = _Profiled(tx)
+        decisions.read_placements(profiled, recordings)  # type: ignore[arg-type]
     return profiled.db_hits
 
 
@@ -218,41 +224,33 @@ def test_each_decision_of_a_batch_links_to_the_decisions_it_names(store: Trail, 
         )
         for i in range(50)
     ]
-    with graph.driver.session(database=graph.database) as session:
-        tx = session.begin_transaction()
-        try:
-            placed = place_all(recordings, decisions.read_placements(tx, recordings), at=utc_now())
-            decisions.create_all(tx, placed.decisions, placed.sequences)
-            links = tx.run(
-                "MATCH (d:Decision {plan_id: $plan_id})-[:IN_PLAN]->(:Plan {plan_id: $plan_id}) WHERE d.sequence_number >= 4 "
-                "RETURN d.question AS question, COLLECT { MATCH (d)-[:PARENT]->(p) RETURN p.decision_id } AS parents, "
-                "  COLLECT { MATCH (d)-[o:DEPENDS_ON]->(x) RETURN x.decision_id ORDER BY o.ordinal } AS dependencies "
-                "ORDER BY d.sequence_number",
-                plan_id=plan_id,
-            ).data()
-        finally:
-            tx.rollback()
+    with _rolled_back(graph) as tx:
+        placed = place_all(recordings, decisions.read_placements(tx, recordings), at=utc_now())
+        decisions.create_all(tx, placed.decisions, placed.sequences)
+        links = tx.run(
+            "MATCH (d:Decision {plan_id: $plan_id})-[:IN_PLAN]->(:Plan {plan_id: $plan_id}) WHERE d.sequence_number >= 4 "
+            "RETURN d.question AS question, COLLECT { MATCH (d)-[:PARENT]->(p) RETURN p.decision_id } AS parents, "
+            "  COLLECT { MATCH (d)-[o:DEPENDS_ON]->(x) RETURN x.decision_id ORDER BY o.ordinal } AS dependencies "
+            "ORDER BY d.sequence_number",
+            plan_id=plan_id,
+        ).data()
     assert links == [{"question": f"recover {i}?", "parents": [parent], "dependencies": dependencies[: i % 3]} for i in range(50)]
 
 
 def _anchor_read(graph: Graph, plan_id: str) -> tuple[str | None, int]:
     """begin_correction of the plan's second decision in append mode, under PROFILE: the anchor it
     found and the statement's hits (rolled back)."""
-    with graph.driver.session(database=graph.database) as session:
-        tx = session.begin_transaction()
-        try:
-            result = tx.run(
-                "PROFILE " + query("correction/begin_correction"),  # type: ignore[operator]
-                holder=lock_holder(tx),
-                decision_id=f"{plan_id}-1",
-                correction_id=new_ulid(),
-                append=True,
-                also_lock=[],
-            )
-            anchor_id = result.single(strict=True)["anchor_id"]
-            profile = result.consume().profile
-        finally:
-            tx.rollback()
+    with _rolled_back(graph) as tx:
+        result = tx.run(
+            "PROFILE " + query("correction/begin_correction"),  # type: ignore[operator]
+            holder=lock_holder(tx),
+            decision_id=f"{plan_id}-1",
+            correction_id=new_ulid(),
+            append=True,
+            also_lock=[],
+        )
+        anchor_id = result.single(strict=True)["anchor_id"]
+        profile = result.consume().profile
     assert profile is not None
     return anchor_id, db_hits(profile)
 

@@ -25,6 +25,19 @@ from decisiontrail.graphdb.records import (
 )
 
 
+class Named(dict[str, int]):
+    """The decisions a batch names, each with its place in the order first named: a statement
+    matches each once (``$named_ids``) and a row names it by its place.
+
+    >>> named = Named()
+    >>> named.place("B"), named.place("A"), named.place("B"), named.place(None), list(named)
+    (0, 1, 0, None, ['B', 'A'])
+    """
+
+    def place(self, decision_id: str | None) -> int | None:
+        return None if decision_id is None else self.setdefault(decision_id, len(self))
+
+
 def get_many(tx: Transaction, decision_ids: list[str]) -> list[Decision | None]:
     """One result per id, in the order given; None where no such decision exists."""
     records = list(tx.run(query("decision/get_decisions"), decision_ids=decision_ids))
@@ -132,11 +145,7 @@ def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[di
     recording in order, the facts ``domain.placement.place_all`` judges it by."""
     plan_ids = sorted({r.draft.plan_id for r in recordings})
     plan_index = {plan_id: i for i, plan_id in enumerate(plan_ids)}
-    named: dict[str, int] = {}
-
-    def name(decision_id: str | None) -> int | None:
-        return None if decision_id is None else named.setdefault(decision_id, len(named))
-
+    named = Named()
     inference_index: dict[tuple[str, DecisionType, str | None], int] = {}
     for r in recordings:
         if r.infer_parent:
@@ -147,10 +156,10 @@ def read_placements(tx: Transaction, recordings: Sequence[Recording]) -> list[di
             "plan_id": r.draft.plan_id,
             "plan_index": plan_index[r.draft.plan_id],
             "decision_id": r.id_to_look_up,
-            "parent": name(r.draft.parent_decision_id),
+            "parent": named.place(r.draft.parent_decision_id),
             "inference_index": inference_index[(r.draft.plan_id, r.draft.decision_type, r.thread)] if r.infer_parent else None,
-            "depends_on": [name(d) for d in r.draft.depends_on],
-            "corrects": name(r.draft.corrects_decision_id),
+            "depends_on": [named.place(d) for d in r.draft.depends_on],
+            "corrects": named.place(r.draft.corrects_decision_id),
             "idempotency_key": r.key_to_look_up,
         }
         for i, r in enumerate(recordings)
@@ -192,11 +201,7 @@ def creation_params(decisions: Sequence[tuple[Decision, Recording]], next_sequen
     A row names its plan (one of ``next_sequences``, which holds every placed decision's plan) and
     the decisions it links to by their places in ``$plans`` and ``$named_ids``."""
     plans = {plan_id: i for i, plan_id in enumerate(next_sequences)}
-    named: dict[str, int] = {}
-
-    def name(decision_id: str | None) -> int | None:
-        return None if decision_id is None else named.setdefault(decision_id, len(named))
-
+    named = Named()
     rows = Rows()
     for decision, recording in decisions:
         group = checkpoint_group_for(decision)
@@ -210,9 +215,9 @@ def creation_params(decisions: Sequence[tuple[Decision, Recording]], next_sequen
                 "created_at": props.pop("created_at").isoformat(),
                 "context": context_param(recording.context),
                 "checkpoint_group": {**asdict(group), "resources": list(group.resources)} if group else None,
-                "parent": name(decision.parent_decision_id),
-                "depends_on": [name(d) for d in decision.depends_on],
-                "corrects": name(decision.corrects_decision_id),
+                "parent": named.place(decision.parent_decision_id),
+                "depends_on": [named.place(d) for d in decision.depends_on],
+                "corrects": named.place(decision.corrects_decision_id),
                 "review_id": recording.resolves_review_id,
             }
         )
