@@ -213,7 +213,8 @@ check them, so they are not repeated here.
   make it into its part of the document, and drop it, so memory holds the largest group rather
   than the database (what a format declares before every group's lines waits in a temporary
   file: GraphML's body until its typed keys are known, the JSON formats' edges until every node
-  is written); with `--jobs N`, in N worker processes. On the full sizes' 1M decisions:
+  is written); with `--jobs N`, in N worker processes beside this one, from 20,000 decisions
+  (`services.analysis.WORKERS_FROM`). On the full sizes' 1M decisions:
   `check --all` {c("offline", "999,950 decisions: check --all group by group, --jobs 1", "full")}
   in one process ({peak("999,950 decisions: check --all group by group, --jobs 1")}),
   {c("offline", "999,950 decisions: check --all group by group, --jobs 2", "full")} with two
@@ -235,15 +236,18 @@ check them, so they are not repeated here.
   garbage collector off while they build; the rules read the graph's own adjacency; the cycle
   rules peel off the nodes that are on no cycle before searching what is left; small groups are
   loaded together, up to 200 plans a load (`graphdb.loading.loads_of`; with workers, `check
-  --all`'s loads are at most a worker's share of the plans, `export --all`'s the same however many
+  --all`'s loads are at most an Nth of the plans, `export --all`'s the same however many
   processes make them, so the document does not change with `--jobs`); GraphML, DOT and the JSON formats write a value as it is
   when it holds nothing to escape. At the quick sizes `check --all`
   {c("offline", "check --all group by group, --jobs 1")}, `export --all`
-  {c("offline", "export --all group by group, GraphML")}; two workers
+  {c("offline", "export --all group by group, GraphML")}; with `--jobs 2`
   {c("offline", "check --all group by group, --jobs 2")} and
-  {c("offline", "export --all group by group, GraphML, --jobs 2")}, where starting the worker
-  processes (each imports the package and opens its own connection) costs more than the second
-  core saves.
+  {c("offline", "export --all group by group, GraphML, --jobs 2")}: the same work as one
+  process, since a database under 20,000 decisions starts no worker. Starting one (a process
+  importing the package and connecting) takes about half a second of a core, and on these
+  sizes cost more than the second core saved, when workers were started whatever the size;
+  from 20,000 decisions on they are started at once, and this process takes the loads itself
+  until one has started (`services.analysis._Workers`).
   The quick group-by-group rows are medians of five runs each way, interleaved after a warm-up of
   each; the reference rows and the full sizes' rows are single runs. What remains: building the
   graph (the load's time beyond the stream's) and the 16 rules, where the baseline only receives

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, wait
 
 import httpx
 import pytest
@@ -12,7 +13,7 @@ from decisiontrail.app import create_app
 from decisiontrail.graphdb import Graph, open_graph
 from decisiontrail.graphdb.admin import delete_all_data
 from decisiontrail.settings import Neo4jSettings
-from decisiontrail.services import Trail
+from decisiontrail.services import Trail, analysis
 from serving import served
 
 
@@ -66,3 +67,21 @@ def store(graph: Graph) -> Trail:
     """A decision store on an empty database (schema kept)."""
     delete_all_data(graph)
     return Trail.on(graph)
+
+
+@pytest.fixture
+def started_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Offline work with worker processes (--jobs) starts them whatever the database's size, and
+    waits for one to have started before its first load.
+
+    Left alone, a test's few decisions are not worth a worker, and this process would take every
+    load itself until one has started.
+    """
+    ready = analysis._Workers.ready
+
+    def wait_for_one(workers: analysis._Workers) -> bool:
+        wait(workers.probes, return_when=FIRST_COMPLETED)
+        return ready(workers)
+
+    monkeypatch.setattr(analysis, "WORKERS_FROM", 0)
+    monkeypatch.setattr(analysis._Workers, "ready", wait_for_one)

@@ -11,6 +11,8 @@ import httpx
 
 from bench.harness import Breakdown, Row, Stats, git_commit
 from bench.report import analysis, merge, render
+from decisiontrail.graphdb import loading
+from decisiontrail.services import analysis as services_analysis
 
 
 def test_stats_give_median_p95_and_throughput() -> None:
@@ -146,10 +148,13 @@ def test_the_analysis_types_no_measurement_of_its_own() -> None:
         "2x",  # the offline target
         "100 ms",  # the event relay's interval
         "200 plans",  # a load's most plans
+        "20,000 decisions",  # the fewest that start offline worker processes
         "50 levels",  # the walk shapes
         "1,000 decisions",
     }
     assert "(not in the saved quick results)" in text and "(no breakdown in the saved quick results)" in text
+    assert f"{loading.PLANS_PER_LOAD} plans a load" in text
+    assert f"{services_analysis.WORKERS_FROM:,} decisions" in text
 
 
 def test_where_the_time_went_is_shown_and_cited_from_the_breakdown_a_run_recorded() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from decisiontrail.actors.demonstration import Demonstration, record_demonstration
 from decisiontrail.actors.graph import sqlite_checkpointer
-from decisiontrail.checks.report import Report
+from decisiontrail.checks import CoverageSpec, Report
 from decisiontrail.cli import main
 from decisiontrail.domain import DecisionType
 from decisiontrail.domain.vocabulary import LoadScope
@@ -54,7 +54,7 @@ def test_groups_are_hierarchies_joined_by_the_edges_between_them(store: Trail, g
 
 
 def test_group_by_group_reports_what_the_whole_load_reports_clean_and_broken(
-    store: Trail, graph: Graph, demo: Demonstration, monkeypatch: pytest.MonkeyPatch
+    store: Trail, graph: Graph, demo: Demonstration, monkeypatch: pytest.MonkeyPatch, started_workers: None
 ) -> None:
     left, left_strategy = _plan_with_strategy(store, "left")
     right, right_strategy = _plan_with_strategy(store, "right")
@@ -90,7 +90,7 @@ def test_group_by_group_reports_what_the_whole_load_reports_clean_and_broken(
     _same(by_group, whole)
     _same(in_workers, whole)
     assert seen and seen[-1][0] == seen[-1][1] == len(independent_units(graph))
-    # Two workers each get a load: loads are no larger than half the plans.
+    # Two processes can each have a load: loads are no larger than half the plans.
     assert len(heard_in_workers) >= 2 and heard_in_workers[-1][0] == len(independent_units(graph))
     # Small groups are loaded together (here all in one load); each alone, in one process or two, reports the same.
     assert len(loading.loads_of(independent_units(graph))) == 1
@@ -100,6 +100,65 @@ def test_group_by_group_reports_what_the_whole_load_reports_clean_and_broken(
     _same(analysis.check_all(trail, jobs=2), whole)
     units = len(independent_units(graph))
     assert seen == [(done, units) for done in range(1, units + 1)]
+
+
+def _checked_here(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The loads this process checks from now on (a worker's are checked in its own process)."""
+    here: list[list[str]] = []
+    check_group = analysis._check_group
+
+    def counted(graph: Graph, plan_ids: list[str], spec: CoverageSpec) -> Report:
+        here.append(plan_ids)
+        return check_group(graph, plan_ids, spec)
+
+    monkeypatch.setattr(analysis, "_check_group", counted)
+    return here
+
+
+def test_started_workers_take_loads_beside_this_process(
+    store: Trail, graph: Graph, demo: Demonstration, monkeypatch: pytest.MonkeyPatch, started_workers: None
+) -> None:
+    for name in ("one", "two", "three", "four", "five"):
+        _plan_with_strategy(store, name)
+    monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)
+    trail = Trail.on(graph)
+    whole = analysis.check(trail, LoadScope.ALL)
+    here = _checked_here(monkeypatch)
+
+    _same(analysis.check_all(trail, jobs=2), whole)
+
+    # Six loads: four given to the two workers once one has started (one to check, one waiting,
+    # each), the fifth checked here, and the sixth here too unless a worker was done first.
+    assert len(independent_units(graph)) == 6
+    assert 1 <= len(here) <= 2
+
+
+def test_this_process_checks_every_load_while_no_worker_has_started(
+    store: Trail, graph: Graph, demo: Demonstration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("one", "two"):
+        _plan_with_strategy(store, name)
+    monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)
+    monkeypatch.setattr(analysis, "WORKERS_FROM", 0)
+    monkeypatch.setattr(analysis._Workers, "ready", lambda workers: False)
+    trail = Trail.on(graph)
+    whole = analysis.check(trail, LoadScope.ALL)
+    here = _checked_here(monkeypatch)
+
+    _same(analysis.check_all(trail, jobs=2), whole)
+
+    assert sorted(p for load in here for p in load) == sorted(p for unit in independent_units(graph) for p in unit)
+
+
+def test_a_small_database_is_checked_without_starting_a_worker(
+    store: Trail, graph: Graph, demo: Demonstration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)
+    monkeypatch.setattr(analysis, "ProcessPoolExecutor", lambda **_: pytest.fail("a worker process was started"))
+    trail = Trail.on(graph)
+    assert analysis.WORKERS_FROM > analysis.check(trail, LoadScope.ALL).decisions
+
+    _same(analysis.check_all(trail, jobs=2), analysis.check(trail, LoadScope.ALL))
 
 
 def test_the_cli_checks_the_whole_database_in_worker_processes(

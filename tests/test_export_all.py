@@ -10,6 +10,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import networkx as nx
@@ -108,17 +109,52 @@ def test_dot_group_by_group_has_the_statements_of_the_whole_load(store: Trail, g
 
 @pytest.mark.parametrize("fmt", [ExportFormat.GRAPHML, ExportFormat.GEXF, ExportFormat.PROV_JSON])
 def test_worker_processes_make_the_document_one_process_makes(
-    store: Trail, graph: Graph, linked: None, fmt: ExportFormat, monkeypatch: pytest.MonkeyPatch
+    store: Trail, graph: Graph, linked: None, fmt: ExportFormat, monkeypatch: pytest.MonkeyPatch, started_workers: None
 ) -> None:
     # The formats whose parts carry something across groups: typed keys, the layout's rows, blank-node numbers.
-    monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)  # three loads, so both workers have some
-    here = "".join(analysis.export(store, analysis.View.ALL, None, fmt))
+    for name in ("four", "five"):
+        instantiate_plan(store, name)
+    monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)  # five loads, so both processes have some
+    one = "".join(analysis.export(store, analysis.View.ALL, None, fmt))
     heard: list[tuple[int, int]] = []
+    here = _made_here(monkeypatch)
 
     in_workers = "".join(analysis.export(store, analysis.View.ALL, None, fmt, jobs=2, progress=lambda *p: heard.append(p)))
 
-    assert in_workers == here and len(here) > 5_000
-    assert heard == [(1, 3), (2, 3), (3, 3)]
+    assert in_workers == one and len(one) > 5_000
+    assert heard == [(done, 5) for done in range(1, 6)]
+    # The first here, the rest by the workers (given once one has started).
+    assert len(here) == 1
+
+
+def test_this_process_makes_every_part_while_no_worker_has_started(
+    store: Trail, graph: Graph, linked: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)
+    monkeypatch.setattr(analysis, "WORKERS_FROM", 0)
+    monkeypatch.setattr(analysis._Workers, "ready", lambda workers: False)
+    one = "".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.GRAPHML))
+    here = _made_here(monkeypatch)
+
+    in_workers = "".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.GRAPHML, jobs=2))
+
+    assert in_workers == one
+    assert len(here) == 3
+
+
+def _made_here(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The loads this process makes into parts from now on (a worker's are made in its own process)."""
+    here: list[list[str]] = []
+    loaded = analysis._loaded
+
+    @contextmanager
+    def counted(graph: Graph, plan_ids: list[str], *rest: Any) -> Iterator[nx.MultiDiGraph[str]]:
+        here.append(plan_ids)
+        with loaded(graph, plan_ids, *rest) as G:
+            yield G
+
+    monkeypatch.setattr(analysis, "_loaded", counted)
+    return here
 
 
 def test_a_groups_boundary_nodes_are_left_to_the_group_that_holds_them() -> None:

@@ -284,7 +284,8 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         default=1,
         metavar="N",
         help="with --all: check independent groups of plans (a hierarchy and any it shares an edge with) in N worker "
-        "processes; memory holds the largest group (small groups are loaded together, up to 200 plans), not the "
+        "processes beside this one, for a database of 20,000 decisions or more (a smaller one is checked sooner than "
+        "workers start); memory holds the largest group (small groups are loaded together, up to 200 plans), not the "
         "database (default: 1, one load at a time)",
     )
     check.add_argument(
@@ -356,7 +357,8 @@ def _offline_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         default=1,
         metavar="N",
         help="with --all: load the groups of plans and make their parts of the document in N worker processes, a few "
-        "groups ahead of the one being written; the document is the same (default: 1, one group at a time, here)",
+        "groups ahead of the one being written, for a database of 20,000 decisions or more (a smaller one is written "
+        "sooner than workers start); the document is the same (default: 1, one group at a time, here)",
     )
     export.set_defaults(format=None)  # graphml for a graph, jsonl for corrections: _choose_export decides
     importing = commands.add_parser(

@@ -80,6 +80,12 @@ def independent_units(graph: Graph) -> list[list[str]]:
     return units_of(row["parents"], row["crossings"])
 
 
+def decision_total(graph: Graph) -> int:
+    """How many decisions the database holds."""
+    with _session(graph) as session:
+        return int(_single(session, query("graph/decision_total"))["decisions"])
+
+
 def units_of(parents: Iterable[Sequence[str | None]], crossings: Iterable[Sequence[str]]) -> list[list[str]]:
     """Group plans joined by a parent link or a crossing edge (union-find), largest group first.
 

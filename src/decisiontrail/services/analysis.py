@@ -11,11 +11,11 @@ import atexit
 import multiprocessing
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from datetime import datetime
 from enum import StrEnum
-from itertools import islice
+from typing import TypeVar
 
 import networkx as nx
 
@@ -28,9 +28,11 @@ from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.exceptions import NotFound, ValidationFailed
 from decisiontrail.graphdb.connection import Graph, create_driver
 from decisiontrail.graphdb import loading
-from decisiontrail.graphdb.loading import independent_units, load_graph, load_plans, loads_of
+from decisiontrail.graphdb.loading import decision_total, independent_units, load_graph, load_plans, loads_of
 from decisiontrail.services import correction, reading
 from decisiontrail.services.trail import Trail
+
+T = TypeVar("T")
 
 
 class View(StrEnum):
@@ -63,29 +65,42 @@ def check_all(
     """Every rule over the whole database, one independent group of plans at a time
     (``graphdb.loading.independent_units``: a hierarchy, with any it shares an edge with; small
     groups loaded together, ``loads_of``), so memory holds the largest group (or load of small
-    ones) rather than the database. With ``jobs`` above 1 the loads go to that many worker
-    processes, each with its own driver (``credentials`` are the server's user and password, if
-    it has any). ``progress`` hears (groups done, groups) as loads finish. The report is the one
-    ``check(ALL)`` gives: the same counts and violations.
+    ones) rather than the database. With ``jobs`` above 1, that many worker processes (each
+    with its own driver; ``credentials`` are the server's user and password, if it has any) take
+    loads beside this process once they have started (``_Workers``), if the database holds
+    ``WORKERS_FROM`` decisions or more. ``progress`` hears (groups
+    done, groups) as loads finish. The report is the one ``check(ALL)`` gives: the same counts
+    and violations.
     """
-    units, loads = _loads(trail, jobs)
+    if jobs < 1:
+        raise ValidationFailed(f"jobs: at least 1, not {jobs}", field="jobs")
     spec = spec or CoverageSpec()
     reports: list[Report] = []
     done = 0
-    if jobs == 1 or len(loads) < 2:
-        for size, plan_ids in loads:
-            reports.append(_check_group(trail.graph, plan_ids, spec))
-            done += size
-            if progress:
-                progress(done, len(units))
-    else:
-        with _workers(trail, jobs, credentials) as pool:
-            sizes = {pool.submit(_check_unit, plan_ids, spec): size for size, plan_ids in loads}
-            for report in as_completed(sizes):
-                reports.append(report.result())
-                done += sizes[report]
-                if progress:
-                    progress(done, len(units))
+
+    def heard(report: Report, size: int) -> None:
+        nonlocal done
+        reports.append(report)
+        done += size
+        if progress:
+            progress(done, len(units))
+
+    with _workers(trail, jobs, credentials) as workers:  # starting while the groups are found
+        units, loads = _loads(trail, jobs)
+        pending = deque(loads)
+        given: dict[Future[Report], int] = {}
+        while pending or given:
+            for future in [future for future in given if future.done()]:
+                heard(future.result(), given.pop(future))
+            if workers is not None and workers.ready():
+                while pending and len(given) < 2 * workers.count:  # one being checked, one waiting, a worker
+                    size, plan_ids = pending.popleft()
+                    given[workers.submit(_check_unit, plan_ids, spec)] = size
+            if pending:
+                size, plan_ids = pending.popleft()
+                heard(_check_group(trail.graph, plan_ids, spec), size)
+            elif given:
+                wait(given, return_when=FIRST_COMPLETED)
     return Report(
         scope="the whole database, group by group",
         decisions=sum(r.decisions for r in reports),
@@ -99,8 +114,8 @@ def check_all(
 
 def _loads(trail: Trail, jobs: int, *, shared: bool = True) -> tuple[list[list[str]], list[tuple[int, list[str]]]]:
     """The database's independent groups of plans, and the loads they are taken in, each with
-    how many groups it holds: ``shared`` among workers, no larger than a worker's share, so every
-    worker has some (203 plans in loads of 200 left the second of two workers 3 plans)."""
+    how many groups it holds: ``shared`` among processes, no larger than a process's share, so
+    every process can have some (203 plans in loads of 200 left the second of two 3 plans)."""
     if jobs < 1:
         raise ValidationFailed(f"jobs: at least 1, not {jobs}", field="jobs")
     units = independent_units(trail.graph)
@@ -112,10 +127,42 @@ def _loads(trail: Trail, jobs: int, *, shared: bool = True) -> tuple[list[list[s
     return units, loads
 
 
+WORKERS_FROM = 20_000
+"""Decisions from which the whole database is worth worker processes: starting one (a process
+importing the package and connecting) takes about half a second of a core, and one process
+checks or exports a smaller database in about the time it takes to start them."""
+
+
+class _Workers:
+    """Worker processes taking loads beside this one, each with its own connection
+    (``_open_worker``). They are given loads once one has started (``ready``); until then this
+    process takes them, so a start slower than the work costs nothing but the start."""
+
+    def __init__(self, pool: ProcessPoolExecutor, count: int) -> None:
+        self.count = count
+        self._pool = pool
+        # A worker runs its initializer before any call: a probe done is a worker started.
+        self.probes = [pool.submit(_started) for _ in range(count)]
+
+    def ready(self) -> bool:
+        """Has a worker started? (A probe's error, a worker that could not connect, is raised.)"""
+        done = [probe for probe in self.probes if probe.done()]
+        for probe in done:
+            probe.result()
+        return bool(done)
+
+    def submit(self, fn: Callable[..., T], *args: object) -> Future[T]:
+        return self._pool.submit(fn, *args)
+
+
 @contextmanager
-def _workers(trail: Trail, jobs: int, credentials: tuple[str | None, str | None]) -> Iterator[ProcessPoolExecutor]:
-    """``jobs`` worker processes, each with its own connection to the database (``_open_worker``)."""
+def _workers(trail: Trail, jobs: int, credentials: tuple[str | None, str | None]) -> Iterator[_Workers | None]:
+    """``jobs`` worker processes to work beside this one, starting now; None for one job, or for a
+    database of fewer than ``WORKERS_FROM`` decisions."""
     graph = trail.graph
+    if jobs == 1 or decision_total(graph) < WORKERS_FROM:
+        yield None
+        return
     pool = ProcessPoolExecutor(
         max_workers=jobs,
         mp_context=multiprocessing.get_context("spawn"),  # no driver threads forked mid-flight
@@ -123,10 +170,14 @@ def _workers(trail: Trail, jobs: int, credentials: tuple[str | None, str | None]
         initargs=(graph.uri, graph.database, *credentials),
     )
     try:
-        yield pool
+        yield _Workers(pool, jobs)
     finally:
         # On an error, or a reader that stops early, the loads not begun are dropped, not made.
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _started() -> None:
+    """A worker's first call: it returns once the worker has opened its connection."""
 
 
 _worker_graph: Graph | None = None
@@ -238,8 +289,10 @@ def export(
     (``checks.export.export_parts``); ``progress`` hears (groups written, groups) as they go.
     With ``jobs`` above 1 the groups are loaded and made into their parts of the document in
     that many worker processes (``credentials`` as for ``check_all``), a few loads ahead of the
-    one being written, and put in place in the same order: the document is the one ``jobs=1``
-    writes. Only the whole database is written by workers.
+    one being written, and put in place in the same order, once they have started
+    (``_Workers``; if the database holds ``WORKERS_FROM`` decisions or more); until then this
+    process makes them. The
+    document is the one ``jobs=1`` writes. Only the whole database is written by workers.
     """
     fmt = ExportFormat(fmt)
     if jobs < 1:
@@ -268,15 +321,20 @@ def _parts(
     credentials: tuple[str | None, str | None],
 ) -> Iterator[Part]:
     """Each load's part of the document, in the order of ``loads``: made here as it is written
-    (the load kept until its part has been put in place, then dropped), or listed by workers, at
-    most two a worker ahead of the one being written."""
-    if jobs == 1 or len(loads) < 2:
-        for _, plan_ids in loads:
+    (the load kept until its part has been put in place, then dropped), or, once workers have
+    started, listed by them, at most two a worker ahead of the one being written."""
+    with _workers(trail, jobs if len(loads) > 1 else 1, credentials) as workers:
+        given: dict[int, Future[Part]] = {}
+        for at, (_, plan_ids) in enumerate(loads):
+            if workers is not None and (given or workers.ready()):
+                for ahead in range(at + 1, min(at + 1 + 2 * jobs, len(loads))):
+                    if ahead not in given:
+                        given[ahead] = workers.submit(_export_unit, loads[ahead][1], fmt, principal, as_of)
+            if at in given:
+                yield given.pop(at).result()
+                continue
             with _loaded(trail.graph, plan_ids, principal, as_of) as G:
                 yield group_part(G, fmt, listed=False)
-        return
-    with _workers(trail, jobs, credentials) as pool:
-        yield from _in_order(pool, [(plan_ids, fmt, principal, as_of) for _, plan_ids in loads], ahead=2 * jobs)
 
 
 def _heard(
@@ -289,22 +347,6 @@ def _heard(
         done += size
         if progress:
             progress(done, units)
-
-
-def _in_order(
-    pool: ProcessPoolExecutor, calls: list[tuple[list[str], ExportFormat, Principal | None, datetime | None]], *, ahead: int
-) -> Iterator[Part]:
-    """``_export_unit`` of each of ``calls`` in workers, the results in the order of the calls,
-    with no more than ``ahead`` made or being made before they are asked for."""
-    waiting: deque[Future[Part]] = deque()
-    pending = iter(calls)
-    for call in islice(pending, ahead):
-        waiting.append(pool.submit(_export_unit, *call))
-    while waiting:
-        part = waiting.popleft().result()
-        for call in islice(pending, 1):
-            waiting.append(pool.submit(_export_unit, *call))
-        yield part
 
 
 def _export_unit(plan_ids: list[str], fmt: ExportFormat, principal: Principal | None, as_of: datetime | None) -> Part:
