@@ -52,6 +52,71 @@ def test_query_is_valid_cypher_on_the_server(graph: Graph, name: str) -> None:
     graph.driver.execute_query("EXPLAIN " + cypher.query(name), _dummy_params(name), database_=graph.database)
 
 
+@pytest.mark.parametrize("name", [n for n in FILES if not n.startswith("migrations/")])
+def test_every_index_a_statement_hints_exists(graph: Graph, name: str) -> None:
+    # The server plans around a hint naming no index and only warns (01N31): the hint is silently lost.
+    summary = graph.driver.execute_query("EXPLAIN " + cypher.query(name), _dummy_params(name), database_=graph.database).summary
+    assert [s.status_description for s in summary.gql_status_objects if s.gql_status == "01N31"] == []
+
+
+SCANNING = {
+    # Everything, by design: the whole database's counts, dump, restore, deletion and retention,
+    # the offline loads' lists of plans and attempts, and the migrations applied.
+    "admin/count_graph",
+    "admin/delete_all_data",
+    "backup/count_contents",
+    "backup/count_data",
+    "backup/create_relationships",
+    "backup/finish_restore",
+    "backup/read_nodes",
+    "backup/read_relationships",
+    "backup/undo_restore",
+    "graph/all_attempt_rows",
+    "graph/all_plan_ids",
+    "graph/plan_links",
+    "migration/list_applied",
+    "retention/find_prunable",
+    # The outbox: its pending events (a handful, numbered at every relay's read) and its numbered
+    # ones in order of their last number (the index read in order, stopped at a limit or a maximum).
+    "backup/settle_outbox",
+    "event/pending_events",
+    "event/prune_events",
+    "event/read_counter",
+    # A page's total, read only when asked for (the page itself is an ordered seek).
+    "plan/page_plans",
+    "review/page_reviews",
+}
+"""The statements that may read a label, a relationship type or an index whole."""
+
+SCANS = (
+    "AllNodesScan",
+    "NodeByLabelScan",
+    "NodeIndexScan",
+    "RelationshipTypeScan",
+    "AllRelationshipsScan",
+    "RelationshipIndexScan",
+)
+
+
+@pytest.mark.parametrize("name", [n for n in FILES if not n.startswith("migrations/")])
+def test_no_other_statement_reads_a_label_or_an_index_whole(store: object, graph: Graph, name: str) -> None:
+    # Planned on an empty database, where reading everything there is costs the planner nothing:
+    # a request's lookup must be a seek there too (a hint where the planner would not choose one),
+    # or the plan cached for a young database reads everything once it has grown.
+    summary = graph.driver.execute_query("EXPLAIN " + cypher.query(name), _dummy_params(name), database_=graph.database).summary
+    assert summary.plan is not None
+    scans = [(op, details) for op, details in _operators(summary.plan) if any(scan in op for scan in SCANS)]
+    assert bool(scans) == (name in SCANNING), scans
+
+
+def _operators(plan: dict[str, object]) -> list[tuple[str, str]]:
+    args = plan.get("args", {})
+    found = [(str(plan["operatorType"]).split("@")[0], str(args.get("Details", "") if isinstance(args, dict) else ""))]
+    for child in plan.get("children", []):  # type: ignore[attr-defined]
+        found.extend(_operators(child))
+    return found
+
+
 def _dummy_params(name: str) -> dict[str, object]:
     return {param: None for param in re.findall(r"\$(\w+)", cypher.query(name))}
 

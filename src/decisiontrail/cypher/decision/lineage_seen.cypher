@@ -6,6 +6,9 @@
 // Every node the walks reach carries its plan's id (a plan its own), so a step is judged by it.
 // The second walk keeps decision/lineage's shape (no named relationships, DISTINCT ends) with a
 // predicate over all nodes(path), as correction/downstream's: still a breadth-first walk.
+// The plans are sought by id, hinted: the visibility test reads as an OR of two conditions, and on
+// a database whose plans had no project yet the planner answered it by scanning the project index
+// for every plan reached.
 OPTIONAL MATCH (origin:Decision {decision_id: $decision_id})-[:IN_PLAN]->(home:Plan)
 WHERE ($owner IS NULL OR home.owner = $owner) AND ($project IS NULL OR home.project = $project)
 OPTIONAL MATCH (origin)-[:PARENT|DEPENDS_ON|IN_PLAN|SPAWNED_BY*]->(reached)
@@ -14,6 +17,7 @@ CALL (reached) {
   UNWIND reached AS x
   WITH DISTINCT x.plan_id AS plan_id
   MATCH (plan:Plan {plan_id: plan_id})
+  USING INDEX plan:Plan(plan_id)
   WHERE NOT (($owner IS NULL OR plan.owner = $owner) AND ($project IS NULL OR plan.project = $project))
   RETURN collect(plan_id) AS hidden
 }
