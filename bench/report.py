@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 from pathlib import Path
 from typing import Any
 
@@ -670,10 +671,24 @@ def _ms(value: float) -> str:
 
 
 def _ratio(row: dict[str, Any]) -> str:
+    """The ratio to two places, or to three where two would print the target's own bound for a
+    ratio on either side of it (0.496 beside "no" read as 0.50x against ">= 0.5x").
+
+    >>> _ratio({"ratio": 0.496, "compare": "throughput", "target": ">= 0.5x the raw throughput"})
+    '0.496x throughput'
+    >>> _ratio({"ratio": 0.512, "compare": "throughput", "target": ">= 0.5x the raw throughput"})
+    '0.51x throughput'
+    >>> _ratio({"ratio": 1.504, "compare": "latency", "target": "<= 1.5x"}), _ratio({"ratio": 1.5, "compare": "latency", "target": "<= 1.5x"})
+    ('1.504x', '1.50x')
+    """
     ratio = row.get("ratio")
     if ratio is None:
         return ""
-    return f"{ratio:.2f}x" + (" throughput" if row["compare"] == "throughput" else "")
+    shown = f"{ratio:.2f}"
+    bound = re.search(r"[<>]= ([\d.]+)x", row.get("target") or "")
+    if bound and float(shown) == float(bound.group(1)) and ratio != float(bound.group(1)):
+        shown = f"{ratio:.3f}"
+    return f"{shown}x" + (" throughput" if row["compare"] == "throughput" else "")
 
 
 def _met(met: bool | None) -> str:
