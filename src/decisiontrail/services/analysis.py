@@ -68,9 +68,8 @@ def check_all(
     ones) rather than the database. With ``jobs`` above 1, that many worker processes (each
     with its own driver; ``credentials`` are the server's user and password, if it has any) take
     loads beside this process once they have started (``_Workers``), if the database holds
-    ``WORKERS_FROM`` decisions or more. ``progress`` hears (groups
-    done, groups) as loads finish. The report is the one ``check(ALL)`` gives: the same counts
-    and violations.
+    ``WORKERS_FROM`` decisions or more. ``progress`` hears (groups done, groups) as loads finish.
+    The report is the one ``check(ALL)`` gives: the same counts and violations.
     """
     if jobs < 1:
         raise ValidationFailed(f"jobs: at least 1, not {jobs}", field="jobs")
@@ -115,9 +114,8 @@ def check_all(
 def _loads(trail: Trail, jobs: int, *, shared: bool = True) -> tuple[list[list[str]], list[tuple[int, list[str]]]]:
     """The database's independent groups of plans, and the loads they are taken in, each with
     how many groups it holds: ``shared`` among processes, no larger than a process's share, so
-    every process can have some (203 plans in loads of 200 left the second of two 3 plans)."""
-    if jobs < 1:
-        raise ValidationFailed(f"jobs: at least 1, not {jobs}", field="jobs")
+    every process can have some (203 plans in loads of 200 left the second of two 3 plans).
+    ``jobs`` is at least 1 (its callers refuse less before anything starts)."""
     units = independent_units(trail.graph)
     share = -(-sum(len(unit) for unit in units) // jobs) if jobs > 1 and shared else None
     loads = [
@@ -129,8 +127,9 @@ def _loads(trail: Trail, jobs: int, *, shared: bool = True) -> tuple[list[list[s
 
 WORKERS_FROM = 20_000
 """Decisions from which the whole database is worth worker processes: starting one (a process
-importing the package and connecting) takes about half a second of a core, and one process
-checks or exports a smaller database in about the time it takes to start them."""
+importing the package and connecting) takes about half a second of a core, which on a smaller
+database cost more than the second core saved (10,150 decisions took twice as long with two
+workers as in one process, docs/benchmarks.md at af6a8b5)."""
 
 
 class _Workers:
@@ -291,8 +290,8 @@ def export(
     that many worker processes (``credentials`` as for ``check_all``), a few loads ahead of the
     one being written, and put in place in the same order, once they have started
     (``_Workers``; if the database holds ``WORKERS_FROM`` decisions or more); until then this
-    process makes them. The
-    document is the one ``jobs=1`` writes. Only the whole database is written by workers.
+    process makes them. The document is the one ``jobs=1`` writes. Only the whole database is
+    written by workers.
     """
     fmt = ExportFormat(fmt)
     if jobs < 1:
