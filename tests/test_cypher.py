@@ -11,6 +11,7 @@ import pytest
 import decisiontrail.cypher as cypher
 from decisiontrail.graphdb import Graph
 from decisiontrail.domain.vocabulary import Label, Rel
+from planning import operators
 
 SOURCE = Path(cypher.__file__).parent
 FILES = sorted(str(p.relative_to(SOURCE).with_suffix("")) for p in SOURCE.rglob("*.cypher"))
@@ -105,16 +106,8 @@ def test_no_other_statement_reads_a_label_or_an_index_whole(store: object, graph
     # or the plan cached for a young database reads everything once it has grown.
     summary = graph.driver.execute_query("EXPLAIN " + cypher.query(name), _dummy_params(name), database_=graph.database).summary
     assert summary.plan is not None
-    scans = [(op, details) for op, details in _operators(summary.plan) if any(scan in op for scan in SCANS)]
+    scans = [(op, details) for op, details in operators(summary.plan) if any(scan in op for scan in SCANS)]
     assert bool(scans) == (name in SCANNING), scans
-
-
-def _operators(plan: dict[str, object]) -> list[tuple[str, str]]:
-    args = plan.get("args", {})
-    found = [(str(plan["operatorType"]).split("@")[0], str(args.get("Details", "") if isinstance(args, dict) else ""))]
-    for child in plan.get("children", []):  # type: ignore[attr-defined]
-        found.extend(_operators(child))
-    return found
 
 
 def _dummy_params(name: str) -> dict[str, object]:

@@ -27,6 +27,7 @@ from decisiontrail.graphdb.database import Transaction, lock_holder
 from decisiontrail.services import Trail
 from decisiontrail.services.recording import propose
 from factories import actor_snapshot, db_hits, tool_input
+from planning import operators
 
 
 def _plan(graph: Graph, plan_id: str, size: int) -> None:
@@ -193,9 +194,9 @@ def _named_decisions(graph: Graph, plan_id: str, named: list[str]) -> None:
 def _row_keyed_seeks(plan: dict[str, Any]) -> list[str]:
     """The index seeks of a statement's plan keyed by a value of one of its rows (or items), but a
     review's: a decision resolves a review of its own (one each), which it links to by a seek."""
-    details = str(plan.get("args", {}).get("Details", ""))
-    found = [details] if "IndexSeek" in plan["operatorType"] and re.search(r"\b(row|item)\.(?!review_id)", details) else []
-    return found + [seek for child in plan.get("children", []) for seek in _row_keyed_seeks(child)]
+    return [
+        details for op, details in operators(plan) if "IndexSeek" in op and re.search(r"\b(row|item)\.(?!review_id)", details)
+    ]
 
 
 @pytest.mark.parametrize("statement", ["decision/create_decisions", "correction/supersede_downstream"])

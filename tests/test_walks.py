@@ -10,7 +10,6 @@ per-statement timeout (tests/conftest.py) makes an exploding walk fail instead o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
 
@@ -28,6 +27,7 @@ from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
 from factories import decision
+from planning import operators
 
 LEVELS = 50
 CHAIN = 1_000
@@ -178,13 +178,6 @@ def test_lineage_impact_and_correction_along_a_1000_decision_chain(store: Trail,
     assert current == {chain[0].decision_id, result.correction.decision_id}
 
 
-def _operators(plan: dict[str, Any]) -> list[tuple[str, str]]:
-    found = [(plan["operatorType"].split("@")[0], str(plan.get("args", {}).get("Details", "")))]
-    for child in plan.get("children", []):
-        found.extend(_operators(child))
-    return found
-
-
 @pytest.mark.parametrize("name", WALKS)
 def test_every_walk_is_planned_as_a_breadth_first_walk_with_a_visited_set(graph: Graph, name: str) -> None:
     """Enumerating paths (trail semantics of quantified path patterns, plain variable-length
@@ -192,7 +185,7 @@ def test_every_walk_is_planned_as_a_breadth_first_walk_with_a_visited_set(graph:
     with graph.driver.session(database=graph.database) as session:
         summary = session.run("EXPLAIN " + query(name), {}).consume()  # type: ignore[operator]
     assert summary.plan is not None
-    walks = [(op, details) for op, details in _operators(summary.plan) if any(t in details for t in WALK_TYPES)]
+    walks = [(op, details) for op, details in operators(summary.plan) if any(t in details for t in WALK_TYPES)]
     expansions = [(op, details) for op, details in walks if "Expand" in op or "Path" in op or "Repeat" in op]
     assert expansions, f"{name}: no walk found in the plan"
     multi_hop = [(op, d) for op, d in expansions if op.startswith("VarLengthExpand") or "Path" in op or "Repeat" in op]
