@@ -347,9 +347,9 @@ def judge(outcome: Outcome, by_step: dict[int, dict[str, Any]], limit: int) -> N
     """The guarantees over the steps' figures, and the figures the report shows.
 
     Shedding may start only once as many clients as the limit are sending: with fewer, no more
-    than that can be in flight. At exactly the limit it may shed a little (a client's next request
-    can arrive a moment before its last one has left the count), so "it starts" at the first step
-    that sheds, which must not be below the limit.
+    than that can be in flight (a request leaves ``ShedLoad``'s count once answered whole, before
+    its client sends the next). "It starts" at the first step that sheds, which must not be below
+    the limit; at exactly the limit it is allowed, not expected.
 
     >>> fine = {"admitted": 9, "shed": 0, "admitted_p50_ms": 50.0, "admitted_p95_ms": 100.0, "shed_without_retry_after": 0,
     ...         "other_errors": 0}

@@ -63,6 +63,41 @@ def test_beyond_the_limit_a_request_is_refused_at_once_and_admitted_ones_are_ser
     asyncio.run(scenario())
 
 
+class Lingering:
+    """A downstream app that answers at once, then keeps its coroutine running until released
+    (as a response's background work, or the unwinding of middleware, would)."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.answered = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        await send({"type": "http.response.body", "body": b"served"})
+        self.answered += 1
+        await self.release.wait()
+
+
+def test_a_request_answered_whole_leaves_the_count_so_one_client_after_another_is_never_refused() -> None:
+    async def scenario() -> None:
+        lingering = Lingering()
+        app = ShedLoad(lingering, limit=1)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://service") as client:
+            unwinding = []
+            for _ in range(3):  # each sent once the last is answered, while the last's coroutine still runs
+                call = asyncio.create_task(client.post("/graphql"))
+                while lingering.answered < len(unwinding) + 1:
+                    await asyncio.sleep(0.01)
+                unwinding.append(call)
+                assert app.in_flight == 0
+            lingering.release.set()
+            answers = await asyncio.gather(*unwinding)
+            assert [a.status_code for a in answers] == [200, 200, 200]
+            assert app.in_flight == 0
+
+    asyncio.run(scenario())
+
+
 def test_a_limit_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="at least one"):  # a limit of 0 would refuse everything
         ShedLoad(Held(), limit=0)

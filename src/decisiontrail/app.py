@@ -203,7 +203,9 @@ class ShedLoad:
     of queueing without bound: a request admitted is served with the latency of a bounded queue,
     and a client told to come back can (every write is idempotent by key). The health routes are
     never refused, so an orchestrator can tell a busy service from a dead one; WebSockets are not
-    counted (a subscription is long-lived, not load).
+    counted (a subscription is long-lived, not load). A request is counted from its arrival until
+    its response is sent whole, so clients that each wait for their answer are never refused while
+    they are no more than ``limit``.
     """
 
     def __init__(self, app: ASGIApp, limit: int = MAX_IN_FLIGHT, retry_after: int = 1) -> None:
@@ -229,10 +231,22 @@ class ShedLoad:
             await refused(scope, receive, send)
             return
         self.in_flight += 1
+        counted = True
+
+        async def sending(message: Message) -> None:
+            # Answered whole, a request leaves the count: its client may send its next one at once,
+            # while this one's coroutine still unwinds (a client waiting on each answer is one request).
+            nonlocal counted
+            await send(message)
+            if counted and message["type"] == "http.response.body" and not message.get("more_body", False):
+                counted = False
+                self.in_flight -= 1
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, sending)
         finally:
-            self.in_flight -= 1
+            if counted:
+                self.in_flight -= 1
 
 
 class ServerTiming:
