@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: help install explorer run demo test lint typecheck bench bench-full reliability neo4j clean
+.PHONY: help install constraints explorer run demo test lint typecheck bench bench-full reliability neo4j clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -13,9 +13,21 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+# pyproject.toml says which versions work; constraints.txt which ones are installed, exactly.
+$(VENV)/.installed: pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $@
+
+SCRATCH_VENV := .constraints-venv
+
+constraints:  ## write constraints.txt anew: the newest versions pyproject.toml allows, resolved in a scratch virtual environment
+	rm -rf $(SCRATCH_VENV)
+	$(PYTHON) -m venv $(SCRATCH_VENV)
+	$(SCRATCH_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(SCRATCH_VENV)/bin/python -m pip install --quiet '.[test]'
+	{ grep '^#' constraints.txt; $(SCRATCH_VENV)/bin/python -m pip freeze --all | grep -v -i -E '^(pip|decisiontrail)=='; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
+	rm -rf $(SCRATCH_VENV) build
 
 # The explorer page (/explore) is built from explorer/ with the lockfile's packages into the package itself.
 EXPLORER := src/decisiontrail/explorer_static/explorer.js
@@ -57,4 +69,4 @@ neo4j: install  ## run the embedded Neo4j in the foreground
 	$(BIN)/decisiontrail neo4j start
 
 clean:  ## remove the virtual environment and build leftovers
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache explorer/node_modules src/decisiontrail/explorer_static
+	rm -rf $(VENV) $(SCRATCH_VENV) build dist src/*.egg-info .pytest_cache explorer/node_modules src/decisiontrail/explorer_static
