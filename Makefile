@@ -25,7 +25,7 @@ constraints:  ## write constraints.txt anew: the newest versions pyproject.toml 
 	$(PYTHON) -m venv $(SCRATCH_VENV)
 	$(SCRATCH_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(SCRATCH_VENV)/bin/python -m pip install --quiet '.[test]'
-	{ grep '^#' constraints.txt; $(SCRATCH_VENV)/bin/python -m pip freeze --all | grep -v -i -E '^(pip|decisiontrail)=='; } > constraints.txt.new
+	{ grep '^#' constraints.txt; $(SCRATCH_VENV)/bin/python -m pip freeze --all | grep -v -i -E '^(pip|decisiontrail)[ =]'; } > constraints.txt.new
 	mv constraints.txt.new constraints.txt
 	rm -rf $(SCRATCH_VENV) build
 
