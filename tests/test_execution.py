@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+import gc
+from collections.abc import AsyncGenerator, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from graphql.execution.collect_fields import FieldDetails
 
 import pytest
 import strawberry
@@ -194,7 +197,15 @@ class Query:
         return Item(name="one")
 
 
-own = strawberry.Schema(query=Query, execution_context_class=DirectFieldsExecutionContext)
+@strawberry.type
+class Subscription:
+    @strawberry.subscription
+    async def ticks(self, count: int) -> AsyncGenerator[Item, None]:
+        for i in range(count):
+            yield Item(name=f"tick{i}")
+
+
+own = strawberry.Schema(query=Query, subscription=Subscription, execution_context_class=DirectFieldsExecutionContext)
 
 
 def test_a_read_that_raises_is_reported_where_the_usual_steps_report_it() -> None:
@@ -239,3 +250,29 @@ def test_an_extension_that_sees_every_field_still_sees_every_field() -> None:
     with usual_steps(watched):
         asyncio.run(watched.execute("{ items { name upper } }"))
     assert directly == CountResolves.count == 1 + 3 * 2
+
+
+def test_a_subscription_holds_no_more_for_the_events_it_has_delivered() -> None:
+    """Each event is executed by a copy of the subscription's executor (graphql-core's
+    ``build_per_event_executor``), a shallow one: what each event worked out about its selection,
+    remembered on the shared executor, was kept for as long as the subscription lasted (several
+    objects per event and subscriber, which every full collection then walked)."""
+
+    async def deliver(count: int) -> tuple[int, int]:
+        """Events delivered, and FieldDetails alive while the subscription still is."""
+        stream = await own.subscribe("subscription { ticks(count: %d) { name upper s: siblings { name } } }" % count)
+        assert not isinstance(stream, strawberry.types.ExecutionResult), stream.errors
+        delivered = 0
+        async for result in stream:
+            assert not result.errors and result.data["ticks"]["s"][1]["name"] == f"tick{delivered}.1"
+            delivered += 1
+            if delivered == count:
+                break  # the subscription is alive: its generator not yet done
+        gc.collect()
+        alive = sum(1 for o in gc.get_objects() if type(o) is FieldDetails)
+        await stream.aclose()
+        return delivered, alive
+
+    few, many = asyncio.run(deliver(5)), asyncio.run(deliver(200))
+    assert (few[0], many[0]) == (5, 200)
+    assert many[1] - few[1] < 10  # it was 5 more for each event

@@ -43,7 +43,7 @@ from graphql import (
 )
 from graphql.execution.collect_fields import FieldDetailsList
 from graphql.execution.executor import to_nodes
-from graphql.pyutils import Path
+from graphql.pyutils import Path, RefMap
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types.field import StrawberryField
 
@@ -104,6 +104,18 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
         """Each enum's members as they serialise, learnt as they come."""
         # An extension that sees every field's resolution (a ``resolve`` hook) is a middleware here.
         self.watched = self.middleware_manager is not None and bool(self.middleware_manager.middlewares)
+
+    def build_per_event_executor(self, payload: Any) -> DirectFieldsExecutionContext:
+        """graphql-core's copy of a subscription's executor for one event, with nothing remembered
+        about selections: each event collects its fields anew (new lists, so the ids these are
+        remembered by never match another event's), and a shallow copy shared them, so each
+        subscriber kept every event's for as long as it stayed connected."""
+        executor = cast(DirectFieldsExecutionContext, super().build_per_event_executor(payload))
+        executor._relevant_sub_fields = {}
+        executor._stream_usages = RefMap()
+        executor.not_direct = {}
+        executor.selections = {}
+        return executor
 
     def complete_value(
         self,
