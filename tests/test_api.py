@@ -722,6 +722,55 @@ def test_decision_events_stream_over_a_real_websocket(api: httpx.Client, base_ur
     assert (events[3]["kind"], events[3]["decisionId"]) == ("SUPERSEDED", strategy["id"])
 
 
+def test_each_event_reads_its_decision_as_it_stands_then_not_as_an_earlier_event_read_it(
+    api: httpx.Client, base_url: str
+) -> None:
+    """A subscription's context lasts as long as its connection: what one event's ``decision``
+    read must not answer a later event's (the RECORDED event read the decision current; its
+    SUPERSEDED event must read it superseded)."""
+    import json as _json
+
+    from websockets.sync.client import connect
+
+    plan = ok(api, INSTANTIATE, input={"description": "p", "automationProfile": {"editCode": 0.8}})["instantiatePlan"]
+    url = base_url.replace("http://", "ws://") + "/graphql"
+    with connect(url, subprotocols=["graphql-transport-ws"], open_timeout=10) as ws:  # type: ignore[list-item]
+        ws.send(_json.dumps({"type": "connection_init"}))
+        assert _json.loads(ws.recv(timeout=10))["type"] == "connection_ack"
+        query = (
+            "subscription($id: ID!) { decisionEvents(planId: $id) { kind decisionId decision { status supersededBy { id } } } }"
+        )
+        ws.send(_json.dumps({"id": "1", "type": "subscribe", "payload": {"query": query, "variables": {"id": plan["id"]}}}))
+        _until_subscribed(api, ws, plan["id"])
+
+        def next_about(decision_id: str) -> dict[str, Any]:
+            while True:
+                message = _json.loads(ws.recv(timeout=10))
+                assert message["type"] == "next", message
+                event: dict[str, Any] = message["payload"]["data"]["decisionEvents"]
+                if event["decisionId"] == decision_id:
+                    return event
+
+        strategy = record(api, plan["id"], confidenceScore=0.9)["decision"]
+        about_strategy = [next_about(strategy["id"])]  # delivered (and read) before the correction
+        correction = ok(
+            api,
+            'mutation($d: ID!) { correctDecision(input: {decisionId: $d, mode: REVERT, guidance: "g"}) { correction { id } } }',
+            d=strategy["id"],
+        )["correctDecision"]["correction"]
+        about_strategy.append(next_about(strategy["id"]))
+        ws.send(_json.dumps({"id": "1", "type": "complete"}))
+
+    assert about_strategy == [
+        {"kind": "RECORDED", "decisionId": strategy["id"], "decision": {"status": "CURRENT", "supersededBy": None}},
+        {
+            "kind": "SUPERSEDED",
+            "decisionId": strategy["id"],
+            "decision": {"status": "SUPERSEDED", "supersededBy": {"id": correction["id"]}},
+        },
+    ]
+
+
 def test_a_langgraph_actor_records_through_the_client(api: httpx.Client, base_url: str, store: Trail) -> None:
     from langchain_core.messages import HumanMessage
     from langgraph.types import Command

@@ -58,6 +58,13 @@ class Context:
         self.contexts = _loader(lambda hashes: reading.find_contexts(self.trail, hashes))
         self.phase_changes = _loader(lambda ids: reading.phase_changes_of(self.trail, ids))
 
+    def for_event(self) -> Context:
+        """The same caller and trail with loaders of their own, for one event of a subscription:
+        a connection's context lasts as long as the connection, and each event is read as things
+        stand when it is delivered (a SUPERSEDED event's decision is superseded, though the
+        RECORDED event before it read it current), holding nothing once it is sent."""
+        return Context(trail=self.trail, principal=self.principal)
+
     def forget_reads(self) -> None:
         """Drop what the loaders read so far: a write is about to change it (a request's mutations
         run one after another, and each is answered as things stand after it)."""

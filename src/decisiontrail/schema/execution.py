@@ -109,8 +109,12 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
         """graphql-core's copy of a subscription's executor for one event, with nothing remembered
         about selections: each event collects its fields anew (new lists, so the ids these are
         remembered by never match another event's), and a shallow copy shared them, so each
-        subscriber kept every event's for as long as it stayed connected."""
+        subscriber kept every event's for as long as it stayed connected. A context that can make
+        one for an event (``for_event``) does: what one event read is not another's answer."""
         executor = cast(DirectFieldsExecutionContext, super().build_per_event_executor(payload))
+        for_event = getattr(executor.context_value, "for_event", None)
+        if callable(for_event):
+            executor.context_value = for_event()
         executor._relevant_sub_fields = {}
         executor._stream_usages = RefMap()
         executor.not_direct = {}
