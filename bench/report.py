@@ -100,7 +100,11 @@ check them, so they are not repeated here.
   statement costs Neo4j about what the baseline's does (whole milliseconds); what ours adds is the rest of the service's
   time (the request's fixed path: Starlette's middleware, strawberry's view, the hop to a worker
   thread for the driver and back, one object per decision answered) and HTTP between the client
-  and the service, which the baseline does not cross. At 1,000 decisions,
+  and the service, which the baseline does not cross. That path alone, the smallest GraphQL
+  request (`{{ __typename }}`: no resolver, no statement) measured beside the same baseline:
+  {c("lineage", "the request's fixed path")}, {t("lineage", "the request's fixed path")}; at
+  1.5x, everything the service and HTTP add to the statement must fit in half the baseline's
+  time. At 1,000 decisions,
   {c("lineage", "lineage of the last of")}, {t("lineage", "lineage of the last of")}: the
   answer's thousand entries encoded as JSON, and the request's fixed path. What would close it: a
   request path that skips what a read of ids does not need (the worker-thread hop, strawberry's

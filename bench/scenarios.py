@@ -93,6 +93,7 @@ RECORD = """mutation($input: RecordDecisionInput!) { recordDecision(input: $inpu
 RECORD_MANY = """mutation($inputs: [RecordDecisionInput!]!) { recordDecisions(inputs: $inputs) { decision { id } } }"""
 LINEAGE = """query($id: ID!) { lineage(decisionId: $id) { decisions { id } plans { id } } }"""
 IMPACT = """query($id: ID!) { impact(decisionId: $id) { decisions { id } plans { id } } }"""
+TYPENAME = "{ __typename }"
 TREE = """query($id: ID!) { plan(id: $id) { tree { decision { id decisionType children { id dependsOn { id } } } } } }"""
 
 # The engine's limit for one recording: the same node and its two relationships, one statement.
@@ -552,6 +553,8 @@ def lineage_and_impact(
     for name, text, statement in (("lineage", LINEAGE, "decision/lineage"), ("impact", IMPACT, "correction/downstream")):
         progress(f"{name}: {sizes.queries} GraphQL queries against the raw Cypher")
         rows.append(_walk_row(graph, api, sizes, name, text, statement, samples[name], "a deep decision"))
+    progress(f"the request's fixed path: {sizes.queries} {{ __typename }} requests against the lineage Cypher")
+    rows.append(_fixed_path_row(graph, api, sizes, samples["lineage"]))
     progress(f"walk shapes: a {WALK_LEVELS}-level plan hierarchy and a {WALK_CHAIN:,}-decision chain")
     shapes = walk_shapes(Trail.on(graph))
     for name, text, statement, shape, decision_id in walk_cases(shapes):
@@ -601,6 +604,35 @@ def _walk_row(graph: Graph, api: str, sizes: Sizes, name: str, text: str, statem
         "the same Cypher through the driver",
         target="<= 1.5x",
         met=ours.p50_ms <= 1.5 * raw.p50_ms,
+        extra={"breakdown": spent.as_json(ours, raw)},
+    )
+
+
+FIXED_PATH = "the request's fixed path: { __typename } over HTTP, beside the driver's walk from the same decision"
+
+
+def _fixed_path_row(graph: Graph, api: str, sizes: Sizes, decision_id: str) -> Row:
+    """The smallest GraphQL request (no resolver, no statement) against the lineage row's
+    baseline, interleaved: what any request costs before its work, next to what the driver
+    takes for the whole walk. No target: it says how much of the walks' ratio is left to
+    anything but the request's path."""
+    with httpx.Client(base_url=api, timeout=60) as client:
+        if graphql(client, TYPENAME) != {"__typename": "Query"}:
+            raise RuntimeError("{ __typename } did not answer Query")
+        spent = Breakdown()
+        ours, raw = side_by_side(
+            lambda: graphql(client, TYPENAME, spent),
+            lambda: spent.raw(
+                graph.driver.execute_query(query("decision/lineage"), decision_id=decision_id, database_=graph.database)
+            ),
+            samples=sizes.queries,
+        )
+    return Row(
+        "lineage",
+        FIXED_PATH,
+        ours,
+        raw,
+        "the lineage Cypher through the driver",
         extra={"breakdown": spent.as_json(ours, raw)},
     )
 
