@@ -8,10 +8,9 @@ from collections.abc import AsyncGenerator, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from graphql.execution.collect_fields import FieldDetails
-
 import pytest
 import strawberry
+from graphql.execution.collect_fields import FieldDetails
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types import Info
