@@ -27,7 +27,7 @@ from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
 from reliability.access import CALLERS, OPERATIONS, issue_tokens, make_fixture, run
 from factories import actor_snapshot, tool_input
-from serving import served
+from serving import served, subscribed
 
 
 @pytest.fixture(scope="module")
@@ -245,14 +245,7 @@ SUBSCRIBE = "subscription($id: ID!) { decisionEvents(planId: $id) { kind decisio
 def _subscription_answer(base_url: str, token: str | None, plan_id: str, wake: Any) -> dict[str, Any]:
     """Subscribe as ``token`` and return the first message after ``wake()`` records into the plan:
     an event (``next``) for a caller that may see it, an ``error`` otherwise."""
-    from websockets.sync.client import connect
-
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    url = base_url.replace("http://", "ws://") + "/graphql"
-    with connect(url, subprotocols=["graphql-transport-ws"], additional_headers=headers, open_timeout=10) as ws:  # type: ignore[list-item]
-        ws.send(json.dumps({"type": "connection_init"}))
-        assert json.loads(ws.recv(timeout=10))["type"] == "connection_ack"
-        ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": SUBSCRIBE, "variables": {"id": plan_id}}}))
+    with subscribed(base_url, SUBSCRIBE, {"id": plan_id}, token=token) as ws:
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             wake()

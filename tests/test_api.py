@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from strawberry.dataloader import DataLoader
 
 from decisiontrail.access import LOCAL
 from decisiontrail.app import create_app
@@ -27,6 +28,7 @@ from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
 from factories import decision
+from serving import served, subscribed
 
 
 def gql(client: httpx.Client, query: str, **variables: Any) -> dict[str, Any]:
@@ -265,6 +267,25 @@ def _plan_with(store: Trail, decisions: int) -> str:
             store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, parent.decision_id, depends_on=(previous.decision_id,))
         )
     return plan.plan_id
+
+
+def test_a_request_makes_only_the_loaders_it_uses(graph: Graph) -> None:
+    """A context makes each DataLoader when its request first uses it: a request that reads
+    nothing makes none, a request for a decision makes that one loader, kept for the request."""
+
+    def loaders(context: Context) -> list[str]:
+        return [name for name, value in vars(context).items() if isinstance(value, DataLoader)]
+
+    nothing = Context(trail=Trail.on(graph), principal=LOCAL)
+    assert asyncio.run(schema.execute("{ __typename }", context_value=nothing)).errors is None
+    assert loaders(nothing) == []
+
+    one = Context(trail=Trail.on(graph), principal=LOCAL)
+    result = asyncio.run(schema.execute('{ decision(id: "01ARZ3NDEKTSV4RRFFQ69G5FAV") { id } }', context_value=one))
+    assert (result.errors, result.data) == (None, {"decision": None})
+    assert loaders(one) == ["decisions"]
+    assert one.decisions is one.decisions
+    assert one.for_event().decisions is not one.decisions
 
 
 def test_nested_queries_cost_round_trips_by_depth_not_by_size(graph: Graph) -> None:
@@ -676,25 +697,9 @@ def _until_subscribed(api: httpx.Client, ws: Any, plan_id: str, *, seconds: floa
 def test_decision_events_stream_over_a_real_websocket(api: httpx.Client, base_url: str) -> None:
     import json as _json
 
-    from websockets.sync.client import connect
-
     plan = ok(api, INSTANTIATE, input={"description": "p", "automationProfile": {"editCode": 0.8}})["instantiatePlan"]
-    url = base_url.replace("http://", "ws://") + "/graphql"
-    with connect(url, subprotocols=["graphql-transport-ws"], open_timeout=10) as ws:  # type: ignore[list-item]
-        ws.send(_json.dumps({"type": "connection_init"}))
-        assert _json.loads(ws.recv(timeout=10))["type"] == "connection_ack"
-        ws.send(
-            _json.dumps(
-                {
-                    "id": "1",
-                    "type": "subscribe",
-                    "payload": {
-                        "query": "subscription($id: ID!) { decisionEvents(planId: $id) { kind decisionId reviewId decision { chosenOption } } }",
-                        "variables": {"id": plan["id"]},
-                    },
-                }
-            )
-        )
+    query = "subscription($id: ID!) { decisionEvents(planId: $id) { kind decisionId reviewId decision { chosenOption } } }"
+    with subscribed(base_url, query, {"id": plan["id"]}) as ws:
         _until_subscribed(api, ws, plan["id"])
         strategy = record(api, plan["id"], confidenceScore=0.9)["decision"]
         held = record(api, plan["id"], question="Held?", context="h", confidenceScore=0.1)["review"]
@@ -730,17 +735,9 @@ def test_each_event_reads_its_decision_as_it_stands_then_not_as_an_earlier_event
     SUPERSEDED event must read it superseded)."""
     import json as _json
 
-    from websockets.sync.client import connect
-
     plan = ok(api, INSTANTIATE, input={"description": "p", "automationProfile": {"editCode": 0.8}})["instantiatePlan"]
-    url = base_url.replace("http://", "ws://") + "/graphql"
-    with connect(url, subprotocols=["graphql-transport-ws"], open_timeout=10) as ws:  # type: ignore[list-item]
-        ws.send(_json.dumps({"type": "connection_init"}))
-        assert _json.loads(ws.recv(timeout=10))["type"] == "connection_ack"
-        query = (
-            "subscription($id: ID!) { decisionEvents(planId: $id) { kind decisionId decision { status supersededBy { id } } } }"
-        )
-        ws.send(_json.dumps({"id": "1", "type": "subscribe", "payload": {"query": query, "variables": {"id": plan["id"]}}}))
+    query = "subscription($id: ID!) { decisionEvents(planId: $id) { kind decisionId decision { status supersededBy { id } } } }"
+    with subscribed(base_url, query, {"id": plan["id"]}) as ws:
         _until_subscribed(api, ws, plan["id"])
 
         def next_about(decision_id: str) -> dict[str, Any]:
@@ -1044,7 +1041,6 @@ def test_a_started_service_leaves_its_start_up_heap_out_of_full_collections(
     import gc
 
     from decisiontrail import app as app_module
-    from serving import served
 
     gc.unfreeze()  # whatever an earlier test's service froze: this one must freeze its own
     monkeypatch.setattr(app_module, "_heap_settled", False)

@@ -65,6 +65,7 @@ SCANNING = {
     # the offline loads' lists of plans and attempts, and the migrations applied.
     "admin/count_graph",
     "admin/delete_all_data",
+    "admin/delete_all_relationships",
     "backup/count_contents",
     "backup/count_data",
     "backup/create_relationships",

@@ -15,14 +15,14 @@ from typing import Any, cast
 
 import httpx
 import pytest
-from websockets.sync.client import ClientConnection, connect
+from websockets.sync.client import ClientConnection
 
 from decisiontrail.app import create_app
 from decisiontrail.events import EventBus
 from decisiontrail.graphdb import Graph, outbox
 from decisiontrail.services import Trail
 from decisiontrail.services.relay import EventRelay, read_numbered
-from serving import served
+from serving import served, subscribed
 from test_api import INSTANTIATE, ok, record, snapshot
 
 SUBSCRIBE = "subscription($id: ID!, $after: String) { decisionEvents(planId: $id, after: $after) { kind decisionId cursor } }"
@@ -36,13 +36,8 @@ def two_processes(graph: Graph) -> Iterator[tuple[str, str]]:
 
 
 @contextmanager
-def subscribed(base_url: str, plan_id: str, after: str | None) -> Iterator[ClientConnection]:
-    url = base_url.replace("http://", "ws://") + "/graphql"
-    with connect(url, subprotocols=["graphql-transport-ws"], open_timeout=10) as ws:  # type: ignore[list-item]
-        ws.send(json.dumps({"type": "connection_init"}))
-        assert json.loads(ws.recv(timeout=10))["type"] == "connection_ack"
-        payload = {"query": SUBSCRIBE, "variables": {"id": plan_id, "after": after}}
-        ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": payload}))
+def subscribed_to_plan(base_url: str, plan_id: str, after: str | None) -> Iterator[ClientConnection]:
+    with subscribed(base_url, SUBSCRIBE, {"id": plan_id, "after": after}) as ws:
         yield ws
 
 
@@ -64,7 +59,7 @@ def test_subscribers_of_either_process_see_every_write_of_both_in_commit_order(
         expected = [("RECORDED", plan["rootDecision"]["id"])]
         # after "0": the plan's events from the start, read from the outbox once listening, so the
         # first event received proves the subscription is live (no probe needed).
-        with subscribed(first, plan["id"], "0") as on_first, subscribed(second, plan["id"], "0") as on_second:
+        with subscribed_to_plan(first, plan["id"], "0") as on_first, subscribed_to_plan(second, plan["id"], "0") as on_second:
             assert receive(on_first, 1)[0]["decisionId"] == receive(on_second, 1)[0]["decisionId"] == plan["rootDecision"]["id"]
             for i in range(6):
                 writer = a if i % 2 == 0 else b
@@ -88,14 +83,14 @@ def test_a_subscriber_that_reconnects_with_its_cursor_receives_exactly_what_it_m
     with httpx.Client(base_url=first, timeout=30) as a:
         plan = ok(a, INSTANTIATE, input={"description": "reconnect"})["instantiatePlan"]
         other = ok(a, INSTANTIATE, input={"description": "another plan"})["instantiatePlan"]
-        with subscribed(second, plan["id"], "0") as ws:
+        with subscribed_to_plan(second, plan["id"], "0") as ws:
             (root_event,) = receive(ws, 1)
             seen = record(a, plan["id"], question="Seen?", context="seen")["decision"]
             (seen_event,) = receive(ws, 1)
         # Away: these are committed while no one listens.
         missed = [record(a, plan["id"], question=f"Missed {i}?", context=f"m{i}")["decision"]["id"] for i in range(3)]
         record(a, other["id"], question="Elsewhere?", context="e")  # another plan's: not this subscriber's
-        with subscribed(second, plan["id"], seen_event["cursor"]) as ws:
+        with subscribed_to_plan(second, plan["id"], seen_event["cursor"]) as ws:
             caught_up = receive(ws, 3)
             live = record(a, plan["id"], question="Live?", context="live")["decision"]
             (live_event,) = receive(ws, 1)
@@ -113,7 +108,7 @@ def test_a_cursor_that_cannot_be_honoured_is_refused(
     first, _ = two_processes
     with httpx.Client(base_url=first, timeout=30) as a:
         plan = ok(a, INSTANTIATE, input={"description": "refused cursor"})["instantiatePlan"]
-    with subscribed(first, plan["id"], after) as ws:
+    with subscribed_to_plan(first, plan["id"], after) as ws:
         answer = json.loads(ws.recv(timeout=15))
 
     assert answer["type"] == "next" and answer["payload"]["data"] is None, answer  # no event, an error
@@ -138,7 +133,7 @@ def test_a_refused_write_announces_nothing(two_processes: tuple[str, str], store
         ).json()
         assert refused["errors"][0]["extensions"]["code"] == "PHASE_VIOLATION"  # a tool call in Strategize
         after_refusal = record(a, plan["id"], question="After?", context="after")["decision"]
-        with subscribed(first, plan["id"], "0") as ws:
+        with subscribed_to_plan(first, plan["id"], "0") as ws:
             events = receive(ws, 2)
 
     assert [e["decisionId"] for e in events] == [plan["rootDecision"]["id"], after_refusal["id"]]
@@ -153,7 +148,7 @@ def test_a_cursor_older_than_the_outbox_keeps_is_refused_not_answered_with_a_gap
         record(a, plan["id"], question="Old?", context="old")
         EventRelay(store.database, EventBus(), retention=timedelta(0)).prune()  # every event is past a zero retention
         record(a, plan["id"], question="New?", context="new")
-        with subscribed(first, plan["id"], "1") as ws:
+        with subscribed_to_plan(first, plan["id"], "1") as ws:
             answer = json.loads(ws.recv(timeout=15))
 
     (error,) = answer["payload"]["errors"]
@@ -206,7 +201,7 @@ def test_over_websocket_a_slow_subscriber_still_receives_every_event(
     monkeypatch.setattr("decisiontrail.events.EventBus.__init__.__defaults__", (2,))  # queues of 2
     with served(create_app(graph=graph)) as url, httpx.Client(base_url=url, timeout=30) as a:
         plan = ok(a, INSTANTIATE, input={"description": "slow subscriber"})["instantiatePlan"]
-        with subscribed(url, plan["id"], "0") as ws:
+        with subscribed_to_plan(url, plan["id"], "0") as ws:
             receive(ws, 1)  # live
             # One commit of eight events: the relay hands them over at once, six more than the queue holds.
             made = _batch(a, plan["id"], 8, "Burst")
@@ -224,9 +219,9 @@ def test_a_cursor_inside_a_batchs_events_resumes_at_the_next_one(
     with httpx.Client(base_url=first, timeout=30) as a:
         plan = ok(a, INSTANTIATE, input={"description": "cursor inside a run"})["instantiatePlan"]
         made = _batch(a, plan["id"], 6, "Run")
-        with subscribed(second, plan["id"], "0") as ws:
+        with subscribed_to_plan(second, plan["id"], "0") as ws:
             everything = receive(ws, 7)
-        with subscribed(second, plan["id"], everything[3]["cursor"]) as ws:
+        with subscribed_to_plan(second, plan["id"], everything[3]["cursor"]) as ws:
             rest = receive(ws, 3)
     stored = graph.driver.execute_query(
         "MATCH (e:Event {plan_id: $plan_id}) RETURN count(e) AS runs", plan_id=plan["id"], database_=graph.database

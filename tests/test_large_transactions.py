@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
+import neo4j
 import pytest
 
 from bench.workload import subtree_fixture
@@ -23,7 +24,7 @@ from decisiontrail.checks.closure import downstream
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.exceptions import TooLarge
 from decisiontrail.graphdb import Graph, open_graph
-from decisiontrail.graphdb.admin import GraphCounts, count_graph
+from decisiontrail.graphdb.admin import GraphCounts, count_graph, delete_all_data
 from decisiontrail.graphdb.database import CONTENTION_RETRY_TIME
 from decisiontrail.graphdb.loading import load_graph
 from decisiontrail.services import Trail
@@ -122,3 +123,39 @@ def test_a_correction_past_the_transaction_memory_is_refused_whole_and_succeeds_
         assert stored(graph).superseded == before.superseded | expected
         report = run_checks(load_graph(graph, LoadScope.ALL, progress=False))
         assert report.ok, report.render()
+
+
+DENSE = 100_000
+"""IN_PLAN edges to one plan: deleting them in one transaction is past ``LIMIT_MB``."""
+
+
+def test_a_wipe_empties_a_plan_with_more_decisions_than_one_transaction_can_delete(settings: Neo4jSettings) -> None:
+    """``delete_all_data`` (the tests' and the bench's wipe) deletes the relationships in batches
+    before the nodes: a node deleted with every relationship it has took a plan's IN_PLAN edges,
+    all of them, into one transaction."""
+    with open_graph(settings) as graph:
+        delete_all_data(graph)
+        ledger = count_ledger(graph)
+        graph.driver.execute_query("CREATE (:Plan {plan_id: 'dense'})", database_=graph.database)
+        for _ in range(DENSE // 2_000):  # written in transactions under the limit
+            graph.driver.execute_query(
+                "MATCH (p:Plan {plan_id: 'dense'}) UNWIND range(1, 2000) AS i CREATE (:Decision)-[:IN_PLAN]->(p)",
+                database_=graph.database,
+            )
+        assert count_graph(graph) == GraphCounts(nodes=DENSE + 1, relationships=DENSE)
+
+        # The plan deleted with its edges, as a batch of nodes took it: past the limit, nothing deleted.
+        with pytest.raises(neo4j.exceptions.Neo4jError) as refused:
+            graph.driver.execute_query("MATCH (p:Plan {plan_id: 'dense'}) DETACH DELETE p", database_=graph.database)
+        assert refused.value.code == "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
+        assert count_graph(graph) == GraphCounts(nodes=DENSE + 1, relationships=DENSE)
+
+        delete_all_data(graph)
+        assert count_graph(graph) == GraphCounts(nodes=0, relationships=0)
+        assert count_ledger(graph) == ledger  # the migration ledger kept
+
+
+def count_ledger(graph: Graph) -> int:
+    records, _, _ = graph.driver.execute_query("MATCH (m:SchemaMigration) RETURN count(m) AS n", database_=graph.database)
+    count: int = records[0]["n"]
+    return count

@@ -31,9 +31,12 @@ def delete_all_data(graph: Graph) -> None:
     """Delete every plan and decision. Irreversible: for tests and explicit resets only.
 
     Deletes in batches, each its own transaction, so it also empties a database too big to
-    delete in one; interrupted, it leaves part of the data, which a second call removes.
+    delete in one: first the relationships, then the nodes, so a node with very many
+    relationships is not deleted with all of them at once. Interrupted, it leaves part of the
+    data, which a second call removes.
     """
     with graph.driver.session(database=graph.database) as session:
+        session.run(query("admin/delete_all_relationships")).consume()
         session.run(query("admin/delete_all_data")).consume()
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, TypeVar
 
 from strawberry.dataloader import DataLoader
@@ -33,30 +34,45 @@ def _loader(batch: Callable[[list[str]], Sequence[T]]) -> DataLoader[str, T]:
 
 @dataclass
 class Context:
-    """Built once per request, so a loader's cache never outlives the request."""
+    """Built once per request, so a loader's cache never outlives the request. Each loader is made
+    when the request first uses it: most requests use one or two of them, or none."""
 
     trail: Trail
     principal: Principal | None = None
-    decisions: DataLoader[str, Decision | None] = field(init=False)
-    plans: DataLoader[str, Plan | None] = field(init=False)
-    children: DataLoader[str, list[str]] = field(init=False)
-    child_plans: DataLoader[str, list[str]] = field(init=False)
-    corrections: DataLoader[str, list[CorrectionAttempt]] = field(init=False)
-    checkpoint_groups: DataLoader[str, CheckpointGroup | None] = field(init=False)
-    contexts: DataLoader[str, str | None] = field(init=False)
-    phase_changes: DataLoader[str, list[dict[str, Any]]] = field(init=False)
 
-    def __post_init__(self) -> None:
-        # Each batch function is one UNWIND query answering one slot per key, in key order.
-        # What the principal may not see is answered as missing, so no relation leads to it.
-        self.decisions = _loader(lambda ids: reading.get_decisions(self.trail, ids, self.principal))
-        self.plans = _loader(lambda ids: reading.get_plans(self.trail, ids, self.principal))
-        self.children = _loader(lambda ids: reading.children_of(self.trail, ids))
-        self.child_plans = _loader(lambda ids: reading.child_plans_of(self.trail, ids))
-        self.corrections = _loader(lambda ids: reading.correction_attempts_of(self.trail, ids))
-        self.checkpoint_groups = _loader(lambda ids: reading.checkpoint_groups(self.trail, ids))
-        self.contexts = _loader(lambda hashes: reading.find_contexts(self.trail, hashes))
-        self.phase_changes = _loader(lambda ids: reading.phase_changes_of(self.trail, ids))
+    # Each batch function is one UNWIND query answering one slot per key, in key order.
+    # What the principal may not see is answered as missing, so no relation leads to it.
+    @cached_property
+    def decisions(self) -> DataLoader[str, Decision | None]:
+        return _loader(lambda ids: reading.get_decisions(self.trail, ids, self.principal))
+
+    @cached_property
+    def plans(self) -> DataLoader[str, Plan | None]:
+        return _loader(lambda ids: reading.get_plans(self.trail, ids, self.principal))
+
+    @cached_property
+    def children(self) -> DataLoader[str, list[str]]:
+        return _loader(lambda ids: reading.children_of(self.trail, ids))
+
+    @cached_property
+    def child_plans(self) -> DataLoader[str, list[str]]:
+        return _loader(lambda ids: reading.child_plans_of(self.trail, ids))
+
+    @cached_property
+    def corrections(self) -> DataLoader[str, list[CorrectionAttempt]]:
+        return _loader(lambda ids: reading.correction_attempts_of(self.trail, ids))
+
+    @cached_property
+    def checkpoint_groups(self) -> DataLoader[str, CheckpointGroup | None]:
+        return _loader(lambda ids: reading.checkpoint_groups(self.trail, ids))
+
+    @cached_property
+    def contexts(self) -> DataLoader[str, str | None]:
+        return _loader(lambda hashes: reading.find_contexts(self.trail, hashes))
+
+    @cached_property
+    def phase_changes(self) -> DataLoader[str, list[dict[str, Any]]]:
+        return _loader(lambda ids: reading.phase_changes_of(self.trail, ids))
 
     def for_event(self) -> Context:
         """The same caller and trail with loaders of their own, for one event of a subscription:
@@ -66,8 +82,8 @@ class Context:
         return Context(trail=self.trail, principal=self.principal)
 
     def forget_reads(self) -> None:
-        """Drop what the loaders read so far: a write is about to change it (a request's mutations
-        run one after another, and each is answered as things stand after it)."""
+        """Drop what the loaders made so far have read: a write is about to change it (a request's
+        mutations run one after another, and each is answered as things stand after it)."""
         for loader in vars(self).values():
             if isinstance(loader, DataLoader):
                 loader.clear_all()
