@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: help install constraints explorer run demo test lint typecheck bench bench-full reliability neo4j clean
+.PHONY: help install constraints explorer run demo test test-random lint typecheck bench bench-full reliability neo4j clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -47,7 +47,10 @@ demo: install  ## scripted actors record, review and correct a plan hierarchy; p
 	$(BIN)/decisiontrail demo
 
 test: install lint typecheck  ## set up, lint, type-check and run the whole test suite against a real Neo4j
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -p no:randomly
+
+test-random: install  ## the whole test suite in a shuffled order (pytest-randomly; SEED=N repeats the order it printed)
+	$(BIN)/python -m pytest $(if $(SEED),--randomly-seed=$(SEED),)
 
 lint: install  ## ruff check and ruff format --check (rules and line length in pyproject.toml)
 	$(BIN)/ruff check .

@@ -409,7 +409,9 @@ def make_fixture(store: Trail) -> Fixture:
     # A plan in Execute with a tool_invocation (for attachArtifacts).
     executing, executing_root = lifecycle.instantiate_plan(store, "matrix executing plan", owner=OWNER, project=ALPHA)
     plan_strategy = record(executing.plan_id, "strategy_choice", executing_root.decision_id)
-    live_spawn = record(executing.plan_id, "subplan_spawn", plan_strategy.decision_id)  # for instantiatePlan (child)
+    # For instantiatePlan (child): a parallel spawn, whose group takes a child from every caller allowed
+    # (a subplan_spawn spawns one, and refuses a second).
+    live_spawn = record(executing.plan_id, "subplan_parallel_spawn", plan_strategy.decision_id)
     lifecycle.advance_phase(store, executing.plan_id, Phase.EXECUTE)
     tool = record(executing.plan_id, "tool_invocation", plan_strategy.decision_id)
     # An invariant the plan enforces (for removeInvariant).

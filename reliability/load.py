@@ -89,7 +89,8 @@ corrected and reviews resolved, and made moot, under decisions being corrected."
 _RECORDING_RACES = frozenset({"VALIDATION_FAILED/parent_is_current", "VALIDATION_FAILED/dependency_is_current"})
 _CORRECTION_RACES = frozenset({"CONFLICT"})
 RACE_REFUSALS: dict[str, frozenset[str]] = {
-    "child": frozenset({"VALIDATION_FAILED/spawn_by_current_decision", "PHASE_VIOLATION/spawn_in_execute"}),
+    # CONFLICT: a subplan_spawn that has its one child already (a parallel spawn takes many).
+    "child": frozenset({"VALIDATION_FAILED/spawn_by_current_decision", "PHASE_VIOLATION/spawn_in_execute", "CONFLICT"}),
     "record_child": _RECORDING_RACES,
     "correct_child": _CORRECTION_RACES,
     "correct_spawn": _CORRECTION_RACES,
@@ -574,7 +575,7 @@ class Client:
         if answer.data is None:
             if answer.rule == "spawn_in_execute":  # a correction reverted it to Strategize: execute it again
                 self.advance(parent_plan)
-            elif answer.rule == "spawn_by_current_decision":
+            elif answer.rule == "spawn_by_current_decision" or answer.code == "CONFLICT":  # superseded, or its one child made
                 with self.arena.lock:
                     self.arena.spawns.pop(spawn, None)
             return

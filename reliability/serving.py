@@ -31,4 +31,6 @@ def served(app: Starlette, *, timeout_keep_alive: int = 5) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
-        thread.join(10)
+        thread.join(30)
+        if thread.is_alive():  # its background work would go on writing under whoever comes next
+            raise RuntimeError("the API did not stop within 30 s")

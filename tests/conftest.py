@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
 
@@ -12,6 +13,7 @@ import pytest
 from decisiontrail.app import create_app
 from decisiontrail.graphdb import Graph, open_graph
 from decisiontrail.graphdb.admin import delete_all_data
+from decisiontrail.services.relay import RELAY_THREAD
 from decisiontrail.settings import Neo4jSettings
 from decisiontrail.services import Trail, analysis
 from serving import served
@@ -48,23 +50,35 @@ def graph(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory)
         yield graph
 
 
-@pytest.fixture(scope="module")
-def base_url(graph: Graph) -> Iterator[str]:
-    """The service, served by uvicorn in a thread for the module's tests (a module may serve its own)."""
+@pytest.fixture
+def base_url(store: Trail, graph: Graph) -> Iterator[str]:
+    """The service, served by uvicorn in a thread for one test, on the database ``store`` emptied.
+
+    The test's own: started after the wipe and stopped (its event relay with it) before the next
+    test's, so no served process writes while a test wipes. A module that serves its own app
+    overrides this fixture the same way, after ``store``.
+    """
     with served(create_app(graph=graph)) as url:
         yield url
 
 
 @pytest.fixture
 def api(base_url: str, store: Trail) -> Iterator[httpx.Client]:
-    """A client of the module's service, on an empty database."""
+    """A client of the test's service, on an empty database."""
     with httpx.Client(base_url=base_url, timeout=30) as client:
         yield client
 
 
 @pytest.fixture
 def store(graph: Graph) -> Trail:
-    """A decision store on an empty database (schema kept)."""
+    """A decision store on an empty database (schema kept).
+
+    Refused while a served app of this process still runs its background work: its relay
+    numbers and reads the outbox, and must be stopped by the fixture that started it before the
+    database is wiped under it.
+    """
+    running = [t.name for t in threading.enumerate() if t.name == RELAY_THREAD]
+    assert not running, f"{len(running)} event relay(s) still running: serve the app from a fixture that depends on `store`"
     delete_all_data(graph)
     return Trail.on(graph)
 

@@ -27,11 +27,15 @@ from factories import actor_snapshot, decision, tool_input
 def tokens(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     path = tmp_path_factory.mktemp("tokens") / "tokens.json"
     issued = {role.value: issue_token(path, f"{role.value}-1", role) for role in Role}
-    return issued | {"other-actor": issue_token(path, "actor-2", Role.ACTOR), "_file": str(path)}
+    return issued | {
+        "other-actor": issue_token(path, "actor-2", Role.ACTOR),
+        "alpha-reviewer": issue_token(path, "reviewer-alpha", Role.REVIEWER, project="alpha"),
+        "_file": str(path),
+    }
 
 
-@pytest.fixture(scope="module")
-def base_url(graph: Graph, tokens: dict[str, str]) -> Iterator[str]:
+@pytest.fixture
+def base_url(store: Trail, graph: Graph, tokens: dict[str, str]) -> Iterator[str]:
     with served(create_app(graph=graph, tokens=TokenRegistry.load(Path(tokens["_file"])))) as url:
         yield url
 
@@ -284,3 +288,25 @@ def _root(store: Trail, plan: Any) -> str:
     return next(
         d.decision_id for d in reading.list_decisions(store, plan.plan_id) if d.decision_type is DecisionType.PROMPT_DEFINITION
     )
+
+
+def test_a_correction_shows_its_caller_only_the_cancelled_reviews_of_plans_it_may_see(
+    base_url: str, store: Trail, tokens: dict[str, str]
+) -> None:
+    # A correction's downstream reaches, through DEPENDS_ON, a review waiting in another project's
+    # plan, and cancels it. Was: cancelledReviews read the reviews with no principal at all, so a
+    # reviewer limited to project alpha was shown beta's review, its plan and its question.
+    alpha, alpha_root = instantiate_plan(store, "alpha's", project="alpha")
+    d = recording_service.record(store, decision(alpha.plan_id, DecisionType.STRATEGY_CHOICE, alpha_root.decision_id))
+    beta, _ = instantiate_plan(store, "beta's", project="beta", automation_profile=AutomationProfile(edit_code=1.0))
+    waiting = record_decision(
+        store, tool_input("strategy_choice"), plan_id=beta.plan_id, snapshot=actor_snapshot(), depends_on=[d.decision_id]
+    )
+    document = """mutation($d: ID!) { correctDecision(input: {decisionId: $d, mode: REVERT, guidance: "g"}) {
+        correction { id } cancelledReviews { id planId } } }"""
+
+    corrected = _as(base_url, tokens["alpha-reviewer"], document, d=d.decision_id)
+
+    assert not corrected.get("errors"), corrected
+    assert corrected["data"]["correctDecision"]["cancelledReviews"] == []
+    assert reading.get_review(store, waiting.review_id).status.value == "cancelled"  # type: ignore[union-attr]

@@ -18,8 +18,8 @@ from decisiontrail.app import create_app
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.graphdb import Graph
 from decisiontrail.api import schema
-from decisiontrail.domain import Decision, Phase
-from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
+from decisiontrail.domain import Decision
+from decisiontrail.services.lifecycle import instantiate_plan
 from decisiontrail.domain.correction import ReplayOutcome
 from decisiontrail.services import correction as correction_service
 from decisiontrail.services import reading
@@ -40,8 +40,8 @@ def tokens(token_file: Path) -> dict[str, str]:
     return issue_tokens(token_file)
 
 
-@pytest.fixture(scope="module")
-def base_url(graph: Graph, tokens: dict[str, str], token_file: Path) -> Iterator[str]:
+@pytest.fixture
+def base_url(store: Trail, graph: Graph, tokens: dict[str, str], token_file: Path) -> Iterator[str]:
     with served(create_app(graph=graph, tokens=TokenRegistry.load(token_file))) as url:
         yield url
 
@@ -93,12 +93,12 @@ def test_a_project_token_lists_and_exports_only_its_project(base_url: str, store
 
 def test_a_child_plan_inherits_its_parents_project_and_refuses_another(store: Trail) -> None:
     fixture = make_fixture(store)
-    advance_phase(store, fixture.ids["plan"], Phase.EXECUTE)  # a child plan runs once its parent executes
+    spawn = fixture.ids["liveSpawn"]  # a parallel spawn of a plan in Execute: it spawns a group
 
-    child, _ = instantiate_plan(store, "inherits", spawned_by_decision_id=fixture.ids["spawn"])
-    same, _ = instantiate_plan(store, "names it", spawned_by_decision_id=fixture.ids["spawn"], project="alpha")
+    child, _ = instantiate_plan(store, "inherits", spawned_by_decision_id=spawn)
+    same, _ = instantiate_plan(store, "names it", spawned_by_decision_id=spawn, project="alpha")
     with pytest.raises(ValidationFailed, match="parent plan's project") as refused:
-        instantiate_plan(store, "elsewhere", spawned_by_decision_id=fixture.ids["spawn"], project="beta")
+        instantiate_plan(store, "elsewhere", spawned_by_decision_id=spawn, project="beta")
 
     assert reading.get_plan(store, child.plan_id).project == reading.get_plan(store, same.plan_id).project == "alpha"
     assert refused.value.field == "project"

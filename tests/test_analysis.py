@@ -37,8 +37,8 @@ def demo(store: Trail) -> Iterator[Demonstration]:
         yield record_demonstration(store, checkpointer)
 
 
-@pytest.fixture(scope="module")
-def base_url(graph: Graph) -> Iterator[str]:
+@pytest.fixture
+def base_url(store: Trail, graph: Graph) -> Iterator[str]:
     with served(create_app(graph=graph)) as url:
         yield url
 

@@ -171,3 +171,36 @@ def test_an_export_as_of_an_unreadable_or_too_early_moment_is_refused(api: httpx
         error = answer.json()["errors"][0]
         assert (error["extensions"]["code"], error["extensions"]["field"]) == ("VALIDATION_FAILED", "asOf")
         assert says in error["message"]
+
+
+DECISION_FIELDS = "id status supersededById supersededAt supersededBy { id }"
+AS_IT_STOOD = f"""
+query($plan: ID!, $strategy: ID!, $spawn: ID!, $at: DateTime) {{
+  plan(id: $plan) {{ tree(asOf: $at) {{ decision {{ {DECISION_FIELDS} }} }} }}
+  lineage(decisionId: $spawn, asOf: $at) {{ decisions {{ {DECISION_FIELDS} }} }}
+  impact(decisionId: $strategy, asOf: $at) {{ decisions {{ {DECISION_FIELDS} }} }}
+  now: decision(id: $strategy) {{ {DECISION_FIELDS} }}
+}}"""
+
+
+def test_reads_as_of_a_moment_before_a_correction_show_each_decision_as_it_stood_then(api: httpx.Client) -> None:
+    # Was: the right decisions, but each read SUPERSEDED with supersededBy the correction made
+    # after the moment asked about. The same request's current read is as it stands now.
+    h = _hierarchy(api)
+    before = datetime.now(UTC).isoformat()
+    correction = ok(api, CORRECT, input={"decisionId": h["strategy"], "mode": "REVERT", "guidance": "another way"})[
+        "correctDecision"
+    ]["correction"]["id"]
+
+    read = ok(api, AS_IT_STOOD, plan=h["plan"], strategy=h["strategy"], spawn=h["spawn"], at=before)
+    then = [
+        *[entry["decision"] for entry in read["plan"]["tree"]],
+        *read["lineage"]["decisions"],
+        *read["impact"]["decisions"],
+    ]
+
+    as_it_stood = {"status": "CURRENT", "supersededById": None, "supersededAt": None, "supersededBy": None}
+    assert {entry["decision"]["id"] for entry in read["plan"]["tree"]} == {h["root"], h["strategy"], h["spawn"]}
+    assert {h["root"], h["strategy"]} <= {d["id"] for d in read["lineage"]["decisions"]}  # where the spawn came from
+    assert [{k: d[k] for k in as_it_stood} for d in then] == [as_it_stood] * len(then)
+    assert (read["now"]["status"], read["now"]["supersededBy"]) == ("SUPERSEDED", {"id": correction})

@@ -48,7 +48,7 @@ PLAN = """
 query($id: ID!) {
   plan(id: $id) {
     id description phase invalidatedAt invariants { name statement } phaseHistory { fromPhase toPhase }
-    tree { depth decision { id decisionType } }
+    tree { depth decision { id decisionType rationale } }
     decisions(first: 100) {
       nodes { id decisionType chosenOption alternativesConsidered status parent { id } checkpointGroup { groupId } }
     }
@@ -244,12 +244,13 @@ def child_description(api: httpx.Client, world: dict[str, Any], description: str
     assert _plan(api, world["child"])["description"] == description
 
 
-@then("the plan's current tree is its new prompt_definition alone")
-def tree_is_new_root(api: httpx.Client, world: dict[str, Any]) -> None:
+@then(parsers.parse('the plan\'s current tree is its new prompt_definition, with the invariant "{name}" enforced again under it'))
+def tree_is_new_root(api: httpx.Client, world: dict[str, Any], name: str) -> None:
+    # The correction returned the plan to Strategize: its reconciliation ran again (ADR-033).
     tree = _plan(api, world["plan"])["tree"]
-    assert [(e["depth"], e["decision"]["id"], e["decision"]["decisionType"]) for e in tree] == [
-        (0, world["correction"]["correction"]["id"], "PROMPT_DEFINITION")
-    ]
+    assert [(e["depth"], e["decision"]["decisionType"]) for e in tree] == [(0, "PROMPT_DEFINITION"), (1, "INVARIANT_ENFORCED")]
+    assert tree[0]["decision"]["id"] == world["correction"]["correction"]["id"]
+    assert tree[1]["decision"]["rationale"].startswith(f"{name}:")
 
 
 @then("the child plan is invalidated")

@@ -28,8 +28,8 @@ from decisiontrail.services import Trail
 SMALLEST = replace(QUICK, name="smallest", records=CLIENTS, batches=1, corrections=(1, 100), correction_repeat=2)
 
 
-@pytest.fixture(scope="module")
-def bench_api(graph: Graph) -> Iterator[str]:
+@pytest.fixture
+def bench_api(store: Trail, graph: Graph) -> Iterator[str]:
     """``decisiontrail serve --server-timing`` on the session's Neo4j, as ``make bench`` starts it."""
     with served_api(graph.uri, graph.database) as url:
         yield url

@@ -190,3 +190,22 @@ def test_export_as_of_a_past_moment_writes_the_plan_as_it_stood(
     assert nodes[strategy.decision_id]["status"] == "current" and fix.decision_id not in nodes
     assert main(["-q", "export", "--plan", plan.plan_id, "--as-of", "2001-01-01T00:00:00Z"]) == 2
     assert "asOf: plan" in capsys.readouterr().err
+
+
+def test_tree_as_of_a_past_moment_shows_no_correction_made_after_it(
+    store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("NEO4J_URI", graph.uri)
+    monkeypatch.setenv("NEO4J_DATABASE", graph.database)
+    plan, root = instantiate_plan(store, "drawn as it stood")
+    strategy = recording_service.record(store, a_decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    before = datetime.now(UTC).isoformat()
+    fix = correct(store, strategy.decision_id, "revert", "another way", "r").correction
+
+    assert main(["-q", "tree", plan.plan_id, "--as-of", before]) == 0
+    then = capsys.readouterr().out
+    assert main(["-q", "tree", plan.plan_id, "--history"]) == 0
+    now = capsys.readouterr().out
+
+    assert strategy.decision_id in then and "superseded" not in then and fix.decision_id not in then
+    assert f"[superseded by {fix.decision_id}]" in now

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, cast
@@ -29,8 +30,8 @@ SUBSCRIBE = "subscription($id: ID!, $after: String) { decisionEvents(planId: $id
 CORRECT = 'mutation($d: ID!) { correctDecision(input: {decisionId: $d, mode: APPEND, guidance: "g"}) { correction { id } } }'
 
 
-@pytest.fixture(scope="module")
-def two_processes(graph: Graph) -> Iterator[tuple[str, str]]:
+@pytest.fixture
+def two_processes(store: Trail, graph: Graph) -> Iterator[tuple[str, str]]:
     with served(create_app(graph=graph)) as first, served(create_app(graph=graph)) as second:
         yield first, second
 
@@ -435,3 +436,87 @@ def test_a_page_of_the_outbox_holds_every_event_up_to_its_counter_and_none_past_
         assert seqs == list(range(start + 1, page.last + 1)), (plan_id, seqs, page.last)
         after = read_numbered(store.database, outbox.read_after, page.last, 100, plan_id).rows
         assert [row["decision_id"] for row in (*page.rows, *after)] == made, plan_id
+
+
+def test_runs_deleted_while_they_are_numbered_are_a_reset_and_nothing_is_numbered(store: Trail, graph: Graph) -> None:
+    # A wipe (or a restore) that commits between numbering's read of the pending runs and its
+    # write: the runs it read are gone. Was a RuntimeError ("the counter was not locked"), logged
+    # with a stack trace at every retry of the relay.
+    from decisiontrail.graphdb.admin import delete_all_data
+    from factories import new_plan
+
+    new_plan(store)
+    with pytest.raises(outbox.OutboxReset, match="1 of 1 pending runs were deleted"):
+        store.database.write(lambda tx: outbox.number(_NumberedBetween(tx, lambda: delete_all_data(graph)), 10))
+
+    assert (
+        graph.driver.execute_query("MATCH (e:Event|PendingEvent) RETURN count(e) AS n", database_=graph.database).records[0]["n"]
+        == 0
+    )
+    assert outbox_counter(graph) in (None, 0)  # nothing numbered: rolled back with the round
+
+
+def outbox_counter(graph: Graph) -> int | None:
+    records = graph.driver.execute_query(
+        "OPTIONAL MATCH (c:EventCounter {name: 'events'}) RETURN c.seq AS seq", database_=graph.database
+    ).records
+    return records[0]["seq"]
+
+
+def test_the_relay_meets_a_reset_outbox_with_one_line_and_numbers_afresh(
+    store: Trail, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from decisiontrail.services import relay as relays
+    from factories import new_plan
+
+    new_plan(store)
+    number = outbox.number
+    calls: list[int] = []
+
+    def reset_once(tx: Any, limit: int) -> outbox.Numbered:
+        calls.append(limit)
+        if len(calls) == 1:
+            raise outbox.OutboxReset("1 of 1 pending runs were deleted while numbering")
+        return number(tx, limit)
+
+    monkeypatch.setattr(outbox, "number", reset_once)
+    with caplog.at_level("INFO", logger="decisiontrail"):
+        first = relays.number_pending(store.database)
+        second = relays.number_pending(store.database)
+
+    assert (first, second) == (0, 1)
+    assert [r.getMessage() for r in caplog.records] == [
+        "the event outbox was reset while numbering it (1 of 1 pending runs were deleted while numbering); numbering it afresh"
+    ]
+
+
+def test_a_wipe_under_a_running_relay_leaves_it_relaying_what_is_written_next(
+    store: Trail, graph: Graph, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The tests' wipe, bench's and reliability's --wipe, or a restore, under a served process
+    # whose relay numbers and reads the outbox all the while: the wipe is retried past any
+    # deadlock with it, and the relay goes on from the emptied outbox without an error.
+    from decisiontrail.graphdb.admin import count_graph, delete_all_data
+    from decisiontrail.services import lifecycle
+
+    with caplog.at_level("WARNING"), served(create_app(graph=graph)) as url, httpx.Client(base_url=url, timeout=30) as a:
+        before = ok(a, INSTANTIATE, input={"description": "before the wipe"})["instantiatePlan"]
+        with subscribed_to_plan(url, before["id"], "0") as ws, ThreadPoolExecutor(1) as writer:
+            receive(ws, 1)
+            _batch(a, before["id"], 200, "Busy")
+            # Plans written, and their events numbered and relayed, while the wipe runs.
+            # (By another process's trail, without the served one's reconciler: one transaction a plan.)
+            writing = writer.submit(lambda: [lifecycle.instantiate_plan(store, f"during {i}") for i in range(60)])
+            while not writing.done():
+                delete_all_data(graph)
+            writing.result()
+        delete_all_data(graph)
+        assert count_graph(graph).nodes == 0
+        after = ok(a, INSTANTIATE, input={"description": "after the wipe"})["instantiatePlan"]
+        with subscribed_to_plan(url, after["id"], "0") as ws:
+            first = receive(ws, 1)
+            made = _batch(a, after["id"], 3, "Next")
+            rest = receive(ws, 3)
+
+    assert [e["decisionId"] for e in (*first, *rest)] == [after["rootDecision"]["id"], *made]
+    assert [r.getMessage() for r in caplog.records if r.levelname in ("ERROR", "CRITICAL") or r.exc_info] == []

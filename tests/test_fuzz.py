@@ -19,8 +19,8 @@ from reliability.outcome import Outcome
 from reliability.serving import served
 
 
-@pytest.fixture(scope="module")
-def base_url(graph: Graph) -> Iterator[str]:
+@pytest.fixture
+def base_url(store: Trail, graph: Graph) -> Iterator[str]:
     with served(create_app(graph=graph)) as url:
         yield url
 

@@ -51,8 +51,8 @@ def tokens(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     }
 
 
-@pytest.fixture(scope="module")
-def base_url(graph: Graph, tokens: dict[str, str]) -> Iterator[str]:
+@pytest.fixture
+def base_url(store: Trail, graph: Graph, tokens: dict[str, str]) -> Iterator[str]:
     with served(create_app(graph=graph, tokens=TokenRegistry.load(Path(tokens["_file"])))) as url:
         yield url
 

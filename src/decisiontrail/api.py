@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import strawberry
-from graphql import GraphQLError
+from graphql import GraphQLError, OperationDefinitionNode
 from strawberry.schema.config import StrawberryConfig
 from strawberry.types import ExecutionContext
 from strawberry.schema.types.base_scalars import DateTimeDefinition
@@ -21,6 +21,7 @@ from strawberry.extensions import (
     MaxTokensLimiter,
     ParserCache,
     QueryDepthLimiter,
+    SchemaExtension,
     ValidationCache,
 )
 
@@ -181,6 +182,23 @@ def _parse_datetime(value: object) -> datetime:
 DateTime = dataclasses.replace(DateTimeDefinition, parse_value=_parse_datetime)
 
 
+class OperationNamed(SchemaExtension):
+    """A document of several operations is refused without ``operationName`` (GraphQL, Executing
+    Requests: GetOperation). strawberry gives graphql-core the first operation's name when none
+    was sent, so "Attach" then "Apply" sent together ran only the first and answered 200."""
+
+    def on_validate(self) -> Iterator[None]:
+        # Before validation: strawberry answers with the errors it finds set, and validates no further.
+        context = self.execution_context
+        document = context.graphql_document
+        if not context.pre_execution_errors and document is not None and context._provided_operation_name is None:
+            if sum(isinstance(d, OperationDefinitionNode) for d in document.definitions) > 1:
+                context.pre_execution_errors = [
+                    GraphQLError("Must provide operation name if query contains multiple operations.")
+                ]
+        yield
+
+
 class Schema(strawberry.Schema):
     """The schema, logging only what is the server's fault.
 
@@ -208,6 +226,7 @@ schema = Schema(
         lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
         lambda: ParserCache(maxsize=QUERY_CACHE_SIZE),
         lambda: ValidationCache(maxsize=QUERY_CACHE_SIZE),
+        OperationNamed,
         lambda: MaskErrors(should_mask_error=should_mask),
     ],
 )

@@ -13,7 +13,7 @@ Feature: Correcting what proved wrong (ADR-007's correction scenarios)
   Scenario: The original request was too vague
     When the reviewer corrects the plan's prompt_definition to "Rate-limit only the public endpoints"
     Then the plan's description is "Rate-limit only the public endpoints"
-    And the plan's current tree is its new prompt_definition alone
+    And the plan's current tree is its new prompt_definition, with the invariant "compat" enforced again under it
     And the child plan is invalidated
     And the plan's tree reads, no review is stranded and every check passes
 

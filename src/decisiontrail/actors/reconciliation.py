@@ -14,7 +14,8 @@ from decisiontrail.actors.scripted import ScriptedChatModel, decide
 from decisiontrail.actors.tool import record_decision_tool
 from decisiontrail.domain import DecisionType, Plan
 from decisiontrail.domain.invariants import ENFORCEMENT_QUESTION as QUESTION
-from decisiontrail.domain.invariants import Enforced, enforced_by, reconcile
+from decisiontrail.domain.ids import new_ulid
+from decisiontrail.domain.invariants import Enforced, unenforced
 from decisiontrail.services import Trail, reading
 
 __all__ = ["QUESTION", "Reconciler", "reconcile_invariants", "reconciliation_script"]
@@ -41,25 +42,33 @@ def reconciliation_script(enforced: Sequence[Enforced]) -> list[AIMessage]:
 def reconcile_invariants(
     store: Trail, plan: Plan, checkpointer: BaseCheckpointSaver[Any], *, thread_id: str | None = None
 ) -> dict[str, Any] | None:
-    """Run the reconciliation actor over the plan's declared invariants, for those no current
-    invariant_enforced enforces yet (a plan reverted to Strategize keeps what it enforced); its
-    final state, or None when there was nothing to record."""
-    current = [
-        d
+    """Run the reconciliation actor over the invariants the plan declares (read again: a
+    correction or a review may have changed it since ``plan`` was read) for those that no current
+    invariant_enforced enforces and no pending review proposes: a plan that re-enters Strategize
+    keeps what it enforced. Every one missing is proposed in one run, each its own review where the
+    automation profile asks for one (the actor does not stop at the first); resolving those reviews
+    runs the reconciler again (``services.reviews.resolve_review``). Its final state, or None when
+    there was nothing to record."""
+    plan = reading.get_plan(store, plan.plan_id)
+    enforcing = [
+        d.rationale
         for d in reading.list_decisions(store, plan.plan_id, current_only=True)
         if d.decision_type is DecisionType.INVARIANT_ENFORCED
     ]
-    missing = [
-        e
-        for e in reconcile(plan.invariants)
-        if not any(enforced_by(e.invariant.name, e.invariant.statement, d.rationale, d.chosen_option) for d in current)
+    proposed = [
+        r.proposal.rationale
+        for r in reading.pending_reviews(store, plan.plan_id)
+        if r.proposal.decision_type is DecisionType.INVARIANT_ENFORCED
     ]
+    missing = unenforced(plan.invariants, enforcing, proposed)
     if not missing:
         return None
-    actor = build_actor(ScriptedChatModel(script=reconciliation_script(missing)), [record_decision_tool(store)], checkpointer)
+    tool = record_decision_tool(store, pause_for_review=False)
+    actor = build_actor(ScriptedChatModel(script=reconciliation_script(missing)), [tool], checkpointer)
     declared = "\n".join(f"- [{i.scope.value}] {i.name}: {i.statement}" for i in plan.invariants) or "(none)"
-    # A run of its own each time the plan enters Strategize: its tool calls are new recordings.
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id or f"reconcile-{plan.plan_id}-{len(current)}"}}
+    # A run of its own each time: its tool calls are new recordings (a thread used before would
+    # carry on that run's conversation, where the script is already played).
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id or f"reconcile-{plan.plan_id}-{new_ulid()}"}}
     result: dict[str, Any] = actor.invoke(
         {"messages": [HumanMessage(f"Reconcile the invariants of plan {plan.plan_id}:\n{declared}")], "plan_id": plan.plan_id},
         config,

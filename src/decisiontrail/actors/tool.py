@@ -111,13 +111,17 @@ class LocalRecorder:
         return Recorded(decision_id=outcome.decision_id)
 
 
-def record_decision_tool(recorder: Recorder | Trail) -> StructuredTool:
+def record_decision_tool(recorder: Recorder | Trail, *, pause_for_review: bool = True) -> StructuredTool:
     """The tool, bound to a recorder: the services in this process (a ``Trail`` is recorded into
     through a ``LocalRecorder``) or a client (an actor in another process).
 
     The actor's state must carry ``plan_id``; it may carry ``resources`` (captured into the
     snapshot) and ``depends_on`` (decision ids the runtime put into the actor's context as
     constraints). Snapshot capture and idempotency are the same either way.
+
+    A decision held for review pauses the actor until it is resolved (a LangGraph interrupt);
+    without ``pause_for_review`` the tool answers at once with the review's id (no decision id)
+    and the actor goes on: the reconciliation actor proposes every invariant, each its own review.
     """
 
     if isinstance(recorder, Trail):
@@ -130,6 +134,8 @@ def record_decision_tool(recorder: Recorder | Trail) -> StructuredTool:
         try:
             snapshot, context = capture(state, config)
             outcome = _record(recorder, state, arguments, snapshot, context, tool_call_id)
+            if outcome.review is not None and not pause_for_review:
+                return json.dumps({"decision_id": None, "review_id": outcome.review["review_id"]})
             if outcome.review is not None:
                 # Pause for a person. On resume LangGraph runs this tool again from the top;
                 # the same idempotency key then finds the decision the review became.

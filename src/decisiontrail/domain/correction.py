@@ -354,6 +354,24 @@ def visible_at(created_at: datetime, superseded_at: datetime | None, moment: dat
     return created_at <= moment and (superseded_at is None or superseded_at > moment)
 
 
+def as_it_stood(decision: Decision, moment: datetime | None) -> Decision:
+    """``decision`` as a read as of ``moment`` shows it: a correction made after that moment had
+    not superseded it yet, so it reads current, with no successor (None: as it stands now).
+
+    >>> from datetime import UTC
+    >>> from decisiontrail.domain.decision import ContextSnapshot, DecisionType
+    >>> snapshot = ContextSnapshot(hot_context_hash="0" * 64, hot_context_ref="r")
+    >>> d = Decision(plan_id="01ARZ3NDEKTSV4RRFFQ69G5FAV", decision_type=DecisionType.PROMPT_DEFINITION,
+    ...              question="q", chosen_option="o", context_snapshot=snapshot,
+    ...              superseded_by="01ARZ3NDEKTSV4RRFFQ69G5FAW", superseded_at=datetime(2026, 12, 2, tzinfo=UTC))
+    >>> as_it_stood(d, datetime(2026, 12, 1, tzinfo=UTC)).is_current, as_it_stood(d, datetime(2026, 12, 3, tzinfo=UTC)).is_current
+    (True, False)
+    """
+    if moment is None or decision.superseded_at is None or decision.superseded_at <= moment:
+        return decision
+    return decision.model_copy(update={"superseded_by": None, "superseded_at": None})
+
+
 def plans_waiting_on(superseded: Collection[str], waiting: Iterable[tuple[str, Collection[str]]]) -> set[str]:
     """The plans of the reviews in ``waiting`` ((plan id, the ids its proposal depends on) each)
     whose proposals depend on a decision in ``superseded``: a correction cancels those reviews

@@ -136,10 +136,20 @@ def enforces_name(name: str, rationale: str) -> bool:
     return rationale.startswith(f"{name}:")
 
 
-def enforced_by(name: str, statement: str, rationale: str, chosen_option: str) -> bool:
-    """Whether an invariant_enforced decision (its rationale and chosen option) enforces ``name`` as
-    ``statement``: the statement is its chosen option."""
-    return enforces_name(name, rationale) and chosen_option == statement
+def unenforced(declared: Iterable[Invariant], enforcing: Iterable[str], proposed: Iterable[str] = ()) -> list[Enforced]:
+    """The invariants a plan declares (as ``reconcile`` settles them) that no current
+    invariant_enforced decision enforces: ``enforcing`` are those decisions' rationales, matched by
+    name (a reviewer who chose another statement still enforced the invariant), and ``proposed``
+    the rationales of invariant_enforced proposals waiting for review (left to the reviewer).
+
+    >>> rules = [Invariant(name="tests", statement="pass"), Invariant(name="docs", statement="kept")]
+    >>> [e.invariant.name for e in unenforced(rules, ["tests: declared at plan scope"])]
+    ['docs']
+    >>> unenforced(rules, ["tests: ..."], proposed=["docs: ..."])
+    []
+    """
+    named = [*enforcing, *proposed]
+    return [e for e in reconcile(declared) if not any(enforces_name(e.invariant.name, r) for r in named)]
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from dataclasses import dataclass
 from enum import StrEnum
@@ -303,10 +303,13 @@ PHASE_TRANSITIONS = {
 }
 
 
-def check_phase_transition(current: Phase, target: Phase, pending_reviews: int, strategy_choices: int = 1) -> None:
+def check_phase_transition(
+    current: Phase, target: Phase, pending_reviews: int, strategy_choices: int = 1, unenforced: Sequence[str] = ()
+) -> None:
     """Strategize -> Execute -> Apply, and Execute -> Strategize as a reversion; a plan leaves
     Strategize with at least one current strategy_choice (ADR-033 expects them from Strategize, and
-    Execute decisions hang under them)."""
+    Execute decisions hang under them) and with every invariant it declares enforced by a current
+    invariant_enforced (``unenforced`` names those that are not: Execute would run unconstrained)."""
     if (current, target) not in PHASE_TRANSITIONS:
         raise RuleViolation(
             f"phase: a plan moves strategize -> execute -> apply (or reverts execute -> strategize), "
@@ -323,6 +326,13 @@ def check_phase_transition(current: Phase, target: Phase, pending_reviews: int, 
             "the plan has no current strategy_choice; Strategize decides the strategy that Execute decisions "
             "hang under: record one before moving to execute",
             rule="strategy_before_execute",
+        )
+    if current is Phase.STRATEGIZE and target is Phase.EXECUTE and unenforced:
+        raise RuleViolation(
+            f"the plan declares invariant(s) {', '.join(repr(n) for n in unenforced)} that no current "
+            "invariant_enforced decision enforces; reconciliation records them at Strategize entry (or "
+            "addInvariant, or removeInvariant for one that should not apply) before the plan moves to execute",
+            rule="invariants_enforced_before_execute",
         )
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from decisiontrail.domain.decision import SPAWNING_TYPES, Decision, DecisionType, Phase
 from decisiontrail.domain.plan import Plan
-from decisiontrail.exceptions import NotFound, RuleViolation
+from decisiontrail.exceptions import Conflict, NotFound, RuleViolation
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,7 @@ class SpawnLink:
     spawning_type: DecisionType | None
     spawning_superseded: bool = False
     parent_phase: Phase | None = None  # the spawning decision's plan's phase
+    children: tuple[str, ...] = ()  # the plans the spawning decision already spawned
 
 
 def check_spawn_link(plan: Plan, link: SpawnLink) -> None:
@@ -139,6 +140,11 @@ def check_spawn_link(plan: Plan, link: SpawnLink) -> None:
             f"(ADR-007's decision timing: the spawn is decided in strategize, the child runs in execute); "
             f"plan {plan.parent_plan_id} is in {link.parent_phase.value}",
             rule="spawn_in_execute",
+        )
+    if link.spawning_type is DecisionType.SUBPLAN_SPAWN and link.children:
+        raise Conflict(
+            f"spawned_by_decision_id: decision {plan.spawned_by_decision_id} is a subplan_spawn and already "
+            f"spawned plan {link.children[0]}; a subplan_spawn spawns one child plan (a subplan_parallel_spawn, a group)"
         )
 
 

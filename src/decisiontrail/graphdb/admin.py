@@ -6,6 +6,10 @@ from dataclasses import dataclass
 
 from decisiontrail.cypher import query
 from decisiontrail.graphdb.connection import Graph
+from decisiontrail.graphdb.database import Database, Transaction
+
+WIPE_BATCH = 1000
+"""Relationships, then nodes, a wipe deletes a transaction (admin/delete_all_*)."""
 
 
 @dataclass(frozen=True)
@@ -27,17 +31,23 @@ def server_version(graph: Graph) -> str:
     return f"{kernel['version']} {kernel['edition']}"
 
 
-def delete_all_data(graph: Graph) -> None:
+def delete_all_data(graph: Graph, *, batch: int = WIPE_BATCH) -> None:
     """Delete every plan and decision. Irreversible: for tests and explicit resets only.
 
-    Deletes in batches, each its own transaction, so it also empties a database too big to
-    delete in one: first the relationships, then the nodes, so a node with very many
-    relationships is not deleted with all of them at once. Interrupted, it leaves part of the
-    data, which a second call removes.
+    Deletes in batches, each a write transaction of its own, so it also empties a database too
+    big to delete in one: first the relationships, then the nodes, so a node with very many
+    relationships is not deleted with all of them at once. A batch that meets a concurrent writer
+    (a served relay numbering events, a deadlock) is retried like any write (``Database.write``),
+    not failed. Interrupted, it leaves part of the data, which a second call removes.
     """
-    with graph.driver.session(database=graph.database) as session:
-        session.run(query("admin/delete_all_relationships")).consume()
-        session.run(query("admin/delete_all_data")).consume()
+    database = Database(graph)
+    for name in ("admin/delete_all_relationships", "admin/delete_all_data"):
+        while database.write(_delete_batch, name, batch) == batch:
+            pass
+
+
+def _delete_batch(tx: Transaction, name: str, batch: int) -> int:
+    return int(tx.run(query(name), batch=batch).single(strict=True)["deleted"])
 
 
 def schema_names(graph: Graph) -> tuple[set[str], set[str]]:

@@ -22,10 +22,13 @@ a row of its own.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
+
+from neo4j.exceptions import Neo4jError
 
 from decisiontrail.cypher import query
 from decisiontrail.graphdb.database import Transaction
@@ -146,17 +149,36 @@ def read_after(tx: Transaction, after: int, limit: int, plan_id: str | None = No
     page's ``last``: the counter, read first by a statement of its own (``event/read_counter``), so
     the rows are every event after the cursor up to it (the sequence has no gaps) and a reader
     that goes on from ``last`` skips none. ``at`` as ISO 8601 text."""
-    counter = tx.run(query("event/read_counter")).single(strict=True)
-    last, rows = counter["last"], []
-    if limit > 0 and last > after:
-        if plan_id is None:
-            record = tx.run(query("event/read_events"), after=after, through=last, limit=limit).single(strict=True)
-        else:
-            record = tx.run(query("event/read_plan_events"), after=after, through=last, limit=limit, plan_id=plan_id).single(
-                strict=True
-            )
-        rows = [dict(row) for row in record["events"]]
+    with _deleted_while_read():
+        counter = tx.run(query("event/read_counter")).single(strict=True)
+        last, rows = counter["last"], []
+        if limit > 0 and last > after:
+            if plan_id is None:
+                record = tx.run(query("event/read_events"), after=after, through=last, limit=limit).single(strict=True)
+            else:
+                record = tx.run(query("event/read_plan_events"), after=after, through=last, limit=limit, plan_id=plan_id).single(
+                    strict=True
+                )
+            rows = [dict(row) for row in record["events"]]
     return OutboxPage(rows, last, counter["pruned_through"], counter["pending"])
+
+
+@contextmanager
+def _deleted_while_read() -> Iterator[None]:
+    """A statement on events that met them deleted under it (Neo4j reads committed: a node
+    matched can be deleted before its properties are read or set) is an ``OutboxReset``: Neo4j
+    says the node cannot be loaded, or its properties read as NO_VALUE (never so for a node that
+    exists)."""
+    try:
+        yield
+    except Neo4jError as e:
+        if e.code == ENTITY_NOT_FOUND or (e.code == TYPE_ERROR and "NO_VALUE" in (e.message or "")):
+            raise OutboxReset(f"events were deleted while read ({e.code})") from e
+        raise
+
+
+ENTITY_NOT_FOUND = "Neo.ClientError.Statement.EntityNotFound"
+TYPE_ERROR = "Neo.ClientError.Statement.TypeError"
 
 
 @dataclass(frozen=True)
@@ -174,17 +196,30 @@ committed write is seen by any statement begun after its commit: one never seen 
 
 def number(tx: Transaction, limit: int) -> Numbered:
     """Number up to ``limit`` pending runs, in order (``numbering_order``), under the counter's lock."""
-    record = tx.run(query("event/pending_events"), limit=limit).single(strict=True)
+    with _deleted_while_read():
+        record = tx.run(query("event/pending_events"), limit=limit).single(strict=True)
+    if record["seq"] is None or any(run[3] is None for run in record["pending"]):  # read as it was deleted
+        raise OutboxReset("the counter or a pending run was deleted while read")
     order, cursors = numbering_order(record["pending"], record["numbered"], record["now"].to_native() - HELD_AT_MOST)
     seq, numbered = record["seq"], []
     for element_id, size in order:
         numbered.append([element_id, seq + 1])
         seq += size
     if numbered:
-        done = tx.run(query("event/number_events"), numbered=numbered, cursors=cursors, last=seq).single(strict=True)
-        if done["numbered"] != len(numbered):  # numbered by another meanwhile: the lock was not held (rolled back)
-            raise RuntimeError(f"numbered {done['numbered']} of {len(numbered)} pending runs: the counter was not locked")
+        with _deleted_while_read():
+            done = tx.run(query("event/number_events"), numbered=numbered, cursors=cursors, last=seq).single(strict=True)
+        if done["numbered"] != len(numbered):
+            # Nobody else numbers under the lock held here: the runs read were deleted since (a wipe
+            # or a restore committed in between). Rolled back; the next round reads what is there.
+            raise OutboxReset(f"{len(numbered) - done['numbered']} of {len(numbered)} pending runs were deleted while numbering")
     return Numbered(len(record["pending"]), len(numbered))
+
+
+class OutboxReset(Exception):
+    """The outbox changed under a round of ``number`` or a read in a way no numbering or pruning
+    does: what it read was deleted (the database wiped or restored). Nothing was numbered; a
+    later round starts from what is there then (the counter re-created, under its lock, if it is
+    gone)."""
 
 
 def numbering_order(

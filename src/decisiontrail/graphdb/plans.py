@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from decisiontrail.cypher import query
 from decisiontrail.domain import Phase, Plan
 from decisiontrail.domain.decision import DecisionType
+from decisiontrail.domain.invariants import Invariant
 from decisiontrail.domain.pages import PlanPage
 from decisiontrail.domain.rules import SpawnLink
 from decisiontrail.graphdb.database import Transaction, lock_holder
-from decisiontrail.graphdb.records import json_text, plan_from_record, plan_properties
+from decisiontrail.graphdb.records import invariants_of, json_text, plan_from_record, plan_properties
 
 
 def get_many(tx: Transaction, plan_ids: list[str]) -> list[Plan | None]:
@@ -54,6 +56,7 @@ def read_spawn_link(tx: Transaction, plan: Plan) -> SpawnLink:
         spawning_type=DecisionType(row["spawning_type"]) if row["spawning_type"] else None,
         spawning_superseded=row["spawning_superseded"],
         parent_phase=Phase(row["parent_phase"]) if row["parent_phase"] else None,
+        children=tuple(row["children"]),
     )
 
 
@@ -70,11 +73,32 @@ def set_prompt(tx: Transaction, plan_id: str, description: str, arguments: Mappi
     tx.run(query("plan/set_prompt"), plan_id=plan_id, description=description, arguments=json_text(arguments)).consume()
 
 
-def lock_and_read_phase(tx: Transaction, plan_id: str) -> tuple[Phase, int, int] | None:
-    """Under the plan's lock: its phase, how many reviews wait in it and how many current
-    strategy_choice decisions it has; None for an unknown plan."""
+@dataclass(frozen=True)
+class PhaseFacts:
+    """What a plan's phase is judged by, read under its lock (``lock_and_read_phase``)."""
+
+    phase: Phase
+    pending_reviews: int
+    strategy_choices: int
+    """Its current strategy_choice decisions."""
+    invariants: tuple[Invariant, ...]
+    """The invariants it declares."""
+    enforcing: tuple[str, ...]
+    """The rationales of its current invariant_enforced decisions."""
+
+
+def lock_and_read_phase(tx: Transaction, plan_id: str) -> PhaseFacts | None:
+    """Under the plan's lock: its phase and what a phase change is judged by; None for an unknown plan."""
     row = tx.run(query("plan/read_phase"), plan_id=plan_id, holder=lock_holder(tx)).single()
-    return None if row is None else (Phase(row["phase"]), int(row["pending_reviews"]), int(row["strategy_choices"]))
+    if row is None:
+        return None
+    return PhaseFacts(
+        Phase(row["phase"]),
+        int(row["pending_reviews"]),
+        int(row["strategy_choices"]),
+        invariants_of(row["invariants"]),
+        tuple(row["enforcing"]),
+    )
 
 
 def change_phase(tx: Transaction, plan_id: str, current: Phase, target: Phase, reason: str, at: datetime, by: str | None) -> None:

@@ -214,7 +214,7 @@ def plan_from_record(record: Mapping[str, Any]) -> Plan:
             edit_code=props["automation_edit_code"],
             execute_command=props["automation_execute_command"],
         ),
-        invariants=tuple(Invariant(**i) for i in json.loads(props.get("invariants") or "[]")),
+        invariants=invariants_of(props.get("invariants")),
         created_at=native_datetime(props["created_at"]),
         invalidated_at=native_datetime(props["invalidated_at"]) if props.get("invalidated_at") is not None else None,
         owner=props.get("owner"),
@@ -302,3 +302,8 @@ def native_datetime(value: DateTime | datetime | str) -> datetime:
     if isinstance(value, str):
         return datetime.fromisoformat(value.split("[", 1)[0])
     return value.to_native() if isinstance(value, DateTime) else value
+
+
+def invariants_of(stored: str | None) -> tuple[Invariant, ...]:
+    """A plan's declared invariants, as its ``invariants`` property holds them (JSON text)."""
+    return tuple(Invariant(**i) for i in json.loads(stored or "[]"))

@@ -53,7 +53,7 @@ async def plan(info: Info[Context, None], id: strawberry.ID) -> Plan | None:
 async def impact(info: Info[Context, None], decision_id: strawberry.ID, as_of: datetime | None = None) -> Impact:
     """What correcting the decision would invalidate (with ``asOf``: would have, then); writes nothing."""
     found = await call(correction.preview, info.context.trail, str(decision_id), principal=info.context.principal, as_of=as_of)
-    return Impact(model=found)
+    return Impact(model=found, as_of=as_of)
 
 
 async def pending_reviews(info: Info[Context, None], plan_id: strawberry.ID) -> list[Review]:
@@ -66,7 +66,7 @@ async def lineage(info: Info[Context, None], decision_id: strawberry.ID, as_of: 
     decision_ids, plan_ids = await call(
         reading.lineage, info.context.trail, str(decision_id), info.context.principal, as_of=as_of
     )
-    return Lineage(decision_ids=decision_ids, plan_ids=plan_ids)
+    return Lineage(decision_ids=decision_ids, plan_ids=plan_ids, as_of=as_of)
 
 
 async def plans(

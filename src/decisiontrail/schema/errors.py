@@ -20,6 +20,7 @@ PHASE_RULES = frozenset(
         "phase_transition",
         "no_pending_reviews",
         "strategy_before_execute",
+        "invariants_enforced_before_execute",
         "execute_under_strategize",
         "spawn_in_execute",
     }

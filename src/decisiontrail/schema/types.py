@@ -18,7 +18,7 @@ from strawberry.types import Info
 from decisiontrail.domain import Decision as DomainDecision
 from decisiontrail.domain.decision import partial_decision
 from decisiontrail.domain.plan import partial_plan
-from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome
+from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome, as_it_stood
 from decisiontrail.domain.decision import DecisionType, Phase
 from decisiontrail.domain.recording import ReviewAction, ReviewStatus
 from decisiontrail import events
@@ -336,6 +336,19 @@ def _decisions_now(info: Info[Context, None], decision_ids: list[str]) -> Identi
     return _loaded_decisions(info, decision_ids)
 
 
+def _decisions_as_of(
+    info: Info[Context, None], decision_ids: list[str], as_of: datetime | None
+) -> Identities | Awaitable[list[Decision]]:
+    """``_decisions_now``, each decision as it stood ``as_of`` (``as_it_stood``; their ids are the same)."""
+    if as_of is None or _ids_are_the_answer(info):
+        return _decisions_now(info, decision_ids)
+    return _loaded_as_of(info, decision_ids, as_of)
+
+
+async def _loaded_as_of(info: Info[Context, None], decision_ids: list[str], as_of: datetime) -> list[Decision]:
+    return [Decision(model=as_it_stood(d, as_of)) for d in await _visible_decisions(info, decision_ids)]
+
+
 def _decision_known_by_id(decision_id: str) -> Decision:
     return Decision(model=partial_decision(decision_id=decision_id))
 
@@ -571,7 +584,8 @@ class Plan:
             return []
         entries = []
         for depth, node in tree.root.walk():
-            info.context.decisions.prime(node.decision.decision_id, node.decision)
+            if as_of is None:  # as it stood then is not as it stands: kept out of the request's loader
+                info.context.decisions.prime(node.decision.decision_id, node.decision)
             entries.append(TreeEntry(depth=depth, decision=Decision(model=node.decision)))
         return entries
 
@@ -658,8 +672,9 @@ async def _plan_decisions(
     )
     if status is DecisionStatus.SUPERSEDED:
         found = [d for d in found if not d.is_current]
-    for d in found:
-        info.context.decisions.prime(d.decision_id, d)
+    if as_of is None:  # as it stood then is not as it stands: kept out of the request's loader
+        for d in found:
+            info.context.decisions.prime(d.decision_id, d)
     return [Decision(model=d) for d in found]
 
 
@@ -960,10 +975,12 @@ class Impact:
     """What correcting a decision would invalidate."""
 
     model: strawberry.Private[DomainImpact]
+    as_of: strawberry.Private[datetime | None] = None
+    """The moment an ``impact(asOf:)`` was asked about: its decisions read as they stood then."""
 
     @strawberry.field(graphql_type=list[Decision])  # type: ignore[untyped-decorator]
     def decisions(self, info: Info[Context, None]) -> Identities | Awaitable[list[Decision]]:
-        return _decisions_now(info, list(self.model.decision_ids))
+        return _decisions_as_of(info, list(self.model.decision_ids), self.as_of)
 
     @strawberry.field(graphql_type=list[Plan])  # type: ignore[untyped-decorator]
     def plans(self, info: Info[Context, None]) -> Identities | Awaitable[list[Plan]]:
@@ -987,10 +1004,12 @@ class Lineage:
 
     decision_ids: strawberry.Private[list[str]]
     plan_ids: strawberry.Private[list[str]]
+    as_of: strawberry.Private[datetime | None] = None
+    """The moment a ``lineage(asOf:)`` was asked about: its decisions read as they stood then."""
 
     @strawberry.field(graphql_type=list[Decision])  # type: ignore[untyped-decorator]
     def decisions(self, info: Info[Context, None]) -> Identities | Awaitable[list[Decision]]:
-        return _decisions_now(info, self.decision_ids)
+        return _decisions_as_of(info, self.decision_ids, self.as_of)
 
     @strawberry.field(graphql_type=list[Plan])  # type: ignore[untyped-decorator]
     def plans(self, info: Info[Context, None]) -> Identities | Awaitable[list[Plan]]:
@@ -1117,8 +1136,9 @@ class CorrectionPayload:
 
     @strawberry.field
     async def cancelled_reviews(self, info: Info[Context, None]) -> list[Review]:
-        """Pending reviews the correction made moot, now CANCELLED with it."""
-        reviews = await call(reading.get_reviews, info.context.trail, list(self.model.cancelled_reviews))
+        """Pending reviews the correction made moot, now CANCELLED with it: those in plans you may see
+        (a correction's downstream can reach plans of other owners or projects through DEPENDS_ON)."""
+        reviews = await call(reading.get_reviews, info.context.trail, list(self.model.cancelled_reviews), info.context.principal)
         return [Review(model=r) for r in reviews]
 
 

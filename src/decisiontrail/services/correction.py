@@ -78,7 +78,7 @@ def correct(
     by = principal.name if principal is not None else requested_by
     prompt = NewPrompt.of(description, arguments)
     try:
-        return trail.write(
+        result = trail.write(
             lambda tx: correct_in(tx, decision_id, parsed, guidance, reason, by, principal, prompt),
             conflict=f"decision {decision_id} was corrected concurrently",
         )
@@ -90,6 +90,16 @@ def correct(
             "DECISIONTRAIL_NEO4J_TX_MEMORY_MB for the embedded Neo4j, db.memory.transaction.max on a server of your own",
             limit=e.limit,
         ) from e
+    reentered(trail, result)
+    return result
+
+
+def reentered(trail: Trail, result: CorrectionResult) -> None:
+    """After a correction that left its plan in Strategize (a prompt correction, a revert of a
+    Strategize decision), that plan has entered Strategize again: its reconciliation runs, and
+    re-records the invariants whose invariant_enforced decisions the correction superseded."""
+    if result.correction.phase is Phase.STRATEGIZE:
+        trail.entered_strategize(reading.get_plan(trail, result.correction.plan_id))
 
 
 @dataclass(frozen=True)

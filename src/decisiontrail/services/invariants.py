@@ -1,7 +1,7 @@
 """Invariants at work (ADR-033, ADR-007): the global and project sets, and a plan's invariants added or removed.
 
 Reconciliation itself, at Strategize entry, is the Invariant Reconciliation Actor's: the lifecycle
-runs the trail's reconciler (``services.lifecycle.entered_strategize``).
+runs the trail's reconciler (``Trail.entered_strategize``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from decisiontrail.domain.recording import CapturedContext, check_type_in_phase
 from decisiontrail.exceptions import Conflict, NotFound, ValidationFailed, validation_failed
 from decisiontrail.graphdb import decisions, invariants as invariant_sets, plans
 from decisiontrail.graphdb.database import Transaction
-from decisiontrail.services.correction import correct_in
+from decisiontrail.services.correction import correct_in, reentered
 from decisiontrail.services.recording import events_of, place
 from decisiontrail.services.trail import Trail
 from decisiontrail.services.visibility import require_visible
@@ -85,7 +85,7 @@ def add_invariant(
         locked = plans.lock_and_read_phase(tx, plan_id)
         if locked is None:
             raise NotFound("plan", plan_id)
-        check_type_in_phase(DecisionType.INVARIANT_ENFORCED, locked[0])
+        check_type_in_phase(DecisionType.INVARIANT_ENFORCED, locked.phase)
         plan = plans.get_many(tx, [plan_id])[0]
         assert plan is not None
         current = [d for d in decisions.in_plan(tx, plan_id) if d.is_current]
@@ -152,7 +152,9 @@ def remove_invariant(
         return corrected
 
     # correct_in announces the correction.
-    return trail.write(work, conflict=f"invariant {name!r} of plan {plan_id} was changed concurrently")
+    result = trail.write(work, conflict=f"invariant {name!r} of plan {plan_id} was changed concurrently")
+    reentered(trail, result)
+    return result
 
 
 def _enforces_name(decision: Decision, name: str) -> bool:

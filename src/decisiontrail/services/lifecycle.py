@@ -18,7 +18,7 @@ from decisiontrail.domain.recording import PROMPT_QUESTION, CapturedContext, che
 from decisiontrail.domain.rules import check_spawn_link
 from decisiontrail.events import DecisionEvent, EventKind
 from decisiontrail.exceptions import NotFound, ValidationFailed, validation_failed
-from decisiontrail.domain.invariants import gather, reconcile
+from decisiontrail.domain.invariants import gather, reconcile, unenforced
 from decisiontrail.graphdb import decisions, invariants as invariant_sets, plans
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading, recording
@@ -118,14 +118,8 @@ def instantiate_plan(
         lambda made: [DecisionEvent(EventKind.RECORDED, made[0].plan_id, decision_id=made[1].decision_id)],
         conflict="the plan already exists",
     )
-    entered_strategize(trail, plan)
+    trail.entered_strategize(plan)
     return plan, root
-
-
-def entered_strategize(trail: Trail, plan: Plan) -> None:
-    """Strategize entry (ADR-033): the trail's reconciler, if it has one, records the plan's enforced invariants."""
-    if trail.reconciler is not None:
-        trail.reconciler(trail, plan)
 
 
 def _plan_and_root(
@@ -235,7 +229,7 @@ def advance_phase(
     trail.database.write(work)
     plan = reading.get_plan(trail, plan_id)
     if target is Phase.STRATEGIZE:
-        entered_strategize(trail, plan)
+        trail.entered_strategize(plan)
     return plan
 
 
@@ -244,6 +238,6 @@ def change_phase(tx: Transaction, plan_id: str, target: Phase, reason: str, *, a
     found = plans.lock_and_read_phase(tx, plan_id)
     if found is None:
         raise NotFound("plan", plan_id)
-    current, pending_reviews, strategy_choices = found
-    check_phase_transition(current, target, pending_reviews, strategy_choices)
-    plans.change_phase(tx, plan_id, current, target, reason.strip(), at, by)
+    missing = [e.invariant.name for e in unenforced(found.invariants, found.enforcing)]
+    check_phase_transition(found.phase, target, found.pending_reviews, found.strategy_choices, missing)
+    plans.change_phase(tx, plan_id, found.phase, target, reason.strip(), at, by)

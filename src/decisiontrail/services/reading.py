@@ -13,7 +13,7 @@ from typing import Any
 
 from decisiontrail.access import Principal
 from decisiontrail.domain import Decision, DecisionTree, Plan
-from decisiontrail.domain.correction import CorrectionAttempt, visible_at
+from decisiontrail.domain.correction import CorrectionAttempt, as_it_stood, visible_at
 from decisiontrail.domain.pages import DecisionPage, PlanPage, ReviewPage
 from decisiontrail.domain.recording import CheckpointGroup, Review, ReviewStatus
 from decisiontrail.exceptions import NotFound, ValidationFailed
@@ -93,11 +93,12 @@ def list_decisions(trail: Trail, plan_id: str, *, current_only: bool = False, as
     """A plan's decisions in sequence order; NotFound if the plan does not exist.
 
     ``current_only`` keeps those no correction has superseded; ``as_of`` those that were current
-    at that moment (the tree as it stood then).
+    at that moment (the tree as it stood then), each as it stood then: current, with no successor
+    (``as_it_stood``).
     """
     found = trail.database.read(_in_existing_plan, plan_id)
-    if as_of is not None:
-        return [d for d in found if visible_at(d.created_at, d.superseded_at, as_of)]
+    if as_of is not None:  # each as it stood then: superseded only by what came before
+        return [as_it_stood(d, as_of) for d in found if visible_at(d.created_at, d.superseded_at, as_of)]
     return [d for d in found if d.is_current] if current_only else found
 
 
@@ -125,12 +126,13 @@ def get_tree(trail: Trail, plan_id: str, *, as_of: datetime | None = None, histo
 
 def get_tree_outline(trail: Trail, plan_id: str, *, as_of: datetime | None = None) -> tuple[DecisionTree | None, list[Decision]]:
     """``get_tree`` built from outlines in one statement, and every decision of the plan as an
-    outline, in sequence order (the list keeps those the tree leaves out)."""
+    outline, in sequence order (the list keeps those the tree leaves out), each as it stood
+    ``as_of`` (``as_it_stood``)."""
 
     def work(tx: Transaction) -> list[Decision]:
         return _of_existing_plan(tx, plan_id, decisions.outlines_in_plan(tx, plan_id, as_of))
 
-    outlines = trail.database.read(work)
+    outlines = [as_it_stood(d, as_of) for d in trail.database.read(work)]
     if as_of is None:
         in_tree = [d for d in outlines if d.is_current]
     else:
@@ -204,9 +206,17 @@ def read_context(trail: Trail, context_hash: str) -> str:
 # -- reviews -----------------------------------------------------------------------------------
 
 
-def get_reviews(trail: Trail, review_ids: list[str]) -> list[Review]:
-    """The reviews with these ids that exist, in the order given."""
-    return [r for r in trail.database.read(reviews.get_many, review_ids) if r is not None]
+def get_reviews(trail: Trail, review_ids: list[str], principal: Principal | None = None) -> list[Review]:
+    """The reviews with these ids that exist and lie in plans ``principal`` may see, in the order given."""
+
+    def work(tx: Transaction) -> list[Review]:
+        found = [r for r in reviews.get_many(tx, review_ids) if r is not None]
+        if principal is None or not principal.limited or not found:
+            return found
+        scopes = plans.scopes(tx, [("review", r.review_id) for r in found])
+        return [r for r, (_, owner, project) in zip(found, scopes, strict=True) if principal.sees(owner, project)]
+
+    return trail.database.read(work)
 
 
 def get_review(trail: Trail, review_id: str) -> Review:

@@ -35,6 +35,10 @@ RETENTION = timedelta(days=7)
 """How long the outbox keeps an event: how long a subscriber may stay away and still catch up."""
 GAP_PATIENCE = 5.0
 """Seconds the relay waits for a number missing from the sequence before it relays past it."""
+STOP_WITHIN = 10.0
+"""Seconds a relay's ``running`` waits at exit for its thread's round to end."""
+RELAY_THREAD = "decisiontrail-event-relay"
+"""The name of a relay's thread (``EventRelay.running``)."""
 MISSED_LIMIT = 10_000
 """Events a reconnecting subscriber may ask for at once; more, and it reads the plan again instead."""
 
@@ -73,14 +77,16 @@ class EventRelay:
         """Relay in a daemon thread from now on, until exit."""
         self._stop.clear()
         self.cursor = None
-        thread = threading.Thread(target=self._run, name="decisiontrail-event-relay", daemon=True)
+        thread = threading.Thread(target=self._run, name=RELAY_THREAD, daemon=True)
         thread.start()
         try:
             yield self
         finally:
             self._stop.set()
             self._wake.set()
-            thread.join(timeout=5)
+            thread.join(timeout=STOP_WITHIN)
+            if thread.is_alive():  # a statement of its round still running: it stops after it
+                log.error("the event relay did not stop within %.0fs; it stops once its round ends", STOP_WITHIN)
 
     def relay(self, *, woken: bool = True) -> int:
         """Publish every event committed after the cursor; how many. ``woken`` by a commit of this
@@ -102,12 +108,16 @@ class EventRelay:
                 self.cursor = self.bus.begins_after()
                 if self.cursor is None:
                     return published
-            if woken:
-                number_pending(self.database, self.batch)
-                page = self.database.read(outbox.read_after, self.cursor, self.batch)
-                woken = False
-            else:
-                page = read_numbered(self.database, outbox.read_after, self.cursor, self.batch)
+            try:
+                if woken:
+                    number_pending(self.database, self.batch)
+                    page = self.database.read(outbox.read_after, self.cursor, self.batch)
+                    woken = False
+                else:
+                    page = read_numbered(self.database, outbox.read_after, self.cursor, self.batch)
+            except outbox.OutboxReset as e:  # read while the store was emptied: read it again next round
+                log.warning("the event outbox was reset while reading it (%s); reading it afresh", e)
+                return published
             if page.last < self.cursor:  # the store was emptied or restored: its sequence starts again
                 log.warning("the event sequence went back from %d to %d; relaying from its start", self.cursor, page.last)
                 self.cursor = 0
@@ -192,7 +202,13 @@ def number_pending(database: Database, batch: int = 1000) -> int:
     runs. A run held back (its plan's earlier write committed, not seen yet) waits for the next call."""
     done = 0
     while True:
-        step = database.write(outbox.number, batch)
+        try:
+            step = database.write(outbox.number, batch)
+        except outbox.OutboxReset as e:
+            # Not a fault: the store was emptied or restored under this round. Readers see the
+            # sequence go back (``EventRelay.relay``); the next call numbers what is there then.
+            log.warning("the event outbox was reset while numbering it (%s); numbering it afresh", e)
+            return done
         done += step.numbered
         if step.read < batch or step.numbered == 0:
             return done

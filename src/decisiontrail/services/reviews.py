@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decisiontrail.access import Principal
-from decisiontrail.domain import Decision
+from decisiontrail.domain import Decision, Phase
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.placement import Recording
 from decisiontrail.domain.recording import Review, ReviewAction, resolution
@@ -68,4 +68,7 @@ def resolve_review(
         ],
         conflict=f"review {review_id} was resolved concurrently",
     )
+    plan = reading.get_plan(trail, decision.plan_id)
+    if plan.phase is Phase.STRATEGIZE:  # the reconciliation goes on: an invariant may still be missing
+        trail.entered_strategize(plan)
     return reading.get_review(trail, review_id), decision

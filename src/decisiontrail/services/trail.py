@@ -40,8 +40,8 @@ class Trail:
     database: Database
     events: EventBus | None = field(default=None)
     reconciler: Reconciler | None = field(default=None)
-    """What runs at a plan's Strategize entry (its instantiation, a revert from Execute): the
-    Invariant Reconciliation Actor, wired in by the entry point that has one (ADR-033)."""
+    """What runs at each of a plan's Strategize entries (``entered_strategize``): the Invariant
+    Reconciliation Actor, wired in by the entry point that has one (ADR-033)."""
     relay: EventRelay | None = field(default=None)
     """Publishes the outbox to ``events`` while it runs (``relay.running()``, the serving process's lifespan)."""
 
@@ -53,6 +53,13 @@ class Trail:
     @property
     def graph(self) -> Graph:
         return self.database.graph
+
+    def entered_strategize(self, plan: Plan) -> None:
+        """``plan`` entered Strategize (instantiated, reverted from Execute, corrected back into it),
+        or a review in it was resolved while it is there: the reconciler, where the entry point
+        wired one, records the invariant_enforced decisions it is missing (ADR-033)."""
+        if self.reconciler is not None:
+            self.reconciler(self, plan)
 
     def write(
         self,

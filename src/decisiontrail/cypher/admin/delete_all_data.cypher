@@ -1,10 +1,10 @@
-// Keeps the migration ledger: constraints and indexes survive a wipe, so it stays true.
-// In batches of their own transactions, so a large database fits the transaction memory limit
-// (1,000 nodes: under the 8 MB limit of tests/test_large_transactions.py, 10,000 decisions went
-// past it); it must run as an auto-commit query (session.run), not inside a transaction function.
-// Run after admin/delete_all_relationships, a node has no relationship left to delete with it
-// (DETACH: but for one written in between).
+// A wipe's second step (graphdb.admin.delete_all_data): up to $batch nodes, deleted in the
+// caller's transaction; called again until it deletes none. Keeps the migration ledger:
+// constraints and indexes survive a wipe, so it stays true. Batches of 1,000 nodes: under the 8 MB
+// limit of tests/test_large_transactions.py (10,000 decisions went past it). Run after
+// admin/delete_all_relationships, a node has no relationship left to delete with it (DETACH: but
+// for one written in between).
 MATCH (n) WHERE NOT n:SchemaMigration
-CALL (n) {
-  DETACH DELETE n
-} IN TRANSACTIONS OF 1000 ROWS
+WITH n LIMIT $batch
+DETACH DELETE n
+RETURN count(n) AS deleted

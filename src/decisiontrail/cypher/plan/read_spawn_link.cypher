@@ -3,7 +3,8 @@
 // plan is either created before the correction reads (and then invalidated with the spawn) or
 // judged after it commits (and then refused, its spawn superseded); never linked to a spawn
 // superseded meanwhile. Then locks the spawning decision, so the link is judged and written
-// against the same state.
+// against the same state: of two plans naming one subplan_spawn at once, the second reads the
+// first as its existing child.
 OPTIONAL MATCH (spawning:Decision {decision_id: $spawned_by_decision_id})
 FOREACH (_ IN CASE WHEN spawning IS NULL THEN [] ELSE [1] END |
   MERGE (lock:PlanLock {plan_id: spawning.plan_id})
@@ -19,4 +20,5 @@ RETURN
   spawning.plan_id AS spawning_plan_id,
   spawning.decision_type AS spawning_type,
   spawning IS NOT NULL AND EXISTS { (spawning)-[:SUPERSEDED_BY]->() } AS spawning_superseded,
-  COLLECT { MATCH (parent:Plan {plan_id: spawning.plan_id}) RETURN parent.phase }[0] AS parent_phase
+  COLLECT { MATCH (parent:Plan {plan_id: spawning.plan_id}) RETURN parent.phase }[0] AS parent_phase,
+  COLLECT { MATCH (child:Plan)-[:SPAWNED_BY]->(spawning) RETURN child.plan_id ORDER BY child.plan_id } AS children
