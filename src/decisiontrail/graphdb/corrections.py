@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -111,7 +112,7 @@ def begin(
         decision_id=decision_id,
         correction_id=correction_id,
         append=append,
-        also_lock=list(also_lock),
+        also_lock=list(dict.fromkeys(also_lock)),
     ).single()
     if facts is None:
         return None
@@ -267,12 +268,45 @@ def _reviews(rows: list[dict[str, Any]]) -> list[Review]:
 
 
 def _downstream(record: Mapping[str, Any]) -> Downstream:
-    """begin_correction's summary of the downstream."""
-    earliest = sorted((impacted_from_row(row) for row in record["earliest"]), key=lambda d: (d.plan_id, d.sequence_number))
+    """begin_correction's downstream, summarised from its rows ([plan, number, id, type], and for a
+    decision with a checkpoint its thread, phase, checkpoint namespace and id too, in plan and
+    sequence order): each plan's decision ids, the count of each type, and each actor run's
+    earliest decision with a checkpoint (where its replay starts).
+
+    >>> rows = [["P", 1, "a", "strategy_choice"], ["P", 2, "b", "tool_invocation", "t", "execute", "", "c2"],
+    ...         ["P", 3, "c", "tool_invocation", "t", "execute", "", "c3"], ["Q", 0, "d", "prompt_definition"]]
+    >>> summary = _downstream({"rows": rows, "plan_ids": ["Q"]})
+    >>> summary.runs, summary.counts_by_type
+    ((('P', ('a', 'b', 'c')), ('Q', ('d',))), {'prompt_definition': 1, 'strategy_choice': 1, 'tool_invocation': 2})
+    >>> [(e.decision_id, e.checkpoint_id) for e in summary.earliest]
+    [('b', 'c2')]
+    """
+    runs: dict[str, list[str]] = {}
+    counts: Counter[str] = Counter()
+    first_of_run: dict[tuple[str, str], list[Any]] = {}
+    for row in record["rows"]:
+        plan_id, number, decision_id, decision_type = row[:4]
+        runs.setdefault(plan_id, []).append(decision_id)
+        counts[decision_type] += 1
+        if len(row) > 4:
+            thread, phase, namespace, checkpoint_id = row[4:]
+            kept = first_of_run.get((plan_id, thread))
+            if kept is None or number < kept[3]:
+                first_of_run[(plan_id, thread)] = [
+                    decision_id,
+                    decision_type,
+                    plan_id,
+                    number,
+                    phase,
+                    thread,
+                    namespace,
+                    checkpoint_id,
+                ]
+    earliest = sorted((impacted_from_row(row) for row in first_of_run.values()), key=lambda d: (d.plan_id, d.sequence_number))
     return Downstream(
-        runs=tuple(sorted((plan_id, tuple(ids)) for plan_id, ids in record["runs"])),
+        runs=tuple(sorted((plan_id, tuple(ids)) for plan_id, ids in runs.items())),
         plan_ids=tuple(sorted(record["plan_ids"])),
-        counts_by_type={decision_type: int(n) for decision_type, n in sorted(record["counts"])},
+        counts_by_type=dict(sorted(counts.items())),
         earliest=tuple(earliest),
     )
 

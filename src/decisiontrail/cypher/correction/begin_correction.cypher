@@ -30,17 +30,26 @@ MERGE (lock:PlanLock {plan_id: plan.plan_id})
 FOREACH (taken IN CASE WHEN lock.holder = $holder THEN [] ELSE [1] END |
   SET lock.writes = coalesce(lock.writes, 0) + 1, lock.holder = $holder)
 WITH d, plan
+// Memory stays linear in the downstream: no aggregation below groups its rows by a list it
+// imports. An aggregation (or DISTINCT) inside a subquery is grouped by the variables it imports
+// too, each group holding its own copy of them: a summary per plan of the downstream's rows, each
+// group keeping the rows whole, made a correction across N levels of plans take memory in N
+// squared (800 decisions under 200 levels went past 256 MiB). Lists are made distinct where
+// they are made, and the downstream is returned as rows that graphdb.corrections summarises.
 CALL (d) {
   OPTIONAL MATCH path = (d)<-[:PARENT|DEPENDS_ON|SPAWNED_BY|IN_PLAN*]-(reached)
   WHERE all(n IN nodes(path) WHERE n = d OR (n.superseded_at IS NULL AND n.invalidated_at IS NULL))
   WITH collect(DISTINCT reached) AS reached
+  // One group (the walk's list), however many plans: [null] keeps a row when nothing was reached.
+  UNWIND CASE WHEN reached = [] THEN [null] ELSE reached END AS x
+  WITH reached, collect(DISTINCT x.plan_id) AS ids
   RETURN reached AS first_reached,
-    // With the plans the caller asks for too ($also_lock: where reviews wait on the downstream).
-    COLLECT { UNWIND reached AS x WITH DISTINCT x.plan_id AS id WHERE id IS NOT NULL RETURN id } + $also_lock AS touched_plan_ids
+    // With the plans the caller asks for too ($also_lock, distinct: where reviews wait on the downstream).
+    ids + [id IN $also_lock WHERE NOT id IN ids] AS touched_plan_ids
 }
 CALL (plan, touched_plan_ids) {
   UNWIND touched_plan_ids AS plan_id
-  WITH DISTINCT plan_id WHERE plan_id <> plan.plan_id
+  WITH plan_id WHERE plan_id <> plan.plan_id
   WITH plan_id ORDER BY plan_id
   MATCH (:Plan {plan_id: plan_id})
   MERGE (touched:PlanLock {plan_id: plan_id})
@@ -66,11 +75,16 @@ WITH d, plan, touched_locked, downstream, plan_ids, [plan.plan_id] + [id IN touc
 // third of this statement at 10,000 decisions.
 WITH d, plan, touched_locked, downstream, plan_ids, locked_plan_ids, COLLECT {
     UNWIND downstream AS x
-    WITH x {.plan_id, .sequence_number, .decision_id, .decision_type, .actor_state_thread_id, .actor_state_checkpoint_id} AS m
-    WITH m.plan_id AS plan_id, m.sequence_number AS number, m.decision_id AS id, m.decision_type AS type,
-      CASE WHEN m.actor_state_checkpoint_id IS NOT NULL THEN m.actor_state_thread_id END AS thread
+    WITH x {
+      .plan_id, .sequence_number, .decision_id, .decision_type, .phase,
+      .actor_state_thread_id, .actor_state_checkpoint_ns, .actor_state_checkpoint_id
+    } AS m
+    WITH m.plan_id AS plan_id, m.sequence_number AS number, m.decision_id AS id, m.decision_type AS type, m
     ORDER BY plan_id, number
-    RETURN [plan_id, number, id, type, thread]
+    // A decision with a checkpoint names its actor run (thread) and where replay would start.
+    RETURN CASE WHEN m.actor_state_checkpoint_id IS NULL THEN [plan_id, number, id, type]
+      ELSE [plan_id, number, id, type, m.actor_state_thread_id, m.phase, m.actor_state_checkpoint_ns, m.actor_state_checkpoint_id]
+    END
   } AS rows
 WITH d, plan, touched_locked, downstream, plan_ids, locked_plan_ids, rows,
   // Append mode's anchor: the plan's latest current decision outside what is superseded, by an
@@ -88,25 +102,13 @@ WITH d, plan, touched_locked, downstream, plan_ids, locked_plan_ids, rows,
 RETURN
   plan.phase AS plan_phase,
   locked_plan_ids,
-  // The downstream summarised here from its rows, not a row per decision (graphdb.corrections._downstream
-  // reads it): each plan's decision ids by sequence number, the count of each type, and each actor run's
-  // earliest decision with a checkpoint (where replay starts), as a list of the columns
-  // graphdb.records.impacted_from_row reads.
-  COLLECT { UNWIND rows AS r WITH r[0] AS plan_id, collect(r[2]) AS ids RETURN [plan_id, ids] } AS runs,
-  COLLECT { UNWIND rows AS r WITH r[3] AS type, count(*) AS n RETURN [type, n] } AS counts,
-  COLLECT {
-    UNWIND rows AS r
-    WITH r WHERE r[4] IS NOT NULL
-    // The run's first by its number (unique in a plan), found again by it.
-    WITH r[0] AS plan_id, r[4] AS thread, min(r[1]) AS first
-    MATCH (e:Decision {plan_id: plan_id, sequence_number: first})
-    RETURN [e.decision_id, e.decision_type, e.plan_id, e.sequence_number, e.phase,
-      e.actor_state_thread_id, e.actor_state_checkpoint_ns, e.actor_state_checkpoint_id]
-  } AS earliest,
+  // The downstream, a row per decision in plan and sequence order (graphdb.corrections._downstream
+  // summarises it: each plan's decision ids, the count of each type, each actor run's earliest
+  // decision with a checkpoint, where replay starts).
+  rows,
   plan_ids,
   COLLECT {
     UNWIND locked_plan_ids AS plan_id
-    WITH DISTINCT plan_id
     MATCH (review:Review {plan_id: plan_id})
     WHERE review.status = 'pending'
     WITH review ORDER BY review.created_at, review.review_id
