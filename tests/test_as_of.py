@@ -48,12 +48,16 @@ def _hierarchy(api: httpx.Client) -> dict[str, str]:
     }
 
 
+def _strategy_corrected(api: httpx.Client, h: dict[str, str]) -> tuple[str, str]:
+    """The moment just before the hierarchy's strategy is corrected, and the correction's id."""
+    before = datetime.now(UTC).isoformat()
+    corrected = ok(api, CORRECT, input={"decisionId": h["strategy"], "mode": "REVERT", "guidance": "another way"})
+    return before, corrected["correctDecision"]["correction"]["id"]
+
+
 def test_impact_as_of_a_past_moment_is_what_correcting_it_then_would_have_invalidated(api: httpx.Client) -> None:
     h = _hierarchy(api)
-    before = datetime.now(UTC).isoformat()
-    correction = ok(api, CORRECT, input={"decisionId": h["strategy"], "mode": "REVERT", "guidance": "another way"})[
-        "correctDecision"
-    ]["correction"]["id"]
+    before, correction = _strategy_corrected(api, h)
 
     then = ok(api, IMPACT, id=h["strategy"], at=before)["impact"]
     assert {d["id"] for d in then["decisions"]} == {h["strategy"], h["spawn"], h["child_root"]}
@@ -142,10 +146,7 @@ def _exported(api: httpx.Client, path: str, **params: str) -> dict[str, dict[str
 
 def test_exports_as_of_a_past_moment_draw_the_graph_as_it_stood_then(api: httpx.Client) -> None:
     h = _hierarchy(api)
-    before = datetime.now(UTC).isoformat()
-    correction = ok(api, CORRECT, input={"decisionId": h["strategy"], "mode": "REVERT", "guidance": "another way"})[
-        "correctDecision"
-    ]["correction"]["id"]
+    before, correction = _strategy_corrected(api, h)
     hierarchy = f"/export/plans/{h['plan']}.json"
 
     now = _exported(api, hierarchy, scope="hierarchy")
@@ -187,10 +188,7 @@ def test_reads_as_of_a_moment_before_a_correction_show_each_decision_as_it_stood
     # Was: the right decisions, but each read SUPERSEDED with supersededBy the correction made
     # after the moment asked about. The same request's current read is as it stands now.
     h = _hierarchy(api)
-    before = datetime.now(UTC).isoformat()
-    correction = ok(api, CORRECT, input={"decisionId": h["strategy"], "mode": "REVERT", "guidance": "another way"})[
-        "correctDecision"
-    ]["correction"]["id"]
+    before, correction = _strategy_corrected(api, h)
 
     read = ok(api, AS_IT_STOOD, plan=h["plan"], strategy=h["strategy"], spawn=h["spawn"], at=before)
     then = [

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from decisiontrail.cli import main
-from decisiontrail.domain import DecisionType
+from decisiontrail.domain import Decision, DecisionType, Plan
 from decisiontrail.domain.tree import describe
 from decisiontrail.graphdb import Graph
 from decisiontrail.services import reading
@@ -173,15 +173,23 @@ def test_invariants_commands_end_to_end(
     assert "is not NAME=STATEMENT" in capsys.readouterr().err
 
 
+def _strategy_corrected(
+    store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, description: str
+) -> tuple[Plan, Decision, str, Decision]:
+    """The CLI pointed at the test's Neo4j, and a plan whose strategy was corrected: the plan, the
+    strategy, the moment just before its correction, and the correction."""
+    monkeypatch.setenv("NEO4J_URI", graph.uri)
+    monkeypatch.setenv("NEO4J_DATABASE", graph.database)
+    plan, root = instantiate_plan(store, description)
+    strategy = recording_service.record(store, a_decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    before = datetime.now(UTC).isoformat()
+    return plan, strategy, before, correct(store, strategy.decision_id, "revert", "another way", "r").correction
+
+
 def test_export_as_of_a_past_moment_writes_the_plan_as_it_stood(
     store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("NEO4J_URI", graph.uri)
-    monkeypatch.setenv("NEO4J_DATABASE", graph.database)
-    plan, root = instantiate_plan(store, "exported")
-    strategy = recording_service.record(store, a_decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    before = datetime.now(UTC).isoformat()
-    fix = correct(store, strategy.decision_id, "revert", "another way", "r").correction
+    plan, strategy, before, fix = _strategy_corrected(store, graph, monkeypatch, "exported")
     out = tmp_path / "then.json"
 
     assert main(["-q", "export", "--plan", plan.plan_id, "--format", "json", "--as-of", before, "-o", str(out)]) == 0
@@ -195,12 +203,7 @@ def test_export_as_of_a_past_moment_writes_the_plan_as_it_stood(
 def test_tree_as_of_a_past_moment_shows_no_correction_made_after_it(
     store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("NEO4J_URI", graph.uri)
-    monkeypatch.setenv("NEO4J_DATABASE", graph.database)
-    plan, root = instantiate_plan(store, "drawn as it stood")
-    strategy = recording_service.record(store, a_decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    before = datetime.now(UTC).isoformat()
-    fix = correct(store, strategy.decision_id, "revert", "another way", "r").correction
+    plan, strategy, before, fix = _strategy_corrected(store, graph, monkeypatch, "drawn as it stood")
 
     assert main(["-q", "tree", plan.plan_id, "--as-of", before]) == 0
     then = capsys.readouterr().out
