@@ -456,7 +456,7 @@ def _race_instantiations_against_a_correction(store: Trail, trial: int) -> str:
     """A plan whose spawn's strategy is corrected while two clients instantiate under the spawn; its id."""
     plan, root = instantiate_plan(store, f"race {trial}")
     strategy = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    spawn = recording_service.record(store, decision(plan.plan_id, DecisionType.SUBPLAN_SPAWN, strategy.decision_id))
+    spawn = recording_service.record(store, decision(plan.plan_id, DecisionType.SUBPLAN_PARALLEL_SPAWN, strategy.decision_id))
     advance_phase(store, plan.plan_id, Phase.EXECUTE)
     *instantiated, corrected = at_once(
         partial(instantiate_plan, store, "child 0", spawned_by_decision_id=spawn.decision_id),
