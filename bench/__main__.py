@@ -20,7 +20,7 @@ from decisiontrail.graphdb import Graph, open_graph
 from decisiontrail.graphdb.admin import count_graph, delete_all_data, server_version
 from decisiontrail.settings import Neo4jSettings
 
-SCENARIOS = ("offline", "recording", "correction", "lineage", "tree", "events", "explorer")
+SCENARIOS = ("offline", "recording", "correction", "lineage", "tree", "events", "explorer", "runtime")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,6 +121,10 @@ def _run(graph: Graph, sizes: Sizes, chosen: list[str]) -> tuple[list[Row], str]
             from bench.explorer import explorer
 
             rows += explorer(graph, api, sizes, _say)
+        if "runtime" in chosen:
+            from bench.runtime import runtime
+
+            rows += runtime(graph, api, sizes, _say)
     for decisions in sizes.offline_by_group if "offline" in chosen else ():
         # Last, on a database of its own: too many decisions to load whole, and the other scenarios ran above.
         delete_all_data(graph)

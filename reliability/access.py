@@ -32,7 +32,8 @@ from decisiontrail.domain.ids import new_ulid
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
 from decisiontrail.domain.invariants import Scope
-from decisiontrail.services import correction, invariants, lifecycle, recording
+from decisiontrail.domain.runs import RunRequest
+from decisiontrail.services import correction, invariants, lifecycle, recording, runs
 from decisiontrail.services import Trail
 from reliability.outcome import Outcome
 
@@ -205,6 +206,30 @@ OPERATIONS: tuple[Operation, ...] = (
         'mutation { instantiatePlan(input: {description: "matrix", project: "%s"}) { id project } }' % ALPHA,
         writes=True,
         targeted=False,
+    ),
+    Operation(
+        "runPlan",
+        "Mutation.runPlan",
+        Action.RECORD,
+        'mutation { runPlan(input: {description: "matrix", project: "%s", arguments: {depth: 1}}) { id project run { status } } }'
+        % ALPHA,
+        writes=True,
+        targeted=False,
+    ),
+    Operation(
+        "run",
+        "Query.run",
+        Action.READ,
+        "query($run: ID!) { run(id: $run) { id status plan { id project } } }",
+        absent=HIDDEN,
+    ),
+    Operation(
+        "cancelRun",
+        "Mutation.cancelRun",
+        Action.RECORD,
+        'mutation($run: ID!) { cancelRun(runId: $run, reason: "matrix") { id status } }',
+        writes=True,
+        consumes=True,
     ),
     Operation(
         "instantiatePlan (child)",
@@ -414,6 +439,18 @@ def make_fixture(store: Trail) -> Fixture:
     live_spawn = record(executing.plan_id, "subplan_parallel_spawn", plan_strategy.decision_id)
     lifecycle.advance_phase(store, executing.plan_id, Phase.EXECUTE)
     tool = record(executing.plan_id, "tool_invocation", plan_strategy.decision_id)
+    # A run that waits for a person (every decision is reviewed), for run and cancelRun.
+    running, _ = lifecycle.instantiate_plan(
+        store,
+        "matrix run",
+        {"depth": 1},
+        automation_profile=AutomationProfile(edit_code=1.0),
+        owner=OWNER,
+        project=ALPHA,
+        run=RunRequest(),
+    )
+    run = runs.runs_of_plans(store, [running.plan_id])[0]
+    assert run is not None
     # An invariant the plan enforces (for removeInvariant).
     invariants.add_invariant(store, plan.plan_id, "matrix", "the matrix holds", reason="matrix")
     ids = {
@@ -423,14 +460,16 @@ def make_fixture(store: Trail) -> Fixture:
         "beta": beta.plan_id, "betaRoot": beta_root.decision_id, "upstream": upstream.decision_id,
         "downstream": downstream.decision_id, "attempt": attempt.attempt_id,
         "executing": executing.plan_id, "tool": tool.decision_id, "liveSpawn": live_spawn.decision_id,
+        "running": running.plan_id, "run": run.run_id,
     }  # fmt: skip
     plan_of = {
         "plan": "plan", "root": "plan", "decision": "plan", "other": "plan", "spawn": "plan",
         "child": "child", "childRoot": "child", "gated": "gated", "gatedRoot": "gated", "review": "gated",
         "beta": "beta", "betaRoot": "beta", "upstream": "beta", "downstream": "beta", "attempt": "plan",
         "executing": "executing", "tool": "executing", "liveSpawn": "executing",
+        "running": "running", "run": "running",
     }  # fmt: skip
-    projects = {"plan": ALPHA, "child": ALPHA, "gated": ALPHA, "beta": BETA, "executing": ALPHA}
+    projects = {"plan": ALPHA, "child": ALPHA, "gated": ALPHA, "beta": BETA, "executing": ALPHA, "running": ALPHA}
     return Fixture(ids, plan_of, projects)
 
 

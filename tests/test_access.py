@@ -46,6 +46,7 @@ OPERATIONS: dict[str, tuple[str, set[str]]] = {
     "impact": ("query($d: ID!) { impact(decisionId: $d) { countsByType { count } } }", {"actor", "reviewer", "analyst", "admin"}),
     "lineage": ("query($d: ID!) { lineage(decisionId: $d) { plans { id } } }", {"actor", "reviewer", "analyst", "admin"}),
     "instantiatePlan": ('mutation { instantiatePlan(input: {description: "x"}) { id } }', {"actor", "admin"}),
+    "runPlan": ('mutation { runPlan(input: {description: "x"}) { id run { status } } }', {"actor", "admin"}),
     "advancePhase": ("mutation($plan: ID!) { advancePhase(planId: $plan, phase: EXECUTE) { id } }", {"actor", "admin"}),
     "addDependency": (
         "mutation($d: ID!, $other: ID!) { addDependency(decisionId: $other, dependsOnId: $d) { id } }",

@@ -63,7 +63,12 @@ def test_demo_prints_the_tree_read_back_from_neo4j(
     for plan_id in plan_ids:
         for d in reading.list_decisions(store, plan_id):
             assert describe(d) in out
-    assert (tmp_path / "checkpoints.sqlite").is_file()  # the actors' LangGraph checkpoints
+    # The actors' LangGraph checkpoints are in the same Neo4j (no file beside it), each with its plan.
+    assert not (tmp_path / "checkpoints.sqlite").exists()
+    records, _, _ = graph.driver.execute_query(
+        "MATCH (c:Checkpoint) RETURN count(c) AS n, collect(DISTINCT c.plan_id) AS plans", database_=graph.database
+    )
+    assert records[0]["n"] > 0 and set(plan_ids) <= set(records[0]["plans"])
 
 
 def test_tree_of_an_unknown_plan_is_a_clear_error(

@@ -170,3 +170,39 @@ def test_a_subplan_parallel_spawn_spawns_a_group(api: httpx.Client, store: Trail
     assert len({c["id"] for c in group}) == 3
     assert analysis.check(store, LoadScope.ALL).ok
     assert reading.get_decision(store, spawn).decision_type is DecisionType.SUBPLAN_PARALLEL_SPAWN
+
+
+INVARIANTS = "query($id: ID!) { plan(id: $id) { invariants { name scope } } }"
+REVERT = 'mutation($id: ID!) { advancePhase(planId: $id, phase: STRATEGIZE, reason: "rethink") { id phase } }'
+REMOVE = (
+    'mutation($id: ID!) { removeInvariant(planId: $id, name: "coverage", reason: "not for this plan") { attempt { attemptId } } }'
+)
+
+
+def _declared(api: httpx.Client, plan_id: str) -> list[str]:
+    return sorted(i["name"] for i in ok(api, INVARIANTS, id=plan_id)["plan"]["invariants"])
+
+
+def test_re_entering_strategize_gathers_the_scopes_as_they_are_now_less_what_was_removed(api: httpx.Client, store: Trail) -> None:
+    # Was: a plan re-entering Strategize kept only what it declared when it was instantiated.
+    ok(api, SET, invariants=TWO[:1])
+    plan = ok(api, INSTANTIATE, input={"description": "rate limits", "invariants": [{"name": "fast", "statement": "p95 < 1 s"}]})[
+        "instantiatePlan"
+    ]
+    record(api, plan["id"], parentDecisionId=plan["rootDecision"]["id"])
+    ok(api, PHASE, id=plan["id"], phase="EXECUTE")
+    assert _declared(api, plan["id"]) == ["coverage", "fast"]
+
+    ok(api, SET, invariants=TWO)  # the global set gains "compat" while the plan executes
+    ok(api, REVERT, id=plan["id"])
+
+    assert _declared(api, plan["id"]) == ["compat", "coverage", "fast"]
+    assert _enforced(_current(api, plan["id"])[1]) == ["at least 80%", "no breaking changes", "p95 < 1 s"]
+
+    ok(api, REMOVE, id=plan["id"])  # removed from this plan; still in the global set
+    ok(api, PHASE, id=plan["id"], phase="EXECUTE")
+    ok(api, REVERT, id=plan["id"])
+
+    assert _declared(api, plan["id"]) == ["compat", "fast"]
+    assert _enforced(_current(api, plan["id"])[1]) == ["no breaking changes", "p95 < 1 s"]
+    assert analysis.check_all(store).ok

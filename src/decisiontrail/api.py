@@ -30,6 +30,7 @@ from decisiontrail.resolvers.writes import ReadsAfterWrite
 from decisiontrail.resolvers.permissions import CanChangePhase, CanConfigure, CanCorrect, CanRead, CanRecord, CanReview
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.dataset import CorrectionExample
+from decisiontrail.schema.runs import PlanRun
 from decisiontrail.schema.errors import should_mask
 from decisiontrail.schema.execution import DirectFieldsExecutionContext
 from decisiontrail.schema.inputs import build_inputs_directly
@@ -92,6 +93,9 @@ class Query:
         description="Where a decision comes from: ancestors through parent plans, and dependencies.",
         permission_classes=[CanRead],
     )
+    run: PlanRun | None = strawberry.field(
+        resolver=queries.run, description="A plan run by id (Plan.run names a plan's).", permission_classes=[CanRead]
+    )
     correction_dataset: list[CorrectionExample] = strawberry.field(
         resolver=queries.correction_dataset,
         description="A project's corrections as evaluation examples (LangSmith, Langfuse, Phoenix), oldest first.",
@@ -107,6 +111,16 @@ def write(**kwargs: Any) -> Any:
 @strawberry.type
 class Mutation:
     instantiate_plan: Plan = write(resolver=mutations.instantiate_plan, permission_classes=[CanRecord])
+    run_plan: Plan = write(
+        resolver=mutations.run_plan,
+        description="Instantiate a plan and run it in the service: reconciliation, strategy, reviews, child plans, execution, Apply (Plan.run).",
+        permission_classes=[CanRecord],
+    )
+    cancel_run: PlanRun = write(
+        resolver=mutations.cancel_run,
+        description="Stop a run that has not finished; its plan stays as far as it got.",
+        permission_classes=[CanRecord],
+    )
     record_decision: RecordDecisionPayload = write(resolver=mutations.record_decision, permission_classes=[CanRecord])
     record_decisions: list[RecordDecisionPayload] = write(resolver=mutations.record_decisions, permission_classes=[CanRecord])
     add_dependency: Decision = write(resolver=mutations.add_dependency, permission_classes=[CanRecord])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
+from dataclasses import replace
 import gc
 import json
 import logging
@@ -29,7 +31,8 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.types import Connec
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 
 from decisiontrail.access import LOCAL, Action, Principal, TokenRegistry
-from decisiontrail.actors.graph import sqlite_checkpointer
+from decisiontrail.actors.runtime import Runtime, Workers
+from decisiontrail.services.checkpoints import checkpointer as checkpointer_of
 from decisiontrail.actors.reconciliation import Reconciler
 from decisiontrail.api import schema
 from decisiontrail.checks.export import ExportFormat, export as export_graph
@@ -42,7 +45,7 @@ from decisiontrail import otlp
 from decisiontrail.services import Graph, Trail, analysis, importing, open_trail
 from decisiontrail.services.analysis import View
 from decisiontrail.services.requests import serving, stop_request, timing
-from decisiontrail.settings import Neo4jSettings
+from decisiontrail.settings import Neo4jSettings, RuntimeSettings
 
 log = logging.getLogger(__name__)
 
@@ -398,11 +401,13 @@ def create_app(
     on_start: Callable[[Trail], None] | None = None,
     max_in_flight: int = MAX_IN_FLIGHT,
     server_timing: bool = False,
+    runtime_workers: int | None = None,
 ) -> Starlette:
     """The service. It opens Neo4j in its lifespan (embedded unless NEO4J_URI is set), or uses
     ``graph`` when given one (which it then does not close). ``tokens`` default to
     DECISIONTRAIL_TOKENS_FILE; with none, every caller is trusted (serve binds loopback only).
-    ``server_timing`` adds the ``Server-Timing`` header to every HTTP response (``ServerTiming``)."""
+    ``server_timing`` adds the ``Server-Timing`` header to every HTTP response (``ServerTiming``).
+    ``runtime_workers`` threads drive plan runs (by default DECISIONTRAIL_RUNTIME_WORKERS; 0: none here)."""
     tokens = tokens if tokens is not None else TokenRegistry.from_env()
 
     @contextlib.asynccontextmanager
@@ -410,19 +415,21 @@ def create_app(
         # What the lifespan yields is every request's ``request.state``.
         with contextlib.ExitStack() as stack:
             events = EventBus()
-            # The Invariant Reconciliation Actor runs in this process at each plan's Strategize
-            # entry, checkpointed beside the other actors' state (in memory for a graph handed in).
             if graph is not None:
-                checkpointer = stack.enter_context(sqlite_checkpointer(":memory:"))
-                trail = Trail.on(graph, events, Reconciler(checkpointer))
+                trail = Trail.on(graph, events)
             else:
-                configured = settings or Neo4jSettings.from_env()
-                checkpointer = stack.enter_context(sqlite_checkpointer(configured.checkpoints))
-                trail = stack.enter_context(
-                    open_trail(configured, events=events, reconciler=Reconciler(checkpointer), progress=log.info)
-                )
+                trail = stack.enter_context(open_trail(settings or Neo4jSettings.from_env(), events=events, progress=log.info))
+            # The actors' checkpoints live in the same Neo4j. The Invariant Reconciliation Actor runs
+            # in this process at each plan's Strategize entry; the runtime's workers run plans.
+            checkpointer = checkpointer_of(trail)
+            trail = replace(trail, reconciler=Reconciler(checkpointer))
             if trail.relay is not None:  # this process's subscribers get every process's events, from the outbox
                 stack.enter_context(trail.relay.running())
+            count = runtime_workers if runtime_workers is not None else RuntimeSettings.from_env().workers
+            if count > 0:
+                wakeup = threading.Event()
+                trail = replace(trail, wake_runtime=wakeup.set)
+                stack.enter_context(Workers(Runtime(trail, checkpointer), count, wakeup=wakeup).running())
             if on_start is not None:
                 await run_in_threadpool(on_start, trail)
             settle_heap()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from websockets.sync.client import connect
+from websockets.typing import Subprotocol
 
 from decisiontrail.domain import ArtifactRef, ContextSnapshot
 from decisiontrail.domain.recording import CapturedContext, derive_idempotency_key
@@ -190,6 +193,71 @@ class DecisionTrailClient:
             "query($id: ID!) { lineage(decisionId: $id) { decisions { id decisionType } plans { id } } }", id=decision_id
         )["lineage"]
         return found
+
+    def correction_of(self, decision_id: str) -> dict[str, Any] | None:
+        """The decision with what it corrects (a correction decision's ``corrects``) and that one's
+        correction attempts, each with its replay frontier."""
+        found: dict[str, Any] | None = self.execute(
+            """query($id: ID!) { decision(id: $id) { id planId decisionType corrects { id corrections {
+                 attemptId mode guidance at replayOutcome correctionDecisionId
+                 replayFrontier { planId threadId checkpoint { threadId checkpointNs checkpointId } firstInvalidatedDecisionId decisionType }
+               } } } }""",
+            id=decision_id,
+        )["decision"]
+        return found
+
+    def record_replay(
+        self, attempt_id: str, outcome: str, detail: str | None = None, decision_ids: Sequence[str] = ()
+    ) -> dict[str, Any]:
+        """Report how a correction's replay went (REPLAYED, FAILED, NOT_NEEDED) and what it recorded."""
+        data = self.execute(
+            """mutation($input: RecordReplayInput!) { recordReplay(input: $input) { attemptId replayOutcome replayDetail } }""",
+            input={"attemptId": attempt_id, "outcome": outcome.upper(), "detail": detail, "decisionIds": list(decision_ids)},
+        )
+        reported: dict[str, Any] = data["recordReplay"]
+        return reported
+
+    def advance_phase(self, plan_id: str, phase: str, reason: str = "") -> dict[str, Any]:
+        """Move the plan to ``phase`` (STRATEGIZE from Execute is a reversion), with the reason."""
+        data = self.execute(
+            "mutation($id: ID!, $phase: Phase!, $reason: String!) { advancePhase(planId: $id, phase: $phase, reason: $reason) { id phase } }",
+            id=plan_id,
+            phase=phase.upper(),
+            reason=reason,
+        )
+        moved: dict[str, Any] = data["advancePhase"]
+        return moved
+
+    def events(self, plan_id: str, after: str | None = None, *, timeout: float | None = None) -> Iterator[dict[str, Any]]:
+        """The plan's decision events over the API's WebSocket (graphql-transport-ws), in commit order,
+        from the cursor ``after`` (each event's ``cursor``); ends when the connection does, or after
+        ``timeout`` seconds without an event."""
+        url = str(self._http.base_url).rstrip("/").replace("http://", "ws://").replace("https://", "wss://") + "/graphql"
+        headers = {k: v for k, v in self._http.headers.items() if k.lower() == "authorization"}
+        query = """subscription($id: ID!, $after: String) { decisionEvents(planId: $id, after: $after) {
+                     kind planId decisionId reviewId at cursor } }"""
+        with connect(url, subprotocols=[Subprotocol("graphql-transport-ws")], additional_headers=headers, open_timeout=10) as ws:
+            ws.send(json.dumps({"type": "connection_init"}))
+            if json.loads(ws.recv(timeout=10))["type"] != "connection_ack":
+                raise Unavailable("the decisiontrail API did not acknowledge the subscription")
+            ws.send(
+                json.dumps(
+                    {"id": "1", "type": "subscribe", "payload": {"query": query, "variables": {"id": plan_id, "after": after}}}
+                )
+            )
+            while True:
+                try:
+                    message = json.loads(ws.recv(timeout=timeout))
+                except TimeoutError:
+                    return
+                if message["type"] == "next":
+                    if message["payload"].get("errors"):
+                        raise _error(message["payload"]["errors"][0])
+                    yield message["payload"]["data"]["decisionEvents"]
+                elif message["type"] == "error":
+                    raise _error(message["payload"][0])
+                elif message["type"] == "complete":
+                    return
 
     def pending_reviews(self, plan_id: str) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = self.execute(

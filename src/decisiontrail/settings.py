@@ -84,6 +84,28 @@ class Neo4jSettings:
         )
 
 
+@dataclass(frozen=True)
+class RuntimeSettings:
+    """How the plan runtime runs (docs/actors.md): its actors' chat model and, in a serving process,
+    how many worker threads drive runs."""
+
+    chat_model: str = "scripted"
+    workers: int = 2
+    lease: float = 30.0
+    """Seconds a claim holds without a heartbeat (heartbeats come three times a lease)."""
+    scripted_pace: float = 0.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> RuntimeSettings:
+        read = Environment.read(env)
+        return cls(
+            chat_model=read.chat_model.strip(),
+            workers=read.runtime_workers,
+            lease=read.run_lease,
+            scripted_pace=read.scripted_pace,
+        )
+
+
 class Environment(BaseSettings):
     """The environment variables decisiontrail reads, validated (pydantic-settings); an empty one counts as unset."""
 
@@ -103,6 +125,14 @@ class Environment(BaseSettings):
     query_timeout: float = Field(30.0, ge=0, le=86_400, validation_alias="DECISIONTRAIL_QUERY_TIMEOUT")
     """Seconds; 0 is no limit."""
     transaction_timeout: float = Field(600.0, ge=0, le=86_400, validation_alias="DECISIONTRAIL_NEO4J_TRANSACTION_TIMEOUT")
+    chat_model: str = Field("scripted", min_length=1, validation_alias="DECISIONTRAIL_CHAT_MODEL")
+    """The runtime actors' model: ``scripted`` or an ``init_chat_model`` name (``provider:model``)."""
+    runtime_workers: int = Field(2, ge=0, le=64, validation_alias="DECISIONTRAIL_RUNTIME_WORKERS")
+    run_lease: float = Field(30.0, ge=1, le=3600, validation_alias="DECISIONTRAIL_RUN_LEASE")
+    """Seconds a worker's claim on a run holds without a heartbeat: how soon a dead worker's runs are taken over."""
+    scripted_pace: float = Field(0.0, ge=0, le=60, validation_alias="DECISIONTRAIL_SCRIPTED_PACE")
+    """Seconds the scripted model takes per turn (0: at once), to watch a run, or to stop a service in the middle of one."""
+    """Threads of a serving process that drive plan runs; 0 runs none there (another process does)."""
     tokens: str | None = Field(None, validation_alias="DECISIONTRAIL_TOKENS")
     tokens_file: Path | None = Field(None, validation_alias="DECISIONTRAIL_TOKENS_FILE")
 

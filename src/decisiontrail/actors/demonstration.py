@@ -63,7 +63,9 @@ def run_actor(
 ) -> tuple[CompiledStateGraph[Any], dict[str, Any]]:
     """Run one scripted actor to the end, answering any review it pauses for with ``reviewer``."""
     actor = build_actor(ScriptedChatModel(script=list(script)), [record_decision_tool(store)], checkpointer)
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    config: RunnableConfig = {
+        "configurable": {"thread_id": thread_id, "plan_id": plan.plan_id}
+    }  # checkpoints kept with their plan
     state: dict[str, Any] = actor.invoke(
         {
             "messages": [HumanMessage(brief)],

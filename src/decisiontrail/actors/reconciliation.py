@@ -17,6 +17,7 @@ from decisiontrail.domain.invariants import ENFORCEMENT_QUESTION as QUESTION
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.domain.invariants import Enforced, unenforced
 from decisiontrail.services import Trail, reading
+from decisiontrail.services.invariants import regather_invariants
 
 __all__ = ["QUESTION", "Reconciler", "reconcile_invariants", "reconciliation_script"]
 
@@ -42,14 +43,15 @@ def reconciliation_script(enforced: Sequence[Enforced]) -> list[AIMessage]:
 def reconcile_invariants(
     store: Trail, plan: Plan, checkpointer: BaseCheckpointSaver[Any], *, thread_id: str | None = None
 ) -> dict[str, Any] | None:
-    """Run the reconciliation actor over the invariants the plan declares (read again: a
-    correction or a review may have changed it since ``plan`` was read) for those that no current
+    """Run the reconciliation actor over the invariants the plan declares (gathered again from the
+    global and project sets as they are now, less what removeInvariant removed from it; and read again:
+    a correction or a review may have changed it since ``plan`` was read) for those that no current
     invariant_enforced enforces and no pending review proposes: a plan that re-enters Strategize
     keeps what it enforced. Every one missing is proposed in one run, each its own review where the
     automation profile asks for one (the actor does not stop at the first); resolving those reviews
     runs the reconciler again (``services.reviews.resolve_review``). Its final state, or None when
     there was nothing to record."""
-    plan = reading.get_plan(store, plan.plan_id)
+    plan = regather_invariants(store, plan.plan_id)  # the scopes as they are now, less what was removed
     enforcing = [
         d.rationale
         for d in reading.list_decisions(store, plan.plan_id, current_only=True)
@@ -68,7 +70,9 @@ def reconcile_invariants(
     declared = "\n".join(f"- [{i.scope.value}] {i.name}: {i.statement}" for i in plan.invariants) or "(none)"
     # A run of its own each time: its tool calls are new recordings (a thread used before would
     # carry on that run's conversation, where the script is already played).
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id or f"reconcile-{plan.plan_id}-{new_ulid()}"}}
+    config: RunnableConfig = {
+        "configurable": {"thread_id": thread_id or f"reconcile-{plan.plan_id}-{new_ulid()}", "plan_id": plan.plan_id}
+    }
     result: dict[str, Any] = actor.invoke(
         {"messages": [HumanMessage(f"Reconcile the invariants of plan {plan.plan_id}:\n{declared}")], "plan_id": plan.plan_id},
         config,

@@ -49,7 +49,7 @@ def replay_correction(
         snapshot = actor.get_state(checkpoint_config(point.checkpoint))
         base = snapshot.parent_config or checkpoint_config(point.checkpoint)
     else:
-        base = {"configurable": {"thread_id": point.thread_id}}
+        base = {"configurable": {"thread_id": point.thread_id, "plan_id": point.plan_id}}
     forked = actor.update_state(base, {"messages": [HumanMessage(f"Correction: {guidance}")]}, as_node="tools")
     result: dict[str, Any] = actor.invoke(None, forked)
     return result

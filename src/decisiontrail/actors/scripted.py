@@ -22,7 +22,9 @@ class ScriptedChatModel(BaseChatModel):
     calls returned, such as a decision id). No network, same answers every run.
     """
 
-    script: list[Any]
+    script: list[Any] = []
+    every_turn: Any = None
+    """A function of the conversation answering every turn instead (the runtime's playbooks)."""
 
     @property
     def _llm_type(self) -> str:
@@ -36,7 +38,10 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         turn = sum(1 for m in messages if isinstance(m, AIMessage))
-        step = self.script[turn] if turn < len(self.script) else AIMessage(content="done")
+        if self.every_turn is not None:
+            step = self.every_turn
+        else:
+            step = self.script[turn] if turn < len(self.script) else AIMessage(content="done")
         message = step(messages) if callable(step) else step
         return ChatResult(generations=[ChatGeneration(message=message)])
 

@@ -118,6 +118,26 @@ def gather(
     return tuple(dict.fromkeys((*global_set, *project_set, *inherited, *own)))
 
 
+def regather(
+    declared: Iterable[Invariant], removed: Iterable[str], global_set: Iterable[Invariant], project_set: Iterable[Invariant]
+) -> tuple[Invariant, ...]:
+    """What a plan declares when it enters Strategize again: the global and its project's sets as they
+    are now (not as they were when it was instantiated), its action and plan invariants (its own and
+    those it inherited), less every name removed from it with removeInvariant.
+
+    >>> old = Invariant(name="tests", statement="pass", scope=Scope.GLOBAL)
+    >>> new = Invariant(name="docs", statement="kept", scope=Scope.GLOBAL)
+    >>> own = Invariant(name="fast", statement="under 1 s")
+    >>> [i.name for i in regather([old, own], [], [new, old], [])]
+    ['docs', 'tests', 'fast']
+    >>> [i.name for i in regather([old, own], ["tests"], [new, old], [])]
+    ['docs', 'fast']
+    """
+    gone = set(removed)
+    kept = [i for i in declared if i.scope not in (Scope.GLOBAL, Scope.PROJECT)]
+    return tuple(i for i in dict.fromkeys((*global_set, *project_set, *kept)) if i.name not in gone)
+
+
 def for_set(scope: Scope, invariants: Iterable[Invariant]) -> tuple[Invariant, ...]:
     """A global or project set: every invariant in it is declared at that scope, each name once."""
     if scope not in (Scope.GLOBAL, Scope.PROJECT):

@@ -101,7 +101,8 @@ class ReviewPage:
 
 @dataclass(frozen=True)
 class PlanPage:
-    """A page of plans: after a plan id, filtered by phase, by being top-level and by a search text."""
+    """A page of plans: after a plan id (before it, newest first), filtered by phase, by being
+    top-level and by a search text."""
 
     first: int = DEFAULT_PAGE
     after: str | None = None
@@ -113,12 +114,16 @@ class PlanPage:
     """Kept when its description, id or project holds this, in any case."""
     count: bool = True
     """Whether to count every plan that matches (as ``DecisionPage.count``)."""
+    newest_first: bool = False
+    """Newest first (the command line's ``plans``): ``after`` is then the last plan of the page
+    before, and the page holds the plans older than it."""
 
     def params(self) -> dict[str, Any]:
         return {
             "count": self.count,
             "limit": self.first,
             "after": self.after,
+            "newest_first": self.newest_first,
             "phase": self.phase.value if self.phase else None,
             "top_level": self.top_level,
             "owner": self.owner,

@@ -40,6 +40,9 @@ class Plan(BaseModel):
     phase: Phase = Phase.STRATEGIZE
     automation_profile: AutomationProfile = Field(default_factory=AutomationProfile)
     invariants: tuple[Invariant, ...] = Field(default=(), description="declared at any scope; reconciled at Strategize entry")
+    removed_invariants: tuple[str, ...] = Field(
+        default=(), description="names removed from it (removeInvariant): kept out when it gathers the scopes again"
+    )
     created_at: UtcDatetime = Field(default_factory=utc_now)
     owner: str | None = Field(default=None, description="who instantiated it through the API; actors see only their own")
     project: NonBlank | None = Field(

@@ -23,6 +23,10 @@ class Label(StrEnum):
     EVENT_COUNTER = "EventCounter"  # the outbox's sequence, and the lock those numbering it take
     EVENT_CURSOR = "EventCursor"  # how far a plan's announcing writes are numbered, linked to nothing
     RESTORING = "Restoring"  # marks the nodes a restore is writing (cypher/backup); never in a finished database
+    CHECKPOINT = "Checkpoint"  # a LangGraph checkpoint (graphdb.checkpoints), keyed by thread, namespace and id
+    CHECKPOINT_BLOB = "CheckpointBlob"  # one channel's value at one version, held by the checkpoints that have it
+    CHECKPOINT_WRITE = "CheckpointWrite"  # a task's pending write against a checkpoint, keyed like it plus task and index
+    PLAN_RUN = "PlanRun"  # the runtime running a plan: its durable work, claimed by one worker (graphdb/runs)
 
 
 class Rel(StrEnum):
@@ -44,6 +48,8 @@ class Rel(StrEnum):
     ATTEMPT_ON = "ATTEMPT_ON"  # (:CorrectionAttempt)-[:ATTEMPT_ON]->(corrected:Decision)
     PRODUCED = "PRODUCED"  # (:CorrectionAttempt)-[:PRODUCED]->(correction:Decision)
     INVALIDATED_BY = "INVALIDATED_BY"  # (child:Plan)-[:INVALIDATED_BY]->(:CorrectionAttempt)
+    HOLDS = "HOLDS"  # (:Checkpoint)-[:HOLDS]->(:CheckpointBlob): a channel value of the checkpoint, shared while unchanged
+    RUNS = "RUNS"  # (:PlanRun)-[:RUNS]->(:Plan)
 
 
 class LoadScope(StrEnum):

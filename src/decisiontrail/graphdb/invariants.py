@@ -33,8 +33,16 @@ def put_set(tx: Transaction, invariant_set: InvariantSet) -> InvariantSet:
     return _set(record)
 
 
-def set_plan_invariants(tx: Transaction, plan_id: str, invariants: Sequence[Invariant]) -> None:
-    tx.run(query("plan/set_invariants"), plan_id=plan_id, invariants=_dump(invariants)).consume()
+def set_plan_invariants(
+    tx: Transaction, plan_id: str, invariants: Sequence[Invariant], removed: Sequence[str] | None = None
+) -> None:
+    """The plan's declared invariants; with ``removed``, the names removed from it too."""
+    tx.run(
+        query("plan/set_invariants"),
+        plan_id=plan_id,
+        invariants=_dump(invariants),
+        removed=list(removed) if removed is not None else None,
+    ).consume()
 
 
 def _dump(invariants: Sequence[Invariant]) -> str:

@@ -59,7 +59,17 @@ class Run:
 
     @property
     def size(self) -> int:
-        return len(self.decision_ids) if self.decision_ids is not None else len(self.review_ids or ())
+        """How many events it holds: one per id; one for a run with no ids (an event about the plan
+        itself, such as its run changing: consecutive ones of a write are one event).
+
+        >>> Run("recorded", "P", decision_ids=["a", "b"]).size, Run("run_updated", "P").size
+        (2, 1)
+        """
+        if self.decision_ids is not None:
+            return len(self.decision_ids)
+        if self.review_ids is not None:
+            return len(self.review_ids)
+        return 1
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,8 @@ def child_plans_of(tx: Transaction, plan_ids: list[str]) -> list[list[str]]:
 
 
 def page(tx: Transaction, page: PlanPage) -> tuple[int | None, list[str]]:
-    """(how many plans match, None unless ``page.count``; the ids of one page of them after ``page.after``)."""
+    """(how many plans match, None unless ``page.count``; the ids of one page of them after ``page.after``,
+    or before it, newest first, with ``page.newest_first``)."""
     record = tx.run(query("plan/page_plans"), **page.params()).single(strict=True)
     return record["total"], list(record["plan_ids"])
 

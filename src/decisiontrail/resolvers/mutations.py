@@ -37,33 +37,55 @@ from decisiontrail.schema.types import (
     ResolveReviewPayload,
     Review,
 )
-from decisiontrail.services import correction, lifecycle, recording, reviews
+from decisiontrail.domain.runs import RunRequest, check_model_name
+from decisiontrail.schema.runs import PlanRun, RunPlanInput
+from decisiontrail.services import correction, lifecycle, recording, reviews, runs
+from decisiontrail.settings import RuntimeSettings
 from decisiontrail.services import invariants as invariants_service
+
+
+def _instantiating(info: Info[Context, None], input: InstantiatePlanInput | RunPlanInput, **more: Any) -> Any:
+    """``lifecycle.instantiate_plan`` with what the input gives (``more``: the spawning decision, the run)."""
+    profile = input.automation_profile
+    arguments: Any = input.arguments or {}
+    if not isinstance(arguments, dict):
+        raise ValidationFailed("arguments: must be a JSON object", field="arguments")
+    return lifecycle.instantiate_plan(
+        info.context.trail,
+        input.description,
+        arguments,
+        automation_profile=AutomationProfile(edit_code=profile.edit_code, execute_command=profile.execute_command)
+        if profile
+        else None,
+        invariants=[i.model() for i in input.invariants or []],
+        project=input.project,
+        principal=info.context.principal,
+        **more,
+    )
 
 
 async def instantiate_plan(info: Info[Context, None], input: InstantiatePlanInput) -> Plan:
     """Create a plan (a child plan when ``parentDecisionId`` names a spawning decision) and its root."""
+    spawning = str(input.parent_decision_id) if input.parent_decision_id else None
+    plan, _ = await call(_instantiating, info, input, spawned_by_decision_id=spawning)
+    return Plan(model=plan)
+
+
+async def run_plan(info: Info[Context, None], input: RunPlanInput) -> Plan:
+    """Instantiate a plan and queue its run: the runtime's workers run it (ADR-033's actors)."""
 
     def run() -> Any:
-        profile = input.automation_profile
-        arguments: Any = input.arguments or {}
-        if not isinstance(arguments, dict):
-            raise ValidationFailed("arguments: must be a JSON object", field="arguments")
-        return lifecycle.instantiate_plan(
-            info.context.trail,
-            input.description,
-            arguments,
-            automation_profile=AutomationProfile(edit_code=profile.edit_code, execute_command=profile.execute_command)
-            if profile
-            else None,
-            invariants=[i.model() for i in input.invariants or []],
-            spawned_by_decision_id=str(input.parent_decision_id) if input.parent_decision_id else None,
-            project=input.project,
-            principal=info.context.principal,
-        )
+        model = check_model_name(input.model) if input.model is not None else RuntimeSettings.from_env().chat_model
+        return _instantiating(info, input, run=RunRequest(model=model))
 
     plan, _ = await call(run)
     return Plan(model=plan)
+
+
+async def cancel_run(info: Info[Context, None], run_id: strawberry.ID, reason: str = "") -> PlanRun:
+    """Stop a run that has not finished; its plan stays as far as it got."""
+    cancelled = await call(runs.cancel_run, info.context.trail, str(run_id), reason, principal=info.context.principal)
+    return PlanRun.of(cancelled)
 
 
 def _proposal(input: RecordDecisionInput) -> Proposal:

@@ -36,7 +36,8 @@ from decisiontrail.schema.types import (
     plan_cursor,
     review_cursor,
 )
-from decisiontrail.services import correction, dataset, reading, relay, reviews
+from decisiontrail.schema.runs import PlanRun
+from decisiontrail.services import correction, dataset, reading, relay, reviews, runs
 from decisiontrail.services import invariants as invariants_service
 
 
@@ -48,6 +49,12 @@ async def decision(info: Info[Context, None], id: strawberry.ID) -> Decision | N
 async def plan(info: Info[Context, None], id: strawberry.ID) -> Plan | None:
     found = await info.context.plans.load(str(id))
     return Plan(model=found) if found else None
+
+
+async def run(info: Info[Context, None], id: strawberry.ID) -> PlanRun | None:
+    """A run by id; null for one that does not exist or lies in a plan the caller may not see."""
+    found = await call(runs.find_run, info.context.trail, str(id), info.context.principal)
+    return PlanRun.of(found) if found is not None else None
 
 
 async def impact(info: Info[Context, None], decision_id: strawberry.ID, as_of: datetime | None = None) -> Impact:

@@ -16,7 +16,8 @@ from decisiontrail.domain.recording import CheckpointGroup
 from decisiontrail.events import EventBus
 from decisiontrail.exceptions import DecisionTrailError, NotFound
 from decisiontrail.schema.errors import client_error, in_thread
-from decisiontrail.services import Trail, reading
+from decisiontrail.domain.runs import PlanRun
+from decisiontrail.services import Trail, reading, runs
 
 T = TypeVar("T")
 
@@ -69,6 +70,11 @@ class Context:
     @cached_property
     def contexts(self) -> DataLoader[str, str | None]:
         return _loader(lambda hashes: reading.find_contexts(self.trail, hashes))
+
+    @cached_property
+    def runs(self) -> DataLoader[str, PlanRun | None]:
+        """Each plan's newest run, by plan id (the caller has seen the plan)."""
+        return _loader(lambda ids: runs.runs_of_plans(self.trail, ids))
 
     @cached_property
     def phase_changes(self) -> DataLoader[str, list[dict[str, Any]]]:

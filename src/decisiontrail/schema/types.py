@@ -48,6 +48,7 @@ from decisiontrail.services import correction as correction_service
 
 if TYPE_CHECKING:
     from decisiontrail.schema.dataset import CorrectionExample
+    from decisiontrail.schema.runs import PlanRun
 
 MAX_TOP = 100
 
@@ -532,6 +533,15 @@ class Plan:
     @strawberry.field
     def invalidated_at(self) -> datetime | None:
         return self.model.invalidated_at
+
+    @strawberry.field(  # type: ignore[untyped-decorator]
+        description="The runtime's run of this plan (runPlan, or a child plan it spawned); null for a plan clients record."
+    )
+    async def run(self, info: Info[Context, None]) -> Annotated["PlanRun", strawberry.lazy("decisiontrail.schema.runs")] | None:
+        from decisiontrail.schema import runs
+
+        found = await info.context.runs.load(self.model.plan_id)
+        return runs.PlanRun.of(found) if found is not None else None
 
     @strawberry.field
     def project(self) -> str | None:
@@ -1078,6 +1088,16 @@ class CorrectionAttempt:
             seen = {d.decision_id for d in await _visible_decisions(info, ids)}
             ids = tuple(i for i in ids if i in seen)
         return [strawberry.ID(i) for i in ids]
+
+    @strawberry.field(
+        description="Where the invalidated work re-runs: each actor run's first invalidated decision and its checkpoint (those the caller may see)."
+    )  # type: ignore[untyped-decorator]
+    async def replay_frontier(self, info: Info[Context, None]) -> list[ReplayPoint]:
+        points = self.model.replay_frontier
+        if info.context.limited:
+            seen = {p.plan_id for p in await _visible_plans(info, [p.plan_id for p in points])}
+            points = tuple(p for p in points if p.plan_id in seen)
+        return [ReplayPoint.of(p) for p in points]
 
     @classmethod
     def of(cls, a: DomainCorrectionAttempt) -> CorrectionAttempt:

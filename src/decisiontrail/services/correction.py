@@ -36,7 +36,7 @@ from decisiontrail.domain.placement import Recording, place_all
 from decisiontrail.domain.recording import prompt_context
 from decisiontrail.events import EventKind
 from decisiontrail.exceptions import Conflict, NotFound, RuleViolation, TooLarge, ValidationFailed
-from decisiontrail.graphdb import corrections, decisions, outbox, plans
+from decisiontrail.graphdb import corrections, decisions, outbox, plans, runs
 from decisiontrail.graphdb.corrections import PhaseMove
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
@@ -91,6 +91,7 @@ def correct(
             limit=e.limit,
         ) from e
     reentered(trail, result)
+    trail.work_queued()  # a plan the runtime runs replays it
     return result
 
 
@@ -232,6 +233,8 @@ def correct_in(
     )
     if found.decisions != len(superseded) or found.plan_ids != downstream.plan_ids:
         raise Conflict(f"the downstream of {decision_id} changed while it was corrected; nothing was written; try again")
+    # A plan the runtime runs replays the correction itself: queued here, with the correction.
+    runs.queue_replay(tx, original.plan_id, attempt.attempt_id, downstream.plan_ids, at)
     return outcome
 
 

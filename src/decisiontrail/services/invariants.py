@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 
 from decisiontrail.access import Principal
-from decisiontrail.domain import ContextSnapshot, Decision, DecisionType, Invariant, Phase
+from decisiontrail.domain import ContextSnapshot, Decision, DecisionType, Invariant, Phase, Plan
 from decisiontrail.domain.correction import CorrectionMode, CorrectionResult, check_guidance
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.invariants import (
@@ -23,6 +23,7 @@ from decisiontrail.domain.invariants import (
     for_set,
     gather,
     reconcile,
+    regather,
 )
 from decisiontrail.domain.placement import Placed, Recording
 from decisiontrail.domain.recording import CapturedContext, check_type_in_phase
@@ -148,13 +149,39 @@ def remove_invariant(
             by,
             None,
         )
-        invariant_sets.set_plan_invariants(tx, plan_id, [i for i in plan.invariants if i.name != name])
+        invariant_sets.set_plan_invariants(
+            tx, plan_id, [i for i in plan.invariants if i.name != name], removed=[*plan.removed_invariants, name]
+        )
         return corrected
 
     # correct_in announces the correction.
     result = trail.write(work, conflict=f"invariant {name!r} of plan {plan_id} was changed concurrently")
     reentered(trail, result)
     return result
+
+
+def regather_invariants(trail: Trail, plan_id: str) -> Plan:
+    """The plan, declaring again what the scopes hold now (``domain.invariants.regather``): the first
+    step of its reconciliation at each Strategize entry. The global or project set may have changed
+    since it was instantiated; what was removed from it stays out."""
+
+    def work(tx: Transaction) -> Plan:
+        plan = plans.get_many(tx, [plan_id])[0]
+        if plan is None:
+            raise NotFound("plan", plan_id)
+        global_set, project_set = invariant_sets.get_sets(tx, plan.project)
+        now = regather(
+            plan.invariants,
+            plan.removed_invariants,
+            global_set.invariants if global_set else (),
+            project_set.invariants if project_set else (),
+        )
+        if now == plan.invariants:
+            return plan
+        invariant_sets.set_plan_invariants(tx, plan_id, now)
+        return plan.model_copy(update={"invariants": now})
+
+    return trail.database.write(work)
 
 
 def _enforces_name(decision: Decision, name: str) -> bool:

@@ -19,7 +19,8 @@ from decisiontrail.domain.rules import check_spawn_link
 from decisiontrail.events import DecisionEvent, EventKind
 from decisiontrail.exceptions import NotFound, ValidationFailed, validation_failed
 from decisiontrail.domain.invariants import gather, reconcile, unenforced
-from decisiontrail.graphdb import decisions, invariants as invariant_sets, plans
+from decisiontrail.domain.runs import RunRequest
+from decisiontrail.graphdb import decisions, invariants as invariant_sets, plans, runs
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading, recording
 from decisiontrail.services.recording import place
@@ -51,6 +52,7 @@ def instantiate_plan(
     project: str | None = None,
     principal: Principal | None = None,
     owner: str | None = None,
+    run: RunRequest | None = None,
 ) -> tuple[Plan, Decision]:
     """Create a plan from an action and its root prompt_definition, in one transaction.
 
@@ -63,6 +65,9 @@ def instantiate_plan(
     The plan declares the global invariants, its project's, its parent plan's (a child inherits
     them) and its own (``invariants``, at action or plan scope). Once it is stored, it has entered
     Strategize: the trail's reconciler records the invariants it enforces.
+
+    With ``run``, the plan's run is queued in the same transaction: the runtime runs it
+    (``services.runs``, ``actors.runtime``).
     """
     arguments = dict(arguments or {})
     if principal is not None:
@@ -111,14 +116,22 @@ def instantiate_plan(
             inherited,
         )
         store_plan(tx, plan)
-        return plan, place(tx, [Recording(root, context=context)]).decisions[0][0]
+        placed = place(tx, [Recording(root, context=context)]).decisions[0][0]
+        if run is not None:
+            runs.create(tx, run.run_for(plan.plan_id))
+        return plan, placed
 
     plan, root = trail.write(
         work,
-        lambda made: [DecisionEvent(EventKind.RECORDED, made[0].plan_id, decision_id=made[1].decision_id)],
+        lambda made: [
+            DecisionEvent(EventKind.RECORDED, made[0].plan_id, decision_id=made[1].decision_id),
+            *([DecisionEvent(EventKind.RUN_UPDATED, made[0].plan_id)] if run is not None else []),
+        ],
         conflict="the plan already exists",
     )
     trail.entered_strategize(plan)
+    if run is not None:
+        trail.work_queued()
     return plan, root
 
 

@@ -9,7 +9,7 @@ from decisiontrail.domain.placement import Recording
 from decisiontrail.domain.recording import Review, ReviewAction, resolution
 from decisiontrail.events import DecisionEvent, EventKind
 from decisiontrail.exceptions import NotFound
-from decisiontrail.graphdb import reviews
+from decisiontrail.graphdb import reviews, runs
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
 from decisiontrail.services.recording import place
@@ -58,6 +58,7 @@ def resolve_review(
         reviews.mark_resolved(
             tx, review_id, status, utc_now(), placed.chosen_option if action is not ReviewAction.APPROVE else None, by
         )
+        runs.wake(tx, [review.plan_id], utc_now())  # a run waiting on it goes on
         return placed
 
     decision = trail.write(
@@ -71,4 +72,5 @@ def resolve_review(
     plan = reading.get_plan(trail, decision.plan_id)
     if plan.phase is Phase.STRATEGIZE:  # the reconciliation goes on: an invariant may still be missing
         trail.entered_strategize(plan)
+    trail.work_queued()  # a run waiting on the review goes on
     return reading.get_review(trail, review_id), decision

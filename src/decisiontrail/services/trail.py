@@ -44,6 +44,8 @@ class Trail:
     Reconciliation Actor, wired in by the entry point that has one (ADR-033)."""
     relay: EventRelay | None = field(default=None)
     """Publishes the outbox to ``events`` while it runs (``relay.running()``, the serving process's lifespan)."""
+    wake_runtime: Callable[[], None] | None = field(default=None)
+    """Tells this process's runtime workers that a run may have been queued (else they find it when they next look)."""
 
     @classmethod
     def on(cls, graph: Graph, events: EventBus | None = None, reconciler: Reconciler | None = None) -> Trail:
@@ -60,6 +62,11 @@ class Trail:
         wired one, records the invariant_enforced decisions it is missing (ADR-033)."""
         if self.reconciler is not None:
             self.reconciler(self, plan)
+
+    def work_queued(self) -> None:
+        """A write may have queued a plan run (a run started, a correction's replay, a review resolved)."""
+        if self.wake_runtime is not None:
+            self.wake_runtime()
 
     def write(
         self,

@@ -1,5 +1,6 @@
-// Deletes one batch of pruned plans (their decisions went in earlier batches) with their reviews
-// and phase changes, then the context snapshots nothing captures any more.
+// Deletes one batch of pruned plans (their decisions went in earlier batches) with their reviews,
+// phase changes and LangGraph checkpoints (with their pending writes, and the blobs only they held),
+// then the context snapshots nothing captures any more.
 UNWIND $plan_ids AS plan_id
 MATCH (plan:Plan {plan_id: plan_id})
 WITH collect(plan) AS plans, collect(plan.plan_id) AS deleted_ids
@@ -24,6 +25,32 @@ CALL (deleted_ids) {
   MATCH (lock:PlanLock {plan_id: plan_id})
   DELETE lock
 }
+CALL (deleted_ids) {
+  // A checkpoint names its plan (graphdb.checkpoints); one written with none stays for delete_thread.
+  UNWIND deleted_ids AS plan_id
+  MATCH (checkpoint:Checkpoint {plan_id: plan_id})
+  OPTIONAL MATCH (checkpoint)-[:HOLDS]->(blob:CheckpointBlob)
+  WITH collect(DISTINCT checkpoint) AS checkpoints, collect(DISTINCT blob) AS blobs
+  CALL (checkpoints) {
+    UNWIND checkpoints AS checkpoint
+    MATCH (write:CheckpointWrite {
+      thread_id: checkpoint.thread_id, checkpoint_ns: checkpoint.checkpoint_ns, checkpoint_id: checkpoint.checkpoint_id
+    })
+    WHERE write.task_id IS NOT NULL AND write.idx IS NOT NULL
+    DELETE write
+  }
+  CALL (checkpoints) {
+    UNWIND checkpoints AS checkpoint
+    DETACH DELETE checkpoint
+  }
+  CALL (blobs) {
+    UNWIND blobs AS blob
+    WITH blob
+    WHERE NOT EXISTS { ()-[:HOLDS]->(blob) }
+    DELETE blob
+  }
+  RETURN size(checkpoints) AS deleted_checkpoints
+}
 CALL (reviews, plans) {
   UNWIND reviews + plans AS gone
   DETACH DELETE gone
@@ -34,4 +61,4 @@ CALL (contexts) {
   DETACH DELETE context
   RETURN count(*) AS deleted_contexts
 }
-RETURN deleted_ids, size(reviews) AS deleted_reviews, deleted_phase_changes, deleted_contexts
+RETURN deleted_ids, size(reviews) AS deleted_reviews, deleted_phase_changes, deleted_contexts, deleted_checkpoints

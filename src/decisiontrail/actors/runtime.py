@@ -1,0 +1,571 @@
+"""The plan runtime (issue 45): ADR-033's actors run plans end to end, and a correction replays itself.
+
+A plan's run is durable work in Neo4j (``services.runs``). A worker claims it and drives the
+orchestrator, a LangGraph graph checkpointed in the same Neo4j::
+
+    strategize -> execute -> children -> execution -> apply
+        ^                                    |
+        +------------- next_round <----------+   (the execution actor reverted to Strategize)
+
+- strategize: the plan entered Strategize and its invariants were reconciled there
+  (``Trail.entered_strategize``); once no review waits, the strategy actor decides.
+- execute: Strategize -> Execute (refused, and the run failed naming the rule, if the plan may not).
+- children: each current spawn decision's child plans are instantiated, each with its own run (a
+  parallel group's runs go concurrently); the run waits until they finish.
+- execution: the execution actor, given the Strategize tree read-only, carries it out; it may ask
+  to go back to Strategize (``revert_to_strategize``), and the plan is strategized again.
+- apply: Execute -> Apply.
+
+Each node is written to be run again from its start: LangGraph re-runs a node that paused
+(``interrupt``: for a person's review, for child runs) when the run is resumed, and a run whose
+worker died is resumed from its last checkpoint by whichever worker claims it next. Actors keep
+their own threads (``domain.runs.thread_id``); their record_decision calls carry idempotency keys,
+so a step run again records nothing twice.
+
+A correction of a plan the runtime runs queues its replay on the run, in the correction's
+transaction. The worker that claims it starts a new generation of the orchestrator: the actor whose
+decision was corrected resumes from the checkpoint the replay frontier names, with the correction
+in its context; every later step of the plan runs again where the correction invalidated it
+(child plans re-spawned where the replay spawns them); at the end the attempt's outcome is set.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any, TypedDict
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, interrupt
+
+from decisiontrail.actors.graph import build_actor
+from decisiontrail.actors.models import CORRECTION_PREFIX, Brief, ModelFactory, chat_model
+from decisiontrail.actors.reconciliation import Reconciler
+from decisiontrail.actors.replay import checkpoint_config
+from decisiontrail.actors.skills import Skills, ToolContext, role_prompt
+from decisiontrail.domain import CheckpointRef, DecisionType, Phase, Plan
+from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome
+from decisiontrail.domain.recording import ReviewStatus
+from decisiontrail.domain.runs import MAX_ATTEMPTS, Actor, PlanRun, RunRequest, RunStatus, actor_of_thread, child_descriptions
+from decisiontrail.domain.runs import thread_id as actor_thread
+from decisiontrail.exceptions import DecisionTrailError
+from decisiontrail.services import Trail, reading, runs
+from decisiontrail.services.correction import record_replay
+from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
+from decisiontrail.settings import RuntimeSettings
+
+log = logging.getLogger(__name__)
+
+RUNTIME = "runtime"
+"""Who the runtime's phase changes are recorded as made by."""
+SPAWNS = (DecisionType.SUBPLAN_SPAWN, DecisionType.SUBPLAN_PARALLEL_SPAWN)
+STRATEGIZE_TYPES = frozenset(
+    {
+        DecisionType.PROMPT_DEFINITION,
+        DecisionType.INVARIANT_ENFORCED,
+        DecisionType.STRATEGY_CHOICE,
+        DecisionType.RESOURCE_SELECTION,
+        *SPAWNS,
+    }
+)
+
+
+class RunState(TypedDict, total=False):
+    """The orchestrator's state: which run, which pass (generation) and round, what it replays."""
+
+    run_id: str
+    plan_id: str
+    model: str
+    generation: int
+    round: int
+    replay: dict[str, Any] | None
+    """The correction this generation replays: attempt_id, guidance, mode, thread_id, checkpoint."""
+    replayed: bool
+    """Whether the corrected actor has been resumed (later rounds run afresh)."""
+
+
+class Lost(Exception):
+    """The run is no longer this worker's: cancelled, or claimed by another after its lease lapsed."""
+
+
+class Failed(Exception):
+    """A step the run cannot get past (a child plan's run failed, the model recorded no strategy)."""
+
+
+@dataclass(frozen=True)
+class Waiting:
+    what: str
+    detail: str = ""
+
+
+class Runtime:
+    """Runs plans: claims runs from Neo4j and drives each through the orchestrator.
+
+    ``trail`` is what the services write into (its reconciler is the Invariant Reconciliation
+    Actor, checkpointed in ``checkpointer`` like every actor here); ``worker`` names this worker
+    in the runs it claims.
+    """
+
+    def __init__(
+        self,
+        trail: Trail,
+        checkpointer: BaseCheckpointSaver[Any],
+        *,
+        worker: str | None = None,
+        skills: Skills | None = None,
+        settings: RuntimeSettings | None = None,
+        models: ModelFactory = chat_model,
+    ) -> None:
+        self.trail = trail if trail.reconciler is not None else replace(trail, reconciler=Reconciler(checkpointer))
+        self.checkpointer = checkpointer
+        self.worker = worker or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.skills = skills or Skills()
+        self.settings = settings or RuntimeSettings.from_env()
+        self.lease = timedelta(seconds=self.settings.lease)
+        self.models = models
+        """Builds each actor's chat model from the run's model name (``actors.models.chat_model``)."""
+        self.graph = self._orchestrator()
+        self._held: dict[str, PlanRun] = {}
+        self._lost: set[str] = set()
+        self._lock = threading.Lock()
+
+    # -- the worker's side --------------------------------------------------------------------
+
+    def run_once(self) -> PlanRun | None:
+        """Claim one run and drive it until it waits, finishes or fails; the run as it was left,
+        None when no run was waiting to be claimed."""
+        held = runs.claim(self.trail, self.worker, self.lease)
+        if held is None:
+            return None
+        with self._lock:
+            self._held[held.run_id] = held
+            self._lost.discard(held.run_id)
+        try:
+            return self._drive(held)
+        finally:
+            with self._lock:
+                self._held.pop(held.run_id, None)
+
+    def heartbeat(self) -> None:
+        """Keep the leases of the runs this worker drives; those it lost stop at their next step."""
+        with self._lock:
+            held = list(self._held.values())
+        for lost in runs.heartbeat(self.trail, self.worker, [r.run_id for r in held], self.lease):
+            with self._lock:
+                self._lost.add(lost)
+
+    def run_until_settled(self, plan_id: str, timeout: float = 300.0, poll: float = 0.05) -> PlanRun:
+        """Drive runs in this thread until the plan's run has finished, or waits while no run of its
+        hierarchy is queued or running (a person's review, here or in a child plan); the CLI's
+        ``run --wait`` and the tests. Other plans' runs met meanwhile are driven too."""
+        deadline = time.monotonic() + timeout
+        while True:
+            current = runs.runs_of_plans(self.trail, [plan_id])[0]
+            if current is None:
+                raise LookupError(f"plan {plan_id} has no run")
+            if current.finished:
+                return current
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the run of plan {plan_id} did not settle in {timeout:.0f} s (it is {current.status.value})")
+            if self.run_once() is not None:
+                continue
+            if current.status is RunStatus.WAITING and not runs.active_in_hierarchy(self.trail, plan_id):
+                return current
+            time.sleep(poll)
+
+    def _drive(self, held: PlanRun) -> PlanRun | None:
+        if held.attempts > MAX_ATTEMPTS:
+            return runs.finish(
+                self.trail, held, self.worker, RunStatus.FAILED, error=f"gave up after {MAX_ATTEMPTS} claims (workers stopped)"
+            )
+        state: RunState = {}
+        try:
+            config, start = self._start(held)
+            state = dict(self.graph.get_state(config).values)  # type: ignore[assignment]
+            self.graph.invoke(start, config)
+            snapshot = self.graph.get_state(config)
+            state = dict(snapshot.values)  # type: ignore[assignment]
+            if snapshot.next:
+                waiting = snapshot.interrupts[0].value if snapshot.interrupts else {"waiting": "children"}
+                return runs.finish(
+                    self.trail,
+                    held,
+                    self.worker,
+                    RunStatus.WAITING,
+                    waiting_for=waiting.get("waiting"),
+                    actor=waiting.get("actor"),
+                    error=None,
+                )
+            self._replay_done(state, ReplayOutcome.REPLAYED, None)
+            return runs.finish(self.trail, held, self.worker, RunStatus.SUCCEEDED, actor=None, waiting_for=None, error=None)
+        except Lost:
+            log.info("run %s is no longer this worker's (cancelled, or claimed again); left as it is", held.run_id)
+            return None
+        except Exception as e:  # an actor's or a step's failure is the run's: visible on it, and on its replay
+            log.warning("run %s failed: %s", held.run_id, e, exc_info=not isinstance(e, (Failed, DecisionTrailError)))
+            detail = f"{type(e).__name__}: {e}" if not isinstance(e, DecisionTrailError) else f"{e.code}: {e.message}"
+            self._replay_done(state, ReplayOutcome.FAILED, detail)
+            return runs.finish(self.trail, held, self.worker, RunStatus.FAILED, error=detail[:2000])
+
+    def _start(self, held: PlanRun) -> tuple[RunnableConfig, Any]:
+        """Where this turn starts: a queued replay (a new generation), the generation's pause, or its beginning."""
+        config = self._config(held, held.generation)
+        snapshot = self.graph.get_state(config)
+        if held.replays:
+            previous = snapshot.values.get("replay") if snapshot.values and snapshot.next else None
+            if previous is not None:
+                self._replay_done(
+                    dict(snapshot.values),
+                    ReplayOutcome.NOT_NEEDED,
+                    f"correction attempt {held.replays[0]} came before this replay finished; that replay continues from it",
+                )
+            attempt_id = held.replays[0]
+            taken = runs.take_replay(self.trail, held, self.worker, attempt_id)
+            if taken is None:
+                raise Lost(held.run_id)
+            self._update_held(taken)
+            start: RunState = {
+                "run_id": held.run_id,
+                "plan_id": held.plan_id,
+                "model": held.model,
+                "generation": taken.generation,
+                "round": 0,
+                "replay": self._replay_of(attempt_id, held.plan_id),
+                "replayed": False,
+            }
+            return self._config(held, taken.generation), start
+        if not snapshot.values:
+            return config, {
+                "run_id": held.run_id,
+                "plan_id": held.plan_id,
+                "model": held.model,
+                "generation": held.generation,
+                "round": 0,
+                "replay": None,
+                "replayed": False,
+            }
+        if snapshot.interrupts:
+            return config, Command(resume=True)
+        return config, None  # a turn cut short (the worker died): on from the last checkpoint
+
+    def _config(self, held: PlanRun, generation: int) -> RunnableConfig:
+        return {"configurable": {"thread_id": f"run:{held.run_id}:orchestrator:g{generation}", "plan_id": held.plan_id}}
+
+    def _replay_of(self, attempt_id: str, plan_id: str) -> dict[str, Any]:
+        attempt = reading.get_attempt(self.trail, attempt_id)
+        point = next(
+            (
+                p
+                for p in attempt.replay_frontier
+                if p.plan_id == plan_id and actor_of_thread(p.thread_id) in (Actor.STRATEGY, Actor.EXECUTION)
+            ),
+            None,
+        )
+        return {
+            "attempt_id": attempt_id,
+            "at": attempt.at.isoformat(),
+            "guidance": attempt.guidance,
+            "mode": attempt.mode.value,
+            "correction_decision_id": attempt.correction_decision_id,
+            "thread_id": point.thread_id if point is not None else None,
+            "checkpoint": point.checkpoint.model_dump() if point is not None and point.checkpoint is not None else None,
+        }
+
+    def _replay_done(self, state: Mapping[str, Any], outcome: ReplayOutcome, detail: str | None) -> None:
+        """Set the outcome of the correction ``state``'s generation replayed, if it replayed one."""
+        replay = state.get("replay")
+        if not replay or reading.get_attempt(self.trail, replay["attempt_id"]).replay_outcome is not ReplayOutcome.PENDING:
+            return
+        ids: list[str] = []
+        if outcome is ReplayOutcome.REPLAYED:
+            since = datetime.fromisoformat(replay["at"])
+            ids = [
+                d.decision_id
+                for d in reading.list_decisions(self.trail, state["plan_id"], current_only=True)
+                if d.created_at > since and d.decision_id != replay["correction_decision_id"]
+            ]
+            if not ids:
+                outcome, detail = ReplayOutcome.NOT_NEEDED, "the plan went on from the correction without re-deciding anything"
+            else:
+                detail = f"{len(ids)} decision(s) recorded anew by worker {self.worker}"
+        try:
+            record_replay(self.trail, replay["attempt_id"], outcome, detail, ids)
+        except DecisionTrailError as e:
+            log.warning("could not record the outcome of correction attempt %s: %s", replay["attempt_id"], e.message)
+
+    def _update_held(self, run: PlanRun) -> None:
+        with self._lock:
+            self._held[run.run_id] = run
+
+    def _check(self, state: RunState, actor: Actor | None = None) -> PlanRun:
+        """The run, still this worker's (else ``Lost``), with the actor now running recorded on it."""
+        with self._lock:
+            held = self._held.get(state["run_id"])
+            lost = state["run_id"] in self._lost
+        if held is None or lost:
+            raise Lost(state["run_id"])
+        updated = runs.update(self.trail, held, self.worker, actor=actor.value if actor else None, waiting_for=None)
+        if updated is None:
+            raise Lost(state["run_id"])
+        return updated
+
+    # -- the orchestrator -------------------------------------------------------------------
+
+    def _orchestrator(self) -> CompiledStateGraph[Any]:
+        graph = StateGraph(RunState)
+        graph.add_node("strategize", self._strategize)
+        graph.add_node("execute", self._execute)
+        graph.add_node("children", self._children)
+        graph.add_node("execution", self._execution)
+        graph.add_node("next_round", lambda state: {"round": state.get("round", 0) + 1})
+        graph.add_node("apply", self._apply)
+        graph.add_edge(START, "strategize")
+        graph.add_edge("strategize", "execute")
+        graph.add_edge("execute", "children")
+        graph.add_edge("children", "execution")
+        graph.add_conditional_edges("execution", self._after_execution, ["next_round", "apply"])
+        graph.add_edge("next_round", "strategize")
+        graph.add_edge("apply", END)
+        return graph.compile(checkpointer=self.checkpointer)
+
+    def _plan(self, state: RunState) -> Plan:
+        return reading.get_plan(self.trail, state["plan_id"])
+
+    def _strategize(self, state: RunState) -> dict[str, Any]:
+        plan = self._plan(state)
+        if plan.phase is not Phase.STRATEGIZE:
+            return {}
+        self._check(state, Actor.RECONCILIATION)
+        self._await_reviews(state, plan, Actor.RECONCILIATION)
+        replayed = self._run_actor(state, Actor.STRATEGY, plan)
+        self._await_reviews(state, plan, Actor.STRATEGY)
+        return {"replayed": state.get("replayed", False) or replayed}
+
+    def _execute(self, state: RunState) -> dict[str, Any]:
+        plan = self._plan(state)
+        if plan.phase is Phase.STRATEGIZE:
+            self._check(state)
+            self._await_reviews(state, plan, Actor.STRATEGY)
+            advance_phase(self.trail, plan.plan_id, Phase.EXECUTE, "strategy complete", by=RUNTIME)
+        return {}
+
+    def _children(self, state: RunState) -> dict[str, Any]:
+        plan = self._plan(state)
+        if plan.phase is not Phase.EXECUTE:
+            return {}
+        held = self._check(state)
+        spawns = [d for d in reading.list_decisions(self.trail, plan.plan_id, current_only=True) if d.decision_type in SPAWNS]
+        if not spawns:
+            return {}
+        child_ids = reading.child_plans_of(self.trail, [plan.plan_id])[0]
+        children = [c for c in reading.get_plans(self.trail, child_ids) if c is not None and not c.is_invalidated]
+        for spawn in spawns:
+            existing = {c.description for c in children if c.spawned_by_decision_id == spawn.decision_id}
+            for description in child_descriptions(
+                spawn.chosen_option, spawn.decision_type is DecisionType.SUBPLAN_PARALLEL_SPAWN
+            ):
+                if description in existing:
+                    continue
+                child, _ = instantiate_plan(
+                    self.trail,
+                    description,
+                    _child_arguments(plan),
+                    automation_profile=plan.automation_profile,
+                    spawned_by_decision_id=spawn.decision_id,
+                    owner=plan.owner,
+                    run=RunRequest(model=held.model, parent_run_id=held.run_id),
+                )
+                log.info("run %s spawned child plan %s from decision %s", held.run_id, child.plan_id, spawn.decision_id)
+                children.append(child)
+        current = [c for c in children if c.spawned_by_decision_id in {s.decision_id for s in spawns}]
+        while True:
+            child_runs = runs.runs_of_plans(self.trail, [c.plan_id for c in current])
+            failed = [r for r in child_runs if r is not None and r.status in (RunStatus.FAILED, RunStatus.CANCELLED)]
+            if failed:
+                raise Failed(
+                    f"the run of child plan {failed[0].plan_id} {failed[0].status.value}: {failed[0].error or ''}".rstrip(": ")
+                )
+            if all(r is None or r.status is RunStatus.SUCCEEDED for r in child_runs):
+                return {}
+            interrupt({"waiting": "children", "plan_ids": [c.plan_id for c in current]})
+            self._check(state)
+
+    def _execution(self, state: RunState) -> dict[str, Any]:
+        plan = self._plan(state)
+        if plan.phase is not Phase.EXECUTE:
+            return {}
+        replayed = self._run_actor(state, Actor.EXECUTION, plan)
+        self._await_reviews(state, plan, Actor.EXECUTION)
+        return {"replayed": state.get("replayed", False) or replayed}
+
+    def _after_execution(self, state: RunState) -> str:
+        return "next_round" if self._plan(state).phase is Phase.STRATEGIZE else "apply"
+
+    def _apply(self, state: RunState) -> dict[str, Any]:
+        plan = self._plan(state)
+        if plan.phase is Phase.EXECUTE:
+            self._check(state)
+            advance_phase(self.trail, plan.plan_id, Phase.APPLY, "execution complete", by=RUNTIME)
+        return {}
+
+    def _await_reviews(self, state: RunState, plan: Plan, actor: Actor) -> None:
+        """Pause the run while reviews wait in the plan (resolving one queues the run again)."""
+        while pending := reading.pending_reviews(self.trail, plan.plan_id):
+            interrupt({"waiting": "review", "actor": actor.value, "review_ids": [r.review_id for r in pending]})
+            self._check(state, actor)
+
+    # -- the actors ---------------------------------------------------------------------------
+
+    def _run_actor(self, state: RunState, role: Actor, plan: Plan) -> bool:
+        """Run (or resume) ``role``'s actor on the plan to its end; whether it was the replayed one."""
+        self._check(state, role)
+        replay = state.get("replay")
+        replaying = bool(replay and not state.get("replayed") and actor_of_thread(replay.get("thread_id") or "") is role)
+        thread = (
+            replay["thread_id"]
+            if replaying and replay
+            else actor_thread(state["run_id"], state["generation"], role, state["round"])
+        )
+        brief = self._brief(plan, role, state)
+        actor = build_actor(
+            self.models(state["model"], role, brief, self.settings),
+            self.skills.tools(ToolContext(self.trail, role)),
+            self.checkpointer,
+        )
+        config: RunnableConfig = {"configurable": {"thread_id": thread, "plan_id": plan.plan_id}}
+        snapshot = actor.get_state(config)
+        if replaying and replay is not None:
+            marker = f"correction-{replay['attempt_id']}"
+            if not any(getattr(m, "id", None) == marker for m in snapshot.values.get("messages", [])):
+                base = config
+                if replay["mode"] == CorrectionMode.REVERT.value and replay.get("checkpoint"):
+                    at = actor.get_state(checkpoint_config(CheckpointRef(**replay["checkpoint"])))
+                    base = at.parent_config or checkpoint_config(CheckpointRef(**replay["checkpoint"]))
+                forked = actor.update_state(
+                    base, {"messages": [HumanMessage(CORRECTION_PREFIX + replay["guidance"], id=marker)]}, as_node="tools"
+                )
+                actor.invoke(None, forked)
+        elif not snapshot.values.get("messages"):
+            actor.invoke(
+                {
+                    "messages": [SystemMessage(role_prompt(role)), HumanMessage(brief.text(role))],
+                    "plan_id": plan.plan_id,
+                    "resources": [],
+                    "depends_on": [],
+                },
+                config,
+            )
+        while (snapshot := actor.get_state(config)).next:
+            self._check(state, role)
+            asked = [i.value for i in snapshot.interrupts]
+            if not asked:
+                actor.invoke(None, config)  # a turn cut short: on from the actor's last checkpoint
+                continue
+            review_id = asked[0]["review_id"]
+            while reading.get_review(self.trail, review_id).status is ReviewStatus.PENDING:
+                interrupt({"waiting": "review", "actor": role.value, "review_ids": [review_id]})
+                self._check(state, role)
+            actor.invoke(Command(resume={"review_id": review_id}), config)
+        return replaying
+
+    def _brief(self, plan: Plan, role: Actor, state: RunState) -> Brief:
+        strategy = ""
+        if role is Actor.EXECUTION:
+            strategy = "\n".join(
+                f"- {d.decision_type.value}: {d.question} -> {d.chosen_option}"
+                for d in reading.list_decisions(self.trail, plan.plan_id, current_only=True)
+                if d.decision_type in STRATEGIZE_TYPES and d.decision_type is not DecisionType.PROMPT_DEFINITION
+            )
+        note = ""
+        if role is Actor.STRATEGY and state.get("round", 0) > 0:
+            changes = reading.phase_changes(self.trail, plan.plan_id)
+            note = f"Back in Strategize: {changes[-1].get('reason') or 'the execution actor reverted'}" if changes else ""
+        return Brief(
+            plan_id=plan.plan_id,
+            description=plan.description,
+            arguments=plan.arguments,
+            invariants=[f"{i.name}: {i.statement}" for i in plan.invariants],
+            strategy=strategy,
+            note=note,
+        )
+
+
+def _child_arguments(plan: Plan) -> dict[str, Any]:
+    """A child plan's arguments: the parent's depth, one level less (the scripted playbook's bound)."""
+    depth = plan.arguments.get("depth", 2)
+    depth = depth if isinstance(depth, int) and not isinstance(depth, bool) else 2
+    return {"depth": depth - 1}
+
+
+class Workers:
+    """Worker threads driving runs in a serving process, and one keeping their leases.
+
+    Started with the app (``running()``), stopped with it: a run a stopping worker holds is left
+    to its lease, and resumed by the next claim (this process's after a restart, or another's).
+    """
+
+    def __init__(self, runtime: Runtime, count: int = 2, poll: float = 0.5, wakeup: threading.Event | None = None) -> None:
+        self.runtime = runtime
+        self.count = count
+        self.poll = poll
+        self._stop = threading.Event()
+        self._wake = wakeup or threading.Event()
+        """Set when a run may have been queued (``Trail.wake_runtime``): a worker looks at once."""
+        self._threads: list[threading.Thread] = []
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    @contextmanager
+    def running(self) -> Iterator[Workers]:
+        self._stop.clear()
+        self._threads = [
+            threading.Thread(target=self._work, name=f"decisiontrail-run-{i}", daemon=True) for i in range(self.count)
+        ]
+        self._threads.append(threading.Thread(target=self._keep_leases, name="decisiontrail-run-leases", daemon=True))
+        for thread in self._threads:
+            thread.start()
+        try:
+            yield self
+        finally:
+            self._stop.set()
+            self._wake.set()
+            for thread in self._threads:
+                thread.join(timeout=60)
+                if thread.is_alive():
+                    log.error("runtime thread %s did not stop within 60 s", thread.name)
+
+    @property
+    def alive(self) -> bool:
+        return any(t.is_alive() for t in self._threads)
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if self.runtime.run_once() is not None:
+                    continue
+            except DecisionTrailError as e:  # Neo4j unreachable, a wipe under us: try again shortly
+                log.warning("runtime worker: %s: %s", e.code, e.message)
+            except Exception:
+                log.exception("runtime worker: claiming a run failed")
+            self._wake.wait(self.poll)
+            self._wake.clear()
+
+    def _keep_leases(self) -> None:
+        while not self._stop.wait(self.runtime.settings.lease / 3):
+            try:
+                self.runtime.heartbeat()
+            except Exception:
+                log.exception("runtime: keeping the leases failed")

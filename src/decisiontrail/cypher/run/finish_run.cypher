@@ -1,0 +1,28 @@
+// A worker ends its turn with the run: waiting, succeeded or failed. A run a correction queued a
+// replay for meanwhile, or one woken while it was held (what it would wait for happened), goes
+// back to the queue instead; a run that finished wakes its parent's run, waiting for its children.
+// Nothing when the claim is no longer the worker's own.
+MATCH (run:PlanRun {run_id: $run_id})
+WHERE run.status = 'running' AND run.claimed_by = $worker AND run.attempts = $attempts
+WITH run,
+     CASE
+       WHEN $status <> 'failed' AND size(coalesce(run.replays, [])) > 0 THEN 'queued'
+       WHEN $status = 'waiting' AND coalesce(run.woken, false) THEN 'queued'
+       ELSE $status
+     END AS status
+SET run += $changes,
+    run.status = status,
+    run.woken = false,
+    run.claimed_by = null,
+    run.lease_until = null,
+    run.attempts = CASE WHEN status IN ['queued', 'waiting'] THEN 0 ELSE run.attempts END,
+    run.updated_at = $now
+WITH run
+CALL (run) {
+  MATCH (parent:PlanRun {run_id: run.parent_run_id})
+  WHERE run.status IN ['succeeded', 'failed', 'cancelled'] AND parent.status IN ['waiting', 'running']
+  SET parent.woken = parent.status = 'running',
+      parent.status = CASE WHEN parent.status = 'waiting' THEN 'queued' ELSE parent.status END,
+      parent.updated_at = $now
+}
+RETURN run

@@ -1,0 +1,5 @@
+// The replay a worker took up leaves the run's queue of replays.
+MATCH (run:PlanRun {run_id: $run_id})
+WHERE run.claimed_by = $worker AND run.attempts = $attempts
+SET run.replays = [r IN coalesce(run.replays, []) WHERE r <> $attempt_id]
+RETURN run

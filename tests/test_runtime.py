@@ -1,0 +1,87 @@
+"""The plan runtime (issue 45): plans run end to end by ADR-033's actors, and corrections replayed by
+the service itself, with no client acting."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from decisiontrail.actors.runtime import Runtime
+from decisiontrail.domain import DecisionType, Invariant, Phase
+from decisiontrail.domain.correction import ReplayOutcome
+from decisiontrail.domain.runs import RunRequest, RunStatus
+from decisiontrail.graphdb.checkpoints import Neo4jCheckpointSaver
+from decisiontrail.services import Trail, analysis, reading, runs
+from decisiontrail.services.correction import correct
+from decisiontrail.services.lifecycle import instantiate_plan
+
+
+@pytest.fixture
+def saver(store: Trail) -> Iterator[Any]:
+    yield Neo4jCheckpointSaver(store.graph)
+
+
+def _types(store: Trail, plan_id: str) -> list[str]:
+    return [d.decision_type.value for d in reading.list_decisions(store, plan_id, current_only=True)]
+
+
+def _children(store: Trail, plan_id: str) -> list[Any]:
+    ids = reading.child_plans_of(store, [plan_id])[0]
+    return [p for p in reading.get_plans(store, ids) if p is not None]
+
+
+def test_a_run_records_the_whole_hierarchy_with_the_scripted_model(store: Trail, saver: Any) -> None:
+    runtime = Runtime(store, saver)
+    plan, _ = instantiate_plan(
+        runtime.trail,
+        "Add rate limiting to the billing API",
+        invariants=[Invariant(name="coverage", statement="Coverage stays at 80%")],
+        run=RunRequest(),
+    )
+    run = runtime.run_until_settled(plan.plan_id, timeout=120)
+
+    assert run.status is RunStatus.SUCCEEDED, run.error
+    assert reading.get_plan(store, plan.plan_id).phase is Phase.APPLY
+    assert _types(store, plan.plan_id) == [
+        "prompt_definition",
+        "invariant_enforced",
+        "strategy_choice",
+        "resource_selection",
+        "subplan_spawn",
+        "implementation_choice",
+        "tool_invocation",
+    ]
+    (child,) = _children(store, plan.plan_id)
+    assert child.phase is Phase.APPLY
+    assert "subplan_spawn" not in _types(store, child.plan_id)  # depth 2: the child spawns none
+    assert runs.runs_of_plans(store, [child.plan_id])[0].status is RunStatus.SUCCEEDED  # type: ignore[union-attr]
+    assert analysis.check_all(store).ok
+
+
+def test_a_corrected_strategy_is_replayed_by_the_service(store: Trail, saver: Any) -> None:
+    runtime = Runtime(store, saver)
+    plan, _ = instantiate_plan(runtime.trail, "Add rate limiting to the billing API", run=RunRequest())
+    runtime.run_until_settled(plan.plan_id, timeout=120)
+    (old_child,) = _children(store, plan.plan_id)
+    strategy = next(d for d in reading.list_decisions(store, plan.plan_id) if d.decision_type is DecisionType.STRATEGY_CHOICE)
+
+    result = correct(runtime.trail, strategy.decision_id, "revert", "Use Redis counters shared by every replica")
+    assert runs.runs_of_plans(store, [plan.plan_id])[0].status is RunStatus.QUEUED  # type: ignore[union-attr]
+    run = runtime.run_until_settled(plan.plan_id, timeout=120)
+
+    assert run.status is RunStatus.SUCCEEDED, run.error
+    attempt = reading.get_attempt(store, result.attempt.attempt_id)
+    assert attempt.replay_outcome is ReplayOutcome.REPLAYED, attempt.replay_detail
+    current = reading.list_decisions(store, plan.plan_id, current_only=True)
+    choice = next(
+        d for d in current if d.decision_type is DecisionType.STRATEGY_CHOICE and d.decision_id != result.correction.decision_id
+    )
+    assert choice.chosen_option == "Use Redis counters shared by every replica"
+    assert reading.get_plan(store, plan.plan_id).phase is Phase.APPLY
+    children = _children(store, plan.plan_id)
+    fresh = [c for c in children if not c.is_invalidated]
+    assert len(children) == 2 and len(fresh) == 1 and fresh[0].plan_id != old_child.plan_id
+    assert reading.get_plan(store, fresh[0].plan_id).phase is Phase.APPLY
+    assert analysis.check_all(store).ok
