@@ -412,6 +412,16 @@ NOTES = """\
   decisions, where only `check --all` (one process) and `export --all` run. At the quick sizes
   each group-by-group row is five runs of ours and of the stream, interleaved (who goes first
   alternates) after a warm-up run of each; at the full sizes, one of each.
+- **Runtime.** `bench/runtime.py`. Ours is `runPlan` of a 3-level hierarchy (`depth: 3`) on the
+  served process's runtime workers with the scripted model, polled until its run has SUCCEEDED:
+  reconciliation, the strategy and execution actors (LangGraph graphs, each step checkpointed in
+  Neo4j), the child plans and their runs, the phase changes. The baseline records the same plans
+  and decisions as a client would over the same API, in the same order (instantiatePlan,
+  recordDecision one by one, advancePhase): what the runtime adds to the recording alone. Both are
+  given per decision; each run's decisions are compared with the first run's, type by type. The
+  replay row has no baseline: it is the time from a strategy correction's transaction to the
+  replay's outcome written, read from the attempt in Neo4j (a whole plan re-run from the corrected
+  actor's checkpoint, a child plan spawned anew, Apply), over 20 corrections after a warm-up one.
 """
 
 
@@ -507,7 +517,7 @@ def merge(previous: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-_ORDER = ["offline", "recording", "lineage", "correction", "tree", "events", "explorer"]
+_ORDER = ["offline", "recording", "lineage", "correction", "tree", "events", "explorer", "runtime"]
 
 
 def _part(run: dict[str, Any]) -> dict[str, Any]:

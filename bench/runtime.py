@@ -25,7 +25,9 @@ RECORD = """mutation($input: RecordDecisionInput!) { recordDecision(input: $inpu
 PHASE = "mutation($id: ID!, $phase: Phase!) { advancePhase(planId: $id, phase: $phase) { phase } }"
 CORRECT = """mutation($id: ID!) { correctDecision(input: {decisionId: $id, mode: REVERT, guidance: "Use Redis counters"}) {
   attempt { attemptId } } }"""
-STRATEGY = """query($id: ID!) { plan(id: $id) { decisions(filter: {status: CURRENT, decisionType: STRATEGY_CHOICE}) { nodes { id } } } }"""
+STRATEGY = (
+    """query($id: ID!) { plan(id: $id) { decisions(filter: {status: CURRENT, types: [STRATEGY_CHOICE]}) { nodes { id } } } }"""
+)
 REPLAY_TIMES = """
 MATCH (attempt:CorrectionAttempt {attempt_id: $attempt_id})
 RETURN attempt.at AS at, attempt.replayed_at AS replayed_at, attempt.replay_outcome AS outcome"""
@@ -112,49 +114,49 @@ def _hierarchy(client: httpx.Client, plan_id: str) -> list[dict[str, Any]]:
     return plans
 
 
-def _record_alone(client: httpx.Client, hierarchy: list[dict[str, Any]]) -> None:
-    """The same plans and decisions, recorded by a client: each plan instantiated (a child from the
-    spawn recorded in its parent), each decision recorded on its own, the phases moved."""
-    spawn: str | None = None
-    for plan in hierarchy:
-        made = graphql(
-            client,
-            INSTANTIATE,
-            input={"description": "recorded alone", **({"parentDecisionId": spawn} if spawn else {})},
-        )["instantiatePlan"]
-        ids = {plan["decisions"][0]["id"]: made["rootDecision"]["id"]}
-        executing = False
-        next_spawn = None
-        for d in plan["decisions"][1:]:
-            if d["decisionType"] in EXECUTE_TYPES and not executing:
-                graphql(client, PHASE, id=made["id"], phase="EXECUTE")
-                executing = True
-            recorded = graphql(
-                client,
-                RECORD,
-                input={
-                    "planId": made["id"],
-                    "decisionType": d["decisionType"],
-                    "question": d["question"],
-                    "chosenOption": d["chosenOption"],
-                    "alternativesConsidered": d["alternativesConsidered"],
-                    "confidenceScore": d["confidenceScore"],
-                    "rationale": d["rationale"],
-                    "parentDecisionId": ids.get(d["parentDecisionId"] or ""),
-                    "contextSnapshot": {
-                        "hotContextHash": (digest := hashlib.sha256(f"{made['id']}/{d['id']}".encode()).hexdigest()),
-                        "hotContextRef": f"bench://context/{digest}",
-                        "actorStateRef": {"threadId": f"bench-{made['id']}", "checkpointId": d["id"]},
-                    },
-                },
-            )["recordDecision"]["decision"]
-            ids[d["id"]] = recorded["id"]
-            if d["decisionType"] == "SUBPLAN_SPAWN":
-                next_spawn = recorded["id"]
-        if not executing:
-            graphql(client, PHASE, id=made["id"], phase="EXECUTE")
-        graphql(client, PHASE, id=made["id"], phase="APPLY")
-        spawn = next_spawn
+def _record_alone(client: httpx.Client, hierarchy: list[dict[str, Any]], level: int = 0, spawn: str | None = None) -> None:
+    """The same plans and decisions, recorded by a client in the order the runtime makes them: a
+    plan's Strategize decisions, Execute, its child plan (from the spawn it recorded) whole, its
+    Execute decisions, Apply; each plan instantiated, each decision recorded on its own."""
+    plan = hierarchy[level]
+    made = graphql(
+        client, INSTANTIATE, input={"description": "recorded alone", **({"parentDecisionId": spawn} if spawn else {})}
+    )["instantiatePlan"]
+    ids = {plan["decisions"][0]["id"]: made["rootDecision"]["id"]}
+    later = [d for d in plan["decisions"][1:] if d["decisionType"] in EXECUTE_TYPES]
+    for d in [d for d in plan["decisions"][1:] if d["decisionType"] not in EXECUTE_TYPES]:
+        ids[d["id"]] = _record(client, made["id"], d, ids)
+    graphql(client, PHASE, id=made["id"], phase="EXECUTE")
+    spawned = next((ids[d["id"]] for d in plan["decisions"] if d["decisionType"] == "SUBPLAN_SPAWN"), None)
+    if level + 1 < len(hierarchy):
+        _record_alone(client, hierarchy, level + 1, spawned)
+    for d in later:
+        ids[d["id"]] = _record(client, made["id"], d, ids)
+    graphql(client, PHASE, id=made["id"], phase="APPLY")
+
+
+def _record(client: httpx.Client, plan_id: str, d: dict[str, Any], ids: dict[str, str]) -> str:
+    digest = hashlib.sha256(f"{plan_id}/{d['id']}".encode()).hexdigest()
+    recorded: str = graphql(
+        client,
+        RECORD,
+        input={
+            "planId": plan_id,
+            "decisionType": d["decisionType"],
+            "question": d["question"],
+            "chosenOption": d["chosenOption"],
+            "alternativesConsidered": d["alternativesConsidered"],
+            "confidenceScore": d["confidenceScore"],
+            "rationale": d["rationale"],
+            "parentDecisionId": ids.get(d["parentDecisionId"] or ""),
+            "contextSnapshot": {
+                "hotContextHash": digest,
+                "hotContextRef": f"bench://context/{digest}",
+                "actorStateRef": {"threadId": f"bench-{plan_id}", "checkpointId": d["id"]},
+            },
+        },
+    )["recordDecision"]["decision"]["id"]
+    return recorded
 
 
 def _replay_latencies(graph: Graph, client: httpx.Client, count: int) -> Stats:
