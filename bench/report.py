@@ -544,9 +544,15 @@ def write(result: dict[str, Any]) -> Path:
     if path.exists():
         result = merge(json.loads(path.read_text(encoding="utf-8")), result)
     path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    runs = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(RESULTS_DIR.glob("*.json"))]
-    MARKDOWN.write_text(render(runs), encoding="utf-8")
+    MARKDOWN.write_text(render(saved_runs()), encoding="utf-8")
     return path
+
+
+def saved_runs() -> list[dict[str, Any]]:
+    """Every saved run of the sizes (``quick.json``, ``full.json``); the other results files beside
+    them (``checkpointers.json``) are their own benchmarks' and have pages of their own."""
+    found = (RESULTS_DIR / f"{sizes}.json" for sizes in ("quick", "full"))
+    return [json.loads(p.read_text(encoding="utf-8")) for p in found if p.exists()]
 
 
 def render(runs: list[dict[str, Any]]) -> str:
