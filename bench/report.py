@@ -418,7 +418,8 @@ NOTES = """\
   Neo4j), the child plans and their runs, the phase changes. The baseline records the same plans
   and decisions as a client would over the same API, in the same order (instantiatePlan,
   recordDecision one by one, advancePhase): what the runtime adds to the recording alone. Both are
-  given per decision; each run's decisions are compared with the first run's, type by type. The
+  given per decision; each run's hierarchy, ours and the baseline's, is read back and compared with
+  the first run's, plan by plan and type by type. The
   replay row has no baseline: it is the time from a strategy correction's transaction to the
   replay's outcome written, read from the attempt in Neo4j (a whole plan re-run from the corrected
   actor's checkpoint, a child plan spawned anew, Apply), over 20 corrections after a warm-up one.

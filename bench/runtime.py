@@ -42,12 +42,13 @@ def runtime(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], None
     with httpx.Client(base_url=api, timeout=120) as client:
         first = _run_hierarchy(client)  # what the baseline records, decision for decision
         made: list[list[dict[str, Any]]] = []
+        recorded: list[str] = []
         ours, alone = side_by_side_each(
             [lambda: made.append(_run_hierarchy(client)) for _ in range(runs + 1)],
-            [lambda: _record_alone(client, first) for _ in range(runs + 1)],
+            [lambda: recorded.append(_record_alone(client, first)) for _ in range(runs + 1)],
             warmup=1,
         )
-        for hierarchy in made:
+        for hierarchy in [*made, *(_hierarchy(client, plan_id) for plan_id in recorded)]:
             if _types(hierarchy) != _types(first):
                 raise RuntimeError(f"a run recorded {_types(hierarchy)}, not {_types(first)}")
         decisions = sum(len(p["decisions"]) for p in first)
@@ -64,8 +65,8 @@ def runtime(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], None
             per_decision_alone,
             "recording the same decisions alone over the API (instantiatePlan, recordDecision, advancePhase)",
             note="ours: runPlan until the run SUCCEEDED (reconciliation, strategy, Execute, child plans, execution, "
-            "Apply; LangGraph checkpoints in Neo4j), polled every 20 ms; each run's decisions are compared with "
-            "the first's, type by type",
+            "Apply; LangGraph checkpoints in Neo4j), polled every 20 ms; each run's hierarchy, ours and the "
+            "baseline's, is read back and compared with the first run's, plan by plan and type by type",
         ),
         Row(
             "runtime",
@@ -114,10 +115,10 @@ def _hierarchy(client: httpx.Client, plan_id: str) -> list[dict[str, Any]]:
     return plans
 
 
-def _record_alone(client: httpx.Client, hierarchy: list[dict[str, Any]], level: int = 0, spawn: str | None = None) -> None:
+def _record_alone(client: httpx.Client, hierarchy: list[dict[str, Any]], level: int = 0, spawn: str | None = None) -> str:
     """The same plans and decisions, recorded by a client in the order the runtime makes them: a
     plan's Strategize decisions, Execute, its child plan (from the spawn it recorded) whole, its
-    Execute decisions, Apply; each plan instantiated, each decision recorded on its own."""
+    Execute decisions, Apply; each plan instantiated, each decision recorded on its own. Its plan's id."""
     plan = hierarchy[level]
     made = graphql(
         client, INSTANTIATE, input={"description": "recorded alone", **({"parentDecisionId": spawn} if spawn else {})}
@@ -133,6 +134,8 @@ def _record_alone(client: httpx.Client, hierarchy: list[dict[str, Any]], level: 
     for d in later:
         ids[d["id"]] = _record(client, made["id"], d, ids)
     graphql(client, PHASE, id=made["id"], phase="APPLY")
+    top: str = made["id"]
+    return top
 
 
 def _record(client: httpx.Client, plan_id: str, d: dict[str, Any], ids: dict[str, str]) -> str:
