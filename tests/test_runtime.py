@@ -85,3 +85,28 @@ def test_a_corrected_strategy_is_replayed_by_the_service(store: Trail, saver: An
     assert len(children) == 2 and len(fresh) == 1 and fresh[0].plan_id != old_child.plan_id
     assert reading.get_plan(store, fresh[0].plan_id).phase is Phase.APPLY
     assert analysis.check_all(store).ok
+
+
+def test_a_replay_whose_actor_fails_fails_its_attempt_and_its_run(store: Trail, saver: Any) -> None:
+    from decisiontrail.actors.models import chat_model
+
+    failing = {"on": False}
+
+    def models(name: str, actor: Any, brief: Any, settings: Any) -> Any:
+        if failing["on"]:
+            raise RuntimeError("the model provider is down")
+        return chat_model(name, actor, brief, settings)
+
+    runtime = Runtime(store, saver, models=models)
+    plan, _ = instantiate_plan(runtime.trail, "Rotate the API keys", {"depth": 1}, run=RunRequest())
+    runtime.run_until_settled(plan.plan_id, timeout=120)
+    strategy = next(d for d in reading.list_decisions(store, plan.plan_id) if d.decision_type is DecisionType.STRATEGY_CHOICE)
+
+    failing["on"] = True
+    result = correct(runtime.trail, strategy.decision_id, "revert", "Rotate them monthly")
+    run = runtime.run_until_settled(plan.plan_id, timeout=120)
+
+    assert run.status is RunStatus.FAILED and run.error == "RuntimeError: the model provider is down"
+    attempt = reading.get_attempt(store, result.attempt.attempt_id)
+    assert attempt.replay_outcome is ReplayOutcome.FAILED  # was: left pending, the run failed on its first turn
+    assert attempt.replay_detail == "RuntimeError: the model provider is down"

@@ -193,7 +193,8 @@ class Runtime:
         state: RunState = {}
         try:
             config, start = self._start(held)
-            state = dict(self.graph.get_state(config).values)  # type: ignore[assignment]
+            # What this turn replays, if it does: a new generation's input, or its checkpointed state.
+            state = dict(start) if isinstance(start, dict) else dict(self.graph.get_state(config).values)  # type: ignore[assignment]
             self.graph.invoke(start, config)
             snapshot = self.graph.get_state(config)
             state = dict(snapshot.values)  # type: ignore[assignment]
