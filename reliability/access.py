@@ -185,6 +185,13 @@ OPERATIONS: tuple[Operation, ...] = (
         absent=HIDDEN,
     ),
     Operation(
+        "review",
+        "Query.review",
+        Action.READ,
+        "query($review: ID!) { review(id: $review) { id planId status digest reopens { id } decision { id } } }",
+        absent=HIDDEN,
+    ),
+    Operation(
         "lineage",
         "Query.lineage",
         Action.READ,

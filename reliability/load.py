@@ -1046,8 +1046,12 @@ RETURN id, count(p) AS copies,
 _REVIEWS = """
 UNWIND $ids AS id
 OPTIONAL MATCH (r:Review {review_id: id})
-RETURN id, count(r) AS copies, collect(r.status) AS statuses,
-       collect([(r)-[:RESOLVED_AS]->(d:Decision) | d.decision_id]) AS resolved_as
+// A resolved review whose approval lapsed (a correction superseded what it rested on) keeps how it
+// was resolved in lapsed_from; it may have lapsed only with the decision it resolved as superseded.
+RETURN id, count(r) AS copies, collect(coalesce(r.lapsed_from, r.status)) AS statuses,
+       collect([(r)-[:RESOLVED_AS]->(d:Decision) | d.decision_id]) AS resolved_as,
+       any(x IN collect(r.status = 'lapsed' AND NOT EXISTS { (r)-[:RESOLVED_AS]->(:Decision)-[:SUPERSEDED_BY]->() }) WHERE x)
+         AS wrongly_lapsed
 """
 # What a correction racing writes could leave behind, over the whole database.
 _CURRENT_UNDER_SUPERSEDED = """
@@ -1238,7 +1242,11 @@ def verify_races(events: list[dict[str, Any]], graph: Graph, outcome: Outcome) -
         r
         for r, a in resolutions.items()
         if stored_reviews[r]["copies"] == 1
-        and (stored_reviews[r]["statuses"] != [a["status"].lower()] or stored_reviews[r]["resolved_as"] != [[a["decision_id"]]])
+        and (
+            stored_reviews[r]["statuses"] != [a["status"].lower()]
+            or stored_reviews[r]["resolved_as"] != [[a["decision_id"]]]
+            or stored_reviews[r]["wrongly_lapsed"]
+        )
     )
     reviews_mismatched += sorted(
         r for r in cancelled if stored_reviews[r]["copies"] == 1 and stored_reviews[r]["statuses"] != ["cancelled"]
@@ -1297,7 +1305,8 @@ def verify_races(events: list[dict[str, Any]], graph: Graph, outcome: Outcome) -
     )
     outcome.require(
         not reviews_mismatched,
-        f"{len(reviews_mismatched)} review(s) stored otherwise than resolved or cancelled: {', '.join(reviews_mismatched[:5])}",
+        f"{len(reviews_mismatched)} review(s) stored otherwise than resolved (then lapsed, if what it resolved as was "
+        f"superseded) or cancelled: {', '.join(reviews_mismatched[:5])}",
     )
     outcome.require(
         not current_under_superseded,

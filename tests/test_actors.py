@@ -12,6 +12,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
+from decisiontrail.access import LOCAL
 from decisiontrail.actors.graph import build_actor, sqlite_checkpointer
 from decisiontrail.actors.reconciliation import QUESTION, reconcile_invariants
 from decisiontrail.actors.replay import restore, resume_from
@@ -150,7 +151,7 @@ def test_a_gated_decision_pauses_the_actor_until_a_reviewer_resolves_it(store: T
     assert [r.review_id for r in pending_reviews(store, plan.plan_id)] == [request["review_id"]]
     assert all(d.decision_type is not DecisionType.STRATEGY_CHOICE for d in reading.list_decisions(store, plan.plan_id))
 
-    _, decision = resolve_review(store, request["review_id"], ReviewAction.CUSTOM, "an in-process LRU")
+    _, decision = resolve_review(store, request["review_id"], ReviewAction.CUSTOM, "an in-process LRU", principal=LOCAL)
     final = actor.invoke(Command(resume={"review_id": request["review_id"]}), config)
 
     stored = reading.get_decision(store, decision.decision_id)

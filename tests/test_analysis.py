@@ -14,7 +14,6 @@ import pytest
 
 from decisiontrail.access import Principal, Role
 from decisiontrail.actors.demonstration import Demonstration, record_demonstration
-from decisiontrail.actors.graph import sqlite_checkpointer
 from decisiontrail.app import create_app
 from decisiontrail.checks.model import decisions
 from decisiontrail.cli import main
@@ -26,6 +25,7 @@ from decisiontrail.services import analysis
 from decisiontrail.services import correction as correction_service
 from decisiontrail.services import reading
 from decisiontrail.services import Trail
+from decisiontrail.services.checkpoints import checkpointer
 from serving import served
 
 pytestmark = pytest.mark.filterwarnings("ignore::pyparsing.warnings.PyparsingDeprecationWarning")
@@ -33,8 +33,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::pyparsing.warnings.PyparsingDep
 
 @pytest.fixture
 def demo(store: Trail) -> Iterator[Demonstration]:
-    with sqlite_checkpointer(":memory:") as checkpointer:
-        yield record_demonstration(store, checkpointer)
+    """Named before the test's app (``base_url``, ``api``): recorded before its runtime workers start,
+    as ``serve --demo-if-empty`` does."""
+    yield record_demonstration(store, checkpointer(store))
 
 
 @pytest.fixture
@@ -73,7 +74,7 @@ def test_analytics_of_the_demonstration_match_the_store(graph: Graph, store: Tra
         analysis.analyze(store, LoadScope.PLAN, plan_id, principal=Principal("someone-else", Role.ACTOR))
 
 
-def test_plan_analytics_over_graphql(base_url: str, graph: Graph, demo: Demonstration) -> None:
+def test_plan_analytics_over_graphql(demo: Demonstration, base_url: str, graph: Graph) -> None:
     query = """query($id: ID!) { plan(id: $id) { analytics(scope: HIERARCHY, top: 3) {
         decisions { total current byType { decisionType count } byPhase { phase count } }
         confidence { scored histogram { low high count } }
@@ -104,7 +105,7 @@ def test_plan_analytics_over_graphql(base_url: str, graph: Graph, demo: Demonstr
     assert refused["errors"][0]["extensions"] == {"code": "VALIDATION_FAILED", "field": "top"}
 
 
-def test_exports_over_http_parse_back_to_the_loaded_graph(base_url: str, graph: Graph, store: Trail, demo: Demonstration) -> None:
+def test_exports_over_http_parse_back_to_the_loaded_graph(demo: Demonstration, base_url: str, graph: Graph, store: Trail) -> None:
     plan_id, child_id = demo.root_plan.plan_id, demo.child_plan.plan_id
     loaded = load_graph(graph, LoadScope.PLAN, plan_id)
     with httpx.Client(base_url=base_url, timeout=60) as client:

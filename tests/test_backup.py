@@ -12,10 +12,9 @@ import pytest
 
 from decisiontrail import otlp
 from decisiontrail.actors.demonstration import record_demonstration
-from decisiontrail.actors.graph import sqlite_checkpointer
 from decisiontrail.checks import run_checks
 from decisiontrail.cli import main
-from decisiontrail.domain import AutomationProfile, DecisionType
+from decisiontrail.domain import AutomationProfile, DecisionType, Phase
 from decisiontrail.domain.invariants import Invariant, Scope
 from decisiontrail.domain.recording import Review, ReviewStatus
 from decisiontrail.domain.vocabulary import LoadScope
@@ -30,6 +29,7 @@ from decisiontrail.services.importing import import_spans
 from decisiontrail.services.invariants import set_invariants
 from decisiontrail.services.lifecycle import add_guidance, instantiate_plan
 from decisiontrail.services.recording import record_decision
+from decisiontrail.services.checkpoints import checkpointer
 from factories import actor_snapshot, new_plan, tool_input
 from test_interop_otlp import AGENT_SPAN, DECISION_SPAN, _json_span, _otlp_json
 
@@ -106,8 +106,7 @@ def record_store(store: Trail) -> dict[str, str]:
     """The demonstration (two plans, a resolved review, checkpoint groups, a correction and its replay),
     a pending review, invariant sets, an imported OTLP trace and a span still waiting for its root;
     the demonstration's events numbered, those after it pending."""
-    with sqlite_checkpointer(":memory:") as checkpointer:
-        demo = record_demonstration(store, checkpointer)
+    demo = record_demonstration(store, checkpointer(store))
     assert number_pending(store.database) > 0
     set_invariants(store, Scope.GLOBAL, None, [Invariant(name="no-pii", statement="Never log personal data")])
     gated, _ = instantiate_plan(store, "Gate everything", {"ticket": 7}, automation_profile=AutomationProfile(edit_code=1.0))
@@ -158,15 +157,16 @@ def test_a_restored_store_is_record_for_record_the_dumped_one_and_still_works(st
     assert no_restore_leftovers(graph)
     report = run_checks(load_graph(graph, LoadScope.ALL, progress=False))
     assert report.ok and report.plans >= 3, report.render()
-    # The restored store takes new work: guidance recorded into a restored plan, a restored decision corrected.
-    current = reading.list_decisions(store, plans["child"], current_only=True)
-    latest = max(reading.list_decisions(store, plans["root"], current_only=True), key=lambda d: d.sequence_number)
-    numbers = [d.sequence_number for d in reading.list_decisions(store, plans["root"])]
-    guided = add_guidance(store, plans["root"], "Keep the quotas per tenant", parent_decision_id=latest.decision_id)
-    assert guided.plan_id == plans["root"] and guided.sequence_number == max(numbers) + 1
-    leaf = current[-1]
+    # The restored store takes new work: a restored decision corrected (its applied plan goes back to
+    # Execute), then guidance recorded into that plan.
+    leaf = reading.list_decisions(store, plans["child"], current_only=True)[-1]
     result = correct(store, leaf.decision_id, "append", "Use a token bucket instead", "too coarse")
     assert leaf.decision_id in result.invalidated
+    assert reading.get_plan(store, plans["child"]).phase is Phase.EXECUTE
+    latest = max(reading.list_decisions(store, plans["child"], current_only=True), key=lambda d: d.sequence_number)
+    numbers = [d.sequence_number for d in reading.list_decisions(store, plans["child"])]
+    guided = add_guidance(store, plans["child"], "Keep the quotas per tenant", parent_decision_id=latest.decision_id)
+    assert guided.plan_id == plans["child"] and guided.sequence_number == max(numbers) + 1
     assert run_checks(load_graph(graph, LoadScope.ALL, progress=False)).ok
 
 

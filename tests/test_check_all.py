@@ -8,7 +8,6 @@ from collections.abc import Iterator
 import pytest
 
 from decisiontrail.actors.demonstration import Demonstration, record_demonstration
-from decisiontrail.actors.graph import sqlite_checkpointer
 from decisiontrail.checks import CoverageSpec, Report
 from decisiontrail.cli import main
 from decisiontrail.domain import DecisionType
@@ -19,13 +18,13 @@ from decisiontrail.graphdb.loading import independent_units
 from decisiontrail.services import Trail, analysis
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services.checkpoints import checkpointer
 from factories import decision
 
 
 @pytest.fixture
 def demo(store: Trail) -> Iterator[Demonstration]:
-    with sqlite_checkpointer(":memory:") as checkpointer:
-        yield record_demonstration(store, checkpointer)
+    yield record_demonstration(store, checkpointer(store))
 
 
 def _plan_with_strategy(store: Trail, name: str) -> tuple[str, str]:

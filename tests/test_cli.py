@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from decisiontrail.access import operator
 from decisiontrail.cli import main
 from decisiontrail.domain import Decision, DecisionType, Plan
 from decisiontrail.domain.tree import describe
@@ -120,8 +121,12 @@ def test_the_spec_commands_end_to_end(
     guidance = [d for d in reading.list_decisions(store, plan.plan_id) if d.decision_type is DecisionType.USER_INTERVENTION]
     assert len(guidance) == 1 and guidance[0].decision_id in guided and guidance[0].chosen_option == "public endpoints only"
     assert held.review_id in run("reviews", "--plan", plan.plan_id)  # type: ignore[union-attr]
-    assert "approved" in run("resolve", held.review_id, "--by", "rev")  # type: ignore[union-attr]
-    assert reading.get_review(store, held.review_id).resolved_by == "rev"  # type: ignore[union-attr]
+    assert "approved" in run("resolve", held.review_id)  # type: ignore[union-attr]
+    resolved = reading.get_review(store, held.review_id)  # type: ignore[union-attr]
+    assert resolved.resolved_by == operator().name and resolved.resolved_by.startswith("cli:")
+    assert resolved.approved_digest is not None and resolved.approved_digest in run(
+        "reviews", "--plan", plan.plan_id, "--status", "all"
+    )
     assert run("reviews", "--plan", plan.plan_id) == ""
     assert "execute" in run("phase", plan.plan_id, "execute", "--reason", "settled", "--by", "ana")
     assert [(c["to_phase"], c["by"]) for c in reading.phase_changes(store, plan.plan_id)] == [("execute", "ana")]

@@ -22,11 +22,11 @@ import pytest
 
 from decisiontrail.access import Role, TokenRegistry, issue_token
 from decisiontrail.actors.demonstration import Demonstration, record_demonstration
-from decisiontrail.actors.graph import sqlite_checkpointer
 from decisiontrail.app import create_app
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import delete_all_data
 from decisiontrail.services import Trail
+from decisiontrail.services.checkpoints import checkpointer
 from bench.explorer import CHROMIUM, FLAGS  # the bench drives the same Chromium the same way
 from serving import served
 
@@ -80,8 +80,8 @@ def site(graph: Graph, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sit
         "bob": issue_token(path, "bob", Role.ACTOR),
     }
     delete_all_data(graph)
-    with sqlite_checkpointer(":memory:") as checkpointer:
-        demo = record_demonstration(Trail.on(graph), checkpointer)
+    trail = Trail.on(graph)
+    demo = record_demonstration(trail, checkpointer(trail))
     with served(create_app(graph=graph, tokens=TokenRegistry.load(path))) as url:
         yield Site(url, tokens, demo)
 

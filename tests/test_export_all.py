@@ -17,7 +17,6 @@ import networkx as nx
 import pytest
 
 from decisiontrail.actors.demonstration import Demonstration, record_demonstration
-from decisiontrail.actors.graph import sqlite_checkpointer
 from decisiontrail.checks.export import ExportFormat, export, export_groups
 from decisiontrail.checks.model import add_decision, add_edge, decision_graph, Rel
 from decisiontrail.cli import main
@@ -29,13 +28,13 @@ from decisiontrail.graphdb.loading import independent_units, load_graph
 from decisiontrail.services import Trail, analysis
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services.checkpoints import checkpointer
 from factories import decision
 
 
 @pytest.fixture
 def demo(store: Trail) -> Iterator[Demonstration]:
-    with sqlite_checkpointer(":memory:") as checkpointer:
-        yield record_demonstration(store, checkpointer)
+    yield record_demonstration(store, checkpointer(store))
 
 
 @pytest.fixture

@@ -26,7 +26,6 @@ from prov.model import (
 )
 
 from decisiontrail.actors.demonstration import Demonstration, record_demonstration
-from decisiontrail.actors.graph import sqlite_checkpointer
 from decisiontrail.checks.export import PALETTE, ExportFormat, caption, export
 from decisiontrail.checks.model import add_attempt, add_decision, add_edge, add_plan, add_review, decision_graph
 from decisiontrail.cli import build_parser, main
@@ -36,6 +35,7 @@ from decisiontrail.services import Trail, reading
 from decisiontrail.services import correction as correction_service
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services.checkpoints import checkpointer
 from factories import decision as a_decision
 
 AT = datetime(2026, 3, 4, 5, 6, 7, 123456, tzinfo=UTC)
@@ -260,11 +260,12 @@ def test_gexf_lays_nodes_out_in_layers_right_of_what_they_hang_on(corrected: nx.
 
 @pytest.fixture
 def demo(store: Trail) -> Iterator[Demonstration]:
-    with sqlite_checkpointer(":memory:") as checkpointer:
-        yield record_demonstration(store, checkpointer)
+    """Named before the test's app (``base_url``, ``api``): recorded before its runtime workers start,
+    as ``serve --demo-if-empty`` does."""
+    yield record_demonstration(store, checkpointer(store))
 
 
-def test_prov_json_over_http_matches_the_stored_decisions(api: httpx.Client, store: Trail, demo: Demonstration) -> None:
+def test_prov_json_over_http_matches_the_stored_decisions(demo: Demonstration, api: httpx.Client, store: Trail) -> None:
     plan_ids = [demo.root_plan.plan_id, demo.child_plan.plan_id]
     answer = api.get(f"/export/plans/{plan_ids[0]}.prov.json", params={"scope": "hierarchy"})
 
@@ -291,7 +292,7 @@ def test_prov_json_over_http_matches_the_stored_decisions(api: httpx.Client, sto
 
 
 def test_gexf_over_http_sizes_a_decision_by_what_correcting_it_would_invalidate(
-    api: httpx.Client, store: Trail, demo: Demonstration
+    demo: Demonstration, api: httpx.Client, store: Trail
 ) -> None:
     plan_id = demo.root_plan.plan_id
     answer = api.get(f"/export/plans/{plan_id}.gexf", params={"scope": "hierarchy"})

@@ -12,9 +12,8 @@ import httpx
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from decisiontrail.actors.demonstration import unless_corrected
 from decisiontrail.actors.graph import build_actor
-from decisiontrail.actors.scripted import ScriptedChatModel, decide
+from decisiontrail.actors.scripted import ScriptedChatModel, decide, unless_corrected
 from decisiontrail.client import DecisionTrailClient
 from decisiontrail.langgraph import ReplayHandler, decision_tools, role_prompt
 from decisiontrail.services import Trail, reading

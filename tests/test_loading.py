@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from decisiontrail.actors.demonstration import Demonstration, record_demonstration
-from decisiontrail.actors.graph import sqlite_checkpointer
 from decisiontrail.checks import run_checks
 from decisiontrail.checks.closure import downstream, lineage
 from decisiontrail.checks.model import Label, Rel, decisions, edges_of
@@ -21,12 +20,12 @@ from decisiontrail.graphdb.loading import load_graph
 from decisiontrail.services import correction as correction_service
 from decisiontrail.services import reading
 from decisiontrail.services import Trail
+from decisiontrail.services.checkpoints import checkpointer
 
 
 @pytest.fixture
 def demo(store: Trail) -> Iterator[Demonstration]:
-    with sqlite_checkpointer(":memory:") as checkpointer:
-        yield record_demonstration(store, checkpointer)
+    yield record_demonstration(store, checkpointer(store))
 
 
 def _write(graph: Graph, statement: str, **params: object) -> None:
@@ -77,7 +76,59 @@ def test_scopes_load_a_plan_or_its_hierarchy_with_boundary_nodes(graph: Graph, d
     assert child.nodes[demo.root_plan.plan_id]["boundary"] is True
     assert {data["plan_id"] for _, data in decisions(hierarchy)} == {demo.root_plan.plan_id, demo.child_plan.plan_id}
     assert {data["plan_id"] for _, data in decisions(root_only)} == {demo.root_plan.plan_id}
-    assert run_checks(child).ok and run_checks(root_only).ok
+    assert run_checks(child).ok and run_checks(hierarchy).ok
+
+
+def test_an_applied_parent_plan_loaded_alone_passes_every_check(graph: Graph, demo: Demonstration) -> None:
+    # Its spawn's child plan comes as a boundary node: `check --plan` on an applied parent found the spawn childless.
+    assert run_checks(load_graph(graph, LoadScope.PLAN, demo.root_plan.plan_id)).ok
+
+
+def test_a_parent_plan_loaded_alone_holds_its_child_plans_as_its_hierarchy_does(
+    graph: Graph, demo: Demonstration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan_id, child_id = demo.root_plan.plan_id, demo.child_plan.plan_id
+    statements: list[str] = []
+    named = loading.query
+
+    def noted(name: str) -> Any:
+        statements.append(name)
+        return named(name)
+
+    monkeypatch.setattr(loading, "query", noted)
+    alone = load_graph(graph, LoadScope.PLAN, plan_id)
+    asked_alone = statements.count("graph/boundary_child_plans")
+    hierarchy = load_graph(graph, LoadScope.HIERARCHY, plan_id)
+    load_graph(graph, LoadScope.ALL)
+    load_graph(graph, LoadScope.PLAN, child_id)  # a plan that spawns nothing
+
+    # The child plan as the hierarchy has it (properties, status, edges out), but outside the scope.
+    assert alone.nodes[child_id] == {**hierarchy.nodes[child_id], "boundary": True}
+    assert sorted(alone.out_edges(child_id, keys=True, data=True), key=repr) == sorted(
+        hierarchy.out_edges(child_id, keys=True, data=True), key=repr
+    )
+    assert {(s, t) for s, t, _ in edges_of(alone, Rel.SPAWNED_BY)} == {(child_id, demo.child_plan.spawned_by_decision_id)}
+    assert not any(data["plan_id"] == child_id for _, data in decisions(alone, include_boundary=True))
+    # Asked for once, and only where a spawn's children were left out.
+    assert asked_alone == statements.count("graph/boundary_child_plans") == 1
+
+
+def test_a_parent_plan_loaded_alone_still_finds_its_spawn_childless_when_the_child_is_invalidated(
+    graph: Graph, demo: Demonstration
+) -> None:
+    plan_id, child_id = demo.root_plan.plan_id, demo.child_plan.plan_id
+    _write(graph, "MATCH (p:Plan {plan_id: $child}) SET p.invalidated_at = datetime()", child=child_id)
+
+    loaded = load_graph(graph, LoadScope.PLAN, plan_id)
+    alone = [v for v in run_checks(loaded).violations if v.rule == "spawns_have_children"]
+    whole = [
+        v for v in run_checks(load_graph(graph, LoadScope.HIERARCHY, plan_id)).violations if v.rule == "spawns_have_children"
+    ]
+
+    assert loaded.nodes[child_id]["status"] == "invalidated" and loaded.nodes[child_id]["boundary"] is True
+    assert [v.message for v in alone] == [v.message for v in whole]
+    assert [v.decision_ids for v in alone] == [(demo.child_plan.spawned_by_decision_id,)]
+    assert "has 0 active child plans" in alone[0].message
 
 
 def test_loading_refuses_an_unknown_plan_and_a_scope_without_one(graph: Graph, store: Trail) -> None:

@@ -12,7 +12,6 @@ import neo4j
 import pytest
 
 from decisiontrail.actors.demonstration import record_demonstration
-from decisiontrail.actors.graph import sqlite_checkpointer
 from decisiontrail.cypher import migration_names, query
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.graphdb import Graph, open_graph, outbox
@@ -21,6 +20,7 @@ from decisiontrail.graphdb.migrations import apply_migrations
 from decisiontrail.services import Trail, analysis
 from decisiontrail.services.relay import read_numbered
 from decisiontrail.settings import Neo4jSettings
+from decisiontrail.services.checkpoints import checkpointer
 from factories import at_once
 
 
@@ -165,8 +165,7 @@ def test_every_migration_that_rewrites_data_has_an_upgrade_test() -> None:
 
 @pytest.mark.parametrize("migration", sorted(DATA_MIGRATIONS))
 def test_a_database_in_the_old_shape_upgrades_on_start_and_passes_every_check(store: Trail, graph: Graph, migration: str) -> None:
-    with sqlite_checkpointer(":memory:") as checkpointer:
-        record_demonstration(store, checkpointer)  # reviews resolved with captured contexts, corrections, a child plan
+    record_demonstration(store, checkpointer(store))  # reviews resolved with captured contexts, corrections, a child plan
     data = DATA_MIGRATIONS[migration]
     before = data.sound(store)
     assert before, "what the data is read as must not be empty"

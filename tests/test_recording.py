@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from decisiontrail.access import LOCAL
 from decisiontrail.domain import AutomationProfile, Decision, DecisionType, Invariant, Phase, Plan
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.domain.placement import Recording
@@ -296,7 +297,7 @@ def test_a_reviewer_approves_selects_or_overrides(
     review = record_decision(store, arguments, plan_id=plan.plan_id, snapshot=snapshot)
     assert isinstance(review, Review)
 
-    resolved, decision = resolve_review(store, review.review_id, action, option)
+    resolved, decision = resolve_review(store, review.review_id, action, option, principal=LOCAL)
 
     stored = reading.get_decision(store, decision.decision_id)
     assert (stored.chosen_option, stored.alternatives_considered) == (chosen, alternatives)
@@ -334,18 +335,18 @@ def test_bad_resolutions_are_refused_and_change_nothing(store: Trail, graph: Gra
     before = count_graph(graph)
 
     with pytest.raises(ValidationFailed, match="not one of the alternatives"):
-        resolve_review(store, review.review_id, ReviewAction.SELECT_ALTERNATIVE, "zzz")
+        resolve_review(store, review.review_id, ReviewAction.SELECT_ALTERNATIVE, "zzz", principal=LOCAL)
     with pytest.raises(ValidationFailed, match="option"):
-        resolve_review(store, review.review_id, ReviewAction.CUSTOM, " ")
+        resolve_review(store, review.review_id, ReviewAction.CUSTOM, " ", principal=LOCAL)
     with pytest.raises(NotFound):
-        resolve_review(store, new_ulid(), ReviewAction.APPROVE)
+        resolve_review(store, new_ulid(), ReviewAction.APPROVE, principal=LOCAL)
     with pytest.raises(RuleViolation, match="pending review"):
         advance_phase(store, plan.plan_id, Phase.EXECUTE)
     assert count_graph(graph) == before
 
-    resolve_review(store, review.review_id, ReviewAction.APPROVE)
+    resolve_review(store, review.review_id, ReviewAction.APPROVE, principal=LOCAL)
     with pytest.raises(RuleViolation, match="already resolved"):
-        resolve_review(store, review.review_id, ReviewAction.APPROVE)
+        resolve_review(store, review.review_id, ReviewAction.APPROVE, principal=LOCAL)
 
 
 # -- phases --------------------------------------------------------------------------------
@@ -688,7 +689,7 @@ def test_a_resolved_review_is_created_when_resolved_after_what_was_recorded_mean
     review = _record(store, plan, "strategy_choice", confidence_score=0.5)
     meanwhile = _decision(_record(store, plan, "strategy_choice", question="Which store?", confidence_score=0.95))
 
-    _, resolved = resolve_review(store, review.review_id, ReviewAction.APPROVE)
+    _, resolved = resolve_review(store, review.review_id, ReviewAction.APPROVE, principal=LOCAL)
 
     assert (meanwhile.sequence_number, resolved.sequence_number) == (1, 2)
     assert resolved.created_at >= meanwhile.created_at

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from decisiontrail.access import LOCAL
 from decisiontrail.checks import VALIDATION_RULES, run_checks
 from decisiontrail.domain import AutomationProfile, Decision, DecisionType, Phase, Plan
 from decisiontrail.domain.decision import utc_now
@@ -80,7 +81,7 @@ def _finished_work(store: Trail, *, applied: bool = True) -> dict[str, Any]:
     )
     review = _record(store, child, "strategy_choice", child_root, confidence_score=0.5)
     assert isinstance(review, Review)
-    _, child_strategy = resolve_review(store, review.review_id, ReviewAction.APPROVE)
+    _, child_strategy = resolve_review(store, review.review_id, ReviewAction.APPROVE, principal=LOCAL)
     to_execute(store, child.plan_id)
     twin, twin_root = instantiate_plan(store, "per-service limits")
     first = correct(store, strategy.decision_id, "revert", "Use one gateway", "the services share it")

@@ -3,7 +3,9 @@ the service itself, with no client acting."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -110,3 +112,35 @@ def test_a_replay_whose_actor_fails_fails_its_attempt_and_its_run(store: Trail, 
     attempt = reading.get_attempt(store, result.attempt.attempt_id)
     assert attempt.replay_outcome is ReplayOutcome.FAILED  # was: left pending, the run failed on its first turn
     assert attempt.replay_detail == "RuntimeError: the model provider is down"
+
+
+def test_a_replay_that_outlasts_its_time_limit_fails_its_attempt_and_its_run(store: Trail, saver: Any) -> None:
+    """A turn is bounded: a model that hangs does not hold a replay (or its worker) for ever."""
+    from decisiontrail.actors.models import chat_model
+    from decisiontrail.settings import RuntimeSettings
+
+    hanging = {"on": False}
+
+    def models(name: str, actor: Any, brief: Any, settings: Any) -> Any:
+        model = chat_model(name, actor, brief, settings)
+        if not hanging["on"]:
+            return model
+        # the model as a provider that stops answering: each call takes four times the limit
+        return chat_model(name, actor, brief, replace(settings, scripted_pace=4 * settings.time_limit))
+
+    plan, _ = instantiate_plan(store, "Rotate the API keys", {"depth": 1}, run=RunRequest())
+    assert Runtime(store, saver).run_until_settled(plan.plan_id, timeout=120).status is RunStatus.SUCCEEDED
+    runtime = Runtime(store, saver, models=models, settings=RuntimeSettings(time_limit=1.0))
+    strategy = next(d for d in reading.list_decisions(store, plan.plan_id) if d.decision_type is DecisionType.STRATEGY_CHOICE)
+
+    hanging["on"] = True
+    result = correct(runtime.trail, strategy.decision_id, "revert", "Rotate them monthly")
+    started = time.monotonic()
+    run = runtime.run_until_settled(plan.plan_id, timeout=60)
+
+    assert time.monotonic() - started < 3.5  # the limit, not the model's four seconds
+    assert run.status is RunStatus.FAILED and run.error is not None
+    assert run.error.startswith("TIMEOUT: the turn took longer than its time limit of 1 s"), run.error
+    attempt = reading.get_attempt(store, result.attempt.attempt_id)
+    assert attempt.replay_outcome is ReplayOutcome.FAILED and attempt.replay_detail == run.error
+    time.sleep(max(0.0, started + 4.5 - time.monotonic()))  # the abandoned call ends within this test

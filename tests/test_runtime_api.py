@@ -205,3 +205,55 @@ def test_a_runs_changes_are_events_of_its_plan(api: httpx.Client, base_url: str,
     assert kinds[-1] == "RUN_UPDATED"  # the run succeeded, after the plan's last decision
     assert kinds.count("RECORDED") == 5  # the root, the approach, the resources, the implementation and its tool
     assert all(e["decisionId"] is None for e in seen if e["kind"] == "RUN_UPDATED")
+
+
+REVIEW = "query($id: ID!) { review(id: $id) { id status digest reopens { id status } } }"
+APPROVE = """
+mutation($id: ID!, $digest: String) { resolveReview(input: {reviewId: $id, action: APPROVE, digest: $digest}) { review { id } } }"""
+
+
+def test_a_replay_pauses_where_it_asks_again_what_a_lapsed_approval_had_approved(api: httpx.Client, store: Trail) -> None:
+    """Accountable approvals in the runtime: a correction lapses the approvals resting on what it
+    superseded; the replay, reaching one's question, waits for a person again; once they answer,
+    the replay finishes with no client acting otherwise."""
+    started = ok(
+        api,
+        RUN,
+        input={"description": "Rotate the API keys", "arguments": {"depth": 1}, "automationProfile": {"editCode": 0.92}},
+    )["runPlan"]
+    approved = []
+    while (plan := plan_when(api, started["id"], "WAITING", "SUCCEEDED", "FAILED"))["run"]["status"] == "WAITING":
+        for review in ok(api, PENDING, id=started["id"])["pendingReviews"]:
+            ok(api, APPROVE, id=review["id"])
+            approved.append(review["id"])
+    assert plan["run"]["status"] == "SUCCEEDED" and len(approved) == 2  # the approach and the resources, each at 0.9
+    strategy = next(d for d in plan["decisions"]["nodes"] if d["decisionType"] == "STRATEGY_CHOICE")
+
+    corrected = ok(
+        api, CORRECT, input={"decisionId": strategy["id"], "mode": "REVERT", "guidance": "Rotate with a grace period"}
+    )["correctDecision"]
+    assert corrected["attempt"]["replayOutcome"] == "pending"
+    # the approach was corrected itself (its approval replaced, not lapsed); the resources' lapsed
+    assert [ok(api, REVIEW, id=r)["review"]["status"] for r in approved] == ["APPROVED", "LAPSED"]
+
+    # the replay re-decides the approach as the guidance says (0.95: above the threshold); the
+    # resources question waits for a person again, and the run with it
+    def asked_again() -> list[dict[str, Any]] | None:
+        pending: list[dict[str, Any]] = ok(api, PENDING, id=started["id"])["pendingReviews"]
+        return pending or None
+
+    (again,) = until(asked_again, what="the replay's question")
+    waiting = plan_when(api, started["id"], "WAITING")
+    assert (waiting["run"]["waitingFor"], waiting["run"]["currentActor"]) == ("review", "STRATEGY")
+    asked = ok(api, REVIEW, id=again["id"])["review"]
+    assert asked["reopens"] == {"id": approved[1], "status": "LAPSED"}
+
+    ok(api, APPROVE, id=again["id"], digest=asked["digest"])
+
+    def replay_reported() -> dict[str, Any] | None:
+        (attempt,) = ok(api, ATTEMPT, id=strategy["id"])["decision"]["corrections"]
+        return attempt if attempt["replayOutcome"] != "pending" else None
+
+    assert until(replay_reported, what="the replay")["replayOutcome"] == "replayed"
+    assert plan_when(api, started["id"], "SUCCEEDED")["phase"] == "APPLY"
+    assert analysis.check_all(store).ok

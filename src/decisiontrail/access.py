@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import hashlib
 import hmac
 import json
@@ -66,6 +67,17 @@ class Principal:
 
 LOCAL = Principal(name="local", role=Role.ADMIN)
 """Who a request is when no tokens are configured (the server then binds to loopback only)."""
+
+
+def operator(login: str | None = None) -> Principal:
+    """The command line's caller: ``cli:<login>`` (the operating system's login name by default),
+    with the database's own rights, since it holds the database's credentials."""
+    if login is None:
+        try:
+            login = getpass.getuser()
+        except (KeyError, OSError):  # no name for this uid (a bare container)
+            login = f"uid{os.getuid()}"
+    return Principal(name=f"cli:{login}", role=Role.ADMIN)
 
 
 def token_hash(token: str) -> str:

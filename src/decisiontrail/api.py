@@ -78,6 +78,11 @@ class Query:
         description="The reviewer's inbox across plans: reviews by status, plan and project, oldest first.",
         permission_classes=[CanRead],
     )
+    review: Review | None = strawberry.field(
+        resolver=queries.review,
+        description="A review by id: what it proposes (and its digest), who resolved it, whether its approval lapsed.",
+        permission_classes=[CanRead],
+    )
     pending_reviews: list[Review] = strawberry.field(
         resolver=queries.pending_reviews,
         description="Decisions of a plan waiting for a person.",

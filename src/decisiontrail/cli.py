@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from decisiontrail import __version__
+from decisiontrail.access import operator
 from decisiontrail.domain.correction import CorrectionResult, Impact
 from decisiontrail.exceptions import DecisionTrailError, NotFound, ValidationFailed
 from decisiontrail.settings import Neo4jSettings
@@ -69,12 +70,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser(
         "demo",
-        help="scripted actors record a two-level plan hierarchy; print it as read back from Neo4j",
+        help="run a plan hierarchy with the scripted model, review, correct and replay it; print it from Neo4j",
         description=(
-            "Scripted LangGraph actors (strategy, execution, invariant reconciliation) record a parent plan "
-            "and the child plan it spawns through record_decision, with one decision resolved by a scripted "
-            "reviewer and Execute checkpoint groups; the hierarchy is then printed from Neo4j. Actor "
-            "checkpoints go to DECISIONTRAIL_DATA_DIR/checkpoints.sqlite."
+            "Run the demonstration plan (rate limiting for the billing API) in the plan runtime, in this "
+            "process, with the scripted model (scripted:demonstration, no network): invariant "
+            "reconciliation, the strategy actor, whose spawn a scripted reviewer resolves, the child plan "
+            "it spawns, the execution actor, Apply. One execution decision is then corrected and the "
+            "runtime replays it from the actor's checkpoint. The hierarchy is printed as read back from "
+            "Neo4j, which also keeps the runs and the actors' checkpoints."
         ),
     )
     tree = commands.add_parser("tree", help="print a plan's decision tree", description="Print a plan's decision tree.")
@@ -194,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inbox.add_argument(
         "--status",
-        choices=["pending", "approved", "alternative_selected", "custom", "cancelled", "all"],
+        choices=["pending", "approved", "alternative_selected", "custom", "cancelled", "lapsed", "all"],
         default="pending",
         help="which reviews (default: pending)",
     )
@@ -202,12 +205,18 @@ def build_parser() -> argparse.ArgumentParser:
     inbox.add_argument("--project", help="only this project's reviews")
     inbox.add_argument("--first", type=int, default=100, help="how many (1 to 100, default 100)")
     resolve = commands.add_parser(
-        "resolve", help="resolve a pending review", description="Approve, select an alternative, or give a custom choice."
+        "resolve",
+        help="resolve a pending review",
+        description="Approve, select an alternative, or give a custom choice. The review records you as "
+        "cli:<your login name> and the digest of the decision it resolved as.",
     )
     resolve.add_argument("review_id", help="the review's ULID (as `reviews` prints)")
     resolve.add_argument("--action", choices=["approve", "select_alternative", "custom"], default="approve")
     resolve.add_argument("--option", help="the alternative chosen, or the custom choice")
-    resolve.add_argument("--by", default="cli", help="who resolves it (default: cli)")
+    resolve.add_argument(
+        "--digest",
+        help="the review's digest as `reviews` printed it: refused unless the review still proposes exactly that action",
+    )
     phase = commands.add_parser(
         "phase",
         help="move a plan to another phase (strategize -> execute -> apply, or back to strategize)",
@@ -566,15 +575,20 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
         if args.command == "demo":
             demo = record_demonstration(trail, checkpointer, log=log.info)
             log.info(
-                "recorded by scripted actors: %d review(s) resolved, %d Execute checkpoint group(s); "
+                "recorded by run %s of the runtime (model %s): %d review(s) resolved, %d Execute checkpoint group(s); "
                 "reading the hierarchy back from Neo4j",
+                demo.run.run_id,
+                demo.run.model,
                 len(demo.reviews_resolved),
                 demo.checkpoint_groups,
             )
             print(render_demonstration(trail, demo))
             print()
             print(describe_correction(demo.correction))
-            print(f"replay recorded {len(demo.replayed)} new decision(s): " + ", ".join(demo.replayed))
+            print(
+                f"replayed by the runtime in generation {demo.run.generation} of run {demo.run.run_id}: "
+                f"{len(demo.replayed)} new decision(s): " + ", ".join(demo.replayed)
+            )
         elif args.command == "tree":
             found = reading.get_tree(trail, args.plan_id, as_of=args.as_of, history=args.history)
             if found is None:
@@ -617,9 +631,12 @@ def _with_graph(args: argparse.Namespace, settings: Neo4jSettings) -> int:
                 print(_describe_review(waiting))
         elif args.command == "resolve":
             review, decision = reviews.resolve_review(
-                trail, args.review_id, ReviewAction(args.action), args.option, resolved_by=args.by
+                trail, args.review_id, ReviewAction(args.action), args.option, principal=operator(), digest=args.digest
             )
-            print(f"review {review.review_id} {review.status.value}: recorded {decision.decision_id} ({decision.chosen_option})")
+            print(
+                f"review {review.review_id} {review.status.value} by {review.resolved_by}: recorded "
+                f"{decision.decision_id} ({decision.chosen_option}), approved digest {review.approved_digest}"
+            )
         elif args.command == "phase":
             plan = lifecycle.advance_phase(trail, args.plan_id, Phase(args.phase), args.reason, by=args.by)
             print(f"plan {plan.plan_id} is in {plan.phase.value}")
@@ -741,7 +758,14 @@ def _settle(runtime: Runtime, plan_id: str, timeout: float) -> PlanRun | None:
     stop = threading.Event()
     follower = threading.Thread(target=progress.follow, args=(stop,), daemon=True) if progress else None
     deadline = time.monotonic() + timeout
-    with _quieted("decisiontrail.actors.runtime") if progress else contextlib.nullcontext():
+    from decisiontrail.actors.runtime import Workers
+
+    # No worker threads (this thread drives the runs): only the heartbeat keeping their leases, so
+    # that a serving process on the same database does not claim a run this one is driving.
+    with (
+        Workers(runtime, count=0).running(),
+        _quieted("decisiontrail.actors.runtime") if progress else contextlib.nullcontext(),
+    ):
         if follower is not None:
             follower.start()
         try:
@@ -1178,7 +1202,11 @@ def _describe_review(review: Review) -> str:
     proposal = review.proposal
     return (
         f"{review.review_id} {review.status.value} plan {review.plan_id}: "
-        f"{proposal.decision_type.value}: {proposal.question} -> {proposal.chosen_option} ({review.reason})"
+        f"{proposal.decision_type.value}: {proposal.question} -> {proposal.chosen_option} ({review.reason}) "
+        f"digest {review.digest}"
+        + (f"; resolved by {review.resolved_by}, approved {review.approved_digest}" if review.approved_digest else "")
+        + (f"; lapsed by correction {review.lapsed_by}" if review.lapsed_by else "")
+        + (f"; asked again as review {review.reopened_by}" if review.reopened_by else "")
     )
 
 
@@ -1199,6 +1227,8 @@ def describe_correction(result: CorrectionResult) -> str:
         f"invalidated {len(result.invalidated_plans)} child plan(s)"
         + (": " + ", ".join(result.invalidated_plans) if result.invalidated_plans else ""),
     ]
+    if result.lapsed_reviews:
+        lines.append(f"approvals lapsed: {', '.join(result.lapsed_reviews)} (asked again when the plan reaches their questions)")
     for point in result.replay_frontier:
         where = f"checkpoint {point.checkpoint.checkpoint_id}" if point.checkpoint else "its latest state"
         lines.append(f"replay: thread {point.thread_id} in plan {point.plan_id} from {where}")
@@ -1269,35 +1299,44 @@ def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
             return 2
         log.warning("no tokens configured: authentication is off and the API is served on loopback only")
 
-    from decisiontrail.services import reading
+    from decisiontrail.services import open_trail, reading
 
     def load_demo(trail: Trail) -> None:
         if reading.count_plans(trail):
             return
-        log.info("the database is empty: recording the demonstration hierarchy")
+        log.info("the database is empty: running the demonstration plan")
         demo = record_demonstration(trail, checkpointer_of(trail), log=log.info)
         print(render_demonstration(trail, demo), flush=True)
 
-    log.info("serving GraphQL on http://%s:%d/graphql (GraphiQL in a browser)", args.host, args.port)
-    log.info("exploring lineage on http://%s:%d/explore (the explorer page, in a browser)", args.host, args.port)
-    log.info("taking OpenTelemetry traces on http://%s:%d/v1/traces (OTLP/HTTP, see docs/interop.md)", args.host, args.port)
-    app = create_app(
-        settings,
-        tokens=tokens,
-        on_start=load_demo if args.demo_if_empty else None,
-        max_in_flight=args.max_in_flight if args.max_in_flight is not None else MAX_IN_FLIGHT,
-        server_timing=args.server_timing,
-    )
-    # On SIGTERM, requests still running get SHUTDOWN_GRACE seconds; then they are cancelled (and
-    # their queries stopped by Neo4j's own timeouts), so the service always stops within a bound.
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level="info",
-        access_log=args.access_log,
-        timeout_graceful_shutdown=SHUTDOWN_GRACE,
-    )
+    with contextlib.ExitStack() as stack:
+        graph = None
+        if args.demo_if_empty:
+            # Recorded before the app starts its runtime workers, on the connection the app then serves:
+            # the demonstration's runtime, in this thread, is the only one of this process claiming its
+            # runs, and they have settled before the app serves.
+            opened = stack.enter_context(open_trail(settings, progress=log.info))
+            load_demo(opened)
+            graph = opened.graph
+        log.info("serving GraphQL on http://%s:%d/graphql (GraphiQL in a browser)", args.host, args.port)
+        log.info("exploring lineage on http://%s:%d/explore (the explorer page, in a browser)", args.host, args.port)
+        log.info("taking OpenTelemetry traces on http://%s:%d/v1/traces (OTLP/HTTP, see docs/interop.md)", args.host, args.port)
+        app = create_app(
+            settings,
+            graph=graph,
+            tokens=tokens,
+            max_in_flight=args.max_in_flight if args.max_in_flight is not None else MAX_IN_FLIGHT,
+            server_timing=args.server_timing,
+        )
+        # On SIGTERM, requests still running get SHUTDOWN_GRACE seconds; then they are cancelled (and
+        # their queries stopped by Neo4j's own timeouts), so the service always stops within a bound.
+        uvicorn.run(
+            app,
+            host=args.host,
+            port=args.port,
+            log_level="info",
+            access_log=args.access_log,
+            timeout_graceful_shutdown=SHUTDOWN_GRACE,
+        )
     return 0
 
 

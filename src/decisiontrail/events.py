@@ -18,6 +18,7 @@ class EventKind(StrEnum):
     REVIEW_PENDING = "review_pending"
     REVIEW_RESOLVED = "review_resolved"
     REVIEW_CANCELLED = "review_cancelled"
+    REVIEW_LAPSED = "review_lapsed"  # a correction superseded what the review's approval rested on
     RUN_UPDATED = "run_updated"  # the runtime's run of the plan changed state (Plan.run)
 
 

@@ -70,7 +70,7 @@ class Conflict(DecisionTrailError):
 
 
 class TimedOut(DecisionTrailError):
-    """The request's query ran past its time limit (or was stopped) and was rolled back."""
+    """A request's query ran past its time limit (or was stopped) and was rolled back; or a run's turn did."""
 
     code = "TIMEOUT"
 

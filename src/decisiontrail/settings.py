@@ -94,6 +94,8 @@ class RuntimeSettings:
     lease: float = 30.0
     """Seconds a claim holds without a heartbeat (heartbeats come three times a lease)."""
     scripted_pace: float = 0.0
+    time_limit: float = 900.0
+    """Seconds one turn of a run (from its claim until it waits, finishes or fails) may take."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RuntimeSettings:
@@ -103,6 +105,7 @@ class RuntimeSettings:
             workers=read.runtime_workers,
             lease=read.run_lease,
             scripted_pace=read.scripted_pace,
+            time_limit=read.run_time_limit,
         )
 
 
@@ -130,6 +133,8 @@ class Environment(BaseSettings):
     runtime_workers: int = Field(2, ge=0, le=64, validation_alias="DECISIONTRAIL_RUNTIME_WORKERS")
     run_lease: float = Field(30.0, ge=1, le=3600, validation_alias="DECISIONTRAIL_RUN_LEASE")
     """Seconds a worker's claim on a run holds without a heartbeat: how soon a dead worker's runs are taken over."""
+    run_time_limit: float = Field(900.0, ge=0.1, le=86_400, validation_alias="DECISIONTRAIL_RUN_TIME_LIMIT")
+    """Seconds one turn of a run may take (a replay included): past it the run fails, and its replay's attempt."""
     scripted_pace: float = Field(0.0, ge=0, le=60, validation_alias="DECISIONTRAIL_SCRIPTED_PACE")
     """Seconds the scripted model takes per turn (0: at once), to watch a run, or to stop a service in the middle of one."""
     """Threads of a serving process that drive plan runs; 0 runs none there (another process does)."""

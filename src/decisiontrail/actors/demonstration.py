@@ -1,41 +1,43 @@
-"""The demonstration: scripted actors record a two-level plan hierarchy for real, then it is read back.
+"""The demonstration: a run of the plan runtime with the scripted model, a review, a correction and its replay.
 
-A strategy actor and an execution actor (LangGraph graphs whose model is a deterministic
-script) work a parent plan and the child plan it spawns; invariants are reconciled at
-Strategize entry, one low-confidence decision waits for a (scripted) reviewer, and Execute
-decisions are recorded with checkpoint groups.
+The demonstration plan is instantiated with a run whose model is ``scripted:demonstration`` (the
+named playbook in ``actors.models``), and the runtime (``actors.runtime``) takes it through ADR-033's
+actors in this process: invariants reconciled at Strategize entry, the strategy actor, whose spawn
+waits for a person (a scripted reviewer resolves it), the child plan it spawns run to Apply, the
+execution actor, Apply. One execution decision is then corrected; the correction queues its own
+replay on the plan's run, and the runtime replays it from the actor's checkpoint.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command
 
-from decisiontrail.actors.graph import build_actor
-from decisiontrail.actors.reconciliation import Reconciler
-from decisiontrail.actors.replay import replay_correction
-from decisiontrail.actors.scripted import ScriptedChatModel, decide, recorded_ids
-from decisiontrail.actors.tool import record_decision_tool
-from decisiontrail.domain import AutomationProfile, Invariant, Phase, Plan, Scope
-from decisiontrail.domain.correction import CorrectionMode, CorrectionResult, ReplayOutcome
-from decisiontrail.domain.recording import ReviewAction
+from decisiontrail.access import Principal, Role
+from decisiontrail.actors.models import DEMONSTRATION, DEMONSTRATION_PLAN, SCRIPTED
+from decisiontrail.actors.runtime import Runtime, Workers
+from decisiontrail.domain import AutomationProfile, Invariant, Plan, Scope
+from decisiontrail.domain.correction import CorrectionResult, ReplayOutcome
+from decisiontrail.domain.recording import Review, ReviewAction
+from decisiontrail.domain.runs import PlanRun, RunRequest, RunStatus
 from decisiontrail.domain.tree import render_hierarchy
-
+from decisiontrail.services import Trail, reading
+from decisiontrail.services.correction import correct
 from decisiontrail.services.invariants import set_invariants
-from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
-from decisiontrail.services.correction import correct, record_replay
+from decisiontrail.services.lifecycle import instantiate_plan
 from decisiontrail.services.reviews import resolve_review
-from decisiontrail.services import reading
-from decisiontrail.services import Trail
 
 Log = Callable[[str], None]
+
+MODEL = f"{SCRIPTED}:{DEMONSTRATION}"
+"""The demonstration's runs' model: the scripted model playing the demonstration's playbook."""
+DEMO_PROJECT = "billing"
+REVIEWER = Principal(name="demonstration", role=Role.REVIEWER)
+"""Who resolves the demonstration's review and corrects its decision."""
+GUIDANCE = "Use Redis counters shared by every gateway replica"
 
 
 @dataclass
@@ -43,275 +45,120 @@ class Demonstration:
     root_plan: Plan
     child_plan: Plan
     correction: CorrectionResult
+    """The correction, its attempt as the runtime's replay left it (outcome REPLAYED)."""
     replayed: list[str]
+    """The decisions the replay recorded anew."""
+    run: PlanRun
+    """The root plan's run, as it settled after the replay."""
     reviews_resolved: list[str] = field(default_factory=list)
     checkpoint_groups: int = 0
 
 
-def run_actor(
-    store: Trail,
-    checkpointer: BaseCheckpointSaver[Any],
-    plan: Plan,
-    thread_id: str,
-    script: Sequence[AIMessage | Callable[[Sequence[BaseMessage]], AIMessage]],
-    *,
-    brief: str,
-    resources: Sequence[Any] = (),
-    depends_on: Sequence[str] = (),
-    reviewer: Callable[[dict[str, Any]], tuple[ReviewAction, str | None]] | None = None,
-    log: Log = lambda _: None,
-) -> tuple[CompiledStateGraph[Any], dict[str, Any]]:
-    """Run one scripted actor to the end, answering any review it pauses for with ``reviewer``."""
-    actor = build_actor(ScriptedChatModel(script=list(script)), [record_decision_tool(store)], checkpointer)
-    config: RunnableConfig = {
-        "configurable": {"thread_id": thread_id, "plan_id": plan.plan_id}
-    }  # checkpoints kept with their plan
-    state: dict[str, Any] = actor.invoke(
-        {
-            "messages": [HumanMessage(brief)],
-            "plan_id": plan.plan_id,
-            "resources": list(resources),
-            "depends_on": list(depends_on),
-        },
-        config,
-    )
-    while state.get("__interrupt__"):
-        if reviewer is None:
-            raise RuntimeError("the actor is waiting for a review and no reviewer was given")
-        request = state["__interrupt__"][0].value
-        action, option = reviewer(request)
-        log(f"review {request['review_id']}: {request['reason']}; reviewer chose {action.value} {option or ''}".rstrip())
-        resolve_review(store, request["review_id"], action, option)
-        state = actor.invoke(Command(resume={"review_id": request["review_id"]}), config)
-    return actor, state
+def record_demonstration(trail: Trail, checkpointer: BaseCheckpointSaver[Any], log: Log = lambda _: None) -> Demonstration:
+    """Run the demonstration plan to Apply, correct one decision, and let the runtime replay it.
 
-
-def _corrected(messages: Sequence[BaseMessage]) -> bool:
-    return any(isinstance(m, HumanMessage) and str(m.content).startswith("Correction:") for m in messages)
-
-
-def unless_corrected(original: AIMessage, replacement: AIMessage) -> Callable[[Sequence[BaseMessage]], AIMessage]:
-    """A script step that makes the original choice, or the replacement once the actor has
-    been given a correction (as a replay after ``correct`` does)."""
-    return lambda messages: replacement if _corrected(messages) else original
-
-
-DEMO_PROJECT = "billing"
-
-
-def record_demonstration(store: Trail, checkpointer: BaseCheckpointSaver[Any], log: Log = lambda _: None) -> Demonstration:
-    """Record the whole hierarchy; every decision goes through record_decision or the lifecycle engine.
-
-    The global and the billing project's invariants are set first (plans instantiated later gather
-    them); the Invariant Reconciliation Actor runs at each plan's Strategize entry.
+    The global and the billing project's invariants are set first (the plan gathers them). The run is
+    driven here, in this thread, by a runtime whose actors keep their checkpoints in
+    ``checkpointer``: give it the saver every worker on this database uses (Neo4j's,
+    ``services.checkpoints``), since a serving process's workers may claim the demonstration's runs
+    too; whichever does plays the same script, the model's name being the run's.
     """
-    if store.reconciler is None:
-        store = replace(store, reconciler=Reconciler(checkpointer))
-    set_invariants(store, Scope.GLOBAL, None, [Invariant(name="coverage", statement="Test coverage stays at or above 80%")])
+    runtime = Runtime(trail, checkpointer)
+    trail = runtime.trail  # with its reconciler: the run reconciles the plan's invariants first
+    set_invariants(trail, Scope.GLOBAL, None, [Invariant(name="coverage", statement="Test coverage stays at or above 80%")])
     set_invariants(
-        store,
+        trail,
         Scope.PROJECT,
         DEMO_PROJECT,
         [Invariant(name="compatibility", statement="No breaking changes to public endpoints")],
     )
     plan, _ = instantiate_plan(
-        store,
-        "Add rate limiting to the public billing API",
+        trail,
+        DEMONSTRATION_PLAN,
         {"service": "billing-api", "limit_per_minute": 600},
         automation_profile=AutomationProfile(edit_code=0.8, execute_command=0.5),
         invariants=[Invariant(name="coverage", statement="New code is covered at 95% or more", scope=Scope.PLAN)],
         project=DEMO_PROJECT,
+        run=RunRequest(model=MODEL),
     )
-    log(f"instantiated plan {plan.plan_id} in project {DEMO_PROJECT}; its invariants reconciled at Strategize entry")
+    log(f"instantiated plan {plan.plan_id} in project {DEMO_PROJECT} with a run (model {MODEL}); its invariants reconciled")
 
-    strategy_thread = f"strategy-{plan.plan_id}"
-    run_actor(
-        store,
-        checkpointer,
-        plan,
-        strategy_thread,
-        [
-            decide(
-                decision_type="strategy_choice",
-                question="Where should requests be limited?",
-                chosen_option="Token bucket in the API gateway",
-                alternatives_considered=["Middleware in each service", "Limits at the load balancer"],
-                confidence_score=0.86,
-                rationale="One enforcement point; services stay unchanged.",
-            ),
-            decide(
-                decision_type="resource_selection",
-                question="Which files will change?",
-                chosen_option="gateway/config.yaml and gateway/limits.py",
-                confidence_score=0.9,
-                rationale="The gateway owns request admission.",
-            ),
-            decide(
-                decision_type="subplan_spawn",
-                question="How should per-client quotas be delivered?",
-                chosen_option="Fold quotas into this plan",
-                alternatives_considered=["Spawn a child plan for per-client quotas"],
-                confidence_score=0.55,
-                rationale="Quotas look small.",
-            ),
-        ],
-        brief="Plan how to add rate limiting to the billing API.",
-        resources=["gateway/config.yaml"],
-        reviewer=lambda request: (ReviewAction.SELECT_ALTERNATIVE, request["alternatives_considered"][0]),
-        log=log,
-    )
-    spawn = next(d for d in reading.list_decisions(store, plan.plan_id) if d.decision_type.value == "subplan_spawn")
-    advance_phase(store, plan.plan_id, Phase.EXECUTE, "strategy complete")  # ADR-007: the child runs once its parent executes
-    child, _ = instantiate_plan(
-        store,
-        "Add per-client quotas to the billing API gateway",
-        {"quota_store": "gateway"},
-        automation_profile=AutomationProfile(edit_code=0.5, execute_command=0.5),
-        spawned_by_decision_id=spawn.decision_id,
-    )
-    log(f"spawned child plan {child.plan_id} from decision {spawn.decision_id}")
-    run_actor(
-        store,
-        checkpointer,
-        child,
-        f"strategy-{child.plan_id}",
-        [
-            decide(
-                decision_type="strategy_choice",
-                question="Where are quotas kept?",
-                chosen_option="A quota table beside the gateway's bucket store",
-                alternatives_considered=["Quotas in the billing database"],
-                confidence_score=0.71,
-                rationale="Follows the parent plan's gateway-side enforcement.",
-            ),
-        ],
-        brief="Plan per-client quotas.",
-        depends_on=[spawn.decision_id],
-        log=log,
-    )
+    with Workers(runtime, count=0).running():  # no worker threads: only the one keeping this runtime's leases
+        run, reviewed = _settle(runtime, plan.plan_id, log)
+        if run.status is not RunStatus.SUCCEEDED:
+            raise RuntimeError(f"the demonstration's run {run.run_id} {run.status.value}: {run.error}")
+        (child,) = _children(trail, plan.plan_id)
+        log(f"run {run.run_id} succeeded: plan {plan.plan_id} and its child plan {child.plan_id} applied")
 
-    advance_phase(store, child.plan_id, Phase.EXECUTE, "strategy complete")
-    execution, _ = run_actor(
-        store,
-        checkpointer,
-        plan,
-        f"execution-{plan.plan_id}",
-        [
-            unless_corrected(
-                decide(
-                    decision_type="implementation_choice",
-                    question="How is the bucket stored?",
-                    chosen_option="In-process buckets refilled by a monotonic clock",
-                    alternatives_considered=["Redis counters"],
-                    confidence_score=0.68,
-                    rationale="A single gateway instance serves the API today.",
-                ),
-                decide(
-                    decision_type="implementation_choice",
-                    question="How is the bucket stored?",
-                    chosen_option="Redis counters shared by every gateway replica",
-                    alternatives_considered=["In-process buckets refilled by a monotonic clock"],
-                    confidence_score=0.9,
-                    rationale="The gateway runs several replicas; buckets must be shared.",
-                ),
-            ),
-            unless_corrected(
-                decide(
-                    decision_type="tool_invocation",
-                    question="Which tool applies the change?",
-                    chosen_option="edit_file(gateway/limits.py)",
-                    confidence_score=0.95,
-                    rationale="A local edit; no generator needed.",
-                ),
-                decide(
-                    decision_type="tool_invocation",
-                    question="Which tool applies the change?",
-                    chosen_option="edit_file(gateway/limits.py) with a Redis client",
-                    confidence_score=0.9,
-                    rationale="The limiter now talks to Redis.",
-                ),
-            ),
-            unless_corrected(
-                decide(
-                    decision_type="error_recovery",
-                    question="The limits test failed on clock skew; what now?",
-                    chosen_option="Inject the clock and freeze it in tests",
-                    alternatives_considered=["Widen the test's tolerance"],
-                    confidence_score=0.83,
-                    rationale="Deterministic tests beat looser ones.",
-                ),
-                AIMessage(content="done"),  # with Redis time there is no clock skew to recover from
-            ),
-        ],
-        brief="Execute the rate limiting strategy.",
-        resources=[{"resource_id": "repo:billing", "path": "gateway/limits.py"}],
-        log=log,
-    )
-
-    def quota_tool_call(messages: Sequence[BaseMessage]) -> AIMessage:
-        # Hangs the tool invocation explicitly under the implementation choice just recorded.
-        return decide(
-            decision_type="tool_invocation",
-            question="Which tool creates the quota table?",
-            chosen_option="run_migration(0007_client_quotas)",
-            confidence_score=0.9,
-            rationale="Schema changes go through migrations.",
-            parent_decision_id=recorded_ids(messages)[-1],
+        # The in-process buckets were wrong: the gateway runs three replicas. The correction queues
+        # its replay on the plan's run; the runtime resumes the execution actor from its checkpoint.
+        implementation = next(
+            d
+            for d in reading.list_decisions(trail, plan.plan_id, current_only=True)
+            if d.decision_type.value == "implementation_choice"
         )
+        result = correct(
+            trail, implementation.decision_id, "revert", GUIDANCE, "the gateway runs three replicas", principal=REVIEWER
+        )
+        log(f"corrected {implementation.decision_id}: invalidated {len(result.invalidated)} decision(s); the runtime replays it")
+        run, _ = _settle(runtime, plan.plan_id, log)
+    attempt = reading.get_attempt(trail, result.attempt.attempt_id)
+    if run.status is not RunStatus.SUCCEEDED or attempt.replay_outcome is not ReplayOutcome.REPLAYED:
+        raise RuntimeError(
+            f"the demonstration's replay {attempt.replay_outcome.value} ({attempt.replay_detail}); its run {run.status.value}"
+        )
+    log(f"replayed in generation {run.generation} of run {run.run_id}: {attempt.replay_detail}")
 
-    run_actor(
-        store,
-        checkpointer,
-        child,
-        f"execution-{child.plan_id}",
-        [
-            decide(
-                decision_type="implementation_choice",
-                question="How is the quota table created?",
-                chosen_option="A migration adding client_quota",
-                confidence_score=0.8,
-                rationale="Reversible and reviewed like code.",
-            ),
-            quota_tool_call,
-        ],
-        brief="Execute the quota strategy.",
-        resources=[{"resource_id": "repo:billing", "path": "gateway/quotas.py"}],
-        log=log,
+    plans = (reading.get_plan(trail, plan.plan_id), reading.get_plan(trail, child.plan_id))
+    decisions = [d.decision_id for p in plans for d in reading.list_decisions(trail, p.plan_id)]
+    return Demonstration(
+        root_plan=plans[0],
+        child_plan=plans[1],
+        correction=result.model_copy(update={"attempt": attempt}),
+        replayed=list(attempt.replayed_decision_ids),
+        reviews_resolved=reviewed,
+        checkpoint_groups=sum(group is not None for group in reading.checkpoint_groups(trail, decisions)),
+        run=run,
     )
 
-    # The in-process buckets were wrong: the gateway runs three replicas. Correct the choice,
-    # then replay the execution actor from the checkpoint it was made from.
-    implementation = next(
-        d
-        for d in reading.list_decisions(store, plan.plan_id, current_only=True)
-        if d.decision_type.value == "implementation_choice"
-    )
-    guidance = "Use Redis counters shared by every gateway replica"
-    result = correct(
-        store, implementation.decision_id, "revert", guidance, "the gateway runs three replicas", requested_by="demo"
-    )
-    log(f"corrected {implementation.decision_id}: invalidated {len(result.invalidated)} decision(s); replaying")
-    replayed: list[str] = []
-    for point in result.replay_frontier:
-        before = {d.decision_id for d in reading.list_decisions(store, point.plan_id)}
-        replay_correction(execution, point, guidance, mode=CorrectionMode.REVERT)
-        replayed += [d.decision_id for d in reading.list_decisions(store, point.plan_id) if d.decision_id not in before]
-    record_replay(store, result.attempt.attempt_id, ReplayOutcome.REPLAYED, f"{len(replayed)} decision(s) recorded anew")
 
-    demo = Demonstration(
-        root_plan=reading.get_plan(store, plan.plan_id),
-        child_plan=reading.get_plan(store, child.plan_id),
-        correction=result,
-        replayed=replayed,
-    )
-    demo.reviews_resolved = [r.review_id for r in reading.list_reviews(store, plan.plan_id) if r.decision_id]
-    demo.checkpoint_groups = sum(
-        1
-        for p in (plan, child)
-        for d in reading.list_decisions(store, p.plan_id)
-        if reading.checkpoint_group(store, d.decision_id) is not None
-    )
-    return demo
+def _settle(runtime: Runtime, plan_id: str, log: Log) -> tuple[PlanRun, list[str]]:
+    """Drive the plan's run until it has finished, resolving each review it waits on as the scripted
+    reviewer would; the run, and the reviews resolved."""
+    resolved: list[str] = []
+    while not (run := runtime.run_until_settled(plan_id, timeout=300)).finished:
+        pending = [review for p in _hierarchy(runtime.trail, plan_id) for review in reading.pending_reviews(runtime.trail, p)]
+        if not pending:
+            raise RuntimeError(f"the demonstration's run {run.run_id} waits for {run.waiting_for} and no review is pending")
+        for review in pending:
+            action, option = _scripted_reviewer(review)
+            resolve_review(runtime.trail, review.review_id, action, option, principal=REVIEWER)
+            log(
+                f"review {review.review_id} ({review.proposal.decision_type.value}, confidence "
+                f"{review.proposal.confidence_score} below {review.threshold}): the reviewer chose {action.value}"
+                + (f" {option!r}" if option else "")
+            )
+            resolved.append(review.review_id)
+    return run, resolved
+
+
+def _scripted_reviewer(review: Review) -> tuple[ReviewAction, str | None]:
+    """The first alternative the actor considered, if it considered any; else its own choice."""
+    alternatives = review.proposal.alternatives_considered
+    return (ReviewAction.SELECT_ALTERNATIVE, alternatives[0]) if alternatives else (ReviewAction.APPROVE, None)
+
+
+def _hierarchy(trail: Trail, plan_id: str) -> Iterator[str]:
+    """The plan and every plan below it."""
+    level = [plan_id]
+    while level:
+        yield from level
+        level = [child for children in reading.child_plans_of(trail, level) for child in children]
+
+
+def _children(trail: Trail, plan_id: str) -> list[Plan]:
+    found = reading.get_plans(trail, reading.child_plans_of(trail, [plan_id])[0])
+    return [p for p in found if p is not None and not p.is_invalidated]
 
 
 def render_demonstration(store: Trail, demo: Demonstration) -> str:

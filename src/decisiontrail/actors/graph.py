@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -25,17 +25,27 @@ class ActorState(MessagesState):
 
 
 def build_actor(
-    model: BaseChatModel, tools: Sequence[BaseTool], checkpointer: BaseCheckpointSaver[Any] | None
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    checkpointer: BaseCheckpointSaver[Any] | None,
+    *,
+    guard: Callable[[], None] | None = None,
 ) -> CompiledStateGraph[Any]:
     """The agent loop: the model answers, its tool calls run, until it calls none.
 
     Without a checkpointer the actor cannot record decisions: there is no checkpoint to
-    replay them from.
+    replay them from. ``guard``, called before and after each model call, raises to stop the
+    actor there (the runtime's, once the run is no longer this worker's to drive): a model call
+    that returns after its run was given up calls no tool.
     """
     bound = model.bind_tools(list(tools))
+    check = guard or (lambda: None)
 
     def agent(state: ActorState) -> dict[str, Any]:
-        return {"messages": [bound.invoke(state["messages"])]}
+        check()
+        answer = bound.invoke(state["messages"])
+        check()
+        return {"messages": [answer]}
 
     graph = StateGraph(ActorState)
     graph.add_node("agent", agent)

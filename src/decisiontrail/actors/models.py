@@ -7,11 +7,15 @@ variables (``OPENAI_API_KEY``, ...). A real model needs ``langchain`` and the pr
 installed (``pip install langchain langchain-openai``).
 
 The scripted model plays a playbook derived from the plan (its description and arguments) and,
-after a correction, re-decides the corrected question as the correction says.
+after a correction, re-decides the corrected question as the correction says. ``scripted:<name>``
+plays a named playbook instead (``PLAYBOOKS``): ``scripted:demonstration`` is the demonstration's
+(``actors.demonstration``). The name is the run's, and child runs inherit it, so every worker that
+claims one of its runs plays the same script.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import time
@@ -28,8 +32,23 @@ from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.settings import RuntimeSettings
 
 CORRECTION_PREFIX = "Correction: "
+ONCE_CORRECTED = "once_corrected"
+"""A playbook step's key for what the actor decides at its turn instead, after a correction."""
 
-__all__ = ["CORRECTION_PREFIX", "SCRIPTED", "Brief", "ModelFactory", "chat_model", "check_model_name", "playbook"]
+__all__ = [
+    "CORRECTION_PREFIX",
+    "DEMONSTRATION",
+    "ONCE_CORRECTED",
+    "PLAYBOOKS",
+    "SCRIPTED",
+    "Brief",
+    "ModelFactory",
+    "Playbook",
+    "chat_model",
+    "check_model_name",
+    "demonstration_playbook",
+    "playbook",
+]
 
 
 @dataclass(frozen=True)
@@ -60,13 +79,16 @@ class Brief:
 
 ModelFactory = Callable[[str, Actor, "Brief", RuntimeSettings], BaseChatModel]
 """What builds an actor's model: the run's model name, the actor, its brief, the runtime's settings."""
+Playbook = Callable[[Actor, "Brief"], list[dict[str, Any]]]
+"""The scripted decisions of an actor for a plan, in order (``playbook``)."""
 
 
 def chat_model(name: str, actor: Actor, brief: Brief, settings: RuntimeSettings | None = None) -> BaseChatModel:
     """The model ``name`` names, for ``actor`` working on ``brief``'s plan."""
-    if check_model_name(name) == SCRIPTED:
+    name = check_model_name(name)
+    if name == SCRIPTED or name.startswith(f"{SCRIPTED}:"):
         pace = settings.scripted_pace if settings is not None else 0.0
-        return ScriptedChatModel(every_turn=_Playbook(actor, brief, pace))
+        return ScriptedChatModel(every_turn=_Playbook(_plays(name)(actor, brief), pace))
     try:
         from langchain.chat_models import init_chat_model  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
@@ -82,11 +104,23 @@ def chat_model(name: str, actor: Actor, brief: Brief, settings: RuntimeSettings 
     return model
 
 
+def _plays(name: str) -> Playbook:
+    """The playbook a scripted model's name names: ``scripted``, the one derived from the plan;
+    ``scripted:<name>``, a named one."""
+    if name == SCRIPTED:
+        return playbook  # looked up when called: a test may put another in its place
+    found = PLAYBOOKS.get(name.removeprefix(f"{SCRIPTED}:"))
+    if found is None:
+        known = ", ".join([SCRIPTED, *(f"{SCRIPTED}:{playbook_name}" for playbook_name in sorted(PLAYBOOKS))])
+        raise ValidationFailed(f"model: {name!r} names no scripted playbook (there are: {known})", field="model")
+    return found
+
+
 class _Playbook:
     """The scripted model's every turn, as a function of the conversation."""
 
-    def __init__(self, actor: Actor, brief: Brief, pace: float = 0.0) -> None:
-        self.steps = playbook(actor, brief)
+    def __init__(self, steps: Sequence[Mapping[str, Any]], pace: float = 0.0) -> None:
+        self.steps = steps
         self.pace = pace
 
     def __call__(self, messages: Sequence[BaseMessage]) -> AIMessage:
@@ -101,6 +135,12 @@ class _Playbook:
             step = dict(self.steps[0])  # appended after the end: the first question again
         else:
             return AIMessage(content="done")
+        if ONCE_CORRECTED in step:
+            instead = step.pop(ONCE_CORRECTED)
+            if correction is not None and not just_corrected:  # a turn after the corrected one
+                if instead is None:
+                    return AIMessage(content="done")
+                step = dict(instead)
         if just_corrected and correction is not None:
             guidance = str(correction.content).removeprefix(CORRECTION_PREFIX).strip()
             step["alternatives_considered"] = [step["chosen_option"], *step.get("alternatives_considered", [])]
@@ -132,6 +172,10 @@ def playbook(actor: Actor, brief: Brief) -> list[dict[str, Any]]:
     the plan and one level of child plans) allows, a spawn: one child plan, or a parallel group
     when the arguments name ``parallel`` children. Execution: an implementation choice and the
     tool that applies it.
+
+    Each step is record_decision's arguments. A step may also hold, under ``ONCE_CORRECTED``, what
+    the actor decides at its turn instead once a correction came earlier in its conversation (None:
+    it stops there); the corrected turn itself re-decides its question as the guidance says.
     """
     args = dict(brief.arguments)
     subject = brief.description.rstrip(".")
@@ -196,6 +240,118 @@ def playbook(actor: Actor, brief: Brief) -> list[dict[str, Any]]:
             },
         ]
     return []
+
+
+DEMONSTRATION = "demonstration"
+"""The demonstration's playbook: ``scripted:demonstration``."""
+DEMONSTRATION_PLAN = "Add rate limiting to the public billing API"
+DEMONSTRATION_CHILD_PLAN = "Add per-client quotas to the billing API gateway"
+
+_DEMONSTRATION: dict[str, dict[Actor, list[dict[str, Any]]]] = {
+    DEMONSTRATION_PLAN: {
+        Actor.STRATEGY: [
+            {
+                "decision_type": "strategy_choice",
+                "question": "Where should requests be limited?",
+                "chosen_option": "Token bucket in the API gateway",
+                "alternatives_considered": ["Middleware in each service", "Limits at the load balancer"],
+                "confidence_score": 0.86,
+                "rationale": "One enforcement point; services stay unchanged.",
+            },
+            {
+                "decision_type": "resource_selection",
+                "question": "Which files will change?",
+                "chosen_option": "gateway/config.yaml and gateway/limits.py",
+                "confidence_score": 0.9,
+                "rationale": "The gateway owns request admission.",
+            },
+            {  # below the plan's Strategize threshold: it waits for a person
+                "decision_type": "subplan_spawn",
+                "question": "Which part is delivered as a child plan?",
+                "chosen_option": "Add per-client quotas to the billing service",
+                "alternatives_considered": [DEMONSTRATION_CHILD_PLAN],
+                "confidence_score": 0.55,
+                "rationale": "Quotas are kept with the client accounts.",
+            },
+        ],
+        Actor.EXECUTION: [
+            {
+                "decision_type": "implementation_choice",
+                "question": "How is the bucket stored?",
+                "chosen_option": "In-process buckets refilled by a monotonic clock",
+                "alternatives_considered": ["Redis counters"],
+                "confidence_score": 0.68,
+                "rationale": "A single gateway instance serves the API today.",
+            },
+            {
+                "decision_type": "tool_invocation",
+                "question": "Which tool applies the change?",
+                "chosen_option": "edit_file(gateway/limits.py)",
+                "confidence_score": 0.95,
+                "rationale": "A local edit; no generator needed.",
+                ONCE_CORRECTED: {
+                    "decision_type": "tool_invocation",
+                    "question": "Which tool applies the change?",
+                    "chosen_option": "edit_file(gateway/limits.py) with a Redis client",
+                    "confidence_score": 0.9,
+                    "rationale": "The limiter now talks to Redis.",
+                },
+            },
+            {
+                "decision_type": "error_recovery",
+                "question": "The limits test failed on clock skew; what now?",
+                "chosen_option": "Inject the clock and freeze it in tests",
+                "alternatives_considered": ["Widen the test's tolerance"],
+                "confidence_score": 0.83,
+                "rationale": "Deterministic tests beat looser ones.",
+                ONCE_CORRECTED: None,  # with Redis's clock there is no skew to recover from
+            },
+        ],
+    },
+    DEMONSTRATION_CHILD_PLAN: {
+        Actor.STRATEGY: [
+            {
+                "decision_type": "strategy_choice",
+                "question": "Where are quotas kept?",
+                "chosen_option": "A quota table beside the gateway's bucket store",
+                "alternatives_considered": ["Quotas in the billing database"],
+                "confidence_score": 0.85,
+                "rationale": "Follows the parent plan's gateway-side enforcement.",
+            },
+        ],
+        Actor.EXECUTION: [
+            {
+                "decision_type": "implementation_choice",
+                "question": "How is the quota table created?",
+                "chosen_option": "A migration adding client_quota",
+                "confidence_score": 0.8,
+                "rationale": "Reversible and reviewed like code.",
+            },
+            {
+                "decision_type": "tool_invocation",
+                "question": "Which tool creates the quota table?",
+                "chosen_option": "run_migration(0007_client_quotas)",
+                "confidence_score": 0.9,
+                "rationale": "Schema changes go through migrations.",
+            },
+        ],
+    },
+}
+
+
+def demonstration_playbook(actor: Actor, brief: Brief) -> list[dict[str, Any]]:
+    """The demonstration's decisions (``actors.demonstration``): rate limiting for the billing API,
+    whose spawn waits for a reviewer, and the child plan for per-client quotas the reviewer chooses;
+    the execution actor's storage choice is the one the demonstration corrects. A plan it does not
+    know by its description plays ``playbook``."""
+    plays = _DEMONSTRATION.get(brief.description)
+    if plays is None:
+        return playbook(actor, brief)
+    return copy.deepcopy(plays.get(actor, []))
+
+
+PLAYBOOKS: dict[str, Playbook] = {DEMONSTRATION: demonstration_playbook}
+"""The named playbooks, each played by the model ``scripted:<name>``."""
 
 
 def _depth(arguments: Mapping[str, Any]) -> int:

@@ -37,7 +37,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -60,7 +60,7 @@ from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome
 from decisiontrail.domain.recording import ReviewStatus
 from decisiontrail.domain.runs import MAX_ATTEMPTS, Actor, PlanRun, RunRequest, RunStatus, actor_of_thread, child_descriptions
 from decisiontrail.domain.runs import thread_id as actor_thread
-from decisiontrail.exceptions import DecisionTrailError
+from decisiontrail.exceptions import DecisionTrailError, TimedOut
 from decisiontrail.services import Trail, reading, runs
 from decisiontrail.services.correction import record_replay
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
@@ -138,6 +138,7 @@ class Runtime:
         """Builds each actor's chat model from the run's model name (``actors.models.chat_model``)."""
         self.graph = self._orchestrator()
         self._held: dict[str, PlanRun] = {}
+        self._deadlines: dict[str, float] = {}  # a held run's turn ends by then (time.monotonic)
         self._lost: set[str] = set()
         self._lock = threading.Lock()
 
@@ -151,12 +152,14 @@ class Runtime:
             return None
         with self._lock:
             self._held[held.run_id] = held
+            self._deadlines[held.run_id] = time.monotonic() + self.settings.time_limit
             self._lost.discard(held.run_id)
         try:
             return self._drive(held)
         finally:
             with self._lock:
                 self._held.pop(held.run_id, None)
+                self._deadlines.pop(held.run_id, None)
 
     def heartbeat(self) -> None:
         """Keep the leases of the runs this worker drives; those it lost stop at their next step."""
@@ -195,7 +198,7 @@ class Runtime:
             config, start = self._start(held)
             # What this turn replays, if it does: a new generation's input, or its checkpointed state.
             state = dict(start) if isinstance(start, dict) else dict(self.graph.get_state(config).values)  # type: ignore[assignment]
-            self.graph.invoke(start, config)
+            self._within_time_limit(held, lambda: self.graph.invoke(start, config))
             snapshot = self.graph.get_state(config)
             state = dict(snapshot.values)  # type: ignore[assignment]
             if snapshot.next:
@@ -310,13 +313,63 @@ class Runtime:
         with self._lock:
             self._held[run.run_id] = run
 
+    def _within_time_limit(self, held: PlanRun, turn: Callable[[], object]) -> None:
+        """Run ``turn`` (the orchestrator's), giving up on it at the turn's deadline.
+
+        It runs in a thread of its own, so that a model call that never returns does not hold
+        this worker: past the deadline the run is given up (``_lost``), the turn's thread stops at
+        its next step or model answer (``_check``, ``_guard``: it records nothing more), and this
+        raises ``TimedOut``.
+        """
+        outcome: list[BaseException | None] = []
+
+        def target() -> None:
+            try:
+                turn()
+                outcome.append(None)
+            except BaseException as e:  # handed to the worker's thread, as if raised there
+                outcome.append(e)
+
+        thread = threading.Thread(target=target, name=f"run {held.run_id}", daemon=True)
+        thread.start()
+        with self._lock:
+            deadline = self._deadlines.get(held.run_id, time.monotonic() + self.settings.time_limit)
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            with self._lock:
+                self._lost.add(held.run_id)
+            raise TimedOut(self._overtime())
+        if outcome and outcome[0] is not None:
+            raise outcome[0]
+
+    def _guard(self, run_id: str) -> Callable[[], None]:
+        """What an actor of the run checks around each model call: the run is still this worker's to drive."""
+
+        def check() -> None:
+            with self._lock:
+                given_up = run_id in self._lost or run_id not in self._held
+            if given_up:
+                raise Lost(run_id)
+
+        return check
+
+    def _overtime(self) -> str:
+        return (
+            f"the turn took longer than its time limit of {self.settings.time_limit:g} s (DECISIONTRAIL_RUN_TIME_LIMIT); "
+            "it stopped there"
+        )
+
     def _check(self, state: RunState, actor: Actor | None = None) -> PlanRun:
-        """The run, still this worker's (else ``Lost``), with the actor now running recorded on it."""
+        """The run, still this worker's (else ``Lost``) and within its turn's time limit (else
+        ``TimedOut``), with the actor now running recorded on it."""
         with self._lock:
             held = self._held.get(state["run_id"])
             lost = state["run_id"] in self._lost
+            deadline = self._deadlines.get(state["run_id"])
         if held is None or lost:
             raise Lost(state["run_id"])
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimedOut(self._overtime())
         updated = runs.update(self.trail, held, self.worker, actor=actor.value if actor else None, waiting_for=None)
         if updated is None:
             raise Lost(state["run_id"])
@@ -349,6 +402,12 @@ class Runtime:
         if plan.phase is not Phase.STRATEGIZE:
             return {}
         self._check(state, Actor.RECONCILIATION)
+        if state.get("generation", 0) == 0 and state.get("round", 0) == 0:
+            # The plan's first Strategize entry, reconciled here rather than by instantiate_plan, so
+            # that no worker's strategy comes between the invariants (a run is claimable once it is
+            # committed). Reconciling records only what nothing enforces or proposes yet: a turn
+            # run again (a crash) records nothing twice.
+            self.trail.entered_strategize(plan)
         self._await_reviews(state, plan, Actor.RECONCILIATION)
         replayed = self._run_actor(state, Actor.STRATEGY, plan)
         self._await_reviews(state, plan, Actor.STRATEGY)
@@ -444,6 +503,7 @@ class Runtime:
             self.models(state["model"], role, brief, self.settings),
             self.skills.tools(ToolContext(self.trail, role)),
             self.checkpointer,
+            guard=self._guard(state["run_id"]),
         )
         config: RunnableConfig = {"configurable": {"thread_id": thread, "plan_id": plan.plan_id}}
         snapshot = actor.get_state(config)

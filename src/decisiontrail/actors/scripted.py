@@ -9,7 +9,7 @@ from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 Step = AIMessage | Callable[[Sequence[BaseMessage]], AIMessage]
@@ -53,6 +53,17 @@ def decide(**arguments: Any) -> AIMessage:
     """A model turn that calls record_decision with ``arguments`` (a stable tool-call id)."""
     call_id = "call_" + hashlib.sha256(json.dumps(arguments, sort_keys=True).encode()).hexdigest()[:16]
     return AIMessage(content="", tool_calls=[{"name": "record_decision", "args": arguments, "id": call_id}])
+
+
+def unless_corrected(original: AIMessage, replacement: AIMessage) -> Step:
+    """A step that makes the original choice, or the replacement once the actor has been given a
+    correction (a replay, after ``correct``, resumes it with a ``Correction:`` message)."""
+
+    def step(messages: Sequence[BaseMessage]) -> AIMessage:
+        corrected = any(isinstance(m, HumanMessage) and str(m.content).startswith("Correction:") for m in messages)
+        return replacement if corrected else original
+
+    return step
 
 
 def recorded_ids(messages: Sequence[BaseMessage]) -> list[str]:

@@ -68,8 +68,11 @@ def as_of(G: nx.MultiDiGraph[str], moment: datetime) -> nx.MultiDiGraph[str]:
         elif label == Label.PLAN.value and _after(data.get("invalidated_at"), moment):
             _forget(data, "invalidated_at")
             data["status"] = "active"
-        elif label == Label.REVIEW.value and _after(data.get("resolved_at"), moment):
-            _forget(data, "resolved_at", "resolved_by", "resolved_option", "cancelled_by")
+        elif label == Label.REVIEW.value and _after(data.get("lapsed_at"), moment):
+            data["status"] = data.get("lapsed_from", data.get("status"))
+            _forget(data, "lapsed_at", "lapsed_by", "lapsed_from", "reopened_by")
+        if label == Label.REVIEW.value and _after(data.get("resolved_at"), moment):
+            _forget(data, "resolved_at", "resolved_by", "resolved_option", "cancelled_by", "approved_digest")
             data["status"] = "pending"
     return past
 

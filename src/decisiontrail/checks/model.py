@@ -7,8 +7,9 @@ correction attempts all have ULIDs) and carry the stored properties as attribute
 - ``status``: ``current`` or ``superseded`` for a decision, ``active`` or ``invalidated`` for a
   plan, the review's own status for a review, the replay outcome for a correction attempt;
 - ``boundary``: True on a node that lies outside the loaded scope but is the far end of an edge
-  from a node inside it (the parent plan's spawning decision of a child plan loaded alone, say).
-  Boundary nodes carry their properties so rules can read them, but no rule judges them.
+  from a node inside it (the parent plan's spawning decision of a child plan loaded alone, say),
+  or a child plan of a spawning decision inside it (a parent plan loaded alone: so its spawns are
+  judged by the children they have). Boundary nodes carry their properties so rules can read them, but no rule judges them.
 
 Edges point as in Neo4j, from the dependent end to what it hangs on (``child -PARENT-> parent``),
 keyed by their type, with the type also in the ``type`` attribute. Properties that Neo4j does

@@ -343,6 +343,9 @@ class CorrectionResult(BaseModel):
     invalidated: tuple[str, ...]
     invalidated_plans: tuple[str, ...]
     cancelled_reviews: tuple[str, ...] = ()
+    lapsed_reviews: tuple[str, ...] = ()
+    """Resolved reviews whose approval lapsed: each resolved as a decision the correction superseded
+    (other than the corrected one), so a person approved it on grounds that have changed."""
 
     @property
     def replay_frontier(self) -> tuple[FrontierPoint, ...]:

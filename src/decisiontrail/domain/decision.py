@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -231,6 +233,60 @@ class Decision(_Record):
     def is_current(self) -> bool:
         """True while no correction has superseded this decision."""
         return self.superseded_by is None
+
+    @property
+    def action_digest(self) -> str:
+        """What this decision authorises, as ``action_digest`` computes it: a resolved review's
+        ``approved_digest`` is this digest of the decision it resolved as."""
+        return action_digest(
+            plan_id=self.plan_id,
+            decision_type=self.decision_type,
+            phase=self.phase,
+            question=self.question,
+            chosen_option=self.chosen_option,
+            parent_decision_id=self.parent_decision_id,
+            depends_on=self.depends_on,
+            hot_context_hash=self.context_snapshot.hot_context_hash,
+        )
+
+
+def action_digest(
+    *,
+    plan_id: str,
+    decision_type: DecisionType,
+    phase: Phase,
+    question: str,
+    chosen_option: str,
+    parent_decision_id: str | None,
+    depends_on: Sequence[str],
+    hot_context_hash: str,
+) -> str:
+    """The digest of an action a person approves: what is chosen, for which question, of which
+    type, in which plan and phase, under which parent, resting on which decisions, seen in which
+    context. SHA-256 of its canonical JSON (keys sorted, no whitespace), written ``sha256:<hex>``.
+
+    Not the confidence or the rationale (they argue for the action; they are not it), nor the
+    alternatives (an override moves the original choice among them).
+
+    >>> a = dict(plan_id="p", decision_type=DecisionType.TOOL_INVOCATION, phase=Phase.EXECUTE, question="q",
+    ...          chosen_option="deploy", parent_decision_id="s", depends_on=(), hot_context_hash="0" * 64)
+    >>> action_digest(**a) == action_digest(**{**a, "chosen_option": "deploy"})
+    True
+    >>> action_digest(**a) == action_digest(**{**a, "parent_decision_id": "t"})
+    False
+    """
+    action = {
+        "plan_id": plan_id,
+        "decision_type": decision_type.value,
+        "phase": phase.value,
+        "question": question,
+        "chosen_option": chosen_option,
+        "parent_decision_id": parent_decision_id,
+        "depends_on": list(depends_on),
+        "hot_context_hash": hot_context_hash,
+    }
+    canonical = json.dumps(action, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def with_artifacts(decision: Decision, phase: Phase, artifacts: Sequence[ArtifactRef]) -> tuple[ArtifactRef, ...]:

@@ -140,13 +140,16 @@ def place_all(recordings: Sequence[Recording], facts: Sequence[Mapping[str, Any]
         outcome: Decision | Review = decision
         proposal = recording.proposal
         profile = batch.profile(row["automation_edit_code"], row["automation_execute_command"])
-        if proposal is not None and needs_review(profile, phase, proposal.confidence_score):
+        # A question whose approval lapsed is asked of a person again, whatever the confidence.
+        reopens = batch.lapsed_asked_by(proposal, row.get("lapsed_reviews") or ()) if proposal is not None else None
+        if proposal is not None and (reopens is not None or needs_review(profile, phase, proposal.confidence_score)):
             outcome = Review(
                 plan_id=proposal.plan_id,
                 proposal=proposal,
                 parent_decision_id=decision.parent_decision_id,
                 phase=phase,
                 threshold=review_threshold(profile, phase),
+                reopens=reopens,
             )
             placed.reviews.append((outcome, recording.context))
         else:
@@ -203,6 +206,7 @@ class _Batch:
         self._latest: dict[tuple[str, DecisionType], tuple[int, str]] = {}
         self._latest_in_run: dict[tuple[str, DecisionType, str], tuple[int, str]] = {}
         self._by_key: dict[tuple[str, str], tuple[Decision | Review, str | None]] = {}  # (plan, key): (outcome, digest)
+        self._reopened: set[str] = set()  # lapsed reviews asked again by the batch
 
     def profile(self, edit_code: float, execute_command: float) -> AutomationProfile:
         """The plan's automation profile, validated once per batch for each plan's thresholds."""
@@ -215,6 +219,18 @@ class _Batch:
 
     def next_sequence(self, plan_id: str, stored_next: int | None) -> int:
         return self.sequences.get(plan_id, stored_next if stored_next is not None else 0)
+
+    def lapsed_asked_by(self, proposal: Proposal, lapsed: Sequence[Sequence[str]]) -> str | None:
+        """The plan's lapsed review (``lapsed``: (review id, proposal as JSON) each, oldest first,
+        none yet asked again) whose question ``proposal`` asks again, if any; each is asked once."""
+        for review_id, proposal_json in lapsed:
+            if review_id in self._reopened:
+                continue
+            earlier = Proposal.model_validate_json(proposal_json)
+            if earlier.decision_type is proposal.decision_type and earlier.question.strip() == proposal.question.strip():
+                self._reopened.add(review_id)
+                return review_id
+        return None
 
     def holds(self, decision_id: str) -> bool:
         return decision_id in self._placed

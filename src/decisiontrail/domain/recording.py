@@ -21,6 +21,7 @@ from decisiontrail.domain.decision import (
     NonBlank,
     Phase,
     UtcDatetime,
+    action_digest,
     partial_decision,
     utc_now,
 )
@@ -211,6 +212,7 @@ class ReviewStatus(StrEnum):
     ALTERNATIVE_SELECTED = "alternative_selected"
     CUSTOM = "custom"
     CANCELLED = "cancelled"  # a correction made it moot (see domain.correction.moot_reviews)
+    LAPSED = "lapsed"  # resolved, then a correction superseded a decision the approval rested on
 
 
 class ReviewAction(StrEnum):
@@ -239,23 +241,63 @@ class Review(BaseModel):
     resolved_option: str | None = None
     decision_id: Ulid | None = None
     cancelled_by: Ulid | None = Field(default=None, description="the correction decision that made this review moot")
-    resolved_by: str | None = Field(default=None, description="who resolved it: the caller's name")
+    resolved_by: str | None = Field(default=None, description="who resolved it: the caller's principal")
+    approved_digest: str | None = Field(
+        default=None, description="the action_digest of the decision it resolved as: what the person authorised"
+    )
+    lapsed_by: Ulid | None = Field(
+        default=None, description="the correction that superseded what its approval rested on (status LAPSED)"
+    )
+    lapsed_at: UtcDatetime | None = None
+    lapsed_from: ReviewStatus | None = Field(default=None, description="how it had been resolved before it lapsed")
+    reopens: Ulid | None = Field(
+        default=None, description="the lapsed review this one asks again: the same question, proposed after the correction"
+    )
+    reopened_by: Ulid | None = Field(default=None, description="the review that asks this lapsed one's question again")
 
     @property
     def reason(self) -> str:
+        if self.reopens is not None:
+            return (
+                f"it asks again what review {self.reopens} approved before a correction superseded what that approval rested on"
+            )
         score = (
             "no confidence score" if self.proposal.confidence_score is None else f"confidence {self.proposal.confidence_score:g}"
         )
         return f"{score} is below the {self.phase.value} threshold {self.threshold:g}"
 
+    @property
+    def digest(self) -> str:
+        """The action_digest of what approving it records: the proposal under its parent, in its phase."""
+        proposal = self.proposal
+        return action_digest(
+            plan_id=self.plan_id,
+            decision_type=proposal.decision_type,
+            phase=self.phase,
+            question=proposal.question,
+            chosen_option=proposal.chosen_option,
+            parent_decision_id=self.parent_decision_id,
+            depends_on=proposal.depends_on,
+            hot_context_hash=proposal.context_snapshot.hot_context_hash,
+        )
 
-def resolution(review: Review, action: ReviewAction, option: str | None) -> tuple[Decision, ReviewStatus]:
+
+def resolution(
+    review: Review, action: ReviewAction, option: str | None, digest: str | None = None
+) -> tuple[Decision, ReviewStatus]:
     """The decision a reviewer's answer makes of a pending review.
 
-    An override puts the actor's original choice into alternatives_considered.
+    An override puts the actor's original choice into alternatives_considered. ``digest``, when
+    given, is the review's ``digest`` as the reviewer saw it: the answer is refused unless the
+    review still proposes exactly that action.
     """
     if review.status is not ReviewStatus.PENDING:
         raise RuleViolation(f"review {review.review_id} was already resolved ({review.status.value})", rule="review_is_pending")
+    if digest is not None and digest.strip() != review.digest:
+        raise Conflict(
+            f"digest: review {review.review_id} proposes the action {review.digest}, not {digest.strip()}: "
+            "read the review again and answer what it proposes now"
+        )
     proposal = review.proposal
     decision = proposal.decision(parent_decision_id=review.parent_decision_id, phase=review.phase)
     if action is ReviewAction.APPROVE:

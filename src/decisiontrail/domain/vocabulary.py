@@ -44,6 +44,7 @@ class Rel(StrEnum):
     CHECKPOINTED_IN = "CHECKPOINTED_IN"  # (:Decision)-[:CHECKPOINTED_IN]->(:CheckpointGroup), Execute only
     FOR_PLAN = "FOR_PLAN"  # (:Review)-[:FOR_PLAN]->(:Plan)
     RESOLVED_AS = "RESOLVED_AS"  # (:Review)-[:RESOLVED_AS]->(:Decision)
+    REOPENS = "REOPENS"  # (asked:Review)-[:REOPENS]->(lapsed:Review): a lapsed approval's question asked again
     OF_PLAN = "OF_PLAN"  # (:PhaseChange)-[:OF_PLAN]->(:Plan)
     ATTEMPT_ON = "ATTEMPT_ON"  # (:CorrectionAttempt)-[:ATTEMPT_ON]->(corrected:Decision)
     PRODUCED = "PRODUCED"  # (:CorrectionAttempt)-[:PRODUCED]->(correction:Decision)

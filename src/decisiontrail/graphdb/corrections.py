@@ -97,6 +97,7 @@ class CorrectionFacts:
             "corrected_exists": True,  # the decision read, locked
             "existing_decision": None,
             "existing_review": None,
+            "lapsed_reviews": [],  # a correction decision has no proposal: never held
         }
 
 
@@ -191,7 +192,8 @@ def supersede_downstream(
     """Write the correction decision as ``placed``, then walk the corrected decision's
     downstream again (under the locks the reads took) and
     supersede what it reaches by the attempt's correction, invalidate the plans spawned in it,
-    cancel the reviews it made moot, store the attempt (its superseded ids as the walk found
+    cancel the reviews it made moot, lapse the approvals resolved as a superseded decision other
+    than the corrected one, store the attempt (its superseded ids as the walk found
     them), move the corrected plan to its phase, and add ``announce`` to the outbox (the
     statement carries it: see ``outbox.Announcement``). The ids do not travel back to Neo4j: what
     the walk reached is counted back instead, for the caller to compare with what it judged."""
@@ -211,15 +213,21 @@ def supersede_downstream(
         at=at,
         announce=announce_param(announce),
     ).single(strict=True)
-    return Superseded(decisions=int(row["superseded_count"]), plan_ids=tuple(sorted(row["invalidated_plan_ids"])))
+    return Superseded(
+        decisions=int(row["superseded_count"]),
+        plan_ids=tuple(sorted(row["invalidated_plan_ids"])),
+        lapsed=tuple((review_id, plan_id) for review_id, plan_id in row["lapsed"]),
+    )
 
 
 @dataclass(frozen=True)
 class Superseded:
-    """What a supersession reached: how many decisions, and which plans."""
+    """What a supersession reached: how many decisions, which plans, and the approvals that lapsed
+    with it ((review id, plan id) each: resolved as a superseded decision other than the corrected one)."""
 
     decisions: int
     plan_ids: tuple[str, ...]
+    lapsed: tuple[tuple[str, str], ...] = ()
 
 
 def link_replay(

@@ -27,9 +27,12 @@ from decisiontrail.checks.model import (
     add_review,
     collector_held_off,
     decision_graph,
+    decisions,
+    sources,
 )
 from decisiontrail.cypher import query
 from decisiontrail.exceptions import NotFound, ValidationFailed
+from decisiontrail.domain.decision import SPAWNING_TYPES
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.graphdb.connection import Graph
 from decisiontrail.graphdb.database import translated_errors
@@ -51,7 +54,9 @@ def load_graph(
     """Read ``scope`` from Neo4j into a decision graph.
 
     Nodes outside the scope that nodes inside it point at (a child plan's spawning decision when
-    the plan is loaded alone, a dependency in another hierarchy) come too, marked ``boundary``.
+    the plan is loaded alone, a dependency in another hierarchy) come too, marked ``boundary``, and
+    so do the child plans of its current spawning decisions that it leaves out (a parent plan
+    loaded alone), with their edges.
     ``progress`` shows a bar on stderr; by default only when stderr is a terminal.
     """
     scope = LoadScope(scope)
@@ -61,13 +66,13 @@ def load_graph(
         )
     with _session(graph) as session:
         plan_ids = _plan_ids(session, scope, plan_id)
-        return _load(session, plan_ids, every_attempt=scope is LoadScope.ALL, progress=progress)
+        return _load(session, plan_ids, every_plan=scope is LoadScope.ALL, progress=progress)
 
 
 def load_plans(graph: Graph, plan_ids: Iterable[str], *, progress: bool | None = None) -> nx.MultiDiGraph[str]:
     """Read the given plans (each as the plan scope would) into one decision graph."""
     with _session(graph) as session:
-        return _load(session, list(dict.fromkeys(plan_ids)), every_attempt=False, progress=progress)
+        return _load(session, list(dict.fromkeys(plan_ids)), every_plan=False, progress=progress)
 
 
 def independent_units(graph: Graph) -> list[list[str]]:
@@ -151,7 +156,7 @@ def _session(graph: Graph) -> Iterator[neo4j.Session]:
         yield session
 
 
-def _load(session: neo4j.Session, plan_ids: list[str], *, every_attempt: bool, progress: bool | None) -> nx.MultiDiGraph[str]:
+def _load(session: neo4j.Session, plan_ids: list[str], *, every_plan: bool, progress: bool | None) -> nx.MultiDiGraph[str]:
     show = sys.stderr.isatty() if progress is None else progress
     total = _single(session, query("graph/count_decisions"), plan_ids=plan_ids)["decisions"] if show else None
     G = decision_graph()
@@ -176,12 +181,14 @@ def _load(session: neo4j.Session, plan_ids: list[str], *, every_attempt: bool, p
                     bar.update(len(plan_row["decisions"]))
             for row in session.run(query("graph/review_rows"), plan_ids=batch):
                 _add_review_row(G, row)
-            if not every_attempt:
+            if not every_plan:
                 for row in session.run(query("graph/attempt_rows"), plan_ids=batch):
                     _add_attempt_row(G, row)
-        if every_attempt:
+        if every_plan:
             for row in session.run(query("graph/all_attempt_rows")):
                 _add_attempt_row(G, row)
+        else:  # with every plan loaded, no child plan is left out
+            _add_child_plans(session, G)
     _add_boundary(session, G)
     return G
 
@@ -214,10 +221,10 @@ def _plan_ids(session: neo4j.Session, scope: LoadScope, plan_id: str | None) -> 
     return ids if scope is LoadScope.HIERARCHY else ids[:1]
 
 
-def _add_plan_row(G: nx.MultiDiGraph[str], row: neo4j.Record) -> None:
+def _add_plan_row(G: nx.MultiDiGraph[str], row: neo4j.Record, *, boundary: bool = False) -> None:
     props = _properties(row["plan"])
-    add_plan(G, props.pop("plan_id"), **props)
-    plan_id = row["plan"]["plan_id"]
+    plan_id = props.pop("plan_id")
+    add_plan(G, plan_id, boundary=boundary or None, **props)
     for parent in row["parent_plan_ids"]:
         add_edge(G, plan_id, parent, Rel.CHILD_OF)
     for spawning in row["spawned_by_ids"]:
@@ -271,6 +278,25 @@ def _add_attempt_row(G: nx.MultiDiGraph[str], row: neo4j.Record) -> None:
         add_edge(G, attempt_id, decision_id, Rel.ATTEMPT_ON)
     for decision_id in row["produced_ids"]:
         add_edge(G, attempt_id, decision_id, Rel.PRODUCED)
+
+
+def _add_child_plans(session: neo4j.Session, G: nx.MultiDiGraph[str]) -> None:
+    """Add the child plans of the scope's current spawning decisions that the scope left out (a
+    parent plan loaded alone), marked boundary, with their edges as a loaded plan's: their
+    SPAWNED_BY points into the scope, so ``_add_boundary`` never reaches them, and without them
+    ``spawns_have_children`` found the spawns childless. Asked only for spawns no plan in the
+    graph points at, so a hierarchy, which holds its spawns' children, is read as before."""
+    childless = [
+        d
+        for d, data in decisions(G)
+        if data["decision_type"] in _SPAWNING and data["status"] == "current" and not sources(G, d, Rel.SPAWNED_BY)
+    ]
+    if childless:
+        for row in session.run(query("graph/boundary_child_plans"), decision_ids=childless):
+            _add_plan_row(G, row, boundary=True)
+
+
+_SPAWNING: Final = frozenset(t.value for t in SPAWNING_TYPES)
 
 
 def _add_boundary(session: neo4j.Session, G: nx.MultiDiGraph[str]) -> None:

@@ -160,13 +160,14 @@ def review_properties(review: Review) -> dict[str, Any]:
         "created_at": review.created_at,
         "idempotency_key": review.proposal.idempotency_key,
         "request_digest": review.proposal.request_digest,
+        "reopens": review.reopens,
     }
 
 
 def review_from_record(record: Mapping[str, Any]) -> Review:
     """Rebuild a Review from a row of ``review/get_reviews`` and its kin."""
     props = record["review"]
-    resolved_at = props.get("resolved_at")
+    resolved_at, lapsed_at = props.get("resolved_at"), props.get("lapsed_at")
     return Review(
         review_id=props["review_id"],
         plan_id=props["plan_id"],
@@ -181,6 +182,12 @@ def review_from_record(record: Mapping[str, Any]) -> Review:
         decision_id=record["decision_id"],
         cancelled_by=props.get("cancelled_by"),
         resolved_by=props.get("resolved_by"),
+        approved_digest=props.get("approved_digest"),
+        lapsed_by=props.get("lapsed_by"),
+        lapsed_from=props.get("lapsed_from"),
+        lapsed_at=native_datetime(lapsed_at) if lapsed_at is not None else None,
+        reopens=props.get("reopens"),
+        reopened_by=props.get("reopened_by"),
     )
 
 

@@ -50,7 +50,13 @@ def create_all(tx: Transaction, held: Sequence[tuple[Review, CapturedContext | N
 
 
 def mark_resolved(
-    tx: Transaction, review_id: str, status: ReviewStatus, at: datetime, option: str | None, resolved_by: str | None
+    tx: Transaction,
+    review_id: str,
+    status: ReviewStatus,
+    at: datetime,
+    option: str | None,
+    resolved_by: str,
+    approved_digest: str,
 ) -> None:
     tx.run(
         query("review/mark_resolved"),
@@ -59,4 +65,5 @@ def mark_resolved(
         resolved_at=at,
         resolved_option=option,
         resolved_by=resolved_by,
+        approved_digest=approved_digest,
     ).consume()

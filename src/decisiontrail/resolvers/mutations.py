@@ -173,6 +173,7 @@ async def resolve_review(info: Info[Context, None], input: ResolveReviewInput) -
         DomainReviewAction(input.action.value),
         input.option,
         principal=info.context.principal,
+        digest=input.digest,
     )
     return ResolveReviewPayload(review=Review(model=review), decision=Decision(model=decision))
 

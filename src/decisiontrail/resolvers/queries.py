@@ -63,6 +63,12 @@ async def impact(info: Info[Context, None], decision_id: strawberry.ID, as_of: d
     return Impact(model=found, as_of=as_of)
 
 
+async def review(info: Info[Context, None], id: strawberry.ID) -> Review | None:
+    """A review by id; null for one that does not exist or lies in a plan the caller may not see."""
+    found = await call(reading.get_reviews, info.context.trail, [str(id)], info.context.principal)
+    return Review(model=found[0]) if found else None
+
+
 async def pending_reviews(info: Info[Context, None], plan_id: strawberry.ID) -> list[Review]:
     found = await call(reviews.pending_reviews, info.context.trail, str(plan_id), principal=info.context.principal)
     return [Review(model=r) for r in found]

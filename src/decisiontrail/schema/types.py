@@ -196,6 +196,13 @@ class Decision:
         return _snapshot(self.model.context_snapshot)
 
     @strawberry.field
+    def action_digest(self) -> str:
+        """`sha256:<hex>` of what this decision authorises (its plan, type, phase, question, chosen
+        option, parent, dependencies and context hash, as canonical JSON): a review's
+        `approvedDigest` equals it for the decision the review resolved as."""
+        return self.model.action_digest
+
+    @strawberry.field
     async def checkpoint_group(self, info: Info[Context, None]) -> CheckpointGroup | None:
         """The checkpoint group an Execute-phase decision was recorded with (null in Strategize)."""
         group = await info.context.checkpoint_groups.load(self.model.decision_id)
@@ -321,6 +328,14 @@ async def _decision(info: Info[Context, None], decision_id: str | None) -> Decis
         return None
     found = await info.context.decisions.load(decision_id)
     return Decision(model=found) if found else None
+
+
+async def _review(info: Info[Context, None], review_id: str | None) -> Review | None:
+    """The review, if it exists and lies in a plan the caller may see."""
+    if review_id is None:
+        return None
+    found = await call(reading.get_reviews, info.context.trail, [review_id], info.context.principal)
+    return Review(model=found[0]) if found else None
 
 
 async def _decisions(info: Info[Context, None], decision_ids: list[str]) -> list[Decision]:
@@ -895,13 +910,49 @@ class Review:
 
     @strawberry.field
     def resolved_by(self) -> str | None:
-        """Who resolved it (the caller's token name); null while pending or when cancelled."""
+        """Who resolved it: the caller's principal (its token's name), never a name the client
+        gives; null while pending or when cancelled."""
         return self.model.resolved_by
 
     @strawberry.field
     async def cancelled_by(self, info: Info[Context, None]) -> Decision | None:
         """The correction decision that made this review moot (status CANCELLED)."""
         return await _decision(info, self.model.cancelled_by)
+
+    @strawberry.field
+    def digest(self) -> str:
+        """`sha256:<hex>` of the action approving it records (see `Decision.actionDigest`): give it
+        to `resolveReview` as `digest` to approve exactly what you read."""
+        return self.model.digest
+
+    @strawberry.field
+    def approved_digest(self) -> str | None:
+        """The `actionDigest` of the decision it resolved as: what the person authorised; null until resolved."""
+        return self.model.approved_digest
+
+    @strawberry.field
+    async def lapsed_by(self, info: Info[Context, None]) -> Decision | None:
+        """The correction that superseded a decision this approval rested on (status LAPSED)."""
+        return await _decision(info, self.model.lapsed_by)
+
+    @strawberry.field
+    def lapsed_at(self) -> datetime | None:
+        return self.model.lapsed_at
+
+    @strawberry.field
+    def lapsed_from(self) -> ReviewStatus | None:
+        """How it had been resolved before it lapsed."""
+        return ReviewStatus(self.model.lapsed_from.value) if self.model.lapsed_from is not None else None
+
+    @strawberry.field
+    async def reopens(self, info: Info[Context, None]) -> Review | None:
+        """The lapsed review whose question this one asks again (after the correction), if any."""
+        return await _review(info, self.model.reopens)
+
+    @strawberry.field
+    async def reopened_by(self, info: Info[Context, None]) -> Review | None:
+        """The review that asks this lapsed one's question again, once the plan reached it."""
+        return await _review(info, self.model.reopened_by)
 
 
 def _snapshot(s: DomainContextSnapshot) -> ContextSnapshot:
@@ -1161,6 +1212,15 @@ class CorrectionPayload:
         reviews = await call(reading.get_reviews, info.context.trail, list(self.model.cancelled_reviews), info.context.principal)
         return [Review(model=r) for r in reviews]
 
+    @strawberry.field
+    async def lapsed_approvals(self, info: Info[Context, None]) -> list[Review]:
+        """Resolved reviews whose approval lapsed, now LAPSED: each resolved as a decision the
+        correction superseded, so a person approved it on grounds that changed. When the plan asks
+        such a question again it is held for a person, whatever the confidence (`Review.reopens`).
+        Those in plans you may see."""
+        reviews = await call(reading.get_reviews, info.context.trail, list(self.model.lapsed_reviews), info.context.principal)
+        return [Review(model=r) for r in reviews]
+
 
 @strawberry.type
 class RecordDecisionPayload:
@@ -1262,9 +1322,14 @@ class RecordDecisionInput:
 
 @strawberry.input
 class ResolveReviewInput:
+    """Who resolves it is the caller (its token's name), never a name given here. `digest`, when
+    given, is the review's `digest` as you read it: the answer is refused (CONFLICT, nothing
+    written) unless the review proposes exactly that action."""
+
     review_id: strawberry.ID
     action: ReviewAction
     option: str | None = None
+    digest: str | None = None
 
 
 @strawberry.input

@@ -233,6 +233,12 @@ def correct_in(
     )
     if found.decisions != len(superseded) or found.plan_ids != downstream.plan_ids:
         raise Conflict(f"the downstream of {decision_id} changed while it was corrected; nothing was written; try again")
+    if found.lapsed:  # approvals resting on what it superseded: rare, so announced on their own
+        lapsed = [
+            outbox.Run(EventKind.REVIEW_LAPSED.value, plan_id, review_ids=[review_id]) for review_id, plan_id in found.lapsed
+        ]
+        outbox.append(tx, outbox.Announcement.of_runs(lapsed, at))
+        outcome = outcome.model_copy(update={"lapsed_reviews": tuple(review_id for review_id, _ in found.lapsed)})
     # A plan the runtime runs replays the correction itself: queued here, with the correction.
     runs.queue_replay(tx, original.plan_id, attempt.attempt_id, downstream.plan_ids, at)
     return outcome

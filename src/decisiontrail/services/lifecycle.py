@@ -67,7 +67,7 @@ def instantiate_plan(
     Strategize: the trail's reconciler records the invariants it enforces.
 
     With ``run``, the plan's run is queued in the same transaction: the runtime runs it
-    (``services.runs``, ``actors.runtime``).
+    (``services.runs``, ``actors.runtime``), its reconciliation first, as the run's first step.
     """
     arguments = dict(arguments or {})
     if principal is not None:
@@ -129,8 +129,9 @@ def instantiate_plan(
         ],
         conflict="the plan already exists",
     )
-    trail.entered_strategize(plan)
-    if run is not None:
+    if run is None:
+        trail.entered_strategize(plan)
+    else:  # its run reconciles first (actors.runtime), so nothing it records comes before the invariants
         trail.work_queued()
     return plan, root
 

@@ -28,24 +28,26 @@ def resolve_review(
     action: ReviewAction,
     option: str | None = None,
     *,
-    principal: Principal | None = None,
-    resolved_by: str | None = None,
+    principal: Principal,
+    digest: str | None = None,
 ) -> tuple[Review, Decision]:
     """Approve the actor's choice, select one of its alternatives, or give custom guidance.
 
     The decision is persisted with that outcome, in one transaction with the review's
-    resolution; an override moves the actor's original choice into alternatives_considered. Who
-    resolved it (the principal's name, else ``resolved_by``) is kept on the review. A review in a
-    plan ``principal`` may not see is NotFound, as one that does not exist.
+    resolution; an override moves the actor's original choice into alternatives_considered. The
+    review keeps who resolved it (``principal``'s name: never a name the caller supplies) and the
+    ``action_digest`` of the decision it resolved as (``approved_digest``). ``digest``, when given,
+    is the review's ``digest`` as the reviewer saw it: the answer is refused (Conflict, nothing
+    written) unless the review proposes exactly that action. A review in a plan ``principal`` may
+    not see is NotFound, as one that does not exist.
     """
-    by = principal.name if principal is not None else resolved_by
 
     def work(tx: Transaction) -> Decision:
         require_visible(tx, principal, review_ids=[review_id])
         review = reviews.lock(tx, review_id)
         if review is None:
             raise NotFound("review", review_id)
-        decision, status = resolution(review, action, option)
+        decision, status = resolution(review, action, option, digest)
         recording = Recording(
             decision,
             idempotency_key=review.proposal.idempotency_key,
@@ -55,9 +57,8 @@ def resolve_review(
         # Created now, under the plan's lock, not when it was proposed: decisions recorded while
         # the review waited come before it in sequence and in time.
         placed = place(tx, [recording]).decisions[0][0]
-        reviews.mark_resolved(
-            tx, review_id, status, utc_now(), placed.chosen_option if action is not ReviewAction.APPROVE else None, by
-        )
+        chosen = placed.chosen_option if action is not ReviewAction.APPROVE else None
+        reviews.mark_resolved(tx, review_id, status, utc_now(), chosen, principal.name, placed.action_digest)
         runs.wake(tx, [review.plan_id], utc_now())  # a run waiting on it goes on
         return placed
 

@@ -89,8 +89,8 @@ SET attempt.invalidated_decision_ids = [original.decision_id] + COLLECT {
 }
 CREATE (attempt)-[:ATTEMPT_ON]->(original)
 CREATE (attempt)-[:PRODUCED]->(correction)
-WITH correction, attempt, [original] + downstream AS superseded, spawned
-CALL (correction, superseded) {
+WITH correction, attempt, original, [original] + downstream AS superseded, spawned
+CALL (correction, superseded, original) {
   UNWIND superseded AS x
   CREATE (x)-[:SUPERSEDED_BY {at: $at}]->(correction)
   SET x.superseded_at = $at
@@ -100,11 +100,16 @@ CALL (correction, superseded) {
     SET x.retired_idempotency_key = key
     REMOVE x.idempotency_key)
   WITH x
-  // The review a superseded decision was resolved from gives up the same key.
+  // The review a superseded decision was resolved from gives up the same key; and the approval
+  // lapses, unless the decision is the one corrected (a person replaced it: the approval was not
+  // built on anything that changed).
   OPTIONAL MATCH (review:Review)-[:RESOLVED_AS]->(x)
   SET review.retired_idempotency_key = review.idempotency_key
   REMOVE review.idempotency_key
-  RETURN count(DISTINCT x) AS superseded_count
+  FOREACH (lapsed IN CASE WHEN review IS NULL OR x = original THEN [] ELSE [review] END |
+    SET lapsed.lapsed_from = lapsed.status, lapsed.status = 'lapsed', lapsed.lapsed_by = $correction_id, lapsed.lapsed_at = $at)
+  RETURN count(DISTINCT x) AS superseded_count,
+    collect(CASE WHEN review IS NOT NULL AND x <> original THEN [review.review_id, review.plan_id] END) AS lapsed
 }
 CALL (attempt, spawned) {
   UNWIND spawned AS plan
@@ -148,4 +153,4 @@ CALL () {
     kind: run.kind, plan_id: run.plan_id, decision_ids: run.decision_ids, review_ids: run.review_ids, at: announce.at
   })
 }
-RETURN superseded_count, invalidated_plan_ids, cancelled, moved
+RETURN superseded_count, lapsed, invalidated_plan_ids, cancelled, moved

@@ -43,13 +43,26 @@ CALL (plan_id) {
     RETURN root.decision_id
   }[0] AS current_root_id
 }
+// Reviews of the plan whose approval lapsed and that no review has asked again: a recording
+// asking one's question is held for a person (domain.placement). A seek on review_plan_status,
+// which finds none in almost every plan.
+CALL (plan_id) {
+  RETURN COLLECT {
+    MATCH (lapsed:Review {plan_id: plan_id, status: 'lapsed'})
+    USING INDEX SEEK lapsed:Review(plan_id, status)
+    WHERE lapsed.reopened_by IS NULL
+    WITH lapsed ORDER BY lapsed.created_at, lapsed.review_id
+    RETURN [lapsed.review_id, lapsed.proposal]
+  } AS lapsed_reviews
+}
 WITH collect({
   plan_exists: plan IS NOT NULL,
   sequence_number: plan.next_sequence,
   plan_phase: plan.phase,
   automation_edit_code: plan.automation_edit_code,
   automation_execute_command: plan.automation_execute_command,
-  current_root_id: current_root_id
+  current_root_id: current_root_id,
+  lapsed_reviews: lapsed_reviews
 }) AS plans,  // in $plan_ids' order: an item names its plan by plan_index
   // Whether a review in the plan holds a key: most plans have none, and then no recording's key
   // is looked up among reviews (the seek per recording was a sixth of this statement's time).

@@ -11,4 +11,11 @@ CALL (review, item) {
     ON CREATE SET c.content = context.content, c.size = size(context.content), c.created_at = datetime()
   CREATE (review)-[:CAPTURED]->(c)
 }
+WITH review
+// A review that asks a lapsed one's question again reopens it (the lapsed one names it back).
+CALL (review) {
+  MATCH (lapsed:Review {review_id: review.reopens})
+  SET lapsed.reopened_by = review.review_id
+  CREATE (review)-[:REOPENS]->(lapsed)
+}
 RETURN count(review) AS created
