@@ -43,6 +43,8 @@ CLIENT_CODES = frozenset(
         "PHASE_VIOLATION",
         "NOT_FOUND",
         "CONFLICT",
+        "IDEMPOTENCY_KEY_IN_USE",
+        "IDEMPOTENCY_KEY_MISMATCH",
         "UNAVAILABLE",
         "UNAUTHENTICATED",
         "FORBIDDEN",

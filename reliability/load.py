@@ -60,8 +60,9 @@ from reliability.outcome import Outcome
 
 ROOT = Path(__file__).resolve().parents[1]
 
-RETRYABLE = frozenset({"UNAVAILABLE", "UNREACHABLE", "TIMEOUT", "HTTP_5XX"})
-"""Codes that leave a write's outcome unknown (or say it wrote nothing): retried with the same key."""
+RETRYABLE = frozenset({"UNAVAILABLE", "UNREACHABLE", "TIMEOUT", "HTTP_5XX", "IDEMPOTENCY_KEY_IN_USE"})
+"""Codes that leave a write's outcome unknown (or say it wrote nothing, or that its first sending
+still runs): retried with the same key."""
 
 SPAWNING_PLANS, SPAWNS = 2, 3  # plans in Execute every client instantiates child plans from, and spawns each
 ANCHORS, REVIEW_THRESHOLD = 3, 0.5  # decisions proposals are held for review under, and the threshold they fall below

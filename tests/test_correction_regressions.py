@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from functools import partial
 import json
+import threading
+import time
 
 from datetime import timedelta
 from typing import Any
@@ -412,7 +414,7 @@ def test_a_key_reused_in_its_plan_for_another_request_is_a_conflict_naming_the_d
     ).json()
 
     error = body["errors"][0]
-    assert error["extensions"]["code"] == "CONFLICT"
+    assert error["extensions"]["code"] == "IDEMPOTENCY_KEY_MISMATCH"
     assert first["id"] in error["message"] and "idempotency" in error["message"]
     assert count_graph(graph) == before
 
@@ -432,8 +434,42 @@ def test_a_key_reused_for_another_request_in_one_batch_is_refused_whole(api: htt
             },
         },
     ).json()
-    assert body["errors"][0]["extensions"]["code"] == "CONFLICT"
+    assert body["errors"][0]["extensions"]["code"] == "IDEMPOTENCY_KEY_MISMATCH"
     assert len(reading.list_decisions(store, plan)) == 1
+
+
+def test_a_key_whose_first_request_is_still_running_is_refused_in_use_and_its_retry_answered(
+    api: httpx.Client, store: Trail, graph: Graph
+) -> None:
+    """As the IETF Idempotency-Key draft and Stripe: a second request with a key whose first is
+    still being processed is refused at once (its own code, retryable, nothing written) instead of
+    queued behind it; sent again once the first finished, it is answered with the first's decision."""
+    plan = ok(api, INSTANTIATE, input={"description": "a"})["instantiatePlan"]["id"]
+    request = {"query": RECORD, "variables": {"input": _proposal(plan, "step-5")}}
+    answers: dict[str, Any] = {}
+
+    def send(name: str) -> None:
+        answers[name] = api.post("/graphql", json=request).json()
+
+    # The plan's write lock, held by a transaction of the test's: a recording into the plan waits
+    # inside its write, its key held, until the lock is given up.
+    with graph.driver.session(database=graph.database) as session:
+        holder = session.begin_transaction()
+        holder.run("MATCH (lock:PlanLock {plan_id: $plan}) SET lock.writes = coalesce(lock.writes, 0) + 1", plan=plan).consume()
+        first = threading.Thread(target=send, args=("first",))
+        first.start()
+        time.sleep(1.0)  # the first is waiting for the lock, its key held
+        send("second")
+        holder.rollback()
+    first.join(timeout=30)
+
+    second = answers["second"]["errors"][0]
+    assert second["extensions"] == {"code": "IDEMPOTENCY_KEY_IN_USE", "retryable": True}
+    assert "step-5" in second["message"]
+    recorded = answers["first"]["data"]["recordDecision"]["decision"]
+    again = ok(api, RECORD, input=_proposal(plan, "step-5"))["recordDecision"]["decision"]
+    assert again["id"] == recorded["id"]
+    assert len(reading.list_decisions(store, plan)) == 2  # the root and the one decision
 
 
 # -- a race: child plans instantiated while the correction supersedes their spawn -----------------

@@ -13,7 +13,16 @@ from websockets.typing import Subprotocol
 
 from decisiontrail.domain import ArtifactRef, ContextSnapshot
 from decisiontrail.domain.recording import CapturedContext, derive_idempotency_key
-from decisiontrail.exceptions import Conflict, DecisionTrailError, NotFound, RuleViolation, Unavailable, ValidationFailed
+from decisiontrail.exceptions import (
+    Conflict,
+    DecisionTrailError,
+    IdempotencyKeyInUse,
+    IdempotencyKeyMismatch,
+    NotFound,
+    RuleViolation,
+    Unavailable,
+    ValidationFailed,
+)
 
 
 class Forbidden(DecisionTrailError):
@@ -269,6 +278,8 @@ class DecisionTrailClient:
 _ERRORS: dict[str, type[DecisionTrailError]] = {
     "NOT_FOUND": NotFound,
     "CONFLICT": Conflict,
+    "IDEMPOTENCY_KEY_IN_USE": IdempotencyKeyInUse,
+    "IDEMPOTENCY_KEY_MISMATCH": IdempotencyKeyMismatch,
     "UNAVAILABLE": Unavailable,
     "FORBIDDEN": Forbidden,
     "UNAUTHENTICATED": Unauthenticated,

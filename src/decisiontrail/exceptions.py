@@ -69,6 +69,21 @@ class Conflict(DecisionTrailError):
     code = "CONFLICT"
 
 
+class IdempotencyKeyInUse(Conflict):
+    """A request with this idempotency key is still being processed: sent again once it has
+    finished, the same request is answered with what that one recorded (IETF Idempotency-Key
+    draft: 409). Nothing was written."""
+
+    code = "IDEMPOTENCY_KEY_IN_USE"
+
+
+class IdempotencyKeyMismatch(Conflict):
+    """The idempotency key was used before, in the same plan, for a different request (IETF
+    Idempotency-Key draft: 422). Nothing was written."""
+
+    code = "IDEMPOTENCY_KEY_MISMATCH"
+
+
 class TimedOut(DecisionTrailError):
     """A request's query ran past its time limit (or was stopped) and was rolled back; or a run's turn did."""
 

@@ -27,7 +27,7 @@ from decisiontrail.domain.decision import (
 )
 from decisiontrail.domain.ids import Ulid, new_ulid
 from decisiontrail.domain.plan import AutomationProfile
-from decisiontrail.exceptions import Conflict, RuleViolation, ValidationFailed
+from decisiontrail.exceptions import Conflict, IdempotencyKeyMismatch, RuleViolation, ValidationFailed
 
 SYSTEM_DECISION_TYPES = frozenset({DecisionType.PROMPT_DEFINITION, DecisionType.USER_INTERVENTION})
 """Only the plan lifecycle engine creates these; actors may not record them."""
@@ -442,7 +442,7 @@ def check_same_request(key: str, digest: str, seen_id: str, seen_digest: str | N
     if seen_digest is None or seen_digest == digest:
         return
     what = f"review {seen_id} (pending a person)" if held else f"decision {seen_id}"
-    raise Conflict(
+    raise IdempotencyKeyMismatch(
         f"idempotency_key: {key!r} was already used in this plan for a different request, which recorded "
         f"{what}; send that request again to get it back, or use a new key for a new request"
     )

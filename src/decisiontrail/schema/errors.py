@@ -27,6 +27,10 @@ PHASE_RULES = frozenset(
 )
 
 
+RETRYABLE = frozenset({"UNAVAILABLE", "IDEMPOTENCY_KEY_IN_USE"})
+"""Codes of a request worth sending again unchanged: ``extensions.retryable``."""
+
+
 def client_error(error: DecisionTrailError) -> GraphQLError:
     """The GraphQL error for one of ours: its message, and ``extensions.code`` plus the field or rule."""
     extensions: dict[str, Any] = {"code": error.code}
@@ -35,7 +39,7 @@ def client_error(error: DecisionTrailError) -> GraphQLError:
     if isinstance(error, RuleViolation):
         extensions["rule"] = error.rule
         extensions["code"] = "PHASE_VIOLATION" if error.rule in PHASE_RULES else "VALIDATION_FAILED"
-    if error.code == "UNAVAILABLE":
+    if error.code in RETRYABLE:
         extensions["retryable"] = True
     return GraphQLError(error.message, extensions=extensions)
 

@@ -234,7 +234,10 @@ def record_decisions(
 ) -> list[Decision | Review]:
     """A batch of proposals (from ``propose``), each with its captured context if any, in one
     transaction, in order: all are recorded (or held for review, or found already recorded), or,
-    if one is refused, none. Everything a proposal names must be ``principal``'s to see."""
+    if one is refused, none. Everything a proposal names must be ``principal``'s to see. A key a
+    request of this process still being processed holds refuses the batch at once
+    (``IdempotencyKeyInUse``); a key used before in its plan for a different request refuses it
+    too (``IdempotencyKeyMismatch``)."""
     if len(items) > MAX_BATCH:
         raise ValidationFailed(f"inputs: at most {MAX_BATCH} decisions per batch, got {len(items)}", field="inputs")
     for proposal, context in items:
@@ -255,7 +258,8 @@ def record_decisions(
         )
         return place(tx, recordings, announce=True)
 
-    placed = trail.write(work, conflict="a decision with one of these idempotency keys was recorded concurrently")
+    with trail.keys_in_flight.holding({(p.plan_id, p.idempotency_key) for p, _ in items}):
+        placed = trail.write(work, conflict="a decision with one of these idempotency keys was recorded concurrently")
     return _answers(trail, placed.outcomes)
 
 
@@ -278,7 +282,9 @@ def record(
         require_visible(tx, principal, plan_ids=[decision.plan_id], decision_ids=named)
         return place(tx, [recording], announce=True)
 
-    placed = trail.write(work, conflict=f"decision {decision.decision_id} is already recorded")
+    keys = {(decision.plan_id, idempotency_key)} if idempotency_key is not None else set()
+    with trail.keys_in_flight.holding(keys):
+        placed = trail.write(work, conflict=f"decision {decision.decision_id} is already recorded")
     outcome = placed.outcomes[0]
     [found] = _answers(trail, [outcome])
     assert isinstance(found, Decision)  # only an actor's proposal is ever held for review

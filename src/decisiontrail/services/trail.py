@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
+import threading
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -12,6 +13,7 @@ from typing import TypeVar
 from decisiontrail.domain import Plan
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.events import DecisionEvent, EventBus
+from decisiontrail.exceptions import IdempotencyKeyInUse
 from decisiontrail.graphdb import outbox
 from decisiontrail.graphdb.connection import Graph, open_graph
 from decisiontrail.graphdb.database import Database, Transaction
@@ -26,6 +28,39 @@ log = logging.getLogger(__name__)
 
 Reconciler = Callable[["Trail", Plan], None]
 """Records, through the record_decision tool, one invariant_enforced per invariant the plan enforces and no current decision does yet."""
+
+
+class KeysInFlight:
+    """The idempotency keys (plan id, key) of the writes this process is running: a second request
+    with a key whose first is still running is refused (``IdempotencyKeyInUse``), as the IETF
+    Idempotency-Key draft and Stripe do, rather than made to wait behind it.
+
+    A process's own: a request with the key arriving at another process serving the same database
+    waits for the first's plan lock instead, and is then answered with what the first recorded.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: set[tuple[str, str]] = set()
+
+    @contextmanager
+    def holding(self, keys: Collection[tuple[str, str]]) -> Iterator[None]:
+        """Hold ``keys`` for the duration of the block; refused at once if a running write holds one."""
+        wanted = set(keys)
+        with self._lock:
+            busy = wanted & self._running
+            if busy:
+                plan_id, key = min(busy)
+                raise IdempotencyKeyInUse(
+                    f"idempotency_key: {key!r} is in use in plan {plan_id}: a request with it is still being processed; "
+                    "send this one again once it has finished, and it is answered with what that one recorded"
+                )
+            self._running |= wanted
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running -= wanted
 
 
 @dataclass(frozen=True)
@@ -46,6 +81,8 @@ class Trail:
     """Publishes the outbox to ``events`` while it runs (``relay.running()``, the serving process's lifespan)."""
     wake_runtime: Callable[[], None] | None = field(default=None)
     """Tells this process's runtime workers that a run may have been queued (else they find it when they next look)."""
+    keys_in_flight: KeysInFlight = field(default_factory=KeysInFlight, compare=False)
+    """The idempotency keys of this process's writes running now (shared by the copies ``replace`` makes)."""
 
     @classmethod
     def on(cls, graph: Graph, events: EventBus | None = None, reconciler: Reconciler | None = None) -> Trail:
