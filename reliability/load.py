@@ -1307,7 +1307,12 @@ def verify_races(events: list[dict[str, Any]], graph: Graph, outcome: Outcome) -
     outcome.require(
         not reviews_mismatched,
         f"{len(reviews_mismatched)} review(s) stored otherwise than resolved (then lapsed, if what it resolved as was "
-        f"superseded) or cancelled: {', '.join(reviews_mismatched[:5])}",
+        f"superseded) or cancelled: "
+        + "; ".join(
+            f"{r} (acknowledged {resolutions[r]['status'] if r in resolutions else 'cancelled'}"
+            f"{' as ' + str(resolutions[r]['decision_id']) if r in resolutions else ''}, stored {stored_reviews[r]})"
+            for r in reviews_mismatched[:5]
+        ),
     )
     outcome.require(
         not current_under_superseded,

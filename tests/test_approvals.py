@@ -7,17 +7,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from decisiontrail.access import Role, TokenRegistry, issue_token
+from decisiontrail.access import Principal, Role, TokenRegistry, issue_token
 from decisiontrail.app import create_app
+from decisiontrail.domain import AutomationProfile
+from decisiontrail.domain.recording import ReviewAction, ReviewStatus
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
-from decisiontrail.services import Trail, analysis
+from decisiontrail.services import Trail, analysis, reading
+from decisiontrail.services.correction import correct
+from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.services.recording import record_decision
+from decisiontrail.services.reviews import resolve_review
+from factories import actor_snapshot, tool_input
 from serving import served, subscribed
 from test_api import INSTANTIATE, error_code, gql, ok, snapshot
 
@@ -196,3 +204,33 @@ def test_correcting_the_approved_decision_itself_replaces_the_approval_rather_th
 
     assert corrected["lapsedApprovals"] == []
     assert _review(reviewer, held["id"])["status"] == "APPROVED"
+
+
+def test_a_resolution_is_answered_as_its_own_transaction_resolved_it(store: Trail) -> None:
+    """Found by the load test: a correction committed between the resolution's commit and its
+    answer lapsed the review, and the answer, read back afterwards, said LAPSED. The answer is the
+    review as its own transaction left it."""
+    plan, root = instantiate_plan(store, "p", automation_profile=AutomationProfile(edit_code=0.9))
+    approach = record_decision(
+        store, tool_input("strategy_choice", confidence_score=0.95), plan_id=plan.plan_id, snapshot=actor_snapshot("a")
+    )
+    held = record_decision(
+        store,
+        tool_input("strategy_choice", question="Which limiter?", confidence_score=0.4, parent_decision_id=approach.decision_id),
+        plan_id=plan.plan_id,
+        snapshot=actor_snapshot("b"),
+    )
+    reviewer = Principal("dana", Role.REVIEWER)
+    lapsing = {"done": False}
+
+    def correct_meanwhile() -> None:  # after the resolution's commit, before its answer
+        if not lapsing["done"]:
+            lapsing["done"] = True
+            correct(store, approach.decision_id, "revert", "another approach", principal=reviewer)
+
+    racing = replace(store, wake_runtime=correct_meanwhile)
+    review, decision = resolve_review(racing, held.review_id, ReviewAction.APPROVE, principal=reviewer)
+
+    assert lapsing["done"] and reading.get_review(store, held.review_id).status is ReviewStatus.LAPSED
+    assert review.status is ReviewStatus.APPROVED and review.resolved_by == "dana"
+    assert review.decision_id == decision.decision_id and review.approved_digest == decision.action_digest

@@ -3,9 +3,8 @@ the service itself, with no client acting."""
 
 from __future__ import annotations
 
-import time
+import threading
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -115,32 +114,42 @@ def test_a_replay_whose_actor_fails_fails_its_attempt_and_its_run(store: Trail, 
 
 
 def test_a_replay_that_outlasts_its_time_limit_fails_its_attempt_and_its_run(store: Trail, saver: Any) -> None:
-    """A turn is bounded: a model that hangs does not hold a replay (or its worker) for ever."""
+    """A turn is bounded: a model that stops answering does not hold a replay (or its worker) for
+    ever, and its answer, when it comes at last, records nothing."""
     from decisiontrail.actors.models import chat_model
+    from decisiontrail.actors.scripted import ScriptedChatModel, decide
     from decisiontrail.settings import RuntimeSettings
 
-    hanging = {"on": False}
+    asked, answer = threading.Event(), threading.Event()
+
+    def stalled(messages: Any) -> Any:  # a provider that stops answering, until the test lets it
+        asked.set()
+        answer.wait(timeout=60)
+        return decide(decision_type="strategy_choice", question="Late?", chosen_option="too late", rationale="late")
 
     def models(name: str, actor: Any, brief: Any, settings: Any) -> Any:
-        model = chat_model(name, actor, brief, settings)
-        if not hanging["on"]:
-            return model
-        # the model as a provider that stops answering: each call takes four times the limit
-        return chat_model(name, actor, brief, replace(settings, scripted_pace=4 * settings.time_limit))
+        return ScriptedChatModel(every_turn=stalled) if asked_for["stall"] else chat_model(name, actor, brief, settings)
 
+    asked_for = {"stall": False}
     plan, _ = instantiate_plan(store, "Rotate the API keys", {"depth": 1}, run=RunRequest())
     assert Runtime(store, saver).run_until_settled(plan.plan_id, timeout=120).status is RunStatus.SUCCEEDED
-    runtime = Runtime(store, saver, models=models, settings=RuntimeSettings(time_limit=1.0))
+    runtime = Runtime(store, saver, models=models, settings=RuntimeSettings(time_limit=2.0))
     strategy = next(d for d in reading.list_decisions(store, plan.plan_id) if d.decision_type is DecisionType.STRATEGY_CHOICE)
 
-    hanging["on"] = True
+    asked_for["stall"] = True
     result = correct(runtime.trail, strategy.decision_id, "revert", "Rotate them monthly")
-    started = time.monotonic()
+    before = reading.list_decisions(store, plan.plan_id, current_only=True)
     run = runtime.run_until_settled(plan.plan_id, timeout=60)
 
-    assert time.monotonic() - started < 3.5  # the limit, not the model's four seconds
+    # the worker gave the turn up while its thread still waited on the model
+    turn = [t for t in threading.enumerate() if t.name == f"run {run.run_id}"]
+    assert asked.is_set() and turn and turn[0].is_alive()
     assert run.status is RunStatus.FAILED and run.error is not None
-    assert run.error.startswith("TIMEOUT: the turn took longer than its time limit of 1 s"), run.error
+    assert run.error.startswith("TIMEOUT: the turn took longer than its time limit of 2 s"), run.error
     attempt = reading.get_attempt(store, result.attempt.attempt_id)
     assert attempt.replay_outcome is ReplayOutcome.FAILED and attempt.replay_detail == run.error
-    time.sleep(max(0.0, started + 4.5 - time.monotonic()))  # the abandoned call ends within this test
+
+    answer.set()  # the model answers at last, with a record_decision call: the actor stops before it
+    turn[0].join(timeout=30)
+    assert not turn[0].is_alive()
+    assert reading.list_decisions(store, plan.plan_id, current_only=True) == before

@@ -42,7 +42,7 @@ def resolve_review(
     not see is NotFound, as one that does not exist.
     """
 
-    def work(tx: Transaction) -> Decision:
+    def work(tx: Transaction) -> tuple[Review, Decision]:
         require_visible(tx, principal, review_ids=[review_id])
         review = reviews.lock(tx, review_id)
         if review is None:
@@ -58,15 +58,28 @@ def resolve_review(
         # the review waited come before it in sequence and in time.
         placed = place(tx, [recording]).decisions[0][0]
         chosen = placed.chosen_option if action is not ReviewAction.APPROVE else None
-        reviews.mark_resolved(tx, review_id, status, utc_now(), chosen, principal.name, placed.action_digest)
-        runs.wake(tx, [review.plan_id], utc_now())  # a run waiting on it goes on
-        return placed
+        at = utc_now()
+        reviews.mark_resolved(tx, review_id, status, at, chosen, principal.name, placed.action_digest)
+        runs.wake(tx, [review.plan_id], at)  # a run waiting on it goes on
+        # The review as this transaction resolved it: read back after the commit, a correction
+        # committed meanwhile could already have lapsed it.
+        resolved = review.model_copy(
+            update={
+                "status": status,
+                "resolved_at": at,
+                "resolved_option": chosen,
+                "resolved_by": principal.name,
+                "approved_digest": placed.action_digest,
+                "decision_id": placed.decision_id,
+            }
+        )
+        return resolved, placed
 
-    decision = trail.write(
+    review, decision = trail.write(
         work,
-        lambda decision: [
-            DecisionEvent(EventKind.REVIEW_RESOLVED, decision.plan_id, decision_id=decision.decision_id, review_id=review_id),
-            DecisionEvent(EventKind.RECORDED, decision.plan_id, decision_id=decision.decision_id),
+        lambda outcome: [
+            DecisionEvent(EventKind.REVIEW_RESOLVED, outcome[1].plan_id, decision_id=outcome[1].decision_id, review_id=review_id),
+            DecisionEvent(EventKind.RECORDED, outcome[1].plan_id, decision_id=outcome[1].decision_id),
         ],
         conflict=f"review {review_id} was resolved concurrently",
     )
@@ -74,4 +87,4 @@ def resolve_review(
     if plan.phase is Phase.STRATEGIZE:  # the reconciliation goes on: an invariant may still be missing
         trail.entered_strategize(plan)
     trail.work_queued()  # a run waiting on the review goes on
-    return reading.get_review(trail, review_id), decision
+    return review, decision
