@@ -36,7 +36,15 @@ EXPLORER_SOURCES := $(wildcard explorer/src/*.ts explorer/static/*) explorer/pac
 $(EXPLORER): $(EXPLORER_SOURCES)
 	cd explorer && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
 
-install: $(VENV)/.installed $(EXPLORER)  ## create .venv and install the project with its test tools; build the explorer (Node and npm)
+# graphql-http's server audit (tests/test_graphql_over_http.py) runs with the lockfile's packages.
+AUDIT_DIR := tests/graphql_http_audit
+AUDIT_PACKAGES := $(AUDIT_DIR)/node_modules/.package-lock.json
+
+$(AUDIT_PACKAGES): $(AUDIT_DIR)/package.json $(AUDIT_DIR)/package-lock.json
+	cd $(AUDIT_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+install: $(VENV)/.installed $(EXPLORER) $(AUDIT_PACKAGES)  ## create .venv and install the project with its test tools; build the explorer and install the GraphQL over HTTP audit (Node and npm)
 
 explorer: $(EXPLORER)  ## build the explorer page (npm ci && npm run build in explorer/)
 
@@ -72,4 +80,4 @@ neo4j: install  ## run the embedded Neo4j in the foreground
 	$(BIN)/decisiontrail neo4j start
 
 clean:  ## remove the virtual environment and build leftovers
-	rm -rf $(VENV) $(SCRATCH_VENV) build dist src/*.egg-info .pytest_cache explorer/node_modules src/decisiontrail/explorer_static
+	rm -rf $(VENV) $(SCRATCH_VENV) build dist src/*.egg-info .pytest_cache explorer/node_modules src/decisiontrail/explorer_static $(AUDIT_DIR)/node_modules
