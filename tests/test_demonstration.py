@@ -13,7 +13,8 @@ import pytest
 from decisiontrail.actors.demonstration import GUIDANCE, MODEL, record_demonstration, render_demonstration
 from decisiontrail.actors.models import DEMONSTRATION_CHILD_PLAN, DEMONSTRATION_PLAN, Brief, chat_model
 from decisiontrail.actors.replay import checkpoint_config
-from decisiontrail.actors.runtime import Runtime, Workers
+from decisiontrail.actors.runtime import Runtime
+from decisiontrail.actors.workers import Workers
 from decisiontrail.domain import AutomationProfile, DecisionType, Phase
 from decisiontrail.domain.correction import ReplayOutcome
 from decisiontrail.domain.recording import ReviewStatus

@@ -38,7 +38,8 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.types import Connec
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 
 from decisiontrail.access import LOCAL, Action, Principal, TokenRegistry
-from decisiontrail.actors.runtime import Runtime, Workers
+from decisiontrail.actors.runtime import Runtime
+from decisiontrail.actors.workers import Workers
 from decisiontrail.services.checkpoints import checkpointer as checkpointer_of
 from decisiontrail.actors.reconciliation import Reconciler
 from decisiontrail.api import schema

@@ -758,7 +758,7 @@ def _settle(runtime: Runtime, plan_id: str, timeout: float) -> PlanRun | None:
     stop = threading.Event()
     follower = threading.Thread(target=progress.follow, args=(stop,), daemon=True) if progress else None
     deadline = time.monotonic() + timeout
-    from decisiontrail.actors.runtime import Workers
+    from decisiontrail.actors.workers import Workers
 
     # No worker threads (this thread drives the runs): only the heartbeat keeping their leases, so
     # that a serving process on the same database does not claim a run this one is driving.

@@ -18,7 +18,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from decisiontrail.access import Principal, Role
 from decisiontrail.actors.models import DEMONSTRATION, DEMONSTRATION_PLAN, SCRIPTED
-from decisiontrail.actors.runtime import Runtime, Workers
+from decisiontrail.actors.runtime import Runtime
+from decisiontrail.actors.workers import Workers
 from decisiontrail.domain import AutomationProfile, Invariant, Plan, Scope
 from decisiontrail.domain.correction import CorrectionResult, ReplayOutcome
 from decisiontrail.domain.recording import Review, ReviewAction

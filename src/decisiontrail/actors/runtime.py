@@ -37,8 +37,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, TypedDict
@@ -568,65 +567,3 @@ def _child_arguments(plan: Plan) -> dict[str, Any]:
     depth = plan.arguments.get("depth", 2)
     depth = depth if isinstance(depth, int) and not isinstance(depth, bool) else 2
     return {"depth": depth - 1}
-
-
-class Workers:
-    """Worker threads driving runs in a serving process, and one keeping their leases.
-
-    Started with the app (``running()``), stopped with it: a run a stopping worker holds is left
-    to its lease, and resumed by the next claim (this process's after a restart, or another's).
-    """
-
-    def __init__(self, runtime: Runtime, count: int = 2, poll: float = 0.5, wakeup: threading.Event | None = None) -> None:
-        self.runtime = runtime
-        self.count = count
-        self.poll = poll
-        self._stop = threading.Event()
-        self._wake = wakeup or threading.Event()
-        """Set when a run may have been queued (``Trail.wake_runtime``): a worker looks at once."""
-        self._threads: list[threading.Thread] = []
-
-    def wake(self) -> None:
-        self._wake.set()
-
-    @contextmanager
-    def running(self) -> Iterator[Workers]:
-        self._stop.clear()
-        self._threads = [
-            threading.Thread(target=self._work, name=f"decisiontrail-run-{i}", daemon=True) for i in range(self.count)
-        ]
-        self._threads.append(threading.Thread(target=self._keep_leases, name="decisiontrail-run-leases", daemon=True))
-        for thread in self._threads:
-            thread.start()
-        try:
-            yield self
-        finally:
-            self._stop.set()
-            self._wake.set()
-            for thread in self._threads:
-                thread.join(timeout=60)
-                if thread.is_alive():
-                    log.error("runtime thread %s did not stop within 60 s", thread.name)
-
-    @property
-    def alive(self) -> bool:
-        return any(t.is_alive() for t in self._threads)
-
-    def _work(self) -> None:
-        while not self._stop.is_set():
-            try:
-                if self.runtime.run_once() is not None:
-                    continue
-            except DecisionTrailError as e:  # Neo4j unreachable, a wipe under us: try again shortly
-                log.warning("runtime worker: %s: %s", e.code, e.message)
-            except Exception:
-                log.exception("runtime worker: claiming a run failed")
-            self._wake.wait(self.poll)
-            self._wake.clear()
-
-    def _keep_leases(self) -> None:
-        while not self._stop.wait(self.runtime.settings.lease / 3):
-            try:
-                self.runtime.heartbeat()
-            except Exception:
-                log.exception("runtime: keeping the leases failed")
