@@ -21,7 +21,6 @@ from decisiontrail.domain.decision import (
     NonBlank,
     Phase,
     UtcDatetime,
-    action_digest,
     partial_decision,
     utc_now,
 )
@@ -269,17 +268,7 @@ class Review(BaseModel):
     @property
     def digest(self) -> str:
         """The action_digest of what approving it records: the proposal under its parent, in its phase."""
-        proposal = self.proposal
-        return action_digest(
-            plan_id=self.plan_id,
-            decision_type=proposal.decision_type,
-            phase=self.phase,
-            question=proposal.question,
-            chosen_option=proposal.chosen_option,
-            parent_decision_id=self.parent_decision_id,
-            depends_on=proposal.depends_on,
-            hot_context_hash=proposal.context_snapshot.hot_context_hash,
-        )
+        return self.proposal.decision(parent_decision_id=self.parent_decision_id, phase=self.phase).action_digest
 
 
 def resolution(
