@@ -136,7 +136,7 @@ check them, so they are not repeated here.
   plan and each named decision once too: in a statement that writes, a unique index seek locks
   the entry it reads, and the write sought every decision's plan and parent, the read every
   dependency twice, for each decision), and the batch's events are one outbox run. On the way to
-  them: input objects are built by a plan made once per type (`schema/inputs.py`), and a list
+  them: input objects are built by a plan made once per type (`schema/input_plans.py`), and a list
   variable is coerced by one too (`schema/variables.py`, graphql-core's checks and errors kept);
   each decision's draft is built from its proposal's validated fields; canonical ULIDs are
   recognised by a pattern; creation times go to Neo4j as ISO text; the two JSON properties of

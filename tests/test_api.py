@@ -981,7 +981,7 @@ def test_a_decision_shows_its_stored_context_and_checkpoint_group(api: httpx.Cli
 
 def test_recording_offers_actors_exactly_their_nine_types(api: httpx.Client) -> None:
     from decisiontrail.domain.recording import SYSTEM_DECISION_TYPES
-    from decisiontrail.schema.types import ActorDecisionType
+    from decisiontrail.schema.common import ActorDecisionType
 
     assert {t.value for t in ActorDecisionType} == {t.value for t in DecisionType} - {t.value for t in SYSTEM_DECISION_TYPES}
     plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]

@@ -1,4 +1,4 @@
-"""Input objects built by plan (schema/inputs.py) are the ones strawberry's own conversion builds."""
+"""Input objects built by plan (schema/input_plans.py) are the ones strawberry's own conversion builds."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from strawberry.types.arguments import convert_argument
 from strawberry.types.base import StrawberryObjectDefinition
 
 from decisiontrail.api import schema
-from decisiontrail.schema.inputs import InputBuilder
-from decisiontrail.schema.types import DecisionFilter, InstantiatePlanInput, RecordDecisionInput, RecordReplayInput
+from decisiontrail.schema.input_plans import InputBuilder
+from decisiontrail.schema.inputs import InstantiatePlanInput, RecordDecisionInput, RecordReplayInput
+from decisiontrail.schema.pages import DecisionFilter
 
 ULID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
 

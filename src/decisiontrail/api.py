@@ -33,22 +33,12 @@ from decisiontrail.schema.dataset import CorrectionExample
 from decisiontrail.schema.runs import PlanRun
 from decisiontrail.schema.errors import should_mask
 from decisiontrail.schema.execution import DirectFieldsExecutionContext
-from decisiontrail.schema.inputs import build_inputs_directly
-from decisiontrail.schema.types import (
-    CorrectionAttempt,
-    CorrectionPayload,
-    Decision,
-    DecisionEvent,
-    Impact,
-    InvariantSet,
-    Lineage,
-    Plan,
-    PlanConnection,
-    RecordDecisionPayload,
-    ResolveReviewPayload,
-    Review,
-    ReviewConnection,
-)
+from decisiontrail.schema.input_plans import build_inputs_directly
+from decisiontrail.schema.correction import CorrectionAttempt, CorrectionPayload, Impact, Lineage
+from decisiontrail.schema.decision import Decision
+from decisiontrail.schema.payloads import DecisionEvent, RecordDecisionPayload, ResolveReviewPayload
+from decisiontrail.schema.plan import InvariantSet, Plan, PlanConnection
+from decisiontrail.schema.review import Review, ReviewConnection
 
 log = logging.getLogger(__name__)
 

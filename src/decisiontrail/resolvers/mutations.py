@@ -17,26 +17,23 @@ from decisiontrail.domain.recording import ReviewAction as DomainReviewAction
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.errors import call
-from decisiontrail.schema.types import (
+from decisiontrail.domain.decision import Phase
+from decisiontrail.schema.correction import CorrectionAttempt, CorrectionPayload
+from decisiontrail.schema.decision import Decision
+from decisiontrail.schema.inputs import (
     AddGuidanceInput,
-    ArtifactInput,
     AddInvariantInput,
-    InvariantInput,
-    InvariantSet,
-    CorrectionAttempt,
-    RecordReplayInput,
+    ArtifactInput,
     CorrectDecisionInput,
-    CorrectionPayload,
-    Decision,
     InstantiatePlanInput,
-    Phase,
-    Plan,
+    InvariantInput,
     RecordDecisionInput,
-    RecordDecisionPayload,
+    RecordReplayInput,
     ResolveReviewInput,
-    ResolveReviewPayload,
-    Review,
 )
+from decisiontrail.schema.payloads import RecordDecisionPayload, ResolveReviewPayload
+from decisiontrail.schema.plan import InvariantSet, Plan
+from decisiontrail.schema.review import Review
 from decisiontrail.domain.runs import RunRequest, check_model_name
 from decisiontrail.schema.runs import PlanRun, RunPlanInput
 from decisiontrail.services import correction, lifecycle, recording, reviews, runs

@@ -17,25 +17,13 @@ from decisiontrail.exceptions import Unavailable, ValidationFailed
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.dataset import CorrectionExample
 from decisiontrail.schema.errors import call, client_error
-from decisiontrail.schema.types import (
-    Decision,
-    InvariantSet,
-    DecisionEvent,
-    Impact,
-    Lineage,
-    PageInfo,
-    Phase,
-    Plan,
-    PlanConnection,
-    PlanEdge,
-    Review,
-    ReviewConnection,
-    ReviewEdge,
-    asks_for_total,
-    parse_cursor,
-    plan_cursor,
-    review_cursor,
-)
+from decisiontrail.domain.decision import Phase
+from decisiontrail.schema.correction import Impact, Lineage
+from decisiontrail.schema.decision import Decision
+from decisiontrail.schema.pages import PageInfo, asks_for_total, parse_cursor, plan_cursor, review_cursor
+from decisiontrail.schema.payloads import DecisionEvent
+from decisiontrail.schema.plan import InvariantSet, Plan, PlanConnection, PlanEdge
+from decisiontrail.schema.review import Review, ReviewConnection, ReviewEdge
 from decisiontrail.schema.runs import PlanRun
 from decisiontrail.services import correction, dataset, reading, relay, reviews, runs
 from decisiontrail.services import invariants as invariants_service

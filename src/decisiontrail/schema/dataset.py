@@ -12,7 +12,7 @@ from decisiontrail.domain.dataset import SOURCE
 from decisiontrail.domain.dataset import CorrectionExample as DomainCorrectionExample
 from decisiontrail.domain.decision import Decision as DomainDecision
 from decisiontrail.domain.decision import DecisionType, Phase
-from decisiontrail.schema.types import CheckpointRef
+from decisiontrail.schema.common import CheckpointRef
 
 
 @strawberry.type(description="Where a decision's context is: the full context's reference and hash, and the actor's checkpoint.")

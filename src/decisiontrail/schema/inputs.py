@@ -1,124 +1,153 @@
-"""Input objects built from GraphQL's input values by a plan made once per type.
-
-strawberry turns an argument's input value into its input classes by looking at every field's
-type again for every value (``strawberry.types.arguments.convert_argument``): for a
-``recordDecisions`` batch of 1,000 inputs that was a third of the request's Python time. Each of
-the schema's input types gets a ``from_input`` (strawberry's hook for a type that builds its own
-value) that does the same conversion from a plan of its fields worked out on first use: which
-fields to fill, under which GraphQL name, and which values need converting at all (scalars and
-enums arrive from graphql-core as they are kept). A type the plan does not know is converted by
-strawberry itself, so what a resolver receives is what strawberry would have built.
-"""
+"""GraphQL input objects: what mutations take."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Mapping
-from typing import Any
 
 import strawberry
-from strawberry.relay import GlobalID
-from strawberry.schema.compat import is_scalar
-from strawberry.types.arguments import InputContext
-from strawberry.types.base import (
-    StrawberryList,
-    StrawberryMaybe,
-    StrawberryObjectDefinition,
-    StrawberryOptional,
-    StrawberryType,
+from strawberry.scalars import JSON
+
+from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome
+from decisiontrail.domain.recording import ReviewAction
+
+from decisiontrail.domain.invariants import Invariant as DomainInvariant
+from decisiontrail.domain.invariants import Scope as DomainScope
+
+from decisiontrail.schema.common import ActorDecisionType
+
+
+@strawberry.input
+class AutomationProfileInput:
+    edit_code: float = 0.0
+    execute_command: float = 0.0
+
+
+@strawberry.input
+class InvariantInput:
+    name: str
+    statement: str
+    scope: DomainScope = DomainScope.PLAN
+
+    def model(self) -> DomainInvariant:
+        return DomainInvariant(name=self.name, statement=self.statement, scope=self.scope)
+
+
+@strawberry.input(
+    description="A missing constraint added to a plan in Strategize (ADR-007): declared, and enforced by a decision."
 )
-from strawberry.types.enum import StrawberryEnumDefinition, has_enum_definition
-from strawberry.types.lazy_type import LazyType
-from strawberry.types.unset import UNSET
-
-Convert = Callable[[Any, InputContext], Any]
-"""Turns one non-null GraphQL input value into what the resolver receives."""
-
-
-def build_inputs_directly(schema: strawberry.Schema) -> None:
-    """Give every input type of ``schema`` (that builds no value of its own yet) a planned ``from_input``."""
-    for concrete in schema.schema_converter.type_map.values():
-        definition = concrete.definition
-        if isinstance(definition, StrawberryObjectDefinition) and definition.is_input and definition.from_input is None:
-            definition.from_input = InputBuilder(definition)
+class AddInvariantInput:
+    plan_id: strawberry.ID
+    name: str
+    statement: str
+    scope: DomainScope = DomainScope.PLAN
+    reason: str = ""
 
 
-@dataclasses.dataclass(frozen=True)
-class FieldPlan:
-    graphql_name: str
-    python_name: str
-    convert: Convert | None
-    """None: the value is passed on as graphql-core coerced it."""
+@strawberry.input
+class InstantiatePlanInput:
+    description: str
+    arguments: JSON | None = None
+    parent_decision_id: strawberry.ID | None = None
+    automation_profile: AutomationProfileInput | None = None
+    invariants: list[InvariantInput] | None = None
+    project: str | None = strawberry.field(
+        default=None,
+        description="the project the plan belongs to (a token limited to a project: that one); a child plan inherits its parent plan's",
+    )
 
 
-class InputBuilder:
-    """``from_input`` of one input type: its value's fields converted by plan, then the class called with them."""
-
-    def __init__(self, definition: StrawberryObjectDefinition) -> None:
-        self.definition = definition
-        self.fields: tuple[FieldPlan, ...] | None = None
-        # What strawberry passes for a field the client omitted: None unless the class has a default.
-        self.unset: dict[str, None] = {
-            f.python_name: None
-            for f in definition.fields
-            if f.default_value is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        }
-
-    def __call__(self, cls: type, value: Mapping[str, Any], context: InputContext) -> Any:
-        fields = self.fields if self.fields is not None else self._plan(context)
-        kwargs: dict[str, Any] = dict(self.unset)
-        for field in fields:
-            if field.graphql_name in value:
-                given = value[field.graphql_name]
-                convert = field.convert
-                kwargs[field.python_name] = (
-                    given if convert is None or given is None or given is UNSET else convert(given, context)
-                )
-        return cls(**kwargs)
-
-    def _plan(self, context: InputContext) -> tuple[FieldPlan, ...]:
-        definition = self.definition
-        self.fields = tuple(
-            FieldPlan(
-                context.config.name_converter.from_field(field),
-                field.python_name,
-                converter(field.resolve_type(type_definition=definition), context),
-            )
-            for field in definition.fields
-        )
-        return self.fields
+@strawberry.input
+class CheckpointRefInput:
+    thread_id: str
+    checkpoint_id: str
+    checkpoint_ns: str = ""
 
 
-def converter(type_: StrawberryType | type, context: InputContext) -> Convert | None:
-    """How a non-null value of ``type_`` is converted (None: it is not); strawberry's own conversion
-    for what this does not know."""
-    if isinstance(type_, StrawberryMaybe):  # Some(...) wrapping and its null rules: strawberry's
-        return _by_strawberry(type_)
-    if isinstance(type_, StrawberryOptional):
-        return converter(type_.of_type, context)
-    if isinstance(type_, LazyType):
-        return converter(type_.resolve_type(), context)
-    if isinstance(type_, StrawberryList):
-        item = converter(type_.of_type, context)
-        if item is None:
-            return _copy_list  # a copy, as strawberry makes: graphql-core may share a default list between requests
-        convert_item = item
-        return lambda values, ctx: [x if x is None or x is UNSET else convert_item(x, ctx) for x in values]
-    if isinstance(type_, StrawberryEnumDefinition) or has_enum_definition(type_):
-        return None
-    if type_ is not GlobalID and is_scalar(type_, context.scalar_registry):
-        return None
-    definition = getattr(type_, "__strawberry_definition__", None)
-    if isinstance(definition, StrawberryObjectDefinition) and isinstance(definition.from_input, InputBuilder):
-        build = definition.from_input
-        cls = type_
-        return lambda value, ctx: build(cls, value, ctx)  # type: ignore[arg-type]
-    return _by_strawberry(type_)
+@strawberry.input
+class ResourceRefInput:
+    resource_id: str
+    path: str | None = None
 
 
-def _copy_list(values: Any, context: InputContext) -> list[Any]:
-    return list(values)
+@strawberry.input
+class ContextSnapshotInput:
+    hot_context_hash: str
+    hot_context_ref: str
+    actor_state_ref: CheckpointRefInput
+    relevant_resources: list[ResourceRefInput] | None = None
+    hot_context: str | None = strawberry.field(
+        default=None, description="the full context; stored content-addressed when its SHA-256 is hotContextHash"
+    )
 
 
-def _by_strawberry(type_: StrawberryType | type) -> Convert:
-    return lambda value, context: context.convert(value, type_)
+@strawberry.input
+class RecordDecisionInput:
+    plan_id: strawberry.ID
+    decision_type: ActorDecisionType
+    question: str
+    chosen_option: str
+    rationale: str
+    context_snapshot: ContextSnapshotInput
+    alternatives_considered: list[str] | None = None
+    confidence_score: float | None = None
+    parent_decision_id: strawberry.ID | None = None
+    depends_on: list[strawberry.ID] | None = None
+    idempotency_key: str | None = None
+    actor_reasoning: str | None = None
+    artifacts_produced: list[ArtifactInput] | None = None
+
+
+@strawberry.input
+class ResolveReviewInput:
+    """Who resolves it is the caller (its token's name), never a name given here. `digest`, when
+    given, is the review's `digest` as you read it: the answer is refused (CONFLICT, nothing
+    written) unless the review proposes exactly that action."""
+
+    review_id: strawberry.ID
+    action: ReviewAction
+    option: str | None = None
+    digest: str | None = None
+
+
+@strawberry.input
+class ArtifactInput:
+    """Something the decision produced (during Execute): where it is (a path or URI), what kind it
+    is, and optionally its content digest, written `algorithm:hex` (`sha256:9f86d0...`)."""
+
+    artifact_path: str
+    artifact_type: str
+    digest: str | None = None
+
+
+@strawberry.input
+class RecordReplayInput:
+    """How replaying a correction's frontier went: its outcome, the decisions it recorded, a note."""
+
+    attempt_id: strawberry.ID
+    outcome: ReplayOutcome
+    decision_ids: list[strawberry.ID] = strawberry.field(default_factory=list)
+    detail: str | None = None
+
+
+@strawberry.input
+class AddGuidanceInput:
+    """Guidance for a plan without correcting anything: recorded as a user_intervention under ``parentDecisionId``."""
+
+    plan_id: strawberry.ID
+    guidance: str
+    parent_decision_id: strawberry.ID
+    reason: str = ""
+
+
+@strawberry.input
+class CorrectDecisionInput:
+    decision_id: strawberry.ID
+    mode: CorrectionMode
+    guidance: str
+    reason: str = ""
+    description: str | None = strawberry.field(
+        default=None,
+        description="a prompt correction's new description (default: the guidance); the plan's description becomes it",
+    )
+    arguments: JSON | None = strawberry.field(
+        default=None, description="a prompt correction's new arguments (default: the plan's); the plan's arguments become them"
+    )

@@ -15,7 +15,8 @@ from decisiontrail.domain.runs import RunStatus as DomainRunStatus
 from decisiontrail.schema.context import Context
 
 if TYPE_CHECKING:
-    from decisiontrail.schema.types import AutomationProfileInput, InvariantInput, Plan
+    from decisiontrail.schema.inputs import AutomationProfileInput, InvariantInput
+    from decisiontrail.schema.plan import Plan
 
 RunStatus = strawberry.enum(DomainRunStatus, name="RunStatus", description="Where the runtime's run of a plan stands.")
 RunActor = strawberry.enum(DomainActor, name="RunActor", description="The runtime's actors (ADR-033).")
@@ -44,11 +45,11 @@ class PlanRun:
     updated_at: datetime
 
     @strawberry.field(description="The plan it runs.")  # type: ignore[untyped-decorator]
-    async def plan(self, info: Info[Context, None]) -> Annotated["Plan", strawberry.lazy("decisiontrail.schema.types")] | None:
-        from decisiontrail.schema import types
+    async def plan(self, info: Info[Context, None]) -> Annotated["Plan", strawberry.lazy("decisiontrail.schema.plan")] | None:
+        from decisiontrail.schema.plan import Plan
 
         found = await info.context.plans.load(str(self.plan_id))
-        return types.Plan(model=found) if found is not None else None
+        return Plan(model=found) if found is not None else None
 
     @classmethod
     def of(cls, run: DomainPlanRun) -> PlanRun:
@@ -73,8 +74,8 @@ class PlanRun:
 class RunPlanInput:
     description: str
     arguments: JSON | None = None
-    automation_profile: Annotated["AutomationProfileInput", strawberry.lazy("decisiontrail.schema.types")] | None = None
-    invariants: list[Annotated["InvariantInput", strawberry.lazy("decisiontrail.schema.types")]] | None = None
+    automation_profile: Annotated["AutomationProfileInput", strawberry.lazy("decisiontrail.schema.inputs")] | None = None
+    invariants: list[Annotated["InvariantInput", strawberry.lazy("decisiontrail.schema.inputs")]] | None = None
     project: str | None = None
     model: str | None = strawberry.field(
         default=None, description="scripted, or an init_chat_model name (provider:model); by default the service's setting"
