@@ -2,7 +2,7 @@
 
 The document is read as a stream (``xml.etree.ElementTree.XMLPullParser``), a group of plans at
 a time, so a 10M-decision export is compared in the memory of its largest group, as it was
-written: a group's part is its nodes, then the edges leaving them (``checks.export.group_part``),
+written: a group's part is its nodes, then the edges leaving them (``exports.group_part``),
 so a node after an edge starts the next group, and every decision before it is whole. The groups
 read are compared a few thousand decisions at a time with their plans' rows
 (``graph/decision_rows``, the rows the baseline streams): every property stored is exported with

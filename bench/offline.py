@@ -16,11 +16,12 @@ import sys
 import time
 
 from decisiontrail.checks import run_checks
-from decisiontrail.checks.export import ExportFormat, export
+from decisiontrail.exports import ExportFormat, export
 from decisiontrail.checks.model import decisions
 from decisiontrail.graphdb.connection import Graph, create_driver
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.graphdb.loading import load_graph
+from decisiontrail.access import process
 
 
 def main(uri: str, database: str) -> None:
@@ -60,7 +61,7 @@ def grouped(uri: str, database: str, jobs: int) -> None:
     with create_driver(uri, None, None) as driver:
         graph = Graph(driver=driver, database=database, uri=uri)
         start = time.perf_counter()
-        report = analysis.check_all(Trail.on(graph), jobs=jobs)
+        report = analysis.check_all(Trail.on(graph), jobs=jobs, principal=process("bench"))
         checked = time.perf_counter()
     print(
         json.dumps(
@@ -86,7 +87,9 @@ def exported(uri: str, database: str, jobs: int, out: str) -> None:
         start = time.perf_counter()
         nodes = 0
         with open(out, "w", encoding="utf-8") as sink:
-            for chunk in analysis.export(Trail.on(graph), analysis.View.ALL, None, ExportFormat.GRAPHML, jobs=jobs):
+            for chunk in analysis.export(
+                Trail.on(graph), analysis.View.ALL, None, ExportFormat.GRAPHML, jobs=jobs, principal=process("bench")
+            ):
                 sink.write(chunk)
                 nodes += chunk.count(">Decision</data>")  # each decision node's label
         done = time.perf_counter()

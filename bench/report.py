@@ -183,10 +183,10 @@ check them, so they are not repeated here.
   with Neo4j and the clients, where the baseline's threads only send a statement each.
 - **Correction.** Two statements and a commit, against the baseline's one statement and commit,
   without locks: the reads in one (lock the decision and its plan, walk, lock the plans the walk
-  touched, walk again under those locks, and read the decision, the pending reviews, append
-  mode's anchor, the downstream summarised, and what placing the correction decision is judged
-  by); the supersession, which writes the correction decision (with `decision/create_decisions`'
-  Cypher, verbatim), walks the downstream again where it is, under the same locks, and writes
+  touched, walk again under those locks, and read the decision, the pending reviews, the
+  downstream summarised, and what placing the correction decision is judged
+  by); the supersession, which writes the correction decision (with the fragment
+  `decision/_create_placed_decisions`, which `decision/create_decisions` includes too), walks the downstream again where it is, under the same locks, and writes
   what it reaches, with the phase move, the moot reviews' cancellation, the attempt and, at its
   end, the events as runs, plan by plan. The superseded ids do not travel back to Neo4j (what the
   walk reached is counted back and compared with what was judged); the reads return each plan's

@@ -31,6 +31,10 @@ from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
+from decisiontrail.access import process
+
+BENCH = process("bench")
+"""Who the benchmarks' fixtures are recorded and read as, in process."""
 
 
 @dataclass(frozen=True)
@@ -179,8 +183,10 @@ def _raw_row(plan_id: str, i: int) -> dict[str, Any]:
 
 def _plan_for_recording(store: Trail, name: str) -> tuple[str, str]:
     """A plan that never holds a decision for review, and the strategy recordings hang under."""
-    plan, root = instantiate_plan(store, name, automation_profile=AutomationProfile(edit_code=0.0, execute_command=0.0))
-    strategy = recording_service.record(store, _strategy(plan.plan_id, root.decision_id))
+    plan, root = instantiate_plan(
+        store, name, automation_profile=AutomationProfile(edit_code=0.0, execute_command=0.0), principal=BENCH
+    )
+    strategy = recording_service.record(store, _strategy(plan.plan_id, root.decision_id), principal=BENCH)
     return plan.plan_id, strategy.decision_id
 
 
@@ -486,7 +492,7 @@ def correction(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], N
             if superseded != expected[t]:
                 raise RuntimeError(f"correction of {t}: the baseline superseded {len(superseded)}, not the {size} expected")
         nx_target = subtree_fixture(graph, size, copies=1, seed=size + 2)[0]
-        plan_id = reading.get_decision(store, nx_target).plan_id
+        plan_id = reading.get_decision(store, nx_target, principal=BENCH).plan_id
         G = load_plans(graph, [plan_id], progress=False)
         found = len(downstream(G, nx_target)) + 1
         in_memory = timed(partial(downstream, G, nx_target), repeat=repeat, warmup=1, ops=size)
@@ -519,7 +525,9 @@ def correction(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], N
 def _correct_into(answers: dict[str, set[str]], spent: Breakdown, store: Trail, decision_id: str) -> None:
     """Ours: the service's correction, keeping what it says it invalidated and where its time went."""
     with timing() as work:
-        answers[decision_id] = set(correct(store, decision_id, "revert", "Use the other approach", "bench").invalidated)
+        answers[decision_id] = set(
+            correct(store, decision_id, "revert", "Use the other approach", "bench", principal=BENCH).invalidated
+        )
     spent.in_process(work)
 
 
@@ -692,21 +700,23 @@ def walk_shapes(store: Trail) -> WalkShapes:
     spawn: str | None = None
     top = ""
     for level in range(WALK_LEVELS):
-        plan, root = instantiate_plan(store, f"walk benchmark level {level}", spawned_by_decision_id=spawn)
-        strategy = recording_service.record(store, _decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+        plan, root = instantiate_plan(store, f"walk benchmark level {level}", spawned_by_decision_id=spawn, principal=BENCH)
+        strategy = recording_service.record(
+            store, _decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=BENCH
+        )
         spawn = recording_service.record(
-            store, _decision(plan.plan_id, DecisionType.SUBPLAN_SPAWN, strategy.decision_id)
+            store, _decision(plan.plan_id, DecisionType.SUBPLAN_SPAWN, strategy.decision_id), principal=BENCH
         ).decision_id
-        advance_phase(store, plan.plan_id, Phase.EXECUTE)  # its child plan runs once it executes
+        advance_phase(store, plan.plan_id, Phase.EXECUTE, principal=BENCH)  # its child plan runs once it executes
         top = top or strategy.decision_id
     assert spawn is not None
-    plan, root = instantiate_plan(store, f"walk benchmark: a {WALK_CHAIN:,}-decision chain")
+    plan, root = instantiate_plan(store, f"walk benchmark: a {WALK_CHAIN:,}-decision chain", principal=BENCH)
     chain = [root.decision_id]
     for _ in range(WALK_CHAIN):
         depends_on = (chain[-2],) if len(chain) > 1 else ()
         chain.append(
             recording_service.record(
-                store, _decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, chain[-1], depends_on=depends_on)
+                store, _decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, chain[-1], depends_on=depends_on), principal=BENCH
             ).decision_id
         )
     return WalkShapes(deepest=spawn, top=top, chain_end=chain[-1], chain_head=chain[1])

@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from decisiontrail.access import Action, Role, issue_token
+from decisiontrail.access import Action, Role, issue_token, process
 from decisiontrail.domain import AutomationProfile, ContextSnapshot, Phase
 from decisiontrail.domain.decision import CheckpointRef
 from decisiontrail.domain.ids import new_ulid
@@ -38,6 +38,8 @@ from decisiontrail.services import Trail
 from reliability.outcome import Outcome
 
 OWNER = "agent"  # who instantiated the fixture's plans
+FIXTURE = process("reliability")
+"""Who records the fixture, in process, for ``OWNER``."""
 ALPHA, BETA = "alpha", "beta"  # the fixture's plans are in ALPHA, except its one BETA plan
 BAD_TOKEN = "dt_not-a-token-anyone-was-given"
 
@@ -415,36 +417,52 @@ def make_fixture(store: Trail) -> Fixture:
         if parent is not None:
             arguments["parent_decision_id"] = parent
         return recording.record_decision(
-            store, arguments, plan_id=plan_id, snapshot=_snapshot(decision_type + new_ulid()), depends_on=depends_on
+            store,
+            arguments,
+            plan_id=plan_id,
+            snapshot=_snapshot(decision_type + new_ulid()),
+            depends_on=depends_on,
+            principal=FIXTURE,
         )
 
     # The ALPHA project's set exists (for invariantSet) and is empty: setInvariants, tried as every
     # caller, may have filled it, and the plans below would gather what nothing here reconciles.
-    invariants.set_invariants(store, Scope.PROJECT, ALPHA, [])
-    plan, root = lifecycle.instantiate_plan(store, "matrix plan", owner=OWNER, project=ALPHA)
-    beta, beta_root = lifecycle.instantiate_plan(store, "matrix beta plan", owner=OWNER, project=BETA)
+    invariants.set_invariants(store, Scope.PROJECT, ALPHA, [], principal=FIXTURE)
+    plan, root = lifecycle.instantiate_plan(store, "matrix plan", owner=OWNER, project=ALPHA, principal=FIXTURE)
+    beta, beta_root = lifecycle.instantiate_plan(store, "matrix beta plan", owner=OWNER, project=BETA, principal=FIXTURE)
     upstream = record(beta.plan_id, "strategy_choice", beta_root.decision_id)
     d = record(plan.plan_id, "strategy_choice", root.decision_id, depends_on=(upstream.decision_id,))
     downstream = record(beta.plan_id, "strategy_choice", beta_root.decision_id, depends_on=(d.decision_id,))
     other = record(plan.plan_id, "strategy_choice", root.decision_id)
     spawn = record(plan.plan_id, "subplan_spawn", other.decision_id)
-    lifecycle.advance_phase(store, plan.plan_id, Phase.EXECUTE)  # a child plan runs once its parent executes
-    child, child_root = lifecycle.instantiate_plan(store, "matrix child", owner=OWNER, spawned_by_decision_id=spawn.decision_id)
+    lifecycle.advance_phase(store, plan.plan_id, Phase.EXECUTE, principal=FIXTURE)  # a child plan runs once its parent executes
+    child, child_root = lifecycle.instantiate_plan(
+        store, "matrix child", owner=OWNER, spawned_by_decision_id=spawn.decision_id, principal=FIXTURE
+    )
     assert child.project == ALPHA, "a child plan is in its parent plan's project"
-    lifecycle.advance_phase(store, plan.plan_id, Phase.STRATEGIZE)  # reverted: the matrix records strategy into it
+    lifecycle.advance_phase(
+        store, plan.plan_id, Phase.STRATEGIZE, principal=FIXTURE
+    )  # reverted: the matrix records strategy into it
     gated, gated_root = lifecycle.instantiate_plan(
-        store, "matrix gated plan", automation_profile=AutomationProfile(edit_code=1.0), owner=OWNER, project=ALPHA
+        store,
+        "matrix gated plan",
+        automation_profile=AutomationProfile(edit_code=1.0),
+        owner=OWNER,
+        project=ALPHA,
+        principal=FIXTURE,
     )
     review = record(gated.plan_id, "strategy_choice", gated_root.decision_id)
     corrected = record(plan.plan_id, "strategy_choice", root.decision_id)
-    attempt = correction.correct(store, corrected.decision_id, "revert", "matrix guidance", "matrix").attempt
+    attempt = correction.correct(store, corrected.decision_id, "revert", "matrix guidance", "matrix", principal=FIXTURE).attempt
     # A plan in Execute with a tool_invocation (for attachArtifacts).
-    executing, executing_root = lifecycle.instantiate_plan(store, "matrix executing plan", owner=OWNER, project=ALPHA)
+    executing, executing_root = lifecycle.instantiate_plan(
+        store, "matrix executing plan", owner=OWNER, project=ALPHA, principal=FIXTURE
+    )
     plan_strategy = record(executing.plan_id, "strategy_choice", executing_root.decision_id)
     # For instantiatePlan (child): a parallel spawn, whose group takes a child from every caller allowed
     # (a subplan_spawn spawns one, and refuses a second).
     live_spawn = record(executing.plan_id, "subplan_parallel_spawn", plan_strategy.decision_id)
-    lifecycle.advance_phase(store, executing.plan_id, Phase.EXECUTE)
+    lifecycle.advance_phase(store, executing.plan_id, Phase.EXECUTE, principal=FIXTURE)
     tool = record(executing.plan_id, "tool_invocation", plan_strategy.decision_id)
     # A run that waits for a person (every decision is reviewed), for run and cancelRun.
     running, _ = lifecycle.instantiate_plan(
@@ -455,11 +473,12 @@ def make_fixture(store: Trail) -> Fixture:
         owner=OWNER,
         project=ALPHA,
         run=RunRequest(),
+        principal=FIXTURE,
     )
     run = runs.runs_of_plans(store, [running.plan_id])[0]
     assert run is not None
     # An invariant the plan enforces (for removeInvariant).
-    invariants.add_invariant(store, plan.plan_id, "matrix", "the matrix holds", reason="matrix")
+    invariants.add_invariant(store, plan.plan_id, "matrix", "the matrix holds", reason="matrix", principal=FIXTURE)
     ids = {
         "plan": plan.plan_id, "root": root.decision_id, "decision": d.decision_id, "other": other.decision_id,
         "spawn": spawn.decision_id, "child": child.plan_id, "childRoot": child_root.decision_id,

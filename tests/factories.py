@@ -13,6 +13,7 @@ from decisiontrail.domain.ids import new_ulid
 from decisiontrail.services import lifecycle as lifecycle_service
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
+from decisiontrail.access import LOCAL
 
 
 def snapshot(text: str = "context", *, checkpoint: bool = True) -> ContextSnapshot:
@@ -40,8 +41,10 @@ def decision(plan_id: str, decision_type: DecisionType, parent: str | None = Non
 
 def new_plan(store: Trail, **fields: Any) -> tuple[Plan, Decision]:
     """A stored plan and its stored prompt_definition root."""
-    plan = lifecycle_service.create_plan(store, Plan(description=fields.pop("description", "a plan"), **fields))
-    root = recording_service.record(store, decision(plan.plan_id, DecisionType.PROMPT_DEFINITION, chosen_option="do it"))
+    plan = lifecycle_service.create_plan(store, Plan(description=fields.pop("description", "a plan"), **fields), principal=LOCAL)
+    root = recording_service.record(
+        store, decision(plan.plan_id, DecisionType.PROMPT_DEFINITION, chosen_option="do it"), principal=LOCAL
+    )
     return plan, root
 
 
@@ -74,12 +77,14 @@ def to_execute(store: Trail, plan_id: str) -> Decision:
     from decisiontrail.domain import Phase
     from decisiontrail.services import reading
 
-    current = reading.list_decisions(store, plan_id, current_only=True)
+    current = reading.list_decisions(store, plan_id, current_only=True, principal=LOCAL)
     strategy = next((d for d in current if d.decision_type is DecisionType.STRATEGY_CHOICE), None)
     if strategy is None:
         root = next(d for d in current if d.decision_type is DecisionType.PROMPT_DEFINITION)
-        strategy = recording_service.record(store, decision(plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    lifecycle_service.advance_phase(store, plan_id, Phase.EXECUTE)
+        strategy = recording_service.record(
+            store, decision(plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+        )
+    lifecycle_service.advance_phase(store, plan_id, Phase.EXECUTE, principal=LOCAL)
     return strategy
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from decisiontrail.access import Role, TokenRegistry, issue_token, token_hash
+from decisiontrail.access import LOCAL, Role, TokenRegistry, issue_token, token_hash
 from decisiontrail.app import create_app
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
@@ -64,11 +64,17 @@ OPERATIONS: dict[str, tuple[str, set[str]]] = {
 
 
 def _fixture_ids(store: Trail) -> dict[str, str]:
-    plan, root = instantiate_plan(store, "p", owner="actor-1")  # the actor token's own plan
-    d = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    other = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    gated, _ = instantiate_plan(store, "gated", automation_profile=AutomationProfile(edit_code=1.0), owner="actor-1")
-    review = record_decision(store, tool_input("strategy_choice"), plan_id=gated.plan_id, snapshot=actor_snapshot())
+    plan, root = instantiate_plan(store, "p", owner="actor-1", principal=LOCAL)  # the actor token's own plan
+    d = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL)
+    other = recording_service.record(
+        store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+    )
+    gated, _ = instantiate_plan(
+        store, "gated", automation_profile=AutomationProfile(edit_code=1.0), owner="actor-1", principal=LOCAL
+    )
+    review = record_decision(
+        store, tool_input("strategy_choice"), plan_id=gated.plan_id, snapshot=actor_snapshot(), principal=LOCAL
+    )
     return {"plan": plan.plan_id, "d": d.decision_id, "other": other.decision_id, "review": review.review_id}  # type: ignore[union-attr]
 
 
@@ -227,15 +233,15 @@ def test_corrections_and_review_resolutions_record_who_asked(base_url: str, stor
         {"requestedBy": "admin-1"}
     ]
     assert resolved["data"]["resolveReview"]["review"] == {"resolvedBy": "reviewer-1"}
-    assert [a.requested_by for a in reading.correction_attempts(store, ids["d"])] == ["reviewer-1"]
-    assert reading.get_review(store, ids["review"]).resolved_by == "reviewer-1"
+    assert [a.requested_by for a in reading.correction_attempts(store, ids["d"], principal=LOCAL)] == ["reviewer-1"]
+    assert reading.get_review(store, ids["review"], principal=LOCAL).resolved_by == "reviewer-1"
 
 
 def test_phase_changes_record_who_and_why_and_a_reviewer_may_only_revert(
     base_url: str, store: Trail, tokens: dict[str, str]
 ) -> None:
-    plan, root = instantiate_plan(store, "phases", owner="actor-1")
-    recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    plan, root = instantiate_plan(store, "phases", owner="actor-1", principal=LOCAL)
+    recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL)
     move = (
         "mutation($plan: ID!, $phase: Phase!, $reason: String!) { advancePhase(planId: $plan, phase: $phase, reason: $reason)"
         " { phase phaseHistory { fromPhase toPhase reason by at } } }"
@@ -255,7 +261,7 @@ def test_phase_changes_record_who_and_why_and_a_reviewer_may_only_revert(
         ("EXECUTE", "STRATEGIZE", "execute cannot proceed", "reviewer-1"),
     ]
     assert all(h["at"] for h in history)
-    assert reading.get_plan(store, plan.plan_id).phase.value == "strategize"
+    assert reading.get_plan(store, plan.plan_id, principal=LOCAL).phase.value == "strategize"
 
 
 def test_an_actors_lineage_does_not_walk_through_a_plan_it_may_not_see(
@@ -263,14 +269,20 @@ def test_an_actors_lineage_does_not_walk_through_a_plan_it_may_not_see(
 ) -> None:
     # actor-1's decision depends (a link only the system could make) on actor-2's, which depends
     # on a decision in another of actor-1's plans: that one is reached only through actor-2's plan.
-    mine, _ = instantiate_plan(store, "mine", owner="actor-1")
-    elsewhere, _ = instantiate_plan(store, "mine too", owner="actor-1")
-    theirs, _ = instantiate_plan(store, "theirs", owner="actor-2")
-    far = recording_service.record(store, decision(elsewhere.plan_id, DecisionType.STRATEGY_CHOICE, _root(store, elsewhere)))
-    middle = recording_service.record(store, decision(theirs.plan_id, DecisionType.STRATEGY_CHOICE, _root(store, theirs)))
-    recording_service.add_dependency(store, middle.decision_id, far.decision_id)
-    near = recording_service.record(store, decision(mine.plan_id, DecisionType.STRATEGY_CHOICE, _root(store, mine)))
-    recording_service.add_dependency(store, near.decision_id, middle.decision_id)
+    mine, _ = instantiate_plan(store, "mine", owner="actor-1", principal=LOCAL)
+    elsewhere, _ = instantiate_plan(store, "mine too", owner="actor-1", principal=LOCAL)
+    theirs, _ = instantiate_plan(store, "theirs", owner="actor-2", principal=LOCAL)
+    far = recording_service.record(
+        store, decision(elsewhere.plan_id, DecisionType.STRATEGY_CHOICE, _root(store, elsewhere)), principal=LOCAL
+    )
+    middle = recording_service.record(
+        store, decision(theirs.plan_id, DecisionType.STRATEGY_CHOICE, _root(store, theirs)), principal=LOCAL
+    )
+    recording_service.add_dependency(store, middle.decision_id, far.decision_id, principal=LOCAL)
+    near = recording_service.record(
+        store, decision(mine.plan_id, DecisionType.STRATEGY_CHOICE, _root(store, mine)), principal=LOCAL
+    )
+    recording_service.add_dependency(store, near.decision_id, middle.decision_id, principal=LOCAL)
     lineage = "query($d: ID!) { lineage(decisionId: $d) { decisions { id } plans { id } } }"
 
     as_actor = _as(base_url, tokens["actor"], lineage, d=near.decision_id)["data"]["lineage"]
@@ -285,9 +297,25 @@ def test_an_actors_lineage_does_not_walk_through_a_plan_it_may_not_see(
     assert {p["id"] for p in as_admin["plans"]} == {mine.plan_id, theirs.plan_id, elsewhere.plan_id}
 
 
+def test_an_actors_lineage_within_its_own_plans_is_whole(base_url: str, store: Trail, tokens: dict[str, str]) -> None:
+    # Was empty: with no plan hidden on the way, lineage_seen's OPTIONAL CALL still answered a row
+    # (seen = []), which filtered out everything reached (found through the MCP tools' test).
+    mine, _ = instantiate_plan(store, "mine", owner="actor-1", principal=LOCAL)
+    near = recording_service.record(
+        store, decision(mine.plan_id, DecisionType.STRATEGY_CHOICE, _root(store, mine)), principal=LOCAL
+    )
+    lineage = "query($d: ID!) { lineage(decisionId: $d) { decisions { id } plans { id } } }"
+
+    as_actor = _as(base_url, tokens["actor"], lineage, d=near.decision_id)["data"]["lineage"]
+
+    assert as_actor == {"decisions": [{"id": _root(store, mine)}], "plans": [{"id": mine.plan_id}]}
+
+
 def _root(store: Trail, plan: Any) -> str:
     return next(
-        d.decision_id for d in reading.list_decisions(store, plan.plan_id) if d.decision_type is DecisionType.PROMPT_DEFINITION
+        d.decision_id
+        for d in reading.list_decisions(store, plan.plan_id, principal=LOCAL)
+        if d.decision_type is DecisionType.PROMPT_DEFINITION
     )
 
 
@@ -297,11 +325,20 @@ def test_a_correction_shows_its_caller_only_the_cancelled_reviews_of_plans_it_ma
     # A correction's downstream reaches, through DEPENDS_ON, a review waiting in another project's
     # plan, and cancels it. Was: cancelledReviews read the reviews with no principal at all, so a
     # reviewer limited to project alpha was shown beta's review, its plan and its question.
-    alpha, alpha_root = instantiate_plan(store, "alpha's", project="alpha")
-    d = recording_service.record(store, decision(alpha.plan_id, DecisionType.STRATEGY_CHOICE, alpha_root.decision_id))
-    beta, _ = instantiate_plan(store, "beta's", project="beta", automation_profile=AutomationProfile(edit_code=1.0))
+    alpha, alpha_root = instantiate_plan(store, "alpha's", project="alpha", principal=LOCAL)
+    d = recording_service.record(
+        store, decision(alpha.plan_id, DecisionType.STRATEGY_CHOICE, alpha_root.decision_id), principal=LOCAL
+    )
+    beta, _ = instantiate_plan(
+        store, "beta's", project="beta", automation_profile=AutomationProfile(edit_code=1.0), principal=LOCAL
+    )
     waiting = record_decision(
-        store, tool_input("strategy_choice"), plan_id=beta.plan_id, snapshot=actor_snapshot(), depends_on=[d.decision_id]
+        store,
+        tool_input("strategy_choice"),
+        plan_id=beta.plan_id,
+        snapshot=actor_snapshot(),
+        depends_on=[d.decision_id],
+        principal=LOCAL,
     )
     document = """mutation($d: ID!) { correctDecision(input: {decisionId: $d, mode: REVERT, guidance: "g"}) {
         correction { id } cancelledReviews { id planId } } }"""
@@ -310,4 +347,4 @@ def test_a_correction_shows_its_caller_only_the_cancelled_reviews_of_plans_it_ma
 
     assert not corrected.get("errors"), corrected
     assert corrected["data"]["correctDecision"]["cancelledReviews"] == []
-    assert reading.get_review(store, waiting.review_id).status.value == "cancelled"  # type: ignore[union-attr]
+    assert reading.get_review(store, waiting.review_id, principal=LOCAL).status.value == "cancelled"  # type: ignore[union-attr]

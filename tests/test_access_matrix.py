@@ -13,7 +13,7 @@ import graphql
 import pytest
 
 from decisiontrail import access
-from decisiontrail.access import Role, TokenRegistry, issue_token, token_hash
+from decisiontrail.access import LOCAL, Role, TokenRegistry, issue_token, token_hash
 from decisiontrail.app import create_app
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.graphdb import Graph
@@ -97,12 +97,14 @@ def test_a_child_plan_inherits_its_parents_project_and_refuses_another(store: Tr
     fixture = make_fixture(store)
     spawn = fixture.ids["liveSpawn"]  # a parallel spawn of a plan in Execute: it spawns a group
 
-    child, _ = instantiate_plan(store, "inherits", spawned_by_decision_id=spawn)
-    same, _ = instantiate_plan(store, "names it", spawned_by_decision_id=spawn, project="alpha")
+    child, _ = instantiate_plan(store, "inherits", spawned_by_decision_id=spawn, principal=LOCAL)
+    same, _ = instantiate_plan(store, "names it", spawned_by_decision_id=spawn, project="alpha", principal=LOCAL)
     with pytest.raises(ValidationFailed, match="parent plan's project") as refused:
-        instantiate_plan(store, "elsewhere", spawned_by_decision_id=spawn, project="beta")
+        instantiate_plan(store, "elsewhere", spawned_by_decision_id=spawn, project="beta", principal=LOCAL)
 
-    assert reading.get_plan(store, child.plan_id).project == reading.get_plan(store, same.plan_id).project == "alpha"
+    assert (
+        reading.get_plan(store, child.plan_id, LOCAL).project == reading.get_plan(store, same.plan_id, LOCAL).project == "alpha"
+    )
     assert refused.value.field == "project"
 
 
@@ -216,16 +218,20 @@ def test_a_replay_tells_a_project_token_only_of_the_decisions_it_may_see(
     fixture = make_fixture(store)
     # Correcting the alpha plan's decision invalidates its dependent in project beta; the replay
     # records a decision in each plan.
-    attempt = correction_service.correct(store, fixture.ids["decision"], "revert", "narrower", "matrix").attempt
+    attempt = correction_service.correct(store, fixture.ids["decision"], "revert", "narrower", "matrix", principal=LOCAL).attempt
     replayed = [
         recording_service.record_decision(
-            store, tool_input("strategy_choice", parent_decision_id=root), plan_id=plan, snapshot=actor_snapshot("replay")
+            store,
+            tool_input("strategy_choice", parent_decision_id=root),
+            plan_id=plan,
+            snapshot=actor_snapshot("replay"),
+            principal=LOCAL,
         )
         for plan, root in ((fixture.ids["plan"], fixture.ids["root"]), (fixture.ids["beta"], fixture.ids["betaRoot"]))
     ]
     assert all(isinstance(d, Decision) for d in replayed)
     ids = [d.decision_id for d in replayed]
-    correction_service.record_replay(store, attempt.attempt_id, ReplayOutcome.REPLAYED, decision_ids=ids)
+    correction_service.record_replay(store, attempt.attempt_id, ReplayOutcome.REPLAYED, decision_ids=ids, principal=LOCAL)
 
     def ask(token: str) -> list[Any]:
         body = httpx.post(

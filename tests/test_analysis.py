@@ -12,7 +12,7 @@ import networkx as nx
 import pydot
 import pytest
 
-from decisiontrail.access import Principal, Role
+from decisiontrail.access import LOCAL, Principal, Role
 from decisiontrail.actors.demonstration import Demonstration, record_demonstration
 from decisiontrail.app import create_app
 from decisiontrail.checks.model import decisions
@@ -53,10 +53,10 @@ def cli_env(graph: Graph, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
 
 def test_analytics_of_the_demonstration_match_the_store(graph: Graph, store: Trail, demo: Demonstration) -> None:
     plan_id = demo.root_plan.plan_id
-    stored = reading.list_decisions(store, plan_id, current_only=False)
+    stored = reading.list_decisions(store, plan_id, current_only=False, principal=LOCAL)
 
-    result = analysis.analyze(store, LoadScope.PLAN, plan_id)
-    hierarchy = analysis.analyze(store, LoadScope.HIERARCHY, plan_id)
+    result = analysis.analyze(store, LoadScope.PLAN, plan_id, principal=LOCAL)
+    hierarchy = analysis.analyze(store, LoadScope.HIERARCHY, plan_id, principal=LOCAL)
 
     assert result.decisions.total == len(stored)
     assert result.decisions.superseded == sum(1 for d in stored if d.superseded_by)
@@ -64,14 +64,38 @@ def test_analytics_of_the_demonstration_match_the_store(graph: Graph, store: Tra
     assert result.corrections.corrections == sum(1 for d in stored if d.is_correction) >= 1
     top = hierarchy.most_critical[0]
     # Over the hierarchy, the most critical decision's blast radius is what correcting it would
-    # invalidate across plans (over one plan, only that plan's share counts).
-    assert top.blast_radius == len(correction_service.preview(store, top.decision_id).decisions) - 1 > 0
+    # invalidate across plans, itself included (over one plan, only that plan's share counts).
+    assert top.blast_radius == len(correction_service.preview(store, top.decision_id, principal=LOCAL).decisions) > 1
     assert [p.plan_id for p in hierarchy.plans] == [plan_id, demo.child_plan.plan_id]
     assert hierarchy.decisions.total == result.decisions.total + len(
-        reading.list_decisions(store, demo.child_plan.plan_id, current_only=False)
+        reading.list_decisions(store, demo.child_plan.plan_id, current_only=False, principal=LOCAL)
     )
     with pytest.raises(NotFound):
         analysis.analyze(store, LoadScope.PLAN, plan_id, principal=Principal("someone-else", Role.ACTOR))
+
+
+def test_impact_analyze_and_gexf_count_what_a_correction_invalidates_alike(
+    demo: Demonstration, store: Trail, cli_env: None, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Issue 46, Tried 5: `impact` said the demonstration's #3 would invalidate 12 decisions while
+    # `analyze` and GEXF's blast radius said 11, leaving out the decision itself, which a correction
+    # supersedes too. One count: the decision and its downstream, across child plans.
+    plan_id = demo.root_plan.plan_id
+    current = reading.list_decisions(store, plan_id, current_only=True, principal=LOCAL)
+    strategy = next(d for d in current if d.sequence_number == 3)
+
+    assert main(["-q", "impact", f"{plan_id}#3"]) == 0
+    said = capsys.readouterr().out.splitlines()[0]
+    assert main(["-q", "analyze", "--hierarchy", plan_id, "--top", "100", "--format", "json"]) == 0
+    analyzed = {c["decision_id"]: c["blast_radius"] for c in json.loads(capsys.readouterr().out)["most_critical"]}
+    assert main(["-q", "export", "--hierarchy", plan_id, "--format", "gexf", "-o", str(tmp_path / "h.gexf")]) == 0
+    drawn = nx.read_gexf(tmp_path / "h.gexf")
+
+    assert said.startswith(f"correcting {strategy.decision_id} would invalidate 12 decision(s) ")
+    assert analyzed[strategy.decision_id] == drawn.nodes[strategy.decision_id]["blast_radius"] == 12
+    for d in current:  # and so for every decision the demonstration left current
+        invalidated = len(correction_service.preview(store, d.decision_id, principal=LOCAL).decisions)
+        assert analyzed[d.decision_id] == drawn.nodes[d.decision_id]["blast_radius"] == invalidated, d
 
 
 def test_plan_analytics_over_graphql(demo: Demonstration, base_url: str, graph: Graph) -> None:
@@ -91,7 +115,7 @@ def test_plan_analytics_over_graphql(demo: Demonstration, base_url: str, graph: 
         ).json()
     assert "errors" not in body, body
     analytics = body["data"]["plan"]["analytics"]
-    expected = analysis.analyze(Trail.on(graph), LoadScope.HIERARCHY, demo.root_plan.plan_id, top=3)
+    expected = analysis.analyze(Trail.on(graph), LoadScope.HIERARCHY, demo.root_plan.plan_id, top=3, principal=LOCAL)
 
     assert analytics["decisions"]["total"] == expected.decisions.total
     assert {t["decisionType"]: t["count"] for t in analytics["decisions"]["byType"]} == {
@@ -113,7 +137,9 @@ def test_exports_over_http_parse_back_to_the_loaded_graph(demo: Demonstration, b
         hierarchy = client.get(f"/export/plans/{plan_id}.json", params={"scope": "hierarchy"})
         dot = client.get(f"/export/plans/{child_id}.dot")
         cyjs = client.get(f"/export/plans/{child_id}.cyjs")
-        spawn = next(d for d in reading.list_decisions(store, plan_id) if d.decision_type.value == "subplan_spawn")
+        spawn = next(
+            d for d in reading.list_decisions(store, plan_id, principal=LOCAL) if d.decision_type.value == "subplan_spawn"
+        )
         impact = client.get(f"/export/decisions/{spawn.decision_id}/impact.json")
         unknown_plan = client.get("/export/plans/01ARZ3NDEKTSV4RRFFQ69G5FAV.graphml")
         unknown_format = client.get(f"/export/plans/{plan_id}.png")
@@ -128,13 +154,13 @@ def test_exports_over_http_parse_back_to_the_loaded_graph(demo: Demonstration, b
 
     (drawn,) = pydot.graph_from_dot_data(dot.text)
     assert {n.get_name().strip('"') for n in _dot_nodes(drawn)} >= {
-        d.decision_id for d in reading.list_decisions(store, child_id, current_only=False)
+        d.decision_id for d in reading.list_decisions(store, child_id, current_only=False, principal=LOCAL)
     }
     assert {e["data"]["source"] for e in cyjs.json()["elements"]["edges"]} >= {
-        d.decision_id for d in reading.list_decisions(store, child_id)
+        d.decision_id for d in reading.list_decisions(store, child_id, principal=LOCAL)
     }
 
-    expected = {d.decision_id for d in correction_service.preview(store, spawn.decision_id).decisions}
+    expected = {d.decision_id for d in correction_service.preview(store, spawn.decision_id, principal=LOCAL).decisions}
     assert {n for n, _ in decisions(nx.node_link_graph(impact.json(), edges="edges"))} == expected | {spawn.decision_id}
 
     assert unknown_plan.status_code == 404 and unknown_plan.json()["errors"][0]["extensions"]["code"] == "NOT_FOUND"

@@ -259,12 +259,14 @@ query($id: ID!) { plan(id: $id) {
 
 
 def _plan_with(store: Trail, decisions: int) -> str:
-    plan, root = instantiate_plan(store, f"{decisions} decisions")
+    plan, root = instantiate_plan(store, f"{decisions} decisions", principal=LOCAL)
     previous = root
     for i in range(decisions):
         parent = root if i % 3 == 0 else previous
         previous = recording_service.record(
-            store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, parent.decision_id, depends_on=(previous.decision_id,))
+            store,
+            decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, parent.decision_id, depends_on=(previous.decision_id,)),
+            principal=LOCAL,
         )
     return plan.plan_id
 
@@ -320,9 +322,9 @@ def test_every_decisions_corrections_context_and_checkpoint_group_come_from_one_
     trips, answers = [], []
     for size in (3, 40):
         plan_id = _plan_with(setup, size)
-        listed = reading.list_decisions(setup, plan_id)
+        listed = reading.list_decisions(setup, plan_id, principal=LOCAL)
         root, corrected = listed[0], listed[2]
-        correction = correct(setup, corrected.decision_id, "append", "narrower", "r").correction
+        correction = correct(setup, corrected.decision_id, "append", "narrower", "r", principal=LOCAL).correction
         store = Trail.on(graph)
         result = asyncio.run(
             schema.execute(CORRECTIONS, variable_values={"id": plan_id}, context_value=Context(trail=store, principal=LOCAL))
@@ -385,17 +387,22 @@ def test_every_plans_phase_history_comes_from_one_statement(graph: Graph) -> Non
     trips = []
     for size in (2, 6):
         for i in range(size):
-            plan, root = instantiate_plan(setup, f"plan {size}/{i}")
+            plan, root = instantiate_plan(setup, f"plan {size}/{i}", principal=LOCAL)
             if i % 2:
-                recording_service.record(setup, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-                advance_phase(setup, plan.plan_id, Phase.EXECUTE, reason=f"go {i}")
+                recording_service.record(
+                    setup, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+                )
+                advance_phase(setup, plan.plan_id, Phase.EXECUTE, reason=f"go {i}", principal=LOCAL)
         store = Trail.on(graph)
         result = asyncio.run(schema.execute(PHASES, context_value=Context(trail=store, principal=LOCAL)))
         assert result.errors is None, result.errors
         assert result.data is not None
         histories = {n["id"]: n["phaseHistory"] for n in result.data["plans"]["nodes"]}
         assert histories == {
-            p: [{"toPhase": c["to_phase"].upper(), "reason": c["reason"]} for c in reading.phase_changes(setup, p)]
+            p: [
+                {"toPhase": c["to_phase"].upper(), "reason": c["reason"]}
+                for c in reading.phase_changes(setup, p, principal=LOCAL)
+            ]
             for p in histories
         }
         assert sum(1 for h in histories.values() if h) == len(histories) // 2
@@ -809,17 +816,18 @@ def test_a_langgraph_actor_records_through_the_client(api: httpx.Client, base_ur
         final = actor.invoke(Command(resume=True), config)
 
     ids = [json.loads(str(m.content))["decision_id"] for m in final["messages"] if m.type == "tool"]
-    stored = [reading.get_decision(store, i) for i in ids]
+    stored = [reading.get_decision(store, i, principal=LOCAL) for i in ids]
     assert [d.chosen_option for d in stored] == ["carefully", "b.py"]
     assert stored[1].parent_decision_id == stored[0].decision_id
     # The same snapshot capture as in-process: the context is stored and hashes back.
     snapshot = stored[0].context_snapshot
     assert snapshot.actor_state_ref is not None and snapshot.actor_state_ref.thread_id == "remote-1"
     assert (
-        hashlib.sha256(reading.read_context(store, snapshot.hot_context_hash).encode()).hexdigest() == snapshot.hot_context_hash
+        hashlib.sha256(reading.read_context(store, snapshot.hot_context_hash, principal=LOCAL).encode()).hexdigest()
+        == snapshot.hot_context_hash
     )
     assert [r.resource_id for r in snapshot.relevant_resources] == ["repo:x"]
-    assert len(reading.list_decisions(store, plan["id"])) == 3  # root + two, the reviewed one once
+    assert len(reading.list_decisions(store, plan["id"], principal=LOCAL)) == 3  # root + two, the reviewed one once
 
 
 def test_the_client_raises_the_services_exceptions(base_url: str, store: Trail) -> None:
@@ -945,7 +953,7 @@ def test_the_client_sends_the_actors_reasoning_and_artifacts(base_url: str, stor
             artifacts_produced=[ArtifactRef(artifact_path="docs/limits.md", artifact_type="doc")],
         )
 
-    stored = reading.get_decision(store, recorded.decision_id)
+    stored = reading.get_decision(store, recorded.decision_id, principal=LOCAL)
     assert stored.actor_reasoning == "bursts matter"
     assert stored.artifacts_produced == (ArtifactRef(artifact_path="docs/limits.md", artifact_type="doc"),)
 

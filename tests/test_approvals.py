@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from decisiontrail.access import Principal, Role, TokenRegistry, issue_token
+from decisiontrail.access import LOCAL, Principal, Role, TokenRegistry, issue_token
 from decisiontrail.app import create_app
 from decisiontrail.domain import AutomationProfile
 from decisiontrail.domain.recording import ReviewAction, ReviewStatus
@@ -187,7 +187,7 @@ def test_an_approval_lapses_when_what_it_rested_on_is_corrected_and_its_question
                 break
             seen.append(message["payload"]["data"]["decisionEvents"])
     assert {"kind": "REVIEW_LAPSED", "reviewId": held["id"]} in seen
-    assert analysis.check_all(store).ok
+    assert analysis.check_all(store, principal=LOCAL).ok
 
 
 def test_correcting_the_approved_decision_itself_replaces_the_approval_rather_than_lapsing_it(
@@ -210,15 +210,20 @@ def test_a_resolution_is_answered_as_its_own_transaction_resolved_it(store: Trai
     """Found by the load test: a correction committed between the resolution's commit and its
     answer lapsed the review, and the answer, read back afterwards, said LAPSED. The answer is the
     review as its own transaction left it."""
-    plan, root = instantiate_plan(store, "p", automation_profile=AutomationProfile(edit_code=0.9))
+    plan, root = instantiate_plan(store, "p", automation_profile=AutomationProfile(edit_code=0.9), principal=LOCAL)
     approach = record_decision(
-        store, tool_input("strategy_choice", confidence_score=0.95), plan_id=plan.plan_id, snapshot=actor_snapshot("a")
+        store,
+        tool_input("strategy_choice", confidence_score=0.95),
+        plan_id=plan.plan_id,
+        snapshot=actor_snapshot("a"),
+        principal=LOCAL,
     )
     held = record_decision(
         store,
         tool_input("strategy_choice", question="Which limiter?", confidence_score=0.4, parent_decision_id=approach.decision_id),
         plan_id=plan.plan_id,
         snapshot=actor_snapshot("b"),
+        principal=LOCAL,
     )
     reviewer = Principal("dana", Role.REVIEWER)
     lapsing = {"done": False}
@@ -231,6 +236,6 @@ def test_a_resolution_is_answered_as_its_own_transaction_resolved_it(store: Trai
     racing = replace(store, wake_runtime=correct_meanwhile)
     review, decision = resolve_review(racing, held.review_id, ReviewAction.APPROVE, principal=reviewer)
 
-    assert lapsing["done"] and reading.get_review(store, held.review_id).status is ReviewStatus.LAPSED
+    assert lapsing["done"] and reading.get_review(store, held.review_id, principal=LOCAL).status is ReviewStatus.LAPSED
     assert review.status is ReviewStatus.APPROVED and review.resolved_by == "dana"
     assert review.decision_id == decision.decision_id and review.approved_digest == decision.action_digest

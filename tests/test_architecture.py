@@ -1,7 +1,8 @@
 """The import architecture, read from the source: dependencies point one way.
 
-Entry points (schema/, resolvers/, actors/, cli, app) -> services/ -> storage (graphdb/) -> Cypher (cypher/),
-with the domain (domain/) and the checks (checks/) pure: no storage, no driver, no web, no actors.
+Entry points (schema/, resolvers/, actors/, cli/, app) -> services/ -> storage (graphdb/) -> Cypher (cypher/),
+with the domain (domain/), the checks (checks/), the analytics (analytics/) and the exports (exports/) pure:
+no storage, no driver, no web, no actors; entry points reach those three through services/ alone.
 
 Every ``.py`` file under src/decisiontrail is parsed with ``ast``; every ``import`` and ``from ... import``
 counts, at module level, inside functions and under ``if TYPE_CHECKING:`` alike. Nothing here imports
@@ -29,11 +30,16 @@ ENTRY_POINTS = (
     "decisiontrail.actors",
     "decisiontrail.cli",
     "decisiontrail.app",
+    "decisiontrail.web",
     "decisiontrail.api",
+    "decisiontrail.mcp_server",
 )
 STORAGE = ("decisiontrail.graphdb", "decisiontrail.cypher")
+PURE_GRAPH_ROOMS = ("decisiontrail.checks", "decisiontrail.analytics", "decisiontrail.exports")
+"""The networkx rooms: pure functions of a loaded decision graph, which services load and hand them."""
 IO_PACKAGES = ("neo4j", "strawberry", "starlette", "langgraph", "langchain_core", "httpx", "uvicorn")
 MAX_STORAGE_LINES = 400
+MAX_MODULE_LINES = 600
 
 
 @dataclass(frozen=True, order=True)
@@ -180,6 +186,14 @@ def test_entry_points_reach_storage_only_through_services() -> None:
     )
 
 
+def test_entry_points_never_import_checks_exports_or_analytics_directly() -> None:
+    fail_if_any(
+        (imp for imp in imports_from(ENTRY_POINTS) if within(imp.imported, PURE_GRAPH_ROOMS)),
+        "entry points import decisiontrail.checks, decisiontrail.exports or decisiontrail.analytics instead of going "
+        "through decisiontrail.services",
+    )
+
+
 def test_storage_knows_no_rules_events_or_callers() -> None:
     callers = ("decisiontrail.events", "decisiontrail.access", "decisiontrail.services", *ENTRY_POINTS)
     fail_if_any(
@@ -200,14 +214,37 @@ def test_storage_modules_are_small() -> None:
     )
 
 
+def test_no_module_is_longer_than_600_lines() -> None:
+    """A module past 600 lines holds more than one room's worth: split it by what it holds."""
+    sizes = {path: len(path.read_text(encoding="utf-8").splitlines()) for path in source_files()}
+    fail_if_any(
+        (f"{path.relative_to(ROOT)}: {lines} lines" for path, lines in sorted(sizes.items()) if lines > MAX_MODULE_LINES),
+        f"modules longer than {MAX_MODULE_LINES} lines",
+    )
+
+
 @pytest.mark.parametrize(
     ("room", "allowed"),
     [
         ("decisiontrail.domain", ("decisiontrail.domain", "decisiontrail.exceptions")),
         ("decisiontrail.checks", ("decisiontrail.checks", "decisiontrail.domain", "decisiontrail.exceptions")),
+        (
+            "decisiontrail.analytics",
+            ("decisiontrail.analytics", "decisiontrail.checks", "decisiontrail.domain", "decisiontrail.exceptions"),
+        ),
+        (
+            "decisiontrail.exports",
+            (
+                "decisiontrail.exports",
+                "decisiontrail.analytics",
+                "decisiontrail.checks",
+                "decisiontrail.domain",
+                "decisiontrail.exceptions",
+            ),
+        ),
     ],
 )
-def test_domain_and_checks_import_no_io(room: str, allowed: tuple[str, ...]) -> None:
+def test_pure_rooms_import_no_io(room: str, allowed: tuple[str, ...]) -> None:
     fail_if_any(
         (
             imp

@@ -19,11 +19,11 @@ query($id: ID!, $at: DateTime) {
 LINEAGE = "query($id: ID!, $at: DateTime) { lineage(decisionId: $id, asOf: $at) { decisions { id } plans { id } } }"
 
 
-def _record(api: httpx.Client, plan_id: str, decision_type: str, parent: str) -> str:
+def _record(api: httpx.Client, plan_id: str, decision_type: str, parent: str, question: str = "") -> str:
     fields = {
         "planId": plan_id,
         "decisionType": decision_type,
-        "question": f"which {decision_type}?",
+        "question": question or f"which {decision_type}?",
         "chosenOption": "this",
         "rationale": "r",
         "parentDecisionId": parent,
@@ -202,3 +202,78 @@ def test_reads_as_of_a_moment_before_a_correction_show_each_decision_as_it_stood
     assert {h["root"], h["strategy"]} <= {d["id"] for d in read["lineage"]["decisions"]}  # where the spawn came from
     assert [{k: d[k] for k in as_it_stood} for d in then] == [as_it_stood] * len(then)
     assert (read["now"]["status"], read["now"]["supersededBy"]) == ("SUPERSEDED", {"id": correction})
+
+
+PLAN_AS_OF = """
+query($plan: ID!, $child: ID!, $strategy: ID!, $at: DateTime) {
+  plan(id: $plan, asOf: $at) {
+    phase
+    phaseHistory { toPhase }
+    rootDecision { id status }
+    decisions(filter: {status: CURRENT}) { totalCount nodes { id status } }
+    childPlans { id invalidatedAt phase }
+  }
+  child: plan(id: $child, asOf: $at) { invalidatedAt spawnedBy { id status } }
+  strategy: decision(id: $strategy, asOf: $at) {
+    status supersededBy { id }
+    children { id status }
+    dependents { id }
+    corrections { attemptId }
+    plan { phase }
+  }
+}"""
+
+
+def test_a_plan_and_a_decision_read_as_of_a_moment_answer_every_field_as_of_then(api: httpx.Client) -> None:
+    # Was: plan(id) and decision(id) had no asOf; reached from a past moment (a tree then), a
+    # decision's plan read its phase today, its children and dependents included later ones.
+    h = _hierarchy(api)  # the plan is in Execute, its child spawned
+    later_child = _record(api, h["plan"], "IMPLEMENTATION_CHOICE", h["strategy"], "which cache, recorded later?")
+    before, correction = _strategy_corrected(api, h)  # reverts the plan to Strategize, invalidates the child
+
+    then = ok(api, PLAN_AS_OF, plan=h["plan"], child=h["child"], strategy=h["strategy"], at=before)
+    now = ok(api, PLAN_AS_OF, plan=h["plan"], child=h["child"], strategy=h["strategy"], at=None)
+
+    assert (then["plan"]["phase"], now["plan"]["phase"]) == ("EXECUTE", "STRATEGIZE")
+    assert [c["toPhase"] for c in then["plan"]["phaseHistory"]] == ["EXECUTE"]
+    assert then["plan"]["childPlans"] == [{"id": h["child"], "invalidatedAt": None, "phase": "STRATEGIZE"}]
+    assert now["plan"]["childPlans"][0]["invalidatedAt"] is not None
+    assert then["child"] == {"invalidatedAt": None, "spawnedBy": {"id": h["spawn"], "status": "CURRENT"}}
+    current_then = {d["id"] for d in then["plan"]["decisions"]["nodes"]}
+    assert current_then == {h["root"], h["strategy"], h["spawn"], later_child}
+    assert then["plan"]["decisions"]["totalCount"] == 4 and all(
+        d["status"] == "CURRENT" for d in then["plan"]["decisions"]["nodes"]
+    )
+    assert correction in {d["id"] for d in now["plan"]["decisions"]["nodes"]} and h["strategy"] not in {
+        d["id"] for d in now["plan"]["decisions"]["nodes"]
+    }
+    assert then["strategy"]["status"] == "CURRENT" and then["strategy"]["supersededBy"] is None
+    assert then["strategy"]["plan"] == {"phase": "EXECUTE"} and now["strategy"]["plan"] == {"phase": "STRATEGIZE"}
+    assert then["strategy"]["corrections"] == [] and len(now["strategy"]["corrections"]) == 1
+    assert {c["id"] for c in then["strategy"]["children"]} == {h["spawn"], later_child}
+
+
+def test_what_was_recorded_after_the_moment_is_not_there_as_of_it(api: httpx.Client) -> None:
+    h = _hierarchy(api)
+    moment = datetime.now(UTC).isoformat()
+    later = _record(api, h["plan"], "IMPLEMENTATION_CHOICE", h["strategy"], "which cache, recorded later?")
+    query = "query($id: ID!, $d: ID!, $at: DateTime) { plan(id: $id, asOf: $at) { id } decision(id: $d, asOf: $at) { id children { id } } strategy: decision(id: $d) { children { id } } }"
+
+    read = ok(api, query, id=h["plan"], d=later, at=moment)
+    assert read["plan"] == {"id": h["plan"]} and read["decision"] is None
+    strategy_then = ok(api, query, id=h["plan"], d=h["strategy"], at=moment)
+    assert {c["id"] for c in strategy_then["decision"]["children"]} == {h["spawn"]}
+    assert {c["id"] for c in strategy_then["strategy"]["children"]} == {h["spawn"], later}
+    too_early = ok(api, query, id=h["plan"], d=h["strategy"], at="2001-01-01T00:00:00Z")
+    assert too_early["plan"] is None and too_early["decision"] is None
+
+
+def test_a_field_the_store_does_not_date_is_refused_as_of_a_moment(api: httpx.Client) -> None:
+    h = _hierarchy(api)
+    moment = datetime.now(UTC).isoformat()
+    for field, selection in (("run", "run { id }"), ("analytics", "analytics { decisions { total } }")):
+        error = error_code(
+            api, f"query($id: ID!, $at: DateTime) {{ plan(id: $id, asOf: $at) {{ {selection} }} }}", id=h["plan"], at=moment
+        )
+        assert (error["code"], error["field"]) == ("VALIDATION_FAILED", field)
+    assert ok(api, "query($id: ID!) { plan(id: $id) { run { id } } }", id=h["plan"])["plan"]["run"] is None

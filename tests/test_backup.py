@@ -30,6 +30,7 @@ from decisiontrail.services.invariants import set_invariants
 from decisiontrail.services.lifecycle import add_guidance, instantiate_plan
 from decisiontrail.services.recording import record_decision
 from decisiontrail.services.checkpoints import checkpointer
+from decisiontrail.access import LOCAL
 from factories import actor_snapshot, new_plan, tool_input
 from test_interop_otlp import AGENT_SPAN, DECISION_SPAN, _json_span, _otlp_json
 
@@ -108,17 +109,23 @@ def record_store(store: Trail) -> dict[str, str]:
     the demonstration's events numbered, those after it pending."""
     demo = record_demonstration(store, checkpointer(store))
     assert number_pending(store.database) > 0
-    set_invariants(store, Scope.GLOBAL, None, [Invariant(name="no-pii", statement="Never log personal data")])
-    gated, _ = instantiate_plan(store, "Gate everything", {"ticket": 7}, automation_profile=AutomationProfile(edit_code=1.0))
+    set_invariants(store, Scope.GLOBAL, None, [Invariant(name="no-pii", statement="Never log personal data")], principal=LOCAL)
+    gated, _ = instantiate_plan(
+        store, "Gate everything", {"ticket": 7}, automation_profile=AutomationProfile(edit_code=1.0), principal=LOCAL
+    )
     review = record_decision(
-        store, tool_input("strategy_choice", confidence_score=0.5), plan_id=gated.plan_id, snapshot=actor_snapshot()
+        store,
+        tool_input("strategy_choice", confidence_score=0.5),
+        plan_id=gated.plan_id,
+        snapshot=actor_snapshot(),
+        principal=LOCAL,
     )
     assert isinstance(review, Review) and review.status is ReviewStatus.PENDING
     # Another trace's span, still waiting for its root.
     waiting = {**_json_span("b000000000000002", "llm", 1, "b000000000000001", openinference__span__kind="LLM")}
     waiting["traceId"] = "6b8efff798038103d269b633813fc60c"
     request = json.dumps(_otlp_json([AGENT_SPAN, DECISION_SPAN, waiting])).encode()
-    assert import_spans(store, otlp.decode_lines(request)).plan_ids
+    assert import_spans(store, otlp.decode_lines(request), principal=LOCAL).plan_ids
     return {"root": demo.root_plan.plan_id, "child": demo.child_plan.plan_id}
 
 
@@ -142,10 +149,10 @@ def test_a_restored_store_is_record_for_record_the_dumped_one_and_still_works(st
     labels = labels_in(graph)
     path = tmp_path / "trail.dump.gz"
 
-    dumped = backup.dump(store, path, progress=False)
+    dumped = backup.dump(store, path, progress=False, principal=LOCAL)
     delete_all_data(graph)
     assert empty(graph)
-    restored = backup.restore(store, path, progress=False)
+    restored = backup.restore(store, path, progress=False, principal=LOCAL)
 
     assert canonical(graph) == before
     # The store really was varied: every kind of record the service keeps but the ledger is in it.
@@ -159,13 +166,17 @@ def test_a_restored_store_is_record_for_record_the_dumped_one_and_still_works(st
     assert report.ok and report.plans >= 3, report.render()
     # The restored store takes new work: a restored decision corrected (its applied plan goes back to
     # Execute), then guidance recorded into that plan.
-    leaf = reading.list_decisions(store, plans["child"], current_only=True)[-1]
-    result = correct(store, leaf.decision_id, "append", "Use a token bucket instead", "too coarse")
+    leaf = reading.list_decisions(store, plans["child"], current_only=True, principal=LOCAL)[-1]
+    result = correct(store, leaf.decision_id, "append", "Use a token bucket instead", "too coarse", principal=LOCAL)
     assert leaf.decision_id in result.invalidated
-    assert reading.get_plan(store, plans["child"]).phase is Phase.EXECUTE
-    latest = max(reading.list_decisions(store, plans["child"], current_only=True), key=lambda d: d.sequence_number)
-    numbers = [d.sequence_number for d in reading.list_decisions(store, plans["child"])]
-    guided = add_guidance(store, plans["child"], "Keep the quotas per tenant", parent_decision_id=latest.decision_id)
+    assert reading.get_plan(store, plans["child"], principal=LOCAL).phase is Phase.EXECUTE
+    latest = max(
+        reading.list_decisions(store, plans["child"], current_only=True, principal=LOCAL), key=lambda d: d.sequence_number
+    )
+    numbers = [d.sequence_number for d in reading.list_decisions(store, plans["child"], principal=LOCAL)]
+    guided = add_guidance(
+        store, plans["child"], "Keep the quotas per tenant", parent_decision_id=latest.decision_id, principal=LOCAL
+    )
     assert guided.plan_id == plans["child"] and guided.sequence_number == max(numbers) + 1
     assert run_checks(load_graph(graph, LoadScope.ALL, progress=False)).ok
 
@@ -174,7 +185,7 @@ def test_the_dump_holds_the_ledger_only_as_its_header_says(store: Trail, graph: 
     new_plan(store)
     path = tmp_path / "trail.dump.gz"
 
-    backup.dump(store, path, progress=False)
+    backup.dump(store, path, progress=False, principal=LOCAL)
 
     header, *records, trailer = lines_of(path)
     applied, _, _ = graph.driver.execute_query("MATCH (m:SchemaMigration) RETURN m.name AS name ORDER BY name")
@@ -215,9 +226,9 @@ def test_values_json_cannot_hold_come_back_exactly(store: Trail, graph: Graph, t
     before = canonical(graph)
     path = tmp_path / "values.dump.gz"
 
-    backup.dump(store, path, progress=False)
+    backup.dump(store, path, progress=False, principal=LOCAL)
     delete_all_data(graph)
-    backup.restore(store, path, progress=False)
+    backup.restore(store, path, progress=False, principal=LOCAL)
 
     assert canonical(graph) == before
     (node_forms, _) = before
@@ -232,12 +243,12 @@ def test_values_json_cannot_hold_come_back_exactly(store: Trail, graph: Graph, t
 def test_restore_into_a_database_with_data_is_refused_and_writes_nothing(store: Trail, graph: Graph, tmp_path: Path) -> None:
     new_plan(store)
     path = tmp_path / "trail.dump.gz"
-    backup.dump(store, path, progress=False)
+    backup.dump(store, path, progress=False, principal=LOCAL)
     new_plan(store, description="another plan")
     before = canonical(graph)
 
     with pytest.raises(Conflict, match=f"not empty: it holds {count_nodes(graph)} node"):
-        backup.restore(store, path, progress=False)
+        backup.restore(store, path, progress=False, principal=LOCAL)
 
     assert canonical(graph) == before
     assert no_restore_leftovers(graph)
@@ -254,10 +265,10 @@ def dumped(store: Trail, graph: Graph, tmp_path: Path) -> list[dict[str, Any]]:
     """The lines of a dump of a small store, its events numbered, the database emptied afterwards."""
     plan, root = new_plan(store)
     for n in range(3):
-        add_guidance(store, plan.plan_id, f"guidance {n}", parent_decision_id=root.decision_id)
+        add_guidance(store, plan.plan_id, f"guidance {n}", parent_decision_id=root.decision_id, principal=LOCAL)
     number_pending(store.database)
     path = tmp_path / "small.dump.gz"
-    backup.dump(store, path, progress=False)
+    backup.dump(store, path, progress=False, principal=LOCAL)
     delete_all_data(graph)
     records = lines_of(path)
     assert sum("node" in r for r in records) > 6 and sum("rel" in r for r in records) > 6
@@ -272,7 +283,7 @@ def test_a_dump_cut_short_is_refused_and_leaves_the_database_empty(
     path = write_lines(tmp_path / "cut.dump.gz", dumped[:-cut])
 
     with pytest.raises(ValidationFailed, match="without its trailer: it was cut short"):
-        backup.restore(store, path, progress=False)
+        backup.restore(store, path, progress=False, principal=LOCAL)
 
     assert empty(graph)
     assert no_restore_leftovers(graph)
@@ -287,7 +298,7 @@ def test_a_file_cut_mid_stream_is_refused_and_leaves_the_database_empty(
     path.write_bytes(whole[: len(whole) * 3 // 4])
 
     with pytest.raises(ValidationFailed, match="cut short|not JSON"):
-        backup.restore(store, path, progress=False)
+        backup.restore(store, path, progress=False, principal=LOCAL)
 
     assert empty(graph)
 
@@ -300,7 +311,7 @@ def test_a_trailer_that_counts_otherwise_is_refused(
     path = write_lines(tmp_path / "short.dump.gz", missing_one)
 
     with pytest.raises(ValidationFailed, match="the trailer counts|not in the dump"):
-        backup.restore(store, path, progress=False)
+        backup.restore(store, path, progress=False, principal=LOCAL)
 
     assert empty(graph)
 
@@ -323,7 +334,7 @@ def test_a_node_outside_the_vocabulary_is_refused_after_others_were_written(
     path = write_lines(tmp_path / "foreign.dump.gz", records)
 
     with pytest.raises(ValidationFailed, match=message):
-        backup.restore(store, path, progress=False)
+        backup.restore(store, path, progress=False, principal=LOCAL)
 
     assert empty(graph)
     assert no_restore_leftovers(graph)
@@ -337,7 +348,7 @@ def test_a_relationship_type_outside_the_vocabulary_is_refused(
     path = write_lines(tmp_path / "foreign.dump.gz", records)
 
     with pytest.raises(ValidationFailed, match="type 'KNOWS'"):
-        backup.restore(store, path, progress=False)
+        backup.restore(store, path, progress=False, principal=LOCAL)
 
     assert empty(graph)
 
@@ -356,7 +367,7 @@ def test_a_dump_this_code_cannot_read_is_refused_before_anything_is_written(
     path = write_lines(tmp_path / "other.dump.gz", [dict(dumped[0], **header), *dumped[1:]])
 
     with pytest.raises(ValidationFailed, match=message):
-        backup.restore(store, path, progress=False)
+        backup.restore(store, path, progress=False, principal=LOCAL)
 
     assert empty(graph)
     assert no_restore_leftovers(graph)
@@ -367,7 +378,7 @@ def test_a_file_that_is_not_gzip_is_refused(store: Trail, graph: Graph, tmp_path
     path.write_text('{"format": "decisiontrail-dump"}\n', encoding="utf-8")
 
     with pytest.raises(ValidationFailed, match="not a gzip-compressed dump"):
-        backup.restore(store, path, progress=False)
+        backup.restore(store, path, progress=False, principal=LOCAL)
 
 
 def test_migrations_newer_than_the_dump_run_over_what_it_restored(
@@ -376,7 +387,7 @@ def test_migrations_newer_than_the_dump_run_over_what_it_restored(
     older = dumped[0]["migrations"][:-1]
     path = write_lines(tmp_path / "older.dump.gz", [dict(dumped[0], migrations=older), *dumped[1:]])
 
-    restored = backup.restore(store, path, progress=False)
+    restored = backup.restore(store, path, progress=False, principal=LOCAL)
 
     assert restored.migrations_run == (dumped[0]["migrations"][-1],)
     assert restored.nodes == sum("node" in r for r in dumped)
@@ -390,14 +401,14 @@ def test_a_dump_whose_counter_is_behind_its_events_restores_an_outbox_that_numbe
     behind = [
         dict(r, properties={**r["properties"], "seq": last - 2}) if "EventCounter" in r.get("labels", []) else r for r in dumped
     ]
-    backup.restore(store, write_lines(tmp_path / "behind.dump.gz", behind), progress=False)
+    backup.restore(store, write_lines(tmp_path / "behind.dump.gz", behind), progress=False, principal=LOCAL)
     plan_id = next(r["properties"]["plan_id"] for r in dumped if "Plan" in r.get("labels", []))
     root_id = next(
         r["properties"]["decision_id"]
         for r in dumped
         if "Decision" in r.get("labels", []) and r["properties"]["decision_type"] == "prompt_definition"
     )
-    made = add_guidance(store, plan_id, "after the restore", parent_decision_id=root_id)
+    made = add_guidance(store, plan_id, "after the restore", parent_decision_id=root_id, principal=LOCAL)
 
     rows = read_numbered(store.database, outbox.read_after, last, 100).rows
     assert [(r["seq"], r["decision_id"]) for r in rows] == [(last + 1, made.decision_id)]
@@ -409,7 +420,7 @@ def test_a_dump_from_before_the_outbox_stored_runs_restores_its_events_readable(
     # Before 0030 an outbox event was a node of its own with decision_id and review_id; 0030
     # (a data fix committed in batches) must run again over what a restore of such a dump wrote.
     path = write_lines(tmp_path / "small.dump.gz", dumped)
-    backup.restore(store, path, progress=False)
+    backup.restore(store, path, progress=False, principal=LOCAL)
     events = read_numbered(store.database, outbox.read_after, 0, 1000).rows
     delete_all_data(graph)
 
@@ -435,7 +446,7 @@ def test_a_dump_from_before_the_outbox_stored_runs_restores_its_events_readable(
     before = [n for n in dumped[0]["migrations"] if n < "0030"]
     old = [dict(dumped[0], migrations=before), *(line for record in dumped[1:] for line in old_shape(record))]
     assert sum("Event" in r.get("labels", []) for r in old) == len(events) > 0
-    restored = backup.restore(store, write_lines(tmp_path / "old.dump.gz", old), progress=False)
+    restored = backup.restore(store, write_lines(tmp_path / "old.dump.gz", old), progress=False, principal=LOCAL)
 
     assert restored.migrations_run[0] == "0030_event_runs"
     assert read_numbered(store.database, outbox.read_after, 0, 1000).rows == events
@@ -447,7 +458,7 @@ def test_nodes_an_interrupted_restore_left_are_replaced(
     path = write_lines(tmp_path / "small.dump.gz", dumped)
     graph.driver.execute_query("CREATE (:Plan:Restoring {plan_id: 'half', _dump_id: 'x'})", database_=graph.database)
 
-    backup.restore(store, path, progress=False)
+    backup.restore(store, path, progress=False, principal=LOCAL)
 
     assert count_nodes(graph) == sum("node" in r for r in dumped)
     assert "Restoring" not in labels_in(graph)
@@ -475,7 +486,7 @@ def test_dump_and_restore_commands_end_to_end(
 
     assert f"restored {sum(before[0].values())} node(s)" in capsys.readouterr().out
     assert canonical(graph) == before
-    assert reading.list_decisions(store, plan.plan_id)[0].decision_type is DecisionType.PROMPT_DEFINITION
+    assert reading.list_decisions(store, plan.plan_id, principal=LOCAL)[0].decision_type is DecisionType.PROMPT_DEFINITION
 
 
 @pytest.mark.parametrize("command", ["dump", "restore"])

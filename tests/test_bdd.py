@@ -17,6 +17,7 @@ from pytest_bdd import given, parsers, scenarios, then, when
 
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.services import Trail, analysis
+from decisiontrail.access import LOCAL
 from test_api import error_code, ok, snapshot
 
 scenarios("features/correction_scenarios.feature", "features/recording_completeness.feature")
@@ -306,7 +307,7 @@ def invariant_added(api: httpx.Client, world: dict[str, Any], name: str, stateme
 
 @then("the correction's attempt reports the replay as REPLAYED")
 def replay_reported(world: dict[str, Any]) -> None:
-    assert world["replay"]["replayOutcome"] == "replayed"
+    assert world["replay"]["replayOutcome"] == "REPLAYED"
     assert world["replay"]["replayedDecisionIds"] == [world["parallel"]]
 
 
@@ -330,7 +331,7 @@ def settled(api: httpx.Client, store: Trail, world: dict[str, Any]) -> None:
         if r["parent"]["status"] != "CURRENT" or _plan(api, r["planId"])["invalidatedAt"] is not None
     ]
     assert stranded == []
-    report = analysis.check(store, LoadScope.ALL, progress=False)
+    report = analysis.check(store, LoadScope.ALL, progress=False, principal=LOCAL)
     assert report.ok, report.render()
 
 

@@ -14,10 +14,11 @@ from bench import scenarios
 from bench import exports as exports_module
 from bench.exports import Compared, Exports, compare_graphml, sha256_of
 from bench.workload import WorkloadSpec, load
-from decisiontrail.checks.export import ExportFormat
+from decisiontrail.exports import ExportFormat
 from decisiontrail.graphdb import Graph
 from decisiontrail.services import Trail, analysis
 from decisiontrail.services.correction import correct
+from decisiontrail.access import LOCAL
 
 SMALL = WorkloadSpec(hierarchies=3, depth=1, fan_out=2, decisions_per_plan=12, depends_on_density=0.3, superseded_share=0.2)
 
@@ -32,9 +33,11 @@ def exported(graph: Graph, store: Trail, tmp_path: Path) -> tuple[Path, int]:
         "RETURN d.decision_id AS id ORDER BY id LIMIT 1",
         database_=graph.database,
     ).records[0]["id"]
-    correct(store, current, "revert", "another way", "the bench's export test")
+    correct(store, current, "revert", "another way", "the bench's export test", principal=LOCAL)
     path = tmp_path / "all.graphml"
-    path.write_text("".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.GRAPHML)), encoding="utf-8")
+    path.write_text(
+        "".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.GRAPHML, principal=LOCAL)), encoding="utf-8"
+    )
     stored = graph.driver.execute_query("MATCH (d:Decision) RETURN count(d) AS n", database_=graph.database).records[0]["n"]
     assert stored == loaded.decisions + 1
     return path, stored

@@ -19,6 +19,7 @@ from decisiontrail.services import Trail, analysis
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services.lifecycle import instantiate_plan
 from decisiontrail.services.checkpoints import checkpointer
+from decisiontrail.access import LOCAL, Principal
 from factories import decision
 
 
@@ -28,8 +29,10 @@ def demo(store: Trail) -> Iterator[Demonstration]:
 
 
 def _plan_with_strategy(store: Trail, name: str) -> tuple[str, str]:
-    plan, root = instantiate_plan(store, name)
-    strategy = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    plan, root = instantiate_plan(store, name, principal=LOCAL)
+    strategy = recording_service.record(
+        store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+    )
     return plan.plan_id, strategy.decision_id
 
 
@@ -42,7 +45,9 @@ def test_groups_are_hierarchies_joined_by_the_edges_between_them(store: Trail, g
     lone, _ = _plan_with_strategy(store, "alone")
     left, left_strategy = _plan_with_strategy(store, "left")
     right, right_strategy = _plan_with_strategy(store, "right")
-    recording_service.record(store, decision(right, DecisionType.RESOURCE_SELECTION, right_strategy, depends_on=(left_strategy,)))
+    recording_service.record(
+        store, decision(right, DecisionType.RESOURCE_SELECTION, right_strategy, depends_on=(left_strategy,)), principal=LOCAL
+    )
 
     units = independent_units(graph)
 
@@ -58,13 +63,13 @@ def test_group_by_group_reports_what_the_whole_load_reports_clean_and_broken(
     left, left_strategy = _plan_with_strategy(store, "left")
     right, right_strategy = _plan_with_strategy(store, "right")
     dependent = recording_service.record(
-        store, decision(right, DecisionType.RESOURCE_SELECTION, right_strategy, depends_on=(left_strategy,))
+        store, decision(right, DecisionType.RESOURCE_SELECTION, right_strategy, depends_on=(left_strategy,)), principal=LOCAL
     ).decision_id
     trail = Trail.on(graph)
 
-    clean = analysis.check(trail, LoadScope.ALL)
+    clean = analysis.check(trail, LoadScope.ALL, principal=LOCAL)
     assert clean.ok
-    _same(analysis.check_all(trail), clean)
+    _same(analysis.check_all(trail, principal=LOCAL), clean)
 
     # Broken by hand: a dependency cycle through two hierarchies, and a second root in one plan.
     graph.driver.execute_query(
@@ -78,13 +83,15 @@ def test_group_by_group_reports_what_the_whole_load_reports_clean_and_broken(
         p=left,
         database_=graph.database,
     )
-    whole = analysis.check(trail, LoadScope.ALL)
+    whole = analysis.check(trail, LoadScope.ALL, principal=LOCAL)
     assert {v.rule for v in whole.violations} >= {"no_dependency_cycle", "single_root"}
     seen: list[tuple[int, int]] = []
 
-    by_group = analysis.check_all(trail, progress=lambda done, total: seen.append((done, total)))
+    by_group = analysis.check_all(trail, progress=lambda done, total: seen.append((done, total)), principal=LOCAL)
     heard_in_workers: list[tuple[int, int]] = []
-    in_workers = analysis.check_all(trail, jobs=2, progress=lambda done, total: heard_in_workers.append((done, total)))
+    in_workers = analysis.check_all(
+        trail, jobs=2, progress=lambda done, total: heard_in_workers.append((done, total)), principal=LOCAL
+    )
 
     _same(by_group, whole)
     _same(in_workers, whole)
@@ -95,8 +102,8 @@ def test_group_by_group_reports_what_the_whole_load_reports_clean_and_broken(
     assert len(loading.loads_of(independent_units(graph))) == 1
     monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)
     seen.clear()
-    _same(analysis.check_all(trail, progress=lambda done, total: seen.append((done, total))), whole)
-    _same(analysis.check_all(trail, jobs=2), whole)
+    _same(analysis.check_all(trail, progress=lambda done, total: seen.append((done, total)), principal=LOCAL), whole)
+    _same(analysis.check_all(trail, jobs=2, principal=LOCAL), whole)
     units = len(independent_units(graph))
     assert seen == [(done, units) for done in range(1, units + 1)]
 
@@ -106,9 +113,9 @@ def _checked_here(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     here: list[list[str]] = []
     check_group = analysis._check_group
 
-    def counted(graph: Graph, plan_ids: list[str], spec: CoverageSpec) -> Report:
+    def counted(graph: Graph, plan_ids: list[str], spec: CoverageSpec, principal: Principal) -> Report:
         here.append(plan_ids)
-        return check_group(graph, plan_ids, spec)
+        return check_group(graph, plan_ids, spec, principal)
 
     monkeypatch.setattr(analysis, "_check_group", counted)
     return here
@@ -121,10 +128,10 @@ def test_started_workers_take_loads_beside_this_process(
         _plan_with_strategy(store, name)
     monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)
     trail = Trail.on(graph)
-    whole = analysis.check(trail, LoadScope.ALL)
+    whole = analysis.check(trail, LoadScope.ALL, principal=LOCAL)
     here = _checked_here(monkeypatch)
 
-    _same(analysis.check_all(trail, jobs=2), whole)
+    _same(analysis.check_all(trail, jobs=2, principal=LOCAL), whole)
 
     # Six loads: four given to the two workers once one has started (one to check, one waiting,
     # each), the fifth checked here, and the sixth here too unless a worker was done first.
@@ -141,10 +148,10 @@ def test_this_process_checks_every_load_while_no_worker_has_started(
     monkeypatch.setattr(analysis, "WORKERS_FROM", 0)
     monkeypatch.setattr(analysis._Workers, "ready", lambda workers: False)
     trail = Trail.on(graph)
-    whole = analysis.check(trail, LoadScope.ALL)
+    whole = analysis.check(trail, LoadScope.ALL, principal=LOCAL)
     here = _checked_here(monkeypatch)
 
-    _same(analysis.check_all(trail, jobs=2), whole)
+    _same(analysis.check_all(trail, jobs=2, principal=LOCAL), whole)
 
     assert sorted(p for load in here for p in load) == sorted(p for unit in independent_units(graph) for p in unit)
 
@@ -155,9 +162,9 @@ def test_a_small_database_is_checked_without_starting_a_worker(
     monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)
     monkeypatch.setattr(analysis, "ProcessPoolExecutor", lambda **_: pytest.fail("a worker process was started"))
     trail = Trail.on(graph)
-    assert analysis.WORKERS_FROM > analysis.check(trail, LoadScope.ALL).decisions
+    assert analysis.WORKERS_FROM > analysis.check(trail, LoadScope.ALL, principal=LOCAL).decisions
 
-    _same(analysis.check_all(trail, jobs=2), analysis.check(trail, LoadScope.ALL))
+    _same(analysis.check_all(trail, jobs=2, principal=LOCAL), analysis.check(trail, LoadScope.ALL, principal=LOCAL))
 
 
 def test_the_cli_checks_the_whole_database_in_worker_processes(

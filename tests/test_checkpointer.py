@@ -25,6 +25,7 @@ from decisiontrail.graphdb.admin import delete_all_data
 from decisiontrail.graphdb.checkpoints import Neo4jCheckpointSaver
 from decisiontrail.services import Trail, backup
 from decisiontrail.services.retention import prune
+from decisiontrail.access import LOCAL
 from test_backup import canonical, empty, no_restore_leftovers
 from test_retention import POLICY, _finished_work, _later
 
@@ -146,10 +147,10 @@ def test_checkpoints_survive_dump_and_restore(store: Trail, graph: Graph, tmp_pa
     graph_before = canonical(graph)
     path = tmp_path / "checkpoints.dump.gz"
 
-    dumped = backup.dump(store, path, progress=False)
+    dumped = backup.dump(store, path, progress=False, principal=LOCAL)
     delete_all_data(graph)
     assert empty(graph)
-    restored = backup.restore(store, path, progress=False)
+    restored = backup.restore(store, path, progress=False, principal=LOCAL)
 
     assert (restored.nodes, restored.relationships) == (dumped.nodes, dumped.relationships)
     assert canonical(graph) == graph_before
@@ -188,7 +189,7 @@ def test_retention_deletes_a_pruned_plans_checkpoints_and_keeps_the_others(store
     kept_before = history(saver, "parent-thread")
     blobs_before = _count(graph, "CheckpointBlob")
 
-    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40))
+    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40), principal=LOCAL)
 
     assert gone in result.plan_ids and kept not in result.plan_ids
     assert history(saver, "child-thread") == [] and history(saver, "copied-thread") == []

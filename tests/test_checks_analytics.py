@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from decisiontrail.checks.analytics import (
+from decisiontrail.analytics import (
     Analytics,
     analyze,
     blast_radius,
@@ -24,6 +24,7 @@ from decisiontrail.checks.analytics import (
     review_summary,
     tree_shape,
 )
+from decisiontrail.checks.closure import downstream
 from decisiontrail.checks.model import add_attempt, add_decision, add_edge, add_plan, add_review, decision_graph
 from decisiontrail.exceptions import ValidationFailed
 
@@ -244,10 +245,14 @@ def spawning_hierarchy() -> nx.MultiDiGraph[str]:
     return G
 
 
-def test_blast_radius_is_the_downstream_size_across_plans() -> None:
-    radius = blast_radius(spawning_hierarchy())
+def test_blast_radius_is_the_decision_and_its_downstream_across_plans() -> None:
+    G = spawning_hierarchy()
 
-    assert radius == {"P-R": 4, "S": 3, "I": 0, "T": 0, "Q-R": 0}  # superseded Q-S neither counted nor listed
+    radius = blast_radius(G)
+
+    # What correcting each would invalidate: itself (a correction supersedes it too) and its downstream.
+    assert radius == {"P-R": 5, "S": 4, "I": 1, "T": 1, "Q-R": 1}  # superseded Q-S neither counted nor listed
+    assert radius == {d: 1 + len(downstream(G, d)) for d in radius}
 
 
 def test_most_critical_sorts_by_radius_then_sequence() -> None:
@@ -255,7 +260,7 @@ def test_most_critical_sorts_by_radius_then_sequence() -> None:
 
     critical = most_critical(G, blast_radius(G), top=3)
 
-    assert [(c.decision_id, c.blast_radius) for c in critical] == [("P-R", 4), ("S", 3), ("Q-R", 0)]
+    assert [(c.decision_id, c.blast_radius) for c in critical] == [("P-R", 5), ("S", 4), ("Q-R", 1)]
     assert (critical[1].decision_type, critical[1].plan_id, critical[1].question) == ("subplan_spawn", "P", "Split the work?")
 
 

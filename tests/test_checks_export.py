@@ -14,8 +14,8 @@ import networkx as nx
 import pydot
 import pytest
 
-from decisiontrail.checks import export as export_module
-from decisiontrail.checks.export import (
+from decisiontrail.exports.formats import dot as dot_format, json_graphs
+from decisiontrail.exports import (
     ExportFormat,
     caption,
     cytoscape_json,
@@ -454,7 +454,8 @@ def test_a_format_that_declares_nothing_first_sends_its_first_chunk_before_it_ha
         made.append(node)
         return caption(node, attrs)
 
-    monkeypatch.setattr(export_module, "caption", counted)
+    for writer in (dot_format, json_graphs):
+        monkeypatch.setattr(writer, "caption", counted)
     chunks = export(G, fmt)
 
     first = next(chunks)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from decisiontrail.access import operator
+from decisiontrail.access import LOCAL, operator
 from decisiontrail.cli import main
 from decisiontrail.domain import Decision, DecisionType, Plan
 from decisiontrail.domain.tree import describe
@@ -62,7 +62,7 @@ def test_demo_prints_the_tree_read_back_from_neo4j(
     assert len(plan_ids) == 2
     # Every decision line printed is a decision that is really in the database.
     for plan_id in plan_ids:
-        for d in reading.list_decisions(store, plan_id):
+        for d in reading.list_decisions(store, plan_id, principal=LOCAL):
             assert describe(d) in out
     # The actors' LangGraph checkpoints are in the same Neo4j (no file beside it), each with its plan.
     assert not (tmp_path / "checkpoints.sqlite").exists()
@@ -105,10 +105,16 @@ def test_the_spec_commands_end_to_end(
     monkeypatch.setenv("NEO4J_URI", graph.uri)
     monkeypatch.setenv("NEO4J_DATABASE", graph.database)
     monkeypatch.setenv("DECISIONTRAIL_DATA_DIR", str(tmp_path))
-    plan, root = instantiate_plan(store, "cli plan", automation_profile=AutomationProfile(edit_code=0.5))
-    strategy = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    plan, root = instantiate_plan(store, "cli plan", automation_profile=AutomationProfile(edit_code=0.5), principal=LOCAL)
+    strategy = recording_service.record(
+        store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+    )
     held = record_decision(
-        store, tool_input("strategy_choice", confidence_score=0.1), plan_id=plan.plan_id, snapshot=actor_snapshot()
+        store,
+        tool_input("strategy_choice", confidence_score=0.1),
+        plan_id=plan.plan_id,
+        snapshot=actor_snapshot(),
+        principal=LOCAL,
     )
 
     def run(*argv: str) -> str:
@@ -118,23 +124,27 @@ def test_the_spec_commands_end_to_end(
     assert f"#1 {strategy.decision_id} strategy_choice" in run("tree", plan.plan_id)
     assert strategy.decision_id in run("impact", f"{plan.plan_id}#1")
     guided = run("guide", f"{plan.plan_id}#0", "--guidance", "public endpoints only", "--by", "ana")
-    guidance = [d for d in reading.list_decisions(store, plan.plan_id) if d.decision_type is DecisionType.USER_INTERVENTION]
+    guidance = [
+        d
+        for d in reading.list_decisions(store, plan.plan_id, principal=LOCAL)
+        if d.decision_type is DecisionType.USER_INTERVENTION
+    ]
     assert len(guidance) == 1 and guidance[0].decision_id in guided and guidance[0].chosen_option == "public endpoints only"
     assert held.review_id in run("reviews", "--plan", plan.plan_id)  # type: ignore[union-attr]
     assert "approved" in run("resolve", held.review_id)  # type: ignore[union-attr]
-    resolved = reading.get_review(store, held.review_id)  # type: ignore[union-attr]
+    resolved = reading.get_review(store, held.review_id, principal=LOCAL)  # type: ignore[union-attr]
     assert resolved.resolved_by == operator().name and resolved.resolved_by.startswith("cli:")
     assert resolved.approved_digest is not None and resolved.approved_digest in run(
         "reviews", "--plan", plan.plan_id, "--status", "all"
     )
     assert run("reviews", "--plan", plan.plan_id) == ""
     assert "execute" in run("phase", plan.plan_id, "execute", "--reason", "settled", "--by", "ana")
-    assert [(c["to_phase"], c["by"]) for c in reading.phase_changes(store, plan.plan_id)] == [("execute", "ana")]
+    assert [(c["to_phase"], c["by"]) for c in reading.phase_changes(store, plan.plan_id, principal=LOCAL)] == [("execute", "ana")]
     run("correct", f"{plan.plan_id}#1", "--guidance", "a sliding window", "--by", "ana")
-    [attempt] = reading.correction_attempts(store, strategy.decision_id)
+    [attempt] = reading.correction_attempts(store, strategy.decision_id, principal=LOCAL)
     assert attempt.requested_by == "ana" and "by ana" in run("history", strategy.decision_id)
     assert "replay replayed" in run("replay", attempt.attempt_id, "replayed", "--detail", "re-ran")
-    assert reading.get_attempt(store, attempt.attempt_id).replay_detail == "re-ran"
+    assert reading.get_attempt(store, attempt.attempt_id, principal=LOCAL).replay_detail == "re-ran"
 
 
 def test_a_bad_decision_reference_is_a_clear_error(
@@ -143,7 +153,7 @@ def test_a_bad_decision_reference_is_a_clear_error(
     from decisiontrail.services.lifecycle import instantiate_plan
 
     monkeypatch.setenv("NEO4J_URI", graph.uri)
-    plan, _ = instantiate_plan(store, "cli plan")
+    plan, _ = instantiate_plan(store, "cli plan", principal=LOCAL)
 
     assert main(["-q", "impact", f"{plan.plan_id}#9"]) == 2
     assert f"decision {plan.plan_id}#9 does not exist" in capsys.readouterr().err
@@ -169,15 +179,19 @@ def test_invariants_commands_end_to_end(
     assert "no project billing invariants are set" in run("invariants", "show", "--project", "billing")
     run("invariants", "set", "--project", "billing", "compat=no breaking changes")
     assert "compat: no breaking changes" in run("invariants", "show", "--project", "billing")
-    plan, _ = instantiate_plan(store, "cli plan", project="billing")
-    assert [i.name for i in reading.get_plan(store, plan.plan_id).invariants] == ["compat"]
+    plan, _ = instantiate_plan(store, "cli plan", project="billing", principal=LOCAL)
+    assert [i.name for i in reading.get_plan(store, plan.plan_id, principal=LOCAL).invariants] == ["compat"]
 
     added = run("invariants", "add", plan.plan_id, "latency", "p95 under 50 ms", "--reason", "an SLO", "--by", "ana")
-    enforced = [d for d in reading.list_decisions(store, plan.plan_id) if d.decision_type is DecisionType.INVARIANT_ENFORCED]
+    enforced = [
+        d
+        for d in reading.list_decisions(store, plan.plan_id, principal=LOCAL)
+        if d.decision_type is DecisionType.INVARIANT_ENFORCED
+    ]
     assert [d.chosen_option for d in enforced] == ["p95 under 50 ms"] and enforced[0].decision_id in added
     assert enforced[0].rationale.startswith("latency: added by ana")
     assert "supersedes" in run("invariants", "remove", plan.plan_id, "latency", "--reason", "not ours", "--by", "ana")
-    assert [i.name for i in reading.get_plan(store, plan.plan_id).invariants] == ["compat"]
+    assert [i.name for i in reading.get_plan(store, plan.plan_id, principal=LOCAL).invariants] == ["compat"]
 
     assert main(["-q", "invariants", "set", "--global", "no-equals-sign"]) == 2
     assert "is not NAME=STATEMENT" in capsys.readouterr().err
@@ -190,10 +204,12 @@ def _strategy_corrected(
     strategy, the moment just before its correction, and the correction."""
     monkeypatch.setenv("NEO4J_URI", graph.uri)
     monkeypatch.setenv("NEO4J_DATABASE", graph.database)
-    plan, root = instantiate_plan(store, description)
-    strategy = recording_service.record(store, a_decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    plan, root = instantiate_plan(store, description, principal=LOCAL)
+    strategy = recording_service.record(
+        store, a_decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+    )
     before = datetime.now(UTC).isoformat()
-    return plan, strategy, before, correct(store, strategy.decision_id, "revert", "another way", "r").correction
+    return plan, strategy, before, correct(store, strategy.decision_id, "revert", "another way", "r", principal=LOCAL).correction
 
 
 def test_export_as_of_a_past_moment_writes_the_plan_as_it_stood(

@@ -18,6 +18,7 @@ from decisiontrail.graphdb import Graph
 from decisiontrail.services import Trail, reading, runs
 from decisiontrail.services import recording
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
+from decisiontrail.access import LOCAL
 from factories import decision as a_decision
 
 ULID = r"[0-9A-HJKMNP-TV-Z]{26}"
@@ -33,7 +34,7 @@ def neo4j_env(store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch) -> It
 
 
 def _types(store: Trail, plan_id: str) -> list[str]:
-    return [d.decision_type.value for d in reading.list_decisions(store, plan_id, current_only=True)]
+    return [d.decision_type.value for d in reading.list_decisions(store, plan_id, current_only=True, principal=LOCAL)]
 
 
 def _children(store: Trail, plan_id: str) -> list[str]:
@@ -67,7 +68,7 @@ def test_run_wait_records_the_hierarchy_and_exits_0(
     lines = out.splitlines()
     plan_id = lines[0]
     assert re.fullmatch(ULID, plan_id)
-    plan = reading.get_plan(store, plan_id)
+    plan = reading.get_plan(store, plan_id, principal=LOCAL)
     assert plan.phase is Phase.APPLY and plan.project == "billing"
     assert plan.arguments == {"limit_per_minute": 600, "service": "billing-api"}
     assert _types(store, plan_id) == [
@@ -80,7 +81,7 @@ def test_run_wait_records_the_hierarchy_and_exits_0(
         "tool_invocation",
     ]
     (child_id,) = _children(store, plan_id)
-    child = reading.get_plan(store, child_id)
+    child = reading.get_plan(store, child_id, principal=LOCAL)
     assert child.phase is Phase.APPLY and child.project == "billing"
     assert {"strategy_choice", "implementation_choice"} <= set(_types(store, child_id))
     run = runs.runs_of_plans(store, [plan_id])[0]
@@ -110,7 +111,7 @@ def test_run_without_wait_queues_the_run(
     assert run is not None and run.status is RunStatus.QUEUED and run.model == "scripted"
     assert second == f"run {run.run_id} queued (model scripted)"
     assert any("queued for the runtime workers of a serving process" in m for m in caplog.messages)
-    plan = reading.get_plan(store, plan_id)
+    plan = reading.get_plan(store, plan_id, principal=LOCAL)
     assert plan.phase is Phase.STRATEGIZE and plan.arguments == {"depth": 1, "regions": ["eu", "us"]}
     assert _types(store, plan_id) == ["prompt_definition"]  # nothing decided: no worker ran it
 
@@ -137,7 +138,7 @@ def test_a_bad_run_is_refused_naming_what_and_writes_nothing(
 
     assert code == 2 and out == ""
     assert message in err
-    assert reading.count_plans(store) == 0
+    assert reading.count_plans(store, principal=LOCAL) == 0
 
 
 def test_run_wait_stops_at_a_review_and_exits_2(store: Trail, neo4j_env: None, capsys: pytest.CaptureFixture[str]) -> None:
@@ -147,7 +148,7 @@ def test_run_wait_stops_at_a_review_and_exits_2(store: Trail, neo4j_env: None, c
 
     assert code == 2, err
     plan_id = out.splitlines()[0]
-    (review,) = reading.pending_reviews(store, plan_id)
+    (review,) = reading.pending_reviews(store, plan_id, principal=LOCAL)
     assert review.proposal.decision_type.value == "strategy_choice"
     assert f"{review.review_id} pending plan {plan_id}: strategy_choice" in out
     assert "decisiontrail resolve REVIEW_ID" in out
@@ -177,7 +178,7 @@ def test_run_wait_stops_when_a_child_plan_waits_for_a_person(
     assert code == 2, err
     plan_id = out.splitlines()[0]
     (child_id,) = _children(store, plan_id)
-    (review,) = reading.pending_reviews(store, child_id)
+    (review,) = reading.pending_reviews(store, child_id, principal=LOCAL)
     assert f"{review.review_id} pending plan {child_id}" in out
     parent, child = runs.runs_of_plans(store, [plan_id, child_id])
     assert parent is not None and parent.waiting_for == "children"
@@ -205,15 +206,17 @@ def test_run_wait_reports_a_failed_run_and_exits_1(
 
 
 def _plan(store: Trail, description: str, project: str | None = None) -> str:
-    return instantiate_plan(store, description, project=project)[0].plan_id
+    return instantiate_plan(store, description, project=project, principal=LOCAL)[0].plan_id
 
 
 def test_plans_lists_newest_first_and_filters(store: Trail, neo4j_env: None, capsys: pytest.CaptureFixture[str]) -> None:
     oldest = _plan(store, "Rotate the API keys", project="security")
-    middle, root = instantiate_plan(store, "Add rate limiting\nto the billing API " + "and more " * 20, project="billing")
+    middle, root = instantiate_plan(
+        store, "Add rate limiting\nto the billing API " + "and more " * 20, project="billing", principal=LOCAL
+    )
     newest = _plan(store, "Audit the billing logs", project="billing")
-    recording.record(store, a_decision(middle.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    advance_phase(store, middle.plan_id, Phase.EXECUTE, "strategy complete", by="test")
+    recording.record(store, a_decision(middle.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL)
+    advance_phase(store, middle.plan_id, Phase.EXECUTE, "strategy complete", by="test", principal=LOCAL)
     assert main(["-q", "run", "Queued by the runtime", "--project", "ops"]) == 0
     queued = capsys.readouterr().out.splitlines()[0]
 
@@ -254,9 +257,9 @@ def test_plans_top_level_leaves_child_plans_out(store: Trail, neo4j_env: None, c
 def test_a_newest_first_page_of_plans_goes_on_from_its_cursor(store: Trail) -> None:
     ids = [_plan(store, f"plan {i}") for i in range(5)]
 
-    _, first = reading.page_plans(store, PlanPage(first=2, newest_first=True, count=False))
-    total, second = reading.page_plans(store, PlanPage(first=2, after=first[-1], newest_first=True))
-    _, oldest_first = reading.page_plans(store, PlanPage(first=2, after=ids[0], count=False))
+    _, first = reading.page_plans(store, PlanPage(first=2, newest_first=True, count=False), principal=LOCAL)
+    total, second = reading.page_plans(store, PlanPage(first=2, after=first[-1], newest_first=True), principal=LOCAL)
+    _, oldest_first = reading.page_plans(store, PlanPage(first=2, after=ids[0], count=False), principal=LOCAL)
 
     assert first == ids[:2:-1] and second == ids[2:0:-1] and total == 5
     assert oldest_first == ids[1:3]  # the GraphQL plans' order, as it was

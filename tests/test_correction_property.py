@@ -17,6 +17,7 @@ from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
+from decisiontrail.access import LOCAL
 from factories import decision
 
 # A new plan is in Strategize; these are the non-root types it accepts there.
@@ -139,9 +140,9 @@ def test_a_correction_supersedes_exactly_the_downstream_closure(graph: Graph, fo
                 parent_plan = plan_ids[
                     next(d.plan for d in forest.steps if isinstance(d, DecisionStep) and d.key == step.spawned_by)
                 ]
-                if reading.get_plan(store, parent_plan).phase is Phase.STRATEGIZE:
-                    advance_phase(store, parent_plan, Phase.EXECUTE)
-            plan, root = instantiate_plan(store, f"plan {step.plan}", spawned_by_decision_id=spawned_by)
+                if reading.get_plan(store, parent_plan, principal=LOCAL).phase is Phase.STRATEGIZE:
+                    advance_phase(store, parent_plan, Phase.EXECUTE, principal=LOCAL)
+            plan, root = instantiate_plan(store, f"plan {step.plan}", spawned_by_decision_id=spawned_by, principal=LOCAL)
             plan_ids[step.plan], ids[step.root] = plan.plan_id, root.decision_id
             if step.spawned_by is not None:
                 spawning_of[plan.plan_id] = step.spawned_by
@@ -152,22 +153,22 @@ def test_a_correction_supersedes_exactly_the_downstream_closure(graph: Graph, fo
                 ids[step.parent],
                 depends_on=tuple(ids[d] for d in step.depends_on),
             )
-            ids[step.key] = recording_service.record(store, draft).decision_id
+            ids[step.key] = recording_service.record(store, draft, principal=LOCAL).decision_id
 
     closure = {forest.target} | nx.descendants(downstream_graph(forest), forest.target)
     expected = {ids[key] for key in closure}
     expected_plans = {plan_id for plan_id, spawning in spawning_of.items() if spawning in closure}
     target_id = ids[forest.target]
 
-    impact = preview(store, target_id)
-    result = correct(store, target_id, forest.mode, "guidance", "reason")
+    impact = preview(store, target_id, principal=LOCAL)
+    result = correct(store, target_id, forest.mode, "guidance", "reason", principal=LOCAL)
 
     assert set(impact.decision_ids) == expected
     assert set(impact.plan_ids) == expected_plans
     assert set(result.invalidated) == expected
     assert set(result.invalidated_plans) == expected_plans
     correction_id = result.correction.decision_id
-    stored = {d.decision_id: d for plan_id in plan_ids.values() for d in reading.list_decisions(store, plan_id)}
+    stored = {d.decision_id: d for plan_id in plan_ids.values() for d in reading.list_decisions(store, plan_id, principal=LOCAL)}
     assert set(stored) == set(ids.values()) | {correction_id}
     for decision_id in ids.values():
         assert stored[decision_id].superseded_by == (correction_id if decision_id in expected else None)

@@ -28,6 +28,7 @@ from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
+from decisiontrail.access import LOCAL
 from factories import at_once, decision
 from test_api import INSTANTIATE, RECORD, ok, snapshot
 
@@ -42,8 +43,10 @@ mutation($input: CorrectDecisionInput!) {
 
 
 def _plan_with_strategy(store: Trail) -> tuple[str, str, str]:
-    plan, root = instantiate_plan(store, "Add rate limiting")
-    strategy = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    plan, root = instantiate_plan(store, "Add rate limiting", principal=LOCAL)
+    strategy = recording_service.record(
+        store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+    )
     return plan.plan_id, root.decision_id, strategy.decision_id
 
 
@@ -52,16 +55,16 @@ def _plan_with_strategy(store: Trail) -> tuple[str, str, str]:
 
 def test_the_current_tree_after_a_prompt_correction_is_the_new_root_alone(store: Trail) -> None:
     plan_id, root_id, strategy_id = _plan_with_strategy(store)
-    before = reading.get_decision(store, strategy_id).created_at + timedelta(microseconds=1)
+    before = reading.get_decision(store, strategy_id, principal=LOCAL).created_at + timedelta(microseconds=1)
 
-    result = correct(store, root_id, "revert", "Rate-limit only the public endpoints", "too vague")
+    result = correct(store, root_id, "revert", "Rate-limit only the public endpoints", "too vague", principal=LOCAL)
 
-    tree = reading.get_tree(store, plan_id)
+    tree = reading.get_tree(store, plan_id, principal=LOCAL)
     assert tree is not None
     assert [d.decision_id for d in tree] == [result.correction.decision_id]
-    past = reading.get_tree(store, plan_id, as_of=before)
+    past = reading.get_tree(store, plan_id, as_of=before, principal=LOCAL)
     assert past is not None and [d.decision_id for d in past] == [root_id, strategy_id]
-    history = reading.get_tree(store, plan_id, history=True)
+    history = reading.get_tree(store, plan_id, history=True, principal=LOCAL)
     assert history is not None
     assert [d.decision_id for d in history] == [result.correction.decision_id, root_id, strategy_id]
     assert "superseded by" in history.render()
@@ -69,17 +72,17 @@ def test_the_current_tree_after_a_prompt_correction_is_the_new_root_alone(store:
 
 def test_a_prompt_corrected_twice_keeps_one_history_tree(store: Trail) -> None:
     plan_id, root_id, _ = _plan_with_strategy(store)
-    second = correct(store, root_id, "revert", "public endpoints only", "too vague").correction
-    third = correct(store, second.decision_id, "revert", "public and partner endpoints", "too narrow").correction
-    history = reading.get_tree(store, plan_id, history=True)
+    second = correct(store, root_id, "revert", "public endpoints only", "too vague", principal=LOCAL).correction
+    third = correct(store, second.decision_id, "revert", "public and partner endpoints", "too narrow", principal=LOCAL).correction
+    history = reading.get_tree(store, plan_id, history=True, principal=LOCAL)
     assert history is not None and history.root.decision.decision_id == third.decision_id
-    current = reading.get_tree(store, plan_id)
+    current = reading.get_tree(store, plan_id, principal=LOCAL)
     assert current is not None and [d.decision_id for d in current] == [third.decision_id]
 
 
 def test_plan_tree_reads_over_http_after_a_prompt_correction_on_both_paths(api: httpx.Client, store: Trail) -> None:
     plan_id, root_id, strategy_id = _plan_with_strategy(store)
-    before = reading.get_decision(store, strategy_id).created_at + timedelta(microseconds=1)
+    before = reading.get_decision(store, strategy_id, principal=LOCAL).created_at + timedelta(microseconds=1)
 
     corrected = ok(
         api, CORRECT, input={"decisionId": root_id, "mode": "REVERT", "guidance": "public endpoints only", "reason": "vague"}
@@ -98,10 +101,10 @@ def test_plan_tree_reads_over_http_after_a_prompt_correction_on_both_paths(api: 
 
 def test_an_invalidated_child_plan_has_an_empty_current_tree_over_http(api: httpx.Client, store: Trail) -> None:
     plan_id, root_id, strategy_id = _plan_with_strategy(store)
-    spawn = recording_service.record(store, decision(plan_id, DecisionType.SUBPLAN_SPAWN, strategy_id))
-    advance_phase(store, plan_id, Phase.EXECUTE)
-    child, _ = instantiate_plan(store, "child", spawned_by_decision_id=spawn.decision_id)
-    correct(store, root_id, "revert", "public endpoints only", "vague")
+    spawn = recording_service.record(store, decision(plan_id, DecisionType.SUBPLAN_SPAWN, strategy_id), principal=LOCAL)
+    advance_phase(store, plan_id, Phase.EXECUTE, principal=LOCAL)
+    child, _ = instantiate_plan(store, "child", spawned_by_decision_id=spawn.decision_id, principal=LOCAL)
+    correct(store, root_id, "revert", "public endpoints only", "vague", principal=LOCAL)
     assert ok(api, TREE_OUTLINES, id=child.plan_id)["plan"]["tree"] == []
     assert ok(api, TREE_RECORDS, id=child.plan_id)["plan"]["tree"] == []
 
@@ -110,7 +113,7 @@ def test_decisiontrail_tree_prints_the_corrected_plan_with_ids(
     store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     plan_id, root_id, strategy_id = _plan_with_strategy(store)
-    new_root = correct(store, root_id, "revert", "public endpoints only", "vague").correction.decision_id
+    new_root = correct(store, root_id, "revert", "public endpoints only", "vague", principal=LOCAL).correction.decision_id
     monkeypatch.setenv("NEO4J_URI", graph.uri)
     monkeypatch.setenv("NEO4J_DATABASE", graph.database)
 
@@ -313,7 +316,7 @@ def test_a_correction_that_reverts_the_phase_cancels_reviews_of_types_the_phase_
     corrected = ok(api, CORRECT_WITH_REVIEWS, input={"decisionId": strategy_id, "mode": "REVERT", "guidance": "a sliding window"})
 
     assert [r["id"] for r in corrected["correctDecision"]["cancelledReviews"]] == [tool]
-    assert reading.get_plan(store, plan_id).phase.value == "strategize"
+    assert reading.get_plan(store, plan_id, principal=LOCAL).phase.value == "strategize"
     assert [r["id"] for r in ok(api, PENDING, id=plan_id)["pendingReviews"]] == [keeps]
     resolved = ok(api, RESOLVE, input={"reviewId": keeps, "action": "APPROVE"})["resolveReview"]
     assert resolved["review"]["status"] == "APPROVED"
@@ -322,20 +325,21 @@ def test_a_correction_that_reverts_the_phase_cancels_reviews_of_types_the_phase_
 
 def test_a_prompt_correction_cancels_the_reviews_of_its_invalidated_child_plans(api: httpx.Client, store: Trail) -> None:
     plan_id, root_id, strategy_id = _gated_plan(api)
-    spawn = recording_service.record(store, decision(plan_id, DecisionType.SUBPLAN_SPAWN, strategy_id))
-    advance_phase(store, plan_id, Phase.EXECUTE)
+    spawn = recording_service.record(store, decision(plan_id, DecisionType.SUBPLAN_SPAWN, strategy_id), principal=LOCAL)
+    advance_phase(store, plan_id, Phase.EXECUTE, principal=LOCAL)
     child, child_root = instantiate_plan(
         store,
         "child",
         spawned_by_decision_id=spawn.decision_id,
-        automation_profile=reading.get_plan(store, plan_id).automation_profile,
+        automation_profile=reading.get_plan(store, plan_id, principal=LOCAL).automation_profile,
+        principal=LOCAL,
     )
     child_review = _held(api, child.plan_id, child_root.decision_id)
 
     corrected = ok(api, CORRECT_WITH_REVIEWS, input={"decisionId": root_id, "mode": "REVERT", "guidance": "narrower"})
 
     assert [r["id"] for r in corrected["correctDecision"]["cancelledReviews"]] == [child_review]
-    assert reading.list_reviews(store, child.plan_id)[0].status.value == "cancelled"
+    assert reading.list_reviews(store, child.plan_id, principal=LOCAL)[0].status.value == "cancelled"
 
 
 def test_a_replay_after_a_correction_records_anew_with_the_reviews_key(api: httpx.Client) -> None:
@@ -389,9 +393,9 @@ def test_a_key_used_in_another_plan_records_in_this_plan(api: httpx.Client, stor
     in_b = ok(api, RECORD, input=_proposal(plan_b, "step-1", question="Which store?"))["recordDecision"]["decision"]
 
     assert in_b["id"] != in_a["id"]
-    assert reading.get_decision(store, in_b["id"]).plan_id == plan_b
-    assert reading.get_decision(store, in_b["id"]).question == "Which store?"
-    assert len(reading.list_decisions(store, plan_b)) == 2
+    assert reading.get_decision(store, in_b["id"], principal=LOCAL).plan_id == plan_b
+    assert reading.get_decision(store, in_b["id"], principal=LOCAL).question == "Which store?"
+    assert len(reading.list_decisions(store, plan_b, principal=LOCAL)) == 2
 
 
 def test_the_same_request_with_its_key_returns_the_same_decision(api: httpx.Client, store: Trail) -> None:
@@ -399,7 +403,7 @@ def test_the_same_request_with_its_key_returns_the_same_decision(api: httpx.Clie
     first = ok(api, RECORD, input=_proposal(plan, "step-2"))["recordDecision"]["decision"]
     again = ok(api, RECORD, input=_proposal(plan, "step-2"))["recordDecision"]["decision"]
     assert again["id"] == first["id"]
-    assert len(reading.list_decisions(store, plan)) == 2
+    assert len(reading.list_decisions(store, plan, principal=LOCAL)) == 2
 
 
 def test_a_key_reused_in_its_plan_for_another_request_is_a_conflict_naming_the_decision(api: httpx.Client, graph: Graph) -> None:
@@ -435,7 +439,7 @@ def test_a_key_reused_for_another_request_in_one_batch_is_refused_whole(api: htt
         },
     ).json()
     assert body["errors"][0]["extensions"]["code"] == "IDEMPOTENCY_KEY_MISMATCH"
-    assert len(reading.list_decisions(store, plan)) == 1
+    assert len(reading.list_decisions(store, plan, principal=LOCAL)) == 1
 
 
 def test_a_key_whose_first_request_is_still_running_is_refused_in_use_and_its_retry_answered(
@@ -469,7 +473,7 @@ def test_a_key_whose_first_request_is_still_running_is_refused_in_use_and_its_re
     recorded = answers["first"]["data"]["recordDecision"]["decision"]
     again = ok(api, RECORD, input=_proposal(plan, "step-5"))["recordDecision"]["decision"]
     assert again["id"] == recorded["id"]
-    assert len(reading.list_decisions(store, plan)) == 2  # the root and the one decision
+    assert len(reading.list_decisions(store, plan, principal=LOCAL)) == 2  # the root and the one decision
 
 
 # -- a race: child plans instantiated while the correction supersedes their spawn -----------------
@@ -482,22 +486,26 @@ def test_child_plans_instantiated_during_a_correction_of_their_spawn_are_never_l
     for trial in range(10):
         plan_id = _race_instantiations_against_a_correction(store, trial)
         children = reading.child_plans_of(store, [plan_id])[0]
-        active = [c for c in children if not reading.get_plan(store, c).is_invalidated]
+        active = [c for c in children if not reading.get_plan(store, c, principal=LOCAL).is_invalidated]
         assert active == [], f"trial {trial}: child plans {active} are active under the superseded spawn"
         for child in children:
-            assert reading.list_decisions(store, child, current_only=True) == []
+            assert reading.list_decisions(store, child, current_only=True, principal=LOCAL) == []
 
 
 def _race_instantiations_against_a_correction(store: Trail, trial: int) -> str:
     """A plan whose spawn's strategy is corrected while two clients instantiate under the spawn; its id."""
-    plan, root = instantiate_plan(store, f"race {trial}")
-    strategy = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    spawn = recording_service.record(store, decision(plan.plan_id, DecisionType.SUBPLAN_PARALLEL_SPAWN, strategy.decision_id))
-    advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    plan, root = instantiate_plan(store, f"race {trial}", principal=LOCAL)
+    strategy = recording_service.record(
+        store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+    )
+    spawn = recording_service.record(
+        store, decision(plan.plan_id, DecisionType.SUBPLAN_PARALLEL_SPAWN, strategy.decision_id), principal=LOCAL
+    )
+    advance_phase(store, plan.plan_id, Phase.EXECUTE, principal=LOCAL)
     *instantiated, corrected = at_once(
-        partial(instantiate_plan, store, "child 0", spawned_by_decision_id=spawn.decision_id),
-        partial(instantiate_plan, store, "child 1", spawned_by_decision_id=spawn.decision_id),
-        partial(correct, store, strategy.decision_id, "revert", "another approach", "race"),
+        partial(instantiate_plan, store, "child 0", spawned_by_decision_id=spawn.decision_id, principal=LOCAL),
+        partial(instantiate_plan, store, "child 1", spawned_by_decision_id=spawn.decision_id, principal=LOCAL),
+        partial(correct, store, strategy.decision_id, "revert", "another approach", "race", principal=LOCAL),
         timeout=60,
     )
     # An instantiation may be refused (the spawn was superseded first); the correction must succeed.

@@ -14,12 +14,15 @@ from decisiontrail.domain.vocabulary import Label, Rel
 from planning import operators
 
 SOURCE = Path(cypher.__file__).parent
-FILES = sorted(str(p.relative_to(SOURCE).with_suffix("")) for p in SOURCE.rglob("*.cypher"))
+EVERY_FILE = sorted(str(p.relative_to(SOURCE).with_suffix("")) for p in SOURCE.rglob("*.cypher"))
+FILES = [name for name in EVERY_FILE if not Path(name).name.startswith("_")]
+"""The statements: every file but the fragments (``_name``), which statements include."""
 
 
 def test_every_file_is_loaded_and_nothing_else() -> None:
     assert FILES, "no .cypher files found beside decisiontrail.cypher"
     assert sorted(cypher.QUERIES) == FILES
+    assert sorted(cypher.SOURCES) == EVERY_FILE
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -127,10 +130,75 @@ def test_a_statement_that_carries_events_announces_them_as_append_events_does() 
         assert subquery in cypher.query(name), f"{name} announces otherwise than event/append_events"
 
 
-def test_the_supersession_writes_the_correction_decision_as_create_decisions_writes_a_placed_one() -> None:
-    creating = cypher.query("decision/create_decisions")
-    writes = creating[creating.index("WITH [counter IN $plans") : creating.index("// The events the write announces")]
-    block = "CALL () {\n" + textwrap.indent(writes, "  ") + "  RETURN size(created) AS created\n}\n"
-    assert block in cypher.query("correction/supersede_downstream"), (
-        "correction/supersede_downstream writes placed decisions otherwise than decision/create_decisions"
-    )
+def test_the_supersession_writes_the_correction_decision_by_the_writes_create_decisions_includes() -> None:
+    include = "// include: decision/_create_placed_decisions"
+    fragment = cypher.SOURCES["decision/_create_placed_decisions"]
+    for name in ("decision/create_decisions", "correction/supersede_downstream"):
+        assert include in cypher.SOURCES[name], f"{name} writes placed decisions otherwise than the fragment"
+        assert include not in cypher.query(name) and fragment.splitlines()[-1] in cypher.query(name)
+    assert fragment in cypher.query("decision/create_decisions")
+    # Inside the supersession's subquery, indented as its include line is.
+    assert textwrap.indent(fragment, "  ") in cypher.query("correction/supersede_downstream")
+
+
+def _code(text: str) -> list[str]:
+    """The lines of Cypher that are not comments, without their indentation."""
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("//")]
+
+
+@pytest.mark.parametrize("fragment", [name for name in EVERY_FILE if name not in FILES])
+def test_a_fragment_is_written_once_and_included_not_copied(fragment: str) -> None:
+    code = _code(cypher.SOURCES[fragment])
+    including = [name for name, text in cypher.SOURCES.items() if f"// include: {fragment}" in text]
+    assert including, f"no statement includes {fragment}"
+    for name, text in cypher.SOURCES.items():
+        written = _code(text)
+        copied = any(written[i : i + len(code)] == code for i in range(len(written) - len(code) + 1))
+        assert name == fragment or not copied, f"{name} copies {fragment} instead of including it"
+
+
+# -- composing fragments into statements ----------------------------------------------------
+
+
+def test_an_include_is_replaced_by_the_fragment_indented_as_its_line() -> None:
+    sources = {
+        "area/run": "MATCH (n)\nCALL (n) {\n  // include: area/_set\n  RETURN n AS m\n}\nRETURN m",
+        "area/_set": "SET n.x = 1\n\n// include: area/_more",
+        "area/_more": "SET n.y = 2",
+    }
+
+    composed = cypher.compose(sources)
+
+    assert composed == {"area/run": "MATCH (n)\nCALL (n) {\n  SET n.x = 1\n\n  SET n.y = 2\n  RETURN n AS m\n}\nRETURN m"}
+
+
+def test_an_include_naming_no_file_names_both() -> None:
+    with pytest.raises(KeyError, match=r"cypher/area/run.cypher includes 'area/_gone'.*cypher/area/_gone.cypher"):
+        cypher.compose({"area/run": "// include: area/_gone\nRETURN 1"})
+
+
+def test_an_include_coming_back_to_itself_is_refused() -> None:
+    with pytest.raises(ValueError, match="area/_a -> area/_b -> area/_a"):
+        cypher.compose({"area/run": "// include: area/_a", "area/_a": "// include: area/_b", "area/_b": "// include: area/_a"})
+
+
+def test_only_a_fragment_is_included() -> None:
+    with pytest.raises(ValueError, match="includes the statement 'area/other'"):
+        cypher.compose({"area/run": "// include: area/other\nRETURN 1", "area/other": "RETURN 2"})
+
+
+def test_an_include_line_is_a_line_of_its_own() -> None:
+    # Mentioned in a comment, or in the middle of a line, the same words include nothing.
+    text = "RETURN 1 // include: area/_x\n// see the include: area/_x"
+    assert cypher.compose({"area/run": text, "area/_x": "RETURN 2"}) == {"area/run": text}
+
+
+def test_visibility_is_written_once_and_included_where_a_view_judges_a_plan() -> None:
+    # Was: six statements each wrote the owner and project test, over variables of their own.
+    fragment = "access/_sees_plan"
+    writes_it = [name for name, text in cypher.SOURCES.items() if "= $owner" in text and name != fragment]
+    including = sorted(name for name, text in cypher.SOURCES.items() if f"// include: {fragment}" in text)
+
+    assert writes_it == []
+    assert including == ["correction/list_examples", "decision/lineage_seen", "plan/page_plans", "review/page_reviews"]
+    assert all("$owner" in cypher.query(name) and "$project" in cypher.query(name) for name in including)

@@ -9,6 +9,7 @@ from bench.workload import WorkloadSpec, load
 from decisiontrail.cypher import query
 from decisiontrail.graphdb import Graph
 from decisiontrail.services import Trail, correction
+from decisiontrail.access import LOCAL
 
 LEVELS = 1000
 
@@ -24,14 +25,14 @@ def test_a_correction_across_a_thousand_levels_of_plans_supersedes_every_level(s
     # Was refused TOO_LARGE from 200 levels (about 800 decisions) on: past the 256 MiB one
     # transaction may use, where the walks alone take a few MB.
     top = _chain(graph, LEVELS, seed=1)
-    expected = correction.preview(store, top)
+    expected = correction.preview(store, top, principal=LOCAL)
 
-    result = correction.correct(store, top, "revert", "another way")
+    result = correction.correct(store, top, "revert", "another way", principal=LOCAL)
 
     assert len(expected.plan_ids) == LEVELS
     assert set(result.invalidated) == {d.decision_id for d in expected.decisions}
     assert sorted(result.invalidated_plans) == sorted(expected.plan_ids)
-    assert correction.preview(store, result.correction.decision_id).plan_ids == ()
+    assert correction.preview(store, result.correction.decision_id, principal=LOCAL).plan_ids == ()
 
 
 def _memory_of_beginning(graph: Graph, decision_id: str) -> tuple[int, int]:
@@ -44,7 +45,6 @@ def _memory_of_beginning(graph: Graph, decision_id: str) -> tuple[int, int]:
                 holder="profile",
                 decision_id=decision_id,
                 correction_id="01ARZ3NDEKTSV4RRFFQ69G5FAV",
-                append=False,
                 also_lock=[],
             )
             rows = len(result.single(strict=True)["rows"])

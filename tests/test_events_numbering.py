@@ -18,11 +18,12 @@ from decisiontrail.graphdb import Graph, outbox
 from decisiontrail.services import Trail, recording
 from decisiontrail.events import EventBus
 from decisiontrail.services.relay import EventRelay, end, missed, number_pending, read_numbered
+from decisiontrail.access import LOCAL
 from factories import at_once, decision, new_plan
 
 
 def _record(store: Trail, plan_id: str, parent_id: str) -> Any:
-    return recording.record(store, decision(plan_id, DecisionType.STRATEGY_CHOICE, parent_id))
+    return recording.record(store, decision(plan_id, DecisionType.STRATEGY_CHOICE, parent_id), principal=LOCAL)
 
 
 def _plan_events(store: Trail, plan_id: str, after: int) -> list[str]:
@@ -217,4 +218,4 @@ def test_pruning_keeps_a_run_numbered_late_until_those_before_it_go(store: Trail
 
     EventRelay(store.database, EventBus()).prune()
 
-    assert [e.decision_id for e in missed(store.database, plan.plan_id, start).events] == made
+    assert [e.decision_id for e in missed(store.database, plan.plan_id, start, principal=LOCAL).events] == made

@@ -23,6 +23,7 @@ from decisiontrail.events import EventBus
 from decisiontrail.graphdb import Graph, outbox
 from decisiontrail.services import Trail
 from decisiontrail.services.relay import EventRelay, read_numbered
+from decisiontrail.access import LOCAL
 from serving import served, subscribed
 from test_api import INSTANTIATE, ok, record, snapshot
 
@@ -282,7 +283,7 @@ def test_with_nobody_listening_the_relay_reads_nothing_and_begins_where_its_subs
     relay = EventRelay(cast(Any, reads), bus)
     plan, root = new_plan(store)
     for _ in range(3):
-        recording.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+        recording.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL)
 
     assert relay.relay() == 0
     assert reads.limits == [] and relay.cursor is None  # nobody listens: nothing is read
@@ -293,7 +294,7 @@ def test_with_nobody_listening_the_relay_reads_nothing_and_begins_where_its_subs
         reads_while_waiting = list(reads.limits)
         end = relays.end(store.database)
         live.begin_after(end)
-        made = recording.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+        made = recording.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL)
         published = relay.relay()
         event = await asyncio.wait_for(anext(live), 5)
         live.close()
@@ -343,7 +344,7 @@ def _relayed(store: Trail, unseen: _Unseen, relay: EventRelay, bus: EventBus, ro
         live.begin_after(start := relays.end(store.database))
         unseen.hidden = {start + 2}
         for _ in range(3):
-            recording.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+            recording.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL)
         relays.number_pending(store.database)
         for _ in range(rounds):
             relay.relay(woken=False)
@@ -421,11 +422,19 @@ def test_a_page_of_the_outbox_holds_every_event_up_to_its_counter_and_none_past_
 
     plan, root = new_plan(store)
     start = relays.end(store.database)
-    made = [recording.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id)).decision_id]
+    made = [
+        recording.record(
+            store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+        ).decision_id
+    ]
     relays.number_pending(store.database)
 
     def another_write_numbered() -> None:
-        made.append(recording.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id)).decision_id)
+        made.append(
+            recording.record(
+                store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+            ).decision_id
+        )
         relays.number_pending(store.database)
 
     for plan_id in (None, plan.plan_id):
@@ -506,7 +515,9 @@ def test_a_wipe_under_a_running_relay_leaves_it_relaying_what_is_written_next(
             _batch(a, before["id"], 200, "Busy")
             # Plans written, and their events numbered and relayed, while the wipe runs.
             # (By another process's trail, without the served one's reconciler: one transaction a plan.)
-            writing = writer.submit(lambda: [lifecycle.instantiate_plan(store, f"during {i}") for i in range(60)])
+            writing = writer.submit(
+                lambda: [lifecycle.instantiate_plan(store, f"during {i}", principal=LOCAL) for i in range(60)]
+            )
             while not writing.done():
                 delete_all_data(graph)
             writing.result()

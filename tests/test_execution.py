@@ -96,10 +96,14 @@ QUERIES = {
 
 @pytest.fixture
 def plan(store: Trail) -> str:
-    mine, root = instantiate_plan(store, "ann's plan", owner="ann")
-    bobs, bob_root = instantiate_plan(store, "bob's plan", owner="bob")
-    theirs = recording_service.record(store, decision(bobs.plan_id, DecisionType.STRATEGY_CHOICE, bob_root.decision_id))
-    strategy = recording_service.record(store, decision(mine.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    mine, root = instantiate_plan(store, "ann's plan", owner="ann", principal=LOCAL)
+    bobs, bob_root = instantiate_plan(store, "bob's plan", owner="bob", principal=LOCAL)
+    theirs = recording_service.record(
+        store, decision(bobs.plan_id, DecisionType.STRATEGY_CHOICE, bob_root.decision_id), principal=LOCAL
+    )
+    strategy = recording_service.record(
+        store, decision(mine.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+    )
     previous = strategy
     for i in range(12):
         previous = recording_service.record(
@@ -111,8 +115,9 @@ def plan(store: Trail) -> str:
                 question=f"q{i}?",
                 depends_on=(previous.decision_id,) + ((theirs.decision_id,) if i == 5 else ()),
             ),
+            principal=LOCAL,
         )
-    correct(store, previous.decision_id, "revert", "again", "wrong")
+    correct(store, previous.decision_id, "revert", "again", "wrong", principal=LOCAL)
     return mine.plan_id
 
 
@@ -146,7 +151,7 @@ def test_a_walk_answers_as_by_the_usual_steps(store: Trail, plan: str, principal
     the usual steps build every object and read its id."""
     current = [
         d
-        for d in reading.list_decisions(store, plan)
+        for d in reading.list_decisions(store, plan, principal=LOCAL)
         if d.decision_type is DecisionType.RESOURCE_SELECTION and d.superseded_by is None
     ]
     deepest = max(current, key=lambda d: d.sequence_number or 0)  # its dependencies reach back to bob's plan

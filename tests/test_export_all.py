@@ -17,7 +17,7 @@ import networkx as nx
 import pytest
 
 from decisiontrail.actors.demonstration import Demonstration, record_demonstration
-from decisiontrail.checks.export import ExportFormat, export, export_groups
+from decisiontrail.exports import ExportFormat, export, export_groups
 from decisiontrail.checks.model import add_decision, add_edge, decision_graph, Rel
 from decisiontrail.cli import main
 from decisiontrail.domain import DecisionType
@@ -29,6 +29,7 @@ from decisiontrail.services import Trail, analysis
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services.lifecycle import instantiate_plan
 from decisiontrail.services.checkpoints import checkpointer
+from decisiontrail.access import LOCAL
 from factories import decision
 
 
@@ -42,12 +43,15 @@ def linked(store: Trail, demo: Demonstration) -> None:
     """Beside the demonstration (a correction, a child plan): a lone plan, and two hierarchies one depends on."""
     plans = {}
     for name in ("alone", "left", "right"):
-        plan, root = instantiate_plan(store, name)
-        plans[name] = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+        plan, root = instantiate_plan(store, name, principal=LOCAL)
+        plans[name] = recording_service.record(
+            store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+        )
     right = plans["right"]
     recording_service.record(
         store,
         decision(right.plan_id, DecisionType.RESOURCE_SELECTION, right.decision_id, depends_on=(plans["left"].decision_id,)),
+        principal=LOCAL,
     )
 
 
@@ -86,7 +90,7 @@ def test_the_whole_database_group_by_group_reads_back_as_the_whole_load_does(
     whole = "".join(export(load_graph(graph, LoadScope.ALL), fmt))
     heard: list[tuple[int, int]] = []
 
-    by_group = "".join(analysis.export(store, analysis.View.ALL, None, fmt, progress=lambda *p: heard.append(p)))
+    by_group = "".join(analysis.export(store, analysis.View.ALL, None, fmt, progress=lambda *p: heard.append(p), principal=LOCAL))
 
     back, expected = read(by_group), read(whole)
     assert len(back) > 20 and {a.get("label") for _, a in back.nodes(data=True)} >= {"Plan", "Decision", "CorrectionAttempt"}
@@ -100,7 +104,7 @@ def test_the_whole_database_group_by_group_reads_back_as_the_whole_load_does(
 def test_dot_group_by_group_has_the_statements_of_the_whole_load(store: Trail, graph: Graph, linked: None) -> None:
     whole = "".join(export(load_graph(graph, LoadScope.ALL), ExportFormat.DOT))
 
-    by_group = "".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.DOT))
+    by_group = "".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.DOT, principal=LOCAL))
 
     assert by_group.startswith("digraph decisions {\n") and by_group.endswith("}\n")
     assert Counter(by_group.splitlines()) == Counter(whole.splitlines())
@@ -112,13 +116,15 @@ def test_worker_processes_make_the_document_one_process_makes(
 ) -> None:
     # The formats whose parts carry something across groups: typed keys, the layout's rows, blank-node numbers.
     for name in ("four", "five"):
-        instantiate_plan(store, name)
+        instantiate_plan(store, name, principal=LOCAL)
     monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)  # five loads, so both processes have some
-    one = "".join(analysis.export(store, analysis.View.ALL, None, fmt))
+    one = "".join(analysis.export(store, analysis.View.ALL, None, fmt, principal=LOCAL))
     heard: list[tuple[int, int]] = []
     here = _made_here(monkeypatch)
 
-    in_workers = "".join(analysis.export(store, analysis.View.ALL, None, fmt, jobs=2, progress=lambda *p: heard.append(p)))
+    in_workers = "".join(
+        analysis.export(store, analysis.View.ALL, None, fmt, jobs=2, progress=lambda *p: heard.append(p), principal=LOCAL)
+    )
 
     assert in_workers == one and len(one) > 5_000
     assert heard == [(done, 5) for done in range(1, 6)]
@@ -132,10 +138,10 @@ def test_this_process_makes_every_part_while_no_worker_has_started(
     monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)
     monkeypatch.setattr(analysis, "WORKERS_FROM", 0)
     monkeypatch.setattr(analysis._Workers, "ready", lambda workers: False)
-    one = "".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.GRAPHML))
+    one = "".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.GRAPHML, principal=LOCAL))
     here = _made_here(monkeypatch)
 
-    in_workers = "".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.GRAPHML, jobs=2))
+    in_workers = "".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.GRAPHML, jobs=2, principal=LOCAL))
 
     assert in_workers == one
     assert len(here) == 3
@@ -220,7 +226,8 @@ def test_gexf_and_prov_json_group_by_group_read_back_as_the_whole_load_does(
     heard: list[tuple[int, int]] = []
 
     by_group = {
-        fmt: "".join(analysis.export(store, analysis.View.ALL, None, fmt, progress=lambda *p: heard.append(p))) for fmt in whole
+        fmt: "".join(analysis.export(store, analysis.View.ALL, None, fmt, progress=lambda *p: heard.append(p), principal=LOCAL))
+        for fmt in whole
     }
 
     drawn, expected = _gexf(by_group[ExportFormat.GEXF]), _gexf(whole[ExportFormat.GEXF])
@@ -295,10 +302,10 @@ def test_each_group_is_emptied_as_soon_as_it_is_checked_or_written(
         return loaded[-1]
 
     monkeypatch.setattr(analysis, "load_plans", recorded)
-    analysis.check_all(store)
+    analysis.check_all(store, principal=LOCAL)
     decision_ids = [n for n, a in load_graph(graph, LoadScope.ALL).nodes(data=True) if a.get("label") == "Decision"]
     for fmt in ExportFormat:
-        written = "".join(analysis.export(store, analysis.View.ALL, None, fmt))
+        written = "".join(analysis.export(store, analysis.View.ALL, None, fmt, principal=LOCAL))
         assert all(d in written for d in decision_ids), fmt  # made before its group was emptied
 
     loads = len(loading.loads_of(independent_units(graph)))

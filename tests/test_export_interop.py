@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 import networkx as nx
@@ -26,7 +27,7 @@ from prov.model import (
 )
 
 from decisiontrail.actors.demonstration import Demonstration, record_demonstration
-from decisiontrail.checks.export import PALETTE, ExportFormat, caption, export
+from decisiontrail.exports import PALETTE, ExportFormat, caption, export
 from decisiontrail.checks.model import add_attempt, add_decision, add_edge, add_plan, add_review, decision_graph
 from decisiontrail.cli import build_parser, main
 from decisiontrail.domain import DecisionType
@@ -36,6 +37,7 @@ from decisiontrail.services import correction as correction_service
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services.lifecycle import instantiate_plan
 from decisiontrail.services.checkpoints import checkpointer
+from decisiontrail.access import LOCAL
 from factories import decision as a_decision
 
 AT = datetime(2026, 3, 4, 5, 6, 7, 123456, tzinfo=UTC)
@@ -232,9 +234,9 @@ def test_gexf_sizes_decisions_by_blast_radius(corrected: nx.MultiDiGraph[str]) -
     drawn = read_gexf(text_of(ExportFormat.GEXF, corrected))
 
     size = {n: drawn.nodes[n]["viz"]["size"] for n in drawn}
-    # Downstream through children, dependents and the child plan, superseded decisions not counted:
-    # D0 reaches D1, D2, D3 and through P2 E0 and E3; each next one a decision less.
-    radius = {"D0": 5, "D1": 4, "D2": 3, "D3": 2, "E0": 1, "E3": 0}
+    # Each itself and its downstream through children, dependents and the child plan, superseded
+    # decisions not counted: D0 reaches D1, D2, D3 and through P2 E0 and E3; each next one a decision less.
+    radius = {"D0": 6, "D1": 5, "D2": 4, "D3": 3, "E0": 2, "E3": 1}
     assert {n: drawn.nodes[n].get("blast_radius") for n in radius} == radius
     assert sorted(radius, key=size.__getitem__) == ["E3", "E0", "D3", "D2", "D1", "D0"]
     assert len({size[n] for n in radius}) == len(radius)  # strictly larger with more downstream
@@ -273,7 +275,7 @@ def test_prov_json_over_http_matches_the_stored_decisions(demo: Demonstration, a
     assert answer.headers["content-type"].startswith("application/json")
     assert answer.headers["content-disposition"].endswith('-hierarchy.prov.json"')
     document = read_prov(answer.text)
-    stored = [d for plan_id in plan_ids for d in reading.list_decisions(store, plan_id, current_only=False)]
+    stored = [d for plan_id in plan_ids for d in reading.list_decisions(store, plan_id, current_only=False, principal=LOCAL)]
     entities = {str(e.identifier) for e in document.get_records(ProvEntity)}
     assert {local(e, "decision") for e in entities if e.startswith("dt:decision/")} == {d.decision_id for d in stored}
     assert derivations(document, revision=False) == {(d.decision_id, dep) for d in stored for dep in d.depends_on} != set()
@@ -284,11 +286,13 @@ def test_prov_json_over_http_matches_the_stored_decisions(demo: Demonstration, a
     )
     invalidated = decision_invalidations(document)
     assert {d: by for d, (by, _) in invalidated.items()} == {d.decision_id: d.superseded_by for d in stored if d.superseded_by}
-    agents = {p: reading.get_plan(store, p).owner for p in plan_ids}
+    agents = {p: reading.get_plan(store, p, principal=LOCAL).owner for p in plan_ids}
     expected = {
         d.decision_id: f"dt:agent/{agents[d.plan_id]}" if agents[d.plan_id] else f"dt:agent/plan/{d.plan_id}" for d in stored
     }
-    assert {local(a["activity"], "deciding"): str(a["agent"]) for a in formal(document, ProvAssociation)} == expected
+    # An owner is named percent-encoded past [A-Za-z0-9_-]: the demonstration's, process:demonstration, has a colon.
+    named = {local(a["activity"], "deciding"): unquote(str(a["agent"])) for a in formal(document, ProvAssociation)}
+    assert named == expected
 
 
 def test_gexf_over_http_sizes_a_decision_by_what_correcting_it_would_invalidate(
@@ -300,16 +304,18 @@ def test_gexf_over_http_sizes_a_decision_by_what_correcting_it_would_invalidate(
     assert answer.status_code == 200, answer.text
     assert answer.headers["content-type"].startswith("application/gexf+xml")
     drawn = read_gexf(answer.text)
-    current = reading.list_decisions(store, plan_id, current_only=True)
+    current = reading.list_decisions(store, plan_id, current_only=True, principal=LOCAL)
     assert {d.decision_id for d in current} <= set(drawn)
     for d in current:
-        invalidated = len(correction_service.preview(store, d.decision_id).decisions) - 1  # the decision itself first
+        invalidated = len(
+            correction_service.preview(store, d.decision_id, principal=LOCAL).decisions
+        )  # the decision itself first
         assert drawn.nodes[d.decision_id]["blast_radius"] == invalidated
-        assert drawn.nodes[d.decision_id]["viz"]["size"] == pytest.approx(min(100, 10 + 8 * invalidated**0.5))
+        assert drawn.nodes[d.decision_id]["viz"]["size"] == pytest.approx(min(100, 10 + 8 * (invalidated - 1) ** 0.5))
 
 
 def test_export_names_parse_by_the_longest_format_and_unknown_ones_are_404(api: httpx.Client, store: Trail) -> None:
-    plan, root = instantiate_plan(store, "named")
+    plan, root = instantiate_plan(store, "named", principal=LOCAL)
 
     lineage = api.get(f"/export/decisions/{root.decision_id}/lineage.prov.json")
     node_link = api.get(f"/export/plans/{plan.plan_id}.json")
@@ -333,17 +339,19 @@ def cli_env(graph: Graph, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
 
 
 def test_the_cli_writes_gexf_and_prov_json(store: Trail, cli_env: None, tmp_path: Path) -> None:
-    plan, root = instantiate_plan(store, "exported")
-    strategy = recording_service.record(store, a_decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    plan, root = instantiate_plan(store, "exported", principal=LOCAL)
+    strategy = recording_service.record(
+        store, a_decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+    )
     dependent = a_decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, strategy.decision_id, depends_on=(root.decision_id,))
-    resource = recording_service.record(store, dependent)
+    resource = recording_service.record(store, dependent, principal=LOCAL)
 
     assert main(["-q", "export", "--plan", plan.plan_id, "--format", "gexf", "-o", str(tmp_path / "p.gexf")]) == 0
     assert main(["-q", "export", "--plan", plan.plan_id, "--format", "prov.json", "-o", str(tmp_path / "p.prov.json")]) == 0
 
     drawn = read_gexf((tmp_path / "p.gexf").read_text(encoding="utf-8"))
     ids = {root.decision_id, strategy.decision_id, resource.decision_id}
-    assert ids <= set(drawn) and drawn.nodes[root.decision_id]["blast_radius"] == 2
+    assert ids <= set(drawn) and drawn.nodes[root.decision_id]["blast_radius"] == 3
     document = read_prov((tmp_path / "p.prov.json").read_text(encoding="utf-8"))
     assert derivations(document, revision=False) == {(resource.decision_id, root.decision_id)}
 

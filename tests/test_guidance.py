@@ -12,6 +12,7 @@ from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
 from decisiontrail.services import reading
 from decisiontrail.services import Trail
+from decisiontrail.access import LOCAL
 from test_api import INSTANTIATE, RECORD, gql, ok, snapshot
 
 GUIDE = """
@@ -36,8 +37,10 @@ def test_guidance_is_a_user_intervention_the_next_decision_can_depend_on(api: ht
     assert guidance["decisionType"] == "USER_INTERVENTION" and guidance["planId"] == plan_id
     assert (guidance["chosenOption"], guidance["rationale"]) == ("Only the public endpoints", "scope")
     assert guidance["parent"] == {"id": root_id} and guidance["status"] == "CURRENT"
-    stored = reading.get_decision(store, guidance["id"])
-    assert json.loads(reading.read_context(store, stored.context_snapshot.hot_context_hash))["given_by"] == "local"
+    stored = reading.get_decision(store, guidance["id"], principal=LOCAL)
+    assert (
+        json.loads(reading.read_context(store, stored.context_snapshot.hot_context_hash, principal=LOCAL))["given_by"] == "local"
+    )
 
     after = ok(
         api,
@@ -52,8 +55,8 @@ def test_guidance_is_a_user_intervention_the_next_decision_can_depend_on(api: ht
             "contextSnapshot": snapshot("guided"),
         },
     )["recordDecision"]["decision"]
-    assert reading.get_decision(store, after["id"]).depends_on == (guidance["id"],)
-    assert [d.decision_id for d in reading.list_decisions(store, plan_id, current_only=True)] == [
+    assert reading.get_decision(store, after["id"], principal=LOCAL).depends_on == (guidance["id"],)
+    assert [d.decision_id for d in reading.list_decisions(store, plan_id, current_only=True, principal=LOCAL)] == [
         root_id,
         guidance["id"],
         after["id"],

@@ -16,10 +16,13 @@ from typing import Any
 
 import httpx
 import pytest
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExportResult
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Link
 
 from decisiontrail.access import Role, TokenRegistry, issue_token
@@ -27,7 +30,7 @@ from decisiontrail.app import create_app
 from decisiontrail.checks import run_checks
 from decisiontrail.cli import main
 from decisiontrail.domain import DecisionType, Phase
-from decisiontrail.domain.traces import ChangePhase, CreatePlan, PlaceDecisions, Span, import_steps
+from decisiontrail.domain.traces import ChangePhase, CreatePlan, Operation, PlaceDecisions, Span, decision_kind, import_steps
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
 from decisiontrail.graphdb.loading import load_graph
@@ -210,6 +213,230 @@ def test_an_imported_trace_passes_every_check(base_url: str, store: Trail, graph
 
     assert report.plans == 2 and report.decisions == 8
     assert [v.message for v in report.violations] == []
+
+
+# --- OpenTelemetry's GenAI conventions as they are now: workflows, plans, retrieval, memory ---
+
+
+def _messages(role: str, text: str) -> str:
+    """GenAI messages as the conventions' JSON schema has them, a JSON string as the SDK records it."""
+    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
+
+
+PLANNED = "1. Search flights to LIS\n2. Book a hotel in Alfama"
+
+
+def _run_crew() -> list[ReadableSpan]:
+    """A crew (``invoke_workflow``) of two agents, instrumented as the GenAI conventions say: the
+    planner searches its memory, plans (the model call that writes the plan inside the plan span),
+    calls a tool, names one memory update a decision and stores another memory; the booker retrieves
+    hotels. The spans in the order the SDK ends them, the workflow's last."""
+    finished = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "trip-crew"}))
+    provider.add_span_processor(SimpleSpanProcessor(finished))
+    tracer = provider.get_tracer("tests.interop.genai")
+
+    def op(name: str, **attributes: Any) -> dict[str, Any]:
+        return {"gen_ai.operation.name": name, **{k.replace("__", "."): v for k, v in attributes.items()}}
+
+    with tracer.start_as_current_span(
+        "invoke_workflow trip-crew",
+        attributes=op(
+            "invoke_workflow",
+            gen_ai__workflow__name="trip-crew",
+            gen_ai__input__messages=_messages("user", "Plan a trip to Lisbon"),
+        ),
+    ):
+        with tracer.start_as_current_span(
+            "invoke_agent planner",
+            attributes=op(
+                "invoke_agent",
+                gen_ai__agent__name="planner",
+                gen_ai__input__messages=_messages("user", "Find flights and a hotel"),
+            ),
+        ):
+            with tracer.start_as_current_span("search_memory", attributes=op("search_memory", gen_ai__memory__store__id="prefs")):
+                pass
+            with tracer.start_as_current_span("plan planner", attributes=op("plan", gen_ai__agent__name="planner")):
+                with tracer.start_as_current_span(
+                    "chat gpt-4o", attributes=op("chat", gen_ai__output__messages=_messages("assistant", PLANNED))
+                ):
+                    pass
+            with tracer.start_as_current_span(
+                "execute_tool search_flights",
+                attributes=op("execute_tool", gen_ai__tool__name="search_flights", gen_ai__tool__call__arguments='{"to": "LIS"}'),
+            ):
+                pass
+            with tracer.start_as_current_span(
+                "update_memory",
+                attributes=op(
+                    "update_memory",
+                    decisiontrail__decision__type="implementation_choice",
+                    decisiontrail__decision__question="Which seat preference to remember?",
+                    decisiontrail__decision__chosen_option="window seats",
+                ),
+            ):
+                pass
+            with tracer.start_as_current_span("create_memory", attributes=op("create_memory", gen_ai__memory__record__count=1)):
+                pass
+        with tracer.start_as_current_span(
+            "invoke_agent booker", attributes=op("invoke_agent", gen_ai__agent__name="booker", input__value="Book a hotel")
+        ):
+            with tracer.start_as_current_span(
+                "retrieval hotels",
+                attributes=op(
+                    "retrieval",
+                    gen_ai__retrieval__query__text="hotels in Alfama",
+                    gen_ai__retrieval__documents=json.dumps([{"id": "hotel-3", "score": 0.9}, {"id": "hotel-8", "score": 0.7}]),
+                ),
+            ):
+                pass
+    provider.shutdown()
+    return list(finished.get_finished_spans())
+
+
+def _export(base_url: str, token: str, spans: Sequence[ReadableSpan]) -> ExportTraceServiceResponse:
+    """Send spans as the SDK's OTLP/HTTP exporter does (its own encoder, protobuf), and read the answer."""
+    response = _post(base_url, token, encode_spans(spans).SerializePartialToString(), content_type="application/x-protobuf")
+    assert response.status_code == 200, response.text
+    return ExportTraceServiceResponse.FromString(response.content)
+
+
+def test_genai_workflows_plans_retrieval_and_memory_from_the_sdk(base_url: str, store: Trail, tokens: dict[str, str]) -> None:
+    *inner, workflow = _run_crew()
+    assert workflow.name == "invoke_workflow trip-crew"
+
+    early = _export(base_url, tokens["actor"], inner)
+    _export(base_url, tokens["actor"], [workflow])
+
+    # The memory operations and the model call carry no decision: kept out, counted by operation;
+    # the memory update that names its decision is one.
+    assert early.partial_success.rejected_spans == 3
+    assert early.partial_success.error_message == (
+        "3 of 9 spans carry no decision and were kept out (chat 1, create_memory 1, search_memory 1); "
+        "9 spans wait for their trace's root span"
+    )
+    plans = {p["description"]: p for p in _plans(base_url, tokens["actor"])}
+    assert set(plans) == {"Plan a trip to Lisbon", "Find flights and a hotel", "Book a hotel"}
+    crew, planner, booker = plans["Plan a trip to Lisbon"], plans["Find flights and a hotel"], plans["Book a hotel"]
+
+    # The workflow is a plan whose agents are child plans, each spawned by a decision of it.
+    assert [(d["decisionType"], d["chosenOption"]) for d in crew["decisions"][1:]] == [
+        ("STRATEGY_CHOICE", "trip-crew"),
+        ("SUBPLAN_SPAWN", "planner"),
+        ("SUBPLAN_SPAWN", "booker"),
+    ]
+    assert crew["decisions"][1]["question"] == "Which workflow takes this task on?"
+    spawned = {d["chosenOption"]: d["id"] for d in crew["decisions"] if d["decisionType"] == "SUBPLAN_SPAWN"}
+    assert planner["parentPlan"] == booker["parentPlan"] == {"id": crew["id"]}
+    assert planner["spawnedBy"]["id"] == spawned["planner"] and booker["spawnedBy"]["id"] == spawned["booker"]
+
+    # The plan span is the planner's strategy, its plan what the model call inside it wrote; the
+    # tool call and the decision after it hang under it, in Execute.
+    root, strategy, plan, tool, remembered = planner["decisions"]
+    assert (plan["decisionType"], plan["phase"], plan["parentDecisionId"]) == ("STRATEGY_CHOICE", "STRATEGIZE", strategy["id"])
+    assert plan["question"] == "How does planner go about: Find flights and a hotel?"
+    assert plan["chosenOption"] == PLANNED
+    assert (tool["decisionType"], tool["chosenOption"], tool["phase"]) == (
+        "TOOL_INVOCATION",
+        'search_flights({"to": "LIS"})',
+        "EXECUTE",
+    )
+    assert (remembered["decisionType"], remembered["chosenOption"]) == ("IMPLEMENTATION_CHOICE", "window seats")
+    assert tool["parentDecisionId"] == remembered["parentDecisionId"] == plan["id"]
+
+    # GenAI's retrieval is a resource_selection of the documents it returned.
+    retrieval = booker["decisions"][2]
+    assert (retrieval["decisionType"], retrieval["question"], retrieval["chosenOption"]) == (
+        "RESOURCE_SELECTION",
+        "Which documents to use for: hotels in Alfama?",
+        "hotel-3, hotel-8",
+    )
+    assert [r["resourceId"] for r in retrieval["contextSnapshot"]["relevantResources"]] == ["hotel-3", "hotel-8"]
+
+
+def test_a_genai_workflow_trace_passes_every_check(base_url: str, store: Trail, graph: Graph, tokens: dict[str, str]) -> None:
+    _export(base_url, tokens["actor"], _run_crew())
+
+    report = run_checks(load_graph(graph, LoadScope.ALL))
+
+    assert report.plans == 3 and report.decisions == 12
+    assert [v.message for v in report.violations] == []
+
+
+GENAI_OPERATIONS = {
+    # gen_ai.operation.name's well-known values (open-telemetry/semantic-conventions-genai,
+    # model/gen-ai/registry.yaml) and what docs/interop.md says each becomes.
+    "invoke_agent": "plan",
+    "invoke_workflow": "plan",
+    "plan": DecisionType.STRATEGY_CHOICE,
+    "execute_tool": DecisionType.TOOL_INVOCATION,
+    "retrieval": DecisionType.RESOURCE_SELECTION,
+    "chat": None,
+    "text_completion": None,
+    "generate_content": None,
+    "embeddings": None,
+    "create_agent": None,
+    "search_memory": None,
+    "create_memory": None,
+    "update_memory": None,
+    "upsert_memory": None,
+    "delete_memory": None,
+    "create_memory_store": None,
+    "delete_memory_store": None,
+}
+
+
+def test_the_vocabulary_holds_every_well_known_operation() -> None:
+    assert {o.value for o in Operation} == set(GENAI_OPERATIONS)
+
+
+@pytest.mark.parametrize(("operation", "becomes"), GENAI_OPERATIONS.items())
+def test_every_well_known_genai_operation_becomes_what_the_mapping_says(operation: str, becomes: object) -> None:
+    kind = decision_kind(_span("0000000000000002", 10, "0000000000000001", gen_ai__operation__name=operation))
+
+    assert ("plan" if kind == "agent" else kind) == becomes
+
+
+def test_what_an_agent_does_after_its_plan_hangs_under_the_plan_and_a_new_plan_reverts_to_strategize() -> None:
+    agent = "0000000000000001"
+    spans = [
+        _span(agent, 0, end=1000, gen_ai__operation__name="invoke_agent", gen_ai__agent__name="planner"),
+        _span("0000000000000002", 10, agent, end=100, gen_ai__operation__name="plan", output__value="first plan"),
+        _span(
+            "0000000000000003", 20, "0000000000000002", end=30, gen_ai__operation__name="execute_tool", gen_ai__tool__name="look"
+        ),
+        _span("0000000000000004", 50, agent, end=60, gen_ai__operation__name="execute_tool", gen_ai__tool__name="alongside"),
+        _span("0000000000000005", 200, agent, gen_ai__operation__name="execute_tool", gen_ai__tool__name="act"),
+        _span("0000000000000006", 400, agent, end=450, gen_ai__operation__name="plan", output__value="second plan"),
+        _span("0000000000000007", 500, agent, gen_ai__operation__name="execute_tool", gen_ai__tool__name="act again"),
+    ]
+
+    steps = import_steps(spans, owner=None, project=None)
+
+    placed = {
+        d.context_snapshot.actor_state_ref.checkpoint_id: d
+        for s in steps
+        if isinstance(s, PlaceDecisions)
+        for d, _ in s.decisions
+        if d.context_snapshot.actor_state_ref
+    }
+    strategy, first, second = placed[agent], placed["0000000000000002"], placed["0000000000000006"]
+    assert (first.decision_type, first.chosen_option, first.parent_decision_id) == (
+        DecisionType.STRATEGY_CHOICE,
+        "first plan",
+        strategy.decision_id,
+    )
+    assert placed["0000000000000003"].parent_decision_id == first.decision_id  # inside the plan span
+    assert placed["0000000000000004"].parent_decision_id == strategy.decision_id  # ran while it was planning
+    assert placed["0000000000000005"].parent_decision_id == first.decision_id  # after the plan
+    assert second.parent_decision_id == first.decision_id and second.phase is Phase.STRATEGIZE
+    assert placed["0000000000000007"].parent_decision_id == second.decision_id
+    assert [(s.current, s.target) for s in steps if isinstance(s, ChangePhase)] == [
+        (Phase.STRATEGIZE, Phase.EXECUTE),
+        (Phase.EXECUTE, Phase.STRATEGIZE),
+        (Phase.STRATEGIZE, Phase.EXECUTE),
+    ]
 
 
 def _otlp_json(spans: list[dict[str, Any]], resource: dict[str, str] | None = None) -> dict[str, Any]:

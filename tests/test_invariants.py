@@ -13,6 +13,7 @@ from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
 from decisiontrail.services import Trail, analysis, reading
+from decisiontrail.access import LOCAL
 from test_api import error_code, gql, ok, snapshot
 
 SET = """
@@ -95,7 +96,7 @@ def test_a_plan_gathers_the_global_project_and_its_own_invariants_and_enforces_t
     assert enforced["at least 95%"]["alternativesConsidered"] == ["at least 80%"]
     assert all(d["parent"] == {"id": plan["rootDecision"]["id"]} for d in enforced.values())
     assert "precedence" in enforced["at least 95%"]["rationale"]
-    assert analysis.check(store, LoadScope.ALL).ok
+    assert analysis.check(store, LoadScope.ALL, principal=LOCAL).ok
 
 
 def test_a_child_plan_inherits_its_parent_plans_invariants(api: httpx.Client, store: Trail) -> None:
@@ -121,7 +122,11 @@ def test_reverting_to_strategize_reconciles_again_without_repeating(api: httpx.C
     ok(api, PHASE, id=plan["id"], phase="EXECUTE")
     ok(api, PHASE, id=plan["id"], phase="STRATEGIZE")
 
-    enforced = [d for d in reading.list_decisions(store, plan["id"]) if d.decision_type is DecisionType.INVARIANT_ENFORCED]
+    enforced = [
+        d
+        for d in reading.list_decisions(store, plan["id"], principal=LOCAL)
+        if d.decision_type is DecisionType.INVARIANT_ENFORCED
+    ]
     assert sorted(d.chosen_option for d in enforced) == ["at least 80%", "no breaking changes"]
 
 
@@ -141,7 +146,7 @@ def test_a_missing_constraint_is_added_and_one_that_should_not_apply_is_removed(
     assert ("latency", "p95 under 50 ms", "PLAN") in {
         (i["name"], i["statement"], i["scope"]) for i in ok(api, PLAN, id=plan["id"])["plan"]["invariants"]
     }
-    assert analysis.check(store, LoadScope.ALL).ok
+    assert analysis.check(store, LoadScope.ALL, principal=LOCAL).ok
 
     removed = ok(api, REMOVE, plan=plan["id"], name="compat", reason="an internal service")["removeInvariant"]
     assert removed["correction"]["decisionType"] == "USER_INTERVENTION"
@@ -149,7 +154,7 @@ def test_a_missing_constraint_is_added_and_one_that_should_not_apply_is_removed(
     assert "compat" not in {i["name"] for i in ok(api, PLAN, id=plan["id"])["plan"]["invariants"]}
     ok(api, RECORD, input=_record(plan["id"], "STRATEGY_CHOICE", plan["rootDecision"]["id"]))
     ok(api, PHASE, id=plan["id"], phase="EXECUTE")
-    report = analysis.check(store, LoadScope.ALL)
+    report = analysis.check(store, LoadScope.ALL, principal=LOCAL)
     assert report.ok, report.render()  # past Strategize, every declared invariant is enforced
 
 

@@ -17,6 +17,7 @@ from decisiontrail.actors.scripted import ScriptedChatModel, decide, unless_corr
 from decisiontrail.client import DecisionTrailClient
 from decisiontrail.langgraph import ReplayHandler, decision_tools, role_prompt
 from decisiontrail.services import Trail, reading
+from decisiontrail.access import LOCAL
 from test_api import ok
 from test_runtime_api import ATTEMPT, CORRECT, until
 
@@ -69,7 +70,9 @@ def test_an_authors_graph_records_is_corrected_and_replays_through_the_api(
             },
             {"configurable": {"thread_id": "author-1"}},
         )
-        first = [d for d in reading.list_decisions(store, plan["id"]) if d.decision_type.value == "strategy_choice"]
+        first = [
+            d for d in reading.list_decisions(store, plan["id"], principal=LOCAL) if d.decision_type.value == "strategy_choice"
+        ]
         assert [d.chosen_option for d in first] == ["In process"]
         assert first[0].context_snapshot.actor_state_ref.thread_id == "author-1"  # type: ignore[union-attr]
 
@@ -89,15 +92,15 @@ def test_an_authors_graph_records_is_corrected_and_replays_through_the_api(
 
             def reported() -> dict[str, Any] | None:
                 (attempt,) = ok(api, ATTEMPT, id=first[0].decision_id)["decision"]["corrections"]
-                return attempt if attempt["replayOutcome"] != "pending" else None
+                return attempt if attempt["replayOutcome"] != "PENDING" else None
 
             attempt = until(reported, timeout=60, what="the author's replay")
         finally:
             stop.set()
         follower.join(timeout=30)
 
-    assert attempt["replayOutcome"] == "replayed", attempt["replayDetail"]
-    replayed = [reading.get_decision(store, i) for i in attempt["replayedDecisionIds"]]
+    assert attempt["replayOutcome"] == "REPLAYED", attempt["replayDetail"]
+    replayed = [reading.get_decision(store, i, principal=LOCAL) for i in attempt["replayedDecisionIds"]]
     assert [(d.decision_type.value, d.chosen_option) for d in replayed] == [
         ("strategy_choice", REDIS),
         ("resource_selection", "gateway/limits.py"),

@@ -30,6 +30,7 @@ from decisiontrail.graphdb.loading import load_graph
 from decisiontrail.services import Trail
 from decisiontrail.services.correction import correct
 from decisiontrail.settings import Neo4jSettings
+from decisiontrail.access import LOCAL
 from serving import served
 
 LIMIT_MB = 8
@@ -86,7 +87,7 @@ def test_a_correction_past_the_transaction_memory_is_refused_whole_and_succeeds_
 
         started = time.monotonic()
         with pytest.raises(TooLarge) as refused:
-            correct(Trail.on(graph), target, "revert", "a smaller step", "too large at once")
+            correct(Trail.on(graph), target, "revert", "a smaller step", "too large at once", principal=LOCAL)
         took = time.monotonic() - started
 
         with served(create_app(graph=graph)) as url, httpx.Client(base_url=url, timeout=60) as client:
@@ -118,7 +119,7 @@ def test_a_correction_past_the_transaction_memory_is_refused_whole_and_succeeds_
 
     # Under the default limit, on the same store, the same correction supersedes exactly the downstream.
     with open_graph(replace(settings, tx_memory_mb=Neo4jSettings.tx_memory_mb)) as graph:
-        result = correct(Trail.on(graph), target, "revert", "a smaller step", "too large at once")
+        result = correct(Trail.on(graph), target, "revert", "a smaller step", "too large at once", principal=LOCAL)
         assert set(result.invalidated) == expected
         assert stored(graph).superseded == before.superseded | expected
         report = run_checks(load_graph(graph, LoadScope.ALL, progress=False))

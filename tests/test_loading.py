@@ -21,6 +21,7 @@ from decisiontrail.services import correction as correction_service
 from decisiontrail.services import reading
 from decisiontrail.services import Trail
 from decisiontrail.services.checkpoints import checkpointer
+from decisiontrail.access import LOCAL
 
 
 @pytest.fixture
@@ -39,7 +40,7 @@ def test_the_demonstration_loads_whole_and_passes_every_check(graph: Graph, stor
     stored = {
         d.decision_id: d
         for p in (demo.root_plan, demo.child_plan)
-        for d in reading.list_decisions(store, p.plan_id, current_only=False)
+        for d in reading.list_decisions(store, p.plan_id, current_only=False, principal=LOCAL)
     }
     loaded = dict(decisions(G))
     assert loaded.keys() == stored.keys()
@@ -203,10 +204,10 @@ def test_networkx_closures_agree_with_the_cypher_traversals(graph: Graph, store:
     for decision_id, data in decisions(G):
         if data["status"] != "current":
             continue
-        impact = correction_service.preview(store, decision_id)
+        impact = correction_service.preview(store, decision_id, principal=LOCAL)
         assert set(downstream(G, decision_id).decision_ids) == set(impact.decision_ids) - {decision_id}, decision_id
         assert set(downstream(G, decision_id).plan_ids) == set(impact.plan_ids), decision_id
-        ancestors, plans = reading.lineage(store, decision_id)
+        ancestors, plans = reading.lineage(store, decision_id, principal=LOCAL)
         assert set(lineage(G, decision_id).decision_ids) == set(ancestors), decision_id
         assert set(lineage(G, decision_id).plan_ids) == set(plans), decision_id
 

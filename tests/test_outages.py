@@ -26,6 +26,7 @@ from decisiontrail.services.lifecycle import instantiate_plan
 from decisiontrail.settings import Neo4jSettings
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
+from decisiontrail.access import LOCAL
 from factories import decision
 
 SLOW_READ = "UNWIND range(1, 10000000000) AS i WITH i WHERE i = -1 RETURN count(i) AS n"
@@ -93,7 +94,7 @@ def test_a_query_running_while_neo4j_stops_is_unavailable(stoppable: tuple[Embed
 def test_a_write_waiting_for_a_lock_while_neo4j_stops_is_unavailable(stoppable: tuple[EmbeddedNeo4j, Graph]) -> None:
     server, graph = stoppable
     store = Trail.on(graph)
-    plan, root = instantiate_plan(store, "locked while stopping")
+    plan, root = instantiate_plan(store, "locked while stopping", principal=LOCAL)
     session = graph.driver.session(database=graph.database)
     holder = session.begin_transaction()
     holder.run("MATCH (lock:PlanLock {plan_id: $id}) SET lock.writes = lock.writes + 1", id=plan.plan_id).consume()
@@ -101,7 +102,9 @@ def test_a_write_waiting_for_a_lock_while_neo4j_stops_is_unavailable(stoppable: 
         error = _during_stop(
             server,
             graph,
-            lambda: recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id)),
+            lambda: recording_service.record(
+                store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+            ),
             lambda: _transactions(graph, "PlanLock"),
         )
     finally:

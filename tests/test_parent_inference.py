@@ -1,12 +1,13 @@
-"""Parent inference as the placement read answers it, against the rule written out in Python.
+"""Parent inference from what the placement read takes for it, against the rule written out here.
 
 The rule (ADR-007's tree, `domain.recording.PARENT_TYPES`): a recording that names no parent hangs
 under the latest current decision of one of its parent types in its plan, the same actor run's
-latest first. The read finds it by ordered seeks from the end of two indexes (a type's decisions,
-and a type's decisions in one run, in sequence order), stepping back over superseded ones; these
-plans put superseded decisions at the ends of those runs, actor runs that interleave, and types
-with no current decision, where a seek that stopped too early or looked at the wrong run would
-answer another decision.
+latest first. The read takes both candidates by ordered seeks from the end of two indexes (a
+type's decisions, and a type's decisions in one run, in sequence order), stepping back over
+superseded ones, and `domain.placement.inferred_parent` chooses; these plans put superseded
+decisions at the ends of those runs, actor runs that interleave, and types with no current
+decision, where a seek that stopped too early or looked at the wrong run would answer another
+decision.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 
 from decisiontrail.domain.decision import DecisionType
 from decisiontrail.domain.ids import new_ulid
-from decisiontrail.domain.placement import Recording
+from decisiontrail.domain.placement import Recording, inferred_parent
 from decisiontrail.domain.recording import PARENT_TYPES
 from decisiontrail.graphdb import Graph, decisions
 from decisiontrail.services import Trail
@@ -110,7 +111,10 @@ def test_the_inferred_parent_is_the_same_runs_latest_current_one_else_the_latest
         finally:
             tx.rollback()
 
-    answered = [f["inferred_parent_id"] for f in facts]
+    answered = [
+        inferred_parent(latest_in_run=f["latest_of_parent_types_in_run"], latest=f["latest_of_parent_types"], root=None)
+        for f in facts
+    ]
     expected = [_expected(stored[plan_id], DecisionType(t), thread) for plan_id, t, thread in asked]
     assert answered == expected
     # What the plans asked for: a parent and none, and a same run's latest that is not the latest.

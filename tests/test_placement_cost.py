@@ -238,32 +238,32 @@ def test_each_decision_of_a_batch_links_to_the_decisions_it_names(store: Trail, 
     assert links == [{"question": f"recover {i}?", "parents": [parent], "dependencies": dependencies[: i % 3]} for i in range(50)]
 
 
-def _anchor_read(graph: Graph, plan_id: str) -> tuple[str | None, int]:
-    """begin_correction of the plan's second decision in append mode, under PROFILE: the anchor it
-    found and the statement's hits (rolled back)."""
+def _correction_read(graph: Graph, plan_id: str) -> tuple[str | None, int]:
+    """begin_correction of the plan's second decision, under PROFILE: the plan's root it found (the
+    placement fact a correction decision is judged by) and the statement's hits (rolled back)."""
     with _rolled_back(graph) as tx:
         result = tx.run(
             "PROFILE " + query("correction/begin_correction"),  # type: ignore[operator]
             holder=lock_holder(tx),
             decision_id=f"{plan_id}-1",
             correction_id=new_ulid(),
-            append=True,
             also_lock=[],
         )
-        anchor_id = result.single(strict=True)["anchor_id"]
+        root_id = result.single(strict=True)["current_root_id"]
         profile = result.consume().profile
     assert profile is not None
-    return anchor_id, db_hits(profile)
+    return root_id, db_hits(profile)
 
 
-def test_an_appended_correction_finds_its_anchor_at_the_same_cost_in_a_plan_of_any_size(store: Trail, graph: Graph) -> None:
-    """Append mode hangs the correction after the plan's latest current decision outside what it
-    supersedes: read by an ordered seek from the end of the plan's sequence, where the correction's
-    read took and sorted every decision of the plan."""
+def test_a_correction_reads_what_places_it_at_the_same_cost_in_a_plan_of_any_size(store: Trail, graph: Graph) -> None:
+    """A correction's reads take what placing its decision is judged by (the plan's root, the
+    corrected decision's parent) by seeks: nothing they read grows with the plan. (Append mode
+    read the plan's latest decision too, once by reading and sorting every decision of the plan;
+    it hangs the correction under the corrected decision's parent now, as revert does.)"""
     _plan(graph, "SMALL", 10)
     _plan(graph, "LARGE", 3_000)
-    (small_anchor, small), (large_anchor, large) = _anchor_read(graph, "SMALL"), _anchor_read(graph, "LARGE")
-    assert (small_anchor, large_anchor) == ("SMALL-9", "LARGE-2999")
+    (small_root, small), (large_root, large) = _correction_read(graph, "SMALL"), _correction_read(graph, "LARGE")
+    assert (small_root, large_root) == ("SMALL-0", "LARGE-0")
     assert large <= small + 50, (small, large)
     # Every lookup a seek, hinted where stale statistics could make the planner scan an index (the
     # old statement read 15,160 hits for the plan of 10 in one run of this module).

@@ -22,6 +22,7 @@ from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb import corrections, decisions, plans
 from decisiontrail.services import Trail, reading
 from decisiontrail.services import recording as recording_service
+from decisiontrail.access import LOCAL
 from factories import decision, new_plan
 
 # Each takes, again, the lock of the plan of the decision ``d`` in a transaction that holds it.
@@ -29,7 +30,7 @@ TAKES_AGAIN: dict[str, Callable[[neo4j.Transaction, Any], Any]] = {
     "plan/read_phase": lambda tx, d: plans.lock_and_read_phase(tx, d.plan_id),
     "decision/lock_plans_of": lambda tx, d: decisions.lock_plans_of(tx, [d.decision_id]),
     "correction/read_correction_facts": lambda tx, d: corrections.lock_decision(tx, d.decision_id),
-    "correction/begin_correction": lambda tx, d: corrections.begin(tx, d.decision_id, "01TESTCORRECTION", append=False),
+    "correction/begin_correction": lambda tx, d: corrections.begin(tx, d.decision_id, "01TESTCORRECTION"),
 }
 
 
@@ -58,7 +59,9 @@ def test_taking_a_held_plan_lock_again_leaves_the_writers_queued_on_it_waiting(
     def record() -> None:
         try:
             outcome.append(
-                recording_service.record(store, decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id))
+                recording_service.record(
+                    store, decision(plan.plan_id, DecisionType.RESOURCE_SELECTION, root.decision_id), principal=LOCAL
+                )
             )
         except Exception as e:  # reported below
             outcome.append(e)
@@ -85,4 +88,7 @@ def test_taking_a_held_plan_lock_again_leaves_the_writers_queued_on_it_waiting(
     retried = [r.getMessage() for r in caplog.records if "met concurrent writes" in r.getMessage()]
     assert retried == []  # it waited once, and was not sent back to retry
     assert _writes(graph, plan.plan_id) == before + 2  # taken once by each transaction
-    assert [d.decision_id for d in reading.list_decisions(store, plan.plan_id)] == [root.decision_id, outcome[0].decision_id]
+    assert [d.decision_id for d in reading.list_decisions(store, plan.plan_id, principal=LOCAL)] == [
+        root.decision_id,
+        outcome[0].decision_id,
+    ]

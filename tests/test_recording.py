@@ -43,11 +43,14 @@ def _plan(store: Trail, edit_code: float = 0.0, execute_command: float = 0.0) ->
         "Ship the feature",
         {"ticket": 42},
         automation_profile=AutomationProfile(edit_code=edit_code, execute_command=execute_command),
+        principal=LOCAL,
     )
 
 
 def _record(store: Trail, plan: Plan, decision_type: str, *, thread: str = "actor-1", **fields: Any) -> Decision | Review:
-    return record_decision(store, tool_input(decision_type, **fields), plan_id=plan.plan_id, snapshot=actor_snapshot(thread))
+    return record_decision(
+        store, tool_input(decision_type, **fields), plan_id=plan.plan_id, snapshot=actor_snapshot(thread), principal=LOCAL
+    )
 
 
 def _decision(outcome: Decision | Review) -> Decision:
@@ -112,7 +115,7 @@ def test_bad_input_is_refused_naming_the_field_and_nothing_is_written(
     before = count_graph(graph)
 
     with pytest.raises(error) as raised:
-        record_decision(store, arguments, plan_id=plan.plan_id, snapshot=actor_snapshot())
+        record_decision(store, arguments, plan_id=plan.plan_id, snapshot=actor_snapshot(), principal=LOCAL)
 
     detail = raised.value.rule if isinstance(raised.value, RuleViolation) else raised.value.field  # type: ignore[attr-defined]
     assert detail == named
@@ -125,9 +128,9 @@ def test_a_decision_without_a_whole_snapshot_is_not_persisted(store: Trail, grap
     no_checkpoint = actor_snapshot().model_copy(update={"actor_state_ref": None})
 
     with pytest.raises(ValidationFailed, match="context_snapshot: a decision without"):
-        record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=None)
+        record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=None, principal=LOCAL)
     with pytest.raises(ValidationFailed) as raised:
-        record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=no_checkpoint)
+        record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=no_checkpoint, principal=LOCAL)
 
     assert raised.value.field == "context_snapshot.actor_state_ref"
     assert count_graph(graph) == before
@@ -135,7 +138,7 @@ def test_a_decision_without_a_whole_snapshot_is_not_persisted(store: Trail, grap
 
 def test_an_unknown_plan_is_not_found(store: Trail) -> None:
     with pytest.raises(NotFound, match="plan"):
-        record_decision(store, tool_input("strategy_choice"), plan_id=new_ulid(), snapshot=actor_snapshot())
+        record_decision(store, tool_input("strategy_choice"), plan_id=new_ulid(), snapshot=actor_snapshot(), principal=LOCAL)
 
 
 # -- system-created decisions --------------------------------------------------------------
@@ -144,12 +147,12 @@ def test_an_unknown_plan_is_not_found(store: Trail) -> None:
 def test_instantiating_a_plan_creates_its_root_from_description_and_arguments(store: Trail) -> None:
     plan, root = _plan(store)
 
-    stored = reading.get_decision(store, root.decision_id)
+    stored = reading.get_decision(store, root.decision_id, principal=LOCAL)
 
     assert stored.decision_type is DecisionType.PROMPT_DEFINITION and stored.parent_decision_id is None
     assert '"description": "Ship the feature"' in stored.chosen_option and '"ticket": 42' in stored.chosen_option
-    assert reading.read_context(store, stored.context_snapshot.hot_context_hash) == stored.chosen_option
-    assert [d.decision_id for d in reading.list_decisions(store, plan.plan_id)] == [root.decision_id]
+    assert reading.read_context(store, stored.context_snapshot.hot_context_hash, principal=LOCAL) == stored.chosen_option
+    assert [d.decision_id for d in reading.list_decisions(store, plan.plan_id, principal=LOCAL)] == [root.decision_id]
 
 
 def test_a_plan_spawned_by_a_subplan_decision_becomes_its_child(store: Trail) -> None:
@@ -157,11 +160,13 @@ def test_a_plan_spawned_by_a_subplan_decision_becomes_its_child(store: Trail) ->
     spawn = _decision(_record(store, plan, "subplan_parallel_spawn"))
     to_execute(store, plan.plan_id)
 
-    child, child_root = instantiate_plan(store, "child work", {"part": 1}, spawned_by_decision_id=spawn.decision_id)
+    child, child_root = instantiate_plan(
+        store, "child work", {"part": 1}, spawned_by_decision_id=spawn.decision_id, principal=LOCAL
+    )
 
     assert child.parent_plan_id == plan.plan_id and child.spawned_by_decision_id == spawn.decision_id
-    assert reading.get_decision(store, spawn.decision_id).downstream_plan_ids == (child.plan_id,)
-    assert reading.get_tree(store, child.plan_id).root.decision.decision_id == child_root.decision_id
+    assert reading.get_decision(store, spawn.decision_id, principal=LOCAL).downstream_plan_ids == (child.plan_id,)
+    assert reading.get_tree(store, child.plan_id, principal=LOCAL).root.decision.decision_id == child_root.decision_id
 
 
 def test_a_child_plan_waits_for_its_parent_to_execute_and_nothing_is_written(store: Trail, graph: Graph) -> None:
@@ -171,12 +176,12 @@ def test_a_child_plan_waits_for_its_parent_to_execute_and_nothing_is_written(sto
     before = count_graph(graph)
 
     with pytest.raises(RuleViolation) as raised:
-        instantiate_plan(store, "too early", spawned_by_decision_id=spawn.decision_id)
+        instantiate_plan(store, "too early", spawned_by_decision_id=spawn.decision_id, principal=LOCAL)
 
     assert raised.value.rule == "spawn_in_execute" and "is in strategize" in str(raised.value)
     assert count_graph(graph) == before
     to_execute(store, plan.plan_id)
-    child, _ = instantiate_plan(store, "on time", spawned_by_decision_id=spawn.decision_id)
+    child, _ = instantiate_plan(store, "on time", spawned_by_decision_id=spawn.decision_id, principal=LOCAL)
     assert child.parent_plan_id == plan.plan_id
 
 
@@ -186,7 +191,7 @@ def test_a_plan_cannot_be_spawned_by_another_kind_of_decision_and_nothing_is_wri
     before = count_graph(graph)
 
     with pytest.raises(RuleViolation) as raised:
-        instantiate_plan(store, "child", spawned_by_decision_id=strategy.decision_id)
+        instantiate_plan(store, "child", spawned_by_decision_id=strategy.decision_id, principal=LOCAL)
 
     assert raised.value.rule == "spawn_by_spawning_type"
     assert count_graph(graph) == before  # neither the plan nor its root
@@ -196,10 +201,10 @@ def test_user_interventions_come_from_the_lifecycle_engine(store: Trail) -> None
     plan, root = _plan(store)
 
     guidance = record_user_intervention(
-        store, plan.plan_id, "Prefer Redis", parent_decision_id=root.decision_id, reason="ops asked"
+        store, plan.plan_id, "Prefer Redis", parent_decision_id=root.decision_id, reason="ops asked", principal=LOCAL
     )
 
-    assert reading.get_decision(store, guidance.decision_id).decision_type is DecisionType.USER_INTERVENTION
+    assert reading.get_decision(store, guidance.decision_id, principal=LOCAL).decision_type is DecisionType.USER_INTERVENTION
 
 
 # -- parent inference ----------------------------------------------------------------------
@@ -210,7 +215,7 @@ def test_parent_is_inferred_from_the_current_decision_context(store: Trail) -> N
     strategy_a = _decision(_record(store, plan, "strategy_choice", thread="strategy"))
     strategy_b = _decision(_record(store, plan, "strategy_choice", thread="strategy", question="second?"))
     resources = _decision(_record(store, plan, "resource_selection", thread="strategy"))
-    advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    advance_phase(store, plan.plan_id, Phase.EXECUTE, principal=LOCAL)
     mine = _decision(_record(store, plan, "implementation_choice", thread="executor-1"))
     _decision(_record(store, plan, "implementation_choice", thread="executor-2", question="theirs?"))
     tool = _decision(_record(store, plan, "tool_invocation", thread="executor-1"))
@@ -267,15 +272,15 @@ def test_gating_below_at_and_above_each_threshold(
 
     outcome = _record(store, plan, decision_type, **fields)
 
-    in_tree = [d.decision_type.value for d in reading.list_decisions(store, plan.plan_id)]
+    in_tree = [d.decision_type.value for d in reading.list_decisions(store, plan.plan_id, principal=LOCAL)]
     if gated:
         assert isinstance(outcome, Review) and outcome.status is ReviewStatus.PENDING
         assert decision_type not in in_tree
-        assert [r.review_id for r in pending_reviews(store, plan.plan_id)] == [outcome.review_id]
+        assert [r.review_id for r in pending_reviews(store, plan.plan_id, principal=LOCAL)] == [outcome.review_id]
     else:
         assert isinstance(outcome, Decision)
         assert decision_type in in_tree
-        assert pending_reviews(store, plan.plan_id) == []
+        assert pending_reviews(store, plan.plan_id, principal=LOCAL) == []
 
 
 @pytest.mark.parametrize(
@@ -294,18 +299,18 @@ def test_a_reviewer_approves_selects_or_overrides(
         "strategy_choice", chosen_option="gateway", alternatives_considered=["middleware", "load balancer"], confidence_score=0.5
     )
     snapshot = actor_snapshot()
-    review = record_decision(store, arguments, plan_id=plan.plan_id, snapshot=snapshot)
+    review = record_decision(store, arguments, plan_id=plan.plan_id, snapshot=snapshot, principal=LOCAL)
     assert isinstance(review, Review)
 
     resolved, decision = resolve_review(store, review.review_id, action, option, principal=LOCAL)
 
-    stored = reading.get_decision(store, decision.decision_id)
+    stored = reading.get_decision(store, decision.decision_id, principal=LOCAL)
     assert (stored.chosen_option, stored.alternatives_considered) == (chosen, alternatives)
     assert stored.parent_decision_id == root.decision_id and stored.sequence_number == 1
     assert resolved.status.value != "pending" and resolved.decision_id == stored.decision_id
-    assert pending_reviews(store, plan.plan_id) == []
+    assert pending_reviews(store, plan.plan_id, principal=LOCAL) == []
     # The actor asking again with the same key gets the decision the review became.
-    again = record_decision(store, arguments, plan_id=plan.plan_id, snapshot=snapshot)
+    again = record_decision(store, arguments, plan_id=plan.plan_id, snapshot=snapshot, principal=LOCAL)
     assert _decision(again).decision_id == stored.decision_id
 
 
@@ -315,16 +320,18 @@ def test_asking_again_while_held_for_review_is_answered_with_the_same_pending_re
     plan, _ = _plan(store, edit_code=0.9)
     arguments = tool_input("strategy_choice", alternatives_considered=["b"], confidence_score=0.5)
     snapshot = actor_snapshot()
-    first = record_decision(store, arguments, plan_id=plan.plan_id, snapshot=snapshot)
+    first = record_decision(store, arguments, plan_id=plan.plan_id, snapshot=snapshot, principal=LOCAL)
     assert isinstance(first, Review)
     before = count_graph(graph)
 
-    again = record_decision(store, arguments, plan_id=plan.plan_id, snapshot=snapshot)
-    (in_a_batch,) = record_decisions(store, [(propose(arguments, plan_id=plan.plan_id, snapshot=snapshot), None)])
+    again = record_decision(store, arguments, plan_id=plan.plan_id, snapshot=snapshot, principal=LOCAL)
+    (in_a_batch,) = record_decisions(
+        store, [(propose(arguments, plan_id=plan.plan_id, snapshot=snapshot), None)], principal=LOCAL
+    )
 
     assert isinstance(again, Review) and isinstance(in_a_batch, Review)
     assert again.review_id == in_a_batch.review_id == first.review_id
-    assert [r.review_id for r in pending_reviews(store, plan.plan_id)] == [first.review_id]
+    assert [r.review_id for r in pending_reviews(store, plan.plan_id, principal=LOCAL)] == [first.review_id]
     assert count_graph(graph) == before
 
 
@@ -341,7 +348,7 @@ def test_bad_resolutions_are_refused_and_change_nothing(store: Trail, graph: Gra
     with pytest.raises(NotFound):
         resolve_review(store, new_ulid(), ReviewAction.APPROVE, principal=LOCAL)
     with pytest.raises(RuleViolation, match="pending review"):
-        advance_phase(store, plan.plan_id, Phase.EXECUTE)
+        advance_phase(store, plan.plan_id, Phase.EXECUTE, principal=LOCAL)
     assert count_graph(graph) == before
 
     resolve_review(store, review.review_id, ReviewAction.APPROVE, principal=LOCAL)
@@ -358,12 +365,12 @@ def test_each_type_is_accepted_only_in_its_phases_and_apply_accepts_none(store: 
     with pytest.raises(RuleViolation, match="made in execute; the plan is in strategize"):
         _record(store, plan, "tool_invocation")
 
-    advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    advance_phase(store, plan.plan_id, Phase.EXECUTE, principal=LOCAL)
     execute = _decision(_record(store, plan, "tool_invocation"))
     with pytest.raises(RuleViolation, match="made in strategize; the plan is in execute"):
         _record(store, plan, "strategy_choice", question="late strategy?")
 
-    advance_phase(store, plan.plan_id, Phase.APPLY)
+    advance_phase(store, plan.plan_id, Phase.APPLY, principal=LOCAL)
     before = count_graph(graph)
     with pytest.raises(RuleViolation) as raised:
         _record(store, plan, "tool_invocation", question="one more?")
@@ -376,19 +383,19 @@ def test_phase_moves_forward_and_reverts_from_execute_only(store: Trail) -> None
     plan, _ = _plan(store)
 
     with pytest.raises(RuleViolation, match="strategize -> apply"):
-        advance_phase(store, plan.plan_id, Phase.APPLY)
+        advance_phase(store, plan.plan_id, Phase.APPLY, principal=LOCAL)
     with pytest.raises(RuleViolation, match="no current strategy_choice") as refused:
-        advance_phase(store, plan.plan_id, Phase.EXECUTE, "nothing decided yet")
+        advance_phase(store, plan.plan_id, Phase.EXECUTE, "nothing decided yet", principal=LOCAL)
     assert refused.value.rule == "strategy_before_execute"
-    assert reading.get_plan(store, plan.plan_id).phase is Phase.STRATEGIZE
+    assert reading.get_plan(store, plan.plan_id, principal=LOCAL).phase is Phase.STRATEGIZE
     _decision(_record(store, plan, "strategy_choice"))
-    advance_phase(store, plan.plan_id, Phase.EXECUTE, "strategy done")
-    advance_phase(store, plan.plan_id, Phase.STRATEGIZE, "cannot proceed within the chosen strategy")
-    advance_phase(store, plan.plan_id, Phase.EXECUTE, "revised")
-    final = advance_phase(store, plan.plan_id, Phase.APPLY, "executed")
+    advance_phase(store, plan.plan_id, Phase.EXECUTE, "strategy done", principal=LOCAL)
+    advance_phase(store, plan.plan_id, Phase.STRATEGIZE, "cannot proceed within the chosen strategy", principal=LOCAL)
+    advance_phase(store, plan.plan_id, Phase.EXECUTE, "revised", principal=LOCAL)
+    final = advance_phase(store, plan.plan_id, Phase.APPLY, "executed", principal=LOCAL)
 
     assert final.phase is Phase.APPLY
-    changes = [(c["from_phase"], c["to_phase"], c["reason"]) for c in reading.phase_changes(store, plan.plan_id)]
+    changes = [(c["from_phase"], c["to_phase"], c["reason"]) for c in reading.phase_changes(store, plan.plan_id, principal=LOCAL)]
     assert changes == [
         ("strategize", "execute", "strategy done"),
         ("execute", "strategize", "cannot proceed within the chosen strategy"),
@@ -396,7 +403,7 @@ def test_phase_moves_forward_and_reverts_from_execute_only(store: Trail) -> None
         ("execute", "apply", "executed"),
     ]
     with pytest.raises(RuleViolation, match="apply -> execute"):
-        advance_phase(store, plan.plan_id, Phase.EXECUTE)
+        advance_phase(store, plan.plan_id, Phase.EXECUTE, principal=LOCAL)
 
 
 # -- checkpoint groups ---------------------------------------------------------------------
@@ -405,15 +412,17 @@ def test_phase_moves_forward_and_reverts_from_execute_only(store: Trail) -> None
 def test_execute_recordings_carry_a_checkpoint_group_and_strategize_ones_do_not(store: Trail) -> None:
     plan, _ = _plan(store)
     strategy = _decision(_record(store, plan, "strategy_choice"))
-    advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    advance_phase(store, plan.plan_id, Phase.EXECUTE, principal=LOCAL)
     snapshot = actor_snapshot(
         "executor", relevant_resources=[{"resource_id": "repo:app", "path": "src/main.py"}, {"resource_id": "ticket:42"}]
     )
-    tool = _decision(record_decision(store, tool_input("tool_invocation"), plan_id=plan.plan_id, snapshot=snapshot))
+    tool = _decision(
+        record_decision(store, tool_input("tool_invocation"), plan_id=plan.plan_id, snapshot=snapshot, principal=LOCAL)
+    )
 
-    group = reading.checkpoint_group(store, tool.decision_id)
+    group = reading.checkpoint_group(store, tool.decision_id, principal=LOCAL)
 
-    assert reading.checkpoint_group(store, strategy.decision_id) is None
+    assert reading.checkpoint_group(store, strategy.decision_id, principal=LOCAL) is None
     assert group is not None
     assert snapshot.actor_state_ref is not None
     assert (group.thread_id, group.checkpoint_ns, group.checkpoint_id) == (
@@ -437,16 +446,17 @@ def test_execute_recordings_carry_a_checkpoint_group_and_strategize_ones_do_not(
 def test_the_same_call_twice_records_once(store: Trail, graph: Graph) -> None:
     plan, _ = _plan(store)
     snapshot = actor_snapshot("actor-9")
-    first = record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=snapshot)
+    first = record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=snapshot, principal=LOCAL)
     after_first = count_graph(graph)
 
-    second = record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=snapshot)
+    second = record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=snapshot, principal=LOCAL)
     explicit = record_decision(
         store,
         tool_input("strategy_choice", question="other"),
         plan_id=plan.plan_id,
         snapshot=actor_snapshot(),
         idempotency_key="k-1",
+        principal=LOCAL,
     )
     # The same request under its key again (from a resumed run: another checkpoint id) is the same recording.
     again = record_decision(
@@ -455,6 +465,7 @@ def test_the_same_call_twice_records_once(store: Trail, graph: Graph) -> None:
         plan_id=plan.plan_id,
         snapshot=actor_snapshot(),
         idempotency_key="k-1",
+        principal=LOCAL,
     )
     # Another request under a key already used in the plan is refused, naming what the key recorded.
     with pytest.raises(Conflict, match=_decision(explicit).decision_id):
@@ -464,6 +475,7 @@ def test_the_same_call_twice_records_once(store: Trail, graph: Graph) -> None:
             plan_id=plan.plan_id,
             snapshot=actor_snapshot(),
             idempotency_key="k-1",
+            principal=LOCAL,
         )
 
     assert _decision(second).decision_id == _decision(first).decision_id
@@ -477,7 +489,7 @@ def test_concurrent_retries_with_one_key_record_one_decision(store: Trail) -> No
 
     def retry() -> str:
         return _decision(
-            record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=snapshot)
+            record_decision(store, tool_input("strategy_choice"), plan_id=plan.plan_id, snapshot=snapshot, principal=LOCAL)
         ).decision_id
 
     results = at_once(*[retry] * 6)
@@ -489,7 +501,10 @@ def test_concurrent_retries_with_one_key_record_one_decision(store: Trail) -> No
     assert all(isinstance(r, IdempotencyKeyInUse) for r in refused), refused
     retried = retry()  # sent again once the others finished: the same decision
     assert retried == answered[0]
-    assert sum(d.decision_type is DecisionType.STRATEGY_CHOICE for d in reading.list_decisions(store, plan.plan_id)) == 1
+    assert (
+        sum(d.decision_type is DecisionType.STRATEGY_CHOICE for d in reading.list_decisions(store, plan.plan_id, principal=LOCAL))
+        == 1
+    )
 
 
 # -- invariants (service level; the actor is in test_actors) --------------------------------
@@ -497,9 +512,9 @@ def test_concurrent_retries_with_one_key_record_one_decision(store: Trail) -> No
 
 def test_plan_invariants_round_trip(store: Trail) -> None:
     invariants = [Invariant(name="n", statement="s", scope="action"), Invariant(name="n", statement="t")]  # type: ignore[arg-type]
-    plan, _ = instantiate_plan(store, "p", invariants=invariants)
+    plan, _ = instantiate_plan(store, "p", invariants=invariants, principal=LOCAL)
 
-    assert reading.get_plan(store, plan.plan_id).invariants == tuple(invariants)
+    assert reading.get_plan(store, plan.plan_id, principal=LOCAL).invariants == tuple(invariants)
 
 
 # -- batches -------------------------------------------------------------------------------
@@ -508,7 +523,7 @@ def test_plan_invariants_round_trip(store: Trail) -> None:
 def _executing_plan(store: Trail) -> tuple[Plan, Decision]:
     plan, _ = _plan(store)
     strategy = _decision(_record(store, plan, "strategy_choice", thread="strategy"))
-    advance_phase(store, plan.plan_id, Phase.EXECUTE)
+    advance_phase(store, plan.plan_id, Phase.EXECUTE, principal=LOCAL)
     return plan, strategy
 
 
@@ -530,7 +545,7 @@ def test_a_batch_places_each_decision_as_if_the_earlier_ones_were_recorded(store
         for t, run, q in BATCH
     ]
 
-    batched = [_decision(o) for o in record_decisions(store, proposals)]
+    batched = [_decision(o) for o in record_decisions(store, proposals, principal=LOCAL)]
 
     def shape(decisions: list[Decision], strategy: Decision) -> list[tuple[str, int | None, int | None]]:
         by_id = {d.decision_id: d for d in decisions} | {strategy.decision_id: strategy}
@@ -538,17 +553,17 @@ def test_a_batch_places_each_decision_as_if_the_earlier_ones_were_recorded(store
 
     assert shape(batched, strategy_b) == shape(sequential, strategy_a)
     assert [d.sequence_number for d in batched] == [2, 3, 4, 5, 6]
-    assert reading.list_decisions(store, batched_plan.plan_id)[2:] == batched
+    assert reading.list_decisions(store, batched_plan.plan_id, principal=LOCAL)[2:] == batched
 
 
 def test_a_key_twice_in_one_batch_records_once(store: Trail) -> None:
     plan, _ = _executing_plan(store)
     item = propose(tool_input("implementation_choice"), plan_id=plan.plan_id, snapshot=actor_snapshot("executor-1"))
 
-    first, second = record_decisions(store, [(item, None), (item, None)])
+    first, second = record_decisions(store, [(item, None), (item, None)], principal=LOCAL)
 
     assert first == second
-    assert len(reading.list_decisions(store, plan.plan_id)) == 3
+    assert len(reading.list_decisions(store, plan.plan_id, principal=LOCAL)) == 3
 
 
 def test_a_retried_batch_is_answered_with_what_it_recorded_in_as_many_round_trips_at_any_size(store: Trail, graph: Graph) -> None:
@@ -564,10 +579,10 @@ def test_a_retried_batch_is_answered_with_what_it_recorded_in_as_many_round_trip
             )
             for i in range(size)
         ]
-        first = record_decisions(store, items)
+        first = record_decisions(store, items, principal=LOCAL)
         retrying = Trail.on(graph)
 
-        again = record_decisions(retrying, items)
+        again = record_decisions(retrying, items, principal=LOCAL)
 
         assert again == first
         trips.append(retrying.database.round_trips)
@@ -597,7 +612,7 @@ def test_a_batch_held_for_review_writes_every_review_with_its_own_context_in_one
         for i, text in enumerate(texts)
     ]
 
-    held = record_decisions(store, items)
+    held = record_decisions(store, items, principal=LOCAL)
 
     assert all(isinstance(r, Review) and r.status is ReviewStatus.PENDING for r in held)
     stored = graph.driver.execute_query(
@@ -619,7 +634,7 @@ def test_one_refused_proposal_refuses_the_batch_and_nothing_is_written(store: Tr
     before = count_graph(graph)
 
     with pytest.raises(NotFound):
-        record_decisions(store, [(good, None), (bad, None)])
+        record_decisions(store, [(good, None), (bad, None)], principal=LOCAL)
 
     assert count_graph(graph) == before
 
@@ -631,7 +646,7 @@ def test_a_batch_reads_each_recordings_facts_as_it_would_alone(store: Trail, gra
     other_plan, _ = _executing_plan(store)
     replaced = _decision(_record(store, plan, "implementation_choice", question="replaced?"))
     successor = _decision(_record(store, plan, "implementation_choice", question="successor?"))
-    correction_service.supersede(store, replaced.decision_id, successor.decision_id)
+    correction_service.supersede(store, replaced.decision_id, successor.decision_id, principal=LOCAL)
     elsewhere = _decision(_record(store, other_plan, "implementation_choice", question="elsewhere?"))
     parents = [successor.decision_id, replaced.decision_id, None, elsewhere.decision_id, new_ulid(), successor.decision_id]
     recordings = [
@@ -659,7 +674,8 @@ def test_a_batch_reads_each_recordings_facts_as_it_would_alone(store: Trail, gra
         (False, False, None),
         (True, False, plan.plan_id),
     ]
-    assert batch[2]["inferred_parent_id"] == successor.decision_id  # the latest current implementation_choice
+    # The latest current implementation_choice; none was made in the recording's own run ("x").
+    assert (batch[2]["latest_of_parent_types"], batch[2]["latest_of_parent_types_in_run"]) == (successor.decision_id, None)
 
 
 def test_a_batch_of_a_thousand_is_recorded_and_one_more_is_refused_whole(store: Trail, graph: Graph) -> None:
@@ -674,10 +690,10 @@ def test_a_batch_of_a_thousand_is_recorded_and_one_more_is_refused_whole(store: 
             for i in range(n)
         ]
 
-    assert len(record_decisions(store, batch(MAX_BATCH))) == MAX_BATCH == 1000
+    assert len(record_decisions(store, batch(MAX_BATCH), principal=LOCAL)) == MAX_BATCH == 1000
     before = count_graph(graph)
     with pytest.raises(ValidationFailed) as refused:
-        record_decisions(store, batch(MAX_BATCH + 1))
+        record_decisions(store, batch(MAX_BATCH + 1), principal=LOCAL)
     assert refused.value.field == "inputs" and count_graph(graph) == before
 
 

@@ -15,6 +15,7 @@ from decisiontrail.graphdb import Graph
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
+from decisiontrail.access import LOCAL
 from factories import decision, new_plan
 from reliability import faults, load
 from reliability.load import RECORD, RECORD_MANY
@@ -97,16 +98,16 @@ def test_a_write_sent_again_after_a_lost_answer_returns_what_was_recorded(graph:
     assert first == again
     first_ids, again_ids = ([p["decision"]["id"] for p in s["data"]["recordDecisions"]] for s in sent_many)
     assert first_ids == again_ids
-    assert len(reading.list_decisions(store, plan.plan_id)) == 1 + 3
+    assert len(reading.list_decisions(store, plan.plan_id, principal=LOCAL)) == 1 + 3
 
 
 def test_the_verifier_reports_lost_duplicated_and_half_written_decisions(graph: Graph, store: Trail) -> None:
     plan, root = new_plan(store)
     kept = recording_service.record(
-        store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), idempotency_key="k-1"
+        store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), idempotency_key="k-1", principal=LOCAL
     )
     copy = recording_service.record(
-        store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), idempotency_key="k-2"
+        store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), idempotency_key="k-2", principal=LOCAL
     )
     # A second decision answering to k-1 (as a retried write recorded twice would), and one without its parent.
     graph.driver.execute_query(
@@ -114,7 +115,9 @@ def test_the_verifier_reports_lost_duplicated_and_half_written_decisions(graph: 
         id=copy.decision_id,
         database_=graph.database,
     )
-    orphan = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    orphan = recording_service.record(
+        store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+    )
     graph.driver.execute_query(
         "MATCH (:Decision {decision_id: $id})-[p:PARENT]->() DELETE p", id=orphan.decision_id, database_=graph.database
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -10,6 +11,7 @@ import pytest
 from decisiontrail.domain.correction import ReplayOutcome
 from decisiontrail.services import reading
 from decisiontrail.services import Trail
+from decisiontrail.access import LOCAL
 
 from test_api import INSTANTIATE, gql, ok, record
 
@@ -47,14 +49,14 @@ def test_a_client_reports_the_replay_and_the_decisions_it_recorded(api: httpx.Cl
 
     assert reported == {
         "attemptId": attempt_id,
-        "replayOutcome": "replayed",
+        "replayOutcome": "REPLAYED",
         "replayDetail": "1 step re-run",
         "replayedDecisionIds": [replacement],
         "originalDecisionId": strategy,
         "correctedDecisionId": strategy,
         "correctionDecisionId": correction_id,
     }
-    stored = reading.get_attempt(store, attempt_id)
+    stored = reading.get_attempt(store, attempt_id, principal=LOCAL)
     assert (stored.replay_outcome, stored.replayed_decision_ids) == (ReplayOutcome.REPLAYED, (replacement,))
 
 
@@ -77,7 +79,7 @@ def test_a_refused_report_writes_nothing(
     error = body["errors"][0]
     assert (error.get("extensions") or {}).get("code") == code, error
     assert detail in error["message"]
-    stored = reading.get_attempt(store, attempt_id)
+    stored = reading.get_attempt(store, attempt_id, principal=LOCAL)
     assert (stored.replay_outcome, stored.replay_detail, stored.replayed_decision_ids) == (ReplayOutcome.PENDING, None, ())
 
 
@@ -119,4 +121,36 @@ def test_correcting_the_replacement_continues_the_attempt_numbering(api: httpx.C
         strategy,
         replacement,
     )
-    assert [a.attempt_number for a in reading.correction_attempts(store, replacement)] == [1, 2]
+    assert [a.attempt_number for a in reading.correction_attempts(store, replacement, principal=LOCAL)] == [1, 2]
+
+
+def test_a_dependency_a_replay_report_added_is_dated_and_absent_before_it(api: httpx.Client) -> None:
+    # Was: the DEPENDS_ON a replay's report adds carried no date, so a read as of a moment before
+    # the report showed the replayed decision depending on the correction already (and the
+    # attempt already replayed).
+    plan, strategy, correction_id, attempt_id = _corrected(api)
+    replacement = record(api, plan, chosenOption="the other way", parentDecisionId=correction_id, context="replay")["decision"][
+        "id"
+    ]
+    read = """query($r: ID!, $c: ID!, $s: ID!, $at: DateTime) {
+      replacement: decision(id: $r, asOf: $at) { dependsOn { id } }
+      correction: decision(id: $c, asOf: $at) { dependents { id } downstreamDecisionIds }
+      strategy: decision(id: $s, asOf: $at) { corrections { replayOutcome replayedDecisionIds } }
+    }"""
+    before = ok(api, read, r=replacement, c=correction_id, s=strategy, at=None)
+    moment = datetime.now(UTC).isoformat()
+
+    ok(api, REPLAY, input={"attemptId": attempt_id, "outcome": "REPLAYED", "decisionIds": [replacement]})
+    then = ok(api, read, r=replacement, c=correction_id, s=strategy, at=moment)
+    now = ok(api, read, r=replacement, c=correction_id, s=strategy, at=None)
+
+    assert now["replacement"]["dependsOn"] == [{"id": correction_id}]
+    assert now["correction"] == {"dependents": [{"id": replacement}], "downstreamDecisionIds": [replacement]}
+    assert now["strategy"]["corrections"] == [{"replayOutcome": "REPLAYED", "replayedDecisionIds": [replacement]}]
+    pending = {"corrections": [{"replayOutcome": "PENDING", "replayedDecisionIds": []}]}
+    assert then == before
+    assert then == {
+        "replacement": {"dependsOn": []},
+        "correction": {"dependents": [], "downstreamDecisionIds": []},
+        "strategy": pending,
+    }

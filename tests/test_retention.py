@@ -55,6 +55,7 @@ def _record(store: Trail, plan: Plan, decision_type: str, parent: Decision, **fi
         plan_id=plan.plan_id,
         snapshot=actor_snapshot(text=text),
         context=CapturedContext(text),
+        principal=LOCAL,
     )
 
 
@@ -71,27 +72,31 @@ def _finished_work(store: Trail, *, applied: bool = True) -> dict[str, Any]:
     and a phase change; a second top-level plan was instantiated with the child's prompt, so
     the two roots share one context.
     """
-    plan, root = instantiate_plan(store, "rate-limit the API")
+    plan, root = instantiate_plan(store, "rate-limit the API", principal=LOCAL)
     strategy = _add(store, plan, "strategy_choice", root)
     other = _add(store, plan, "strategy_choice", root)
     spawn = _add(store, plan, "subplan_spawn", strategy)
     to_execute(store, plan.plan_id)
     child, child_root = instantiate_plan(
-        store, "per-service limits", spawned_by_decision_id=spawn.decision_id, automation_profile=AutomationProfile(edit_code=0.9)
+        store,
+        "per-service limits",
+        spawned_by_decision_id=spawn.decision_id,
+        automation_profile=AutomationProfile(edit_code=0.9),
+        principal=LOCAL,
     )
     review = _record(store, child, "strategy_choice", child_root, confidence_score=0.5)
     assert isinstance(review, Review)
     _, child_strategy = resolve_review(store, review.review_id, ReviewAction.APPROVE, principal=LOCAL)
     to_execute(store, child.plan_id)
-    twin, twin_root = instantiate_plan(store, "per-service limits")
-    first = correct(store, strategy.decision_id, "revert", "Use one gateway", "the services share it")
+    twin, twin_root = instantiate_plan(store, "per-service limits", principal=LOCAL)
+    first = correct(store, strategy.decision_id, "revert", "Use one gateway", "the services share it", principal=LOCAL)
 
     to_execute(store, plan.plan_id)
     implementation = _add(store, plan, "implementation_choice", other)
     tool = _add(store, plan, "tool_invocation", implementation)
-    second = correct(store, implementation.decision_id, "revert", "Use the gateway's own limiter", "less code")
+    second = correct(store, implementation.decision_id, "revert", "Use the gateway's own limiter", "less code", principal=LOCAL)
     if applied:
-        advance_phase(store, plan.plan_id, Phase.APPLY)
+        advance_phase(store, plan.plan_id, Phase.APPLY, principal=LOCAL)
     return locals()
 
 
@@ -107,38 +112,41 @@ def test_the_dry_run_lists_exactly_what_the_prune_then_deletes(store: Trail, gra
     now = _later(40)
     before = _labels(graph)
 
-    dry = prune(Trail.on(graph), POLICY, dry_run=True, now=now)
+    dry = prune(Trail.on(graph), POLICY, dry_run=True, now=now, principal=LOCAL)
 
     assert _labels(graph) == before
     assert dry.dry_run and set(dry.decision_ids) == _superseded_and_gone(work)
     assert dry.plan_ids == (work["child"].plan_id,)
 
     messages: list[str] = []
-    done = prune(Trail.on(graph), POLICY, dry_run=False, now=now, progress=messages.append, batch_size=3)
+    done = prune(Trail.on(graph), POLICY, dry_run=False, now=now, progress=messages.append, batch_size=3, principal=LOCAL)
 
     assert not done.dry_run
     assert done.model_dump(exclude={"dry_run"}) == dry.model_dump(exclude={"dry_run"})
     assert messages[-3:] == ["deleted 3/4 decision(s)", "deleted 4/4 decision(s)", "deleted 1/1 plan(s)"]
-    assert prune(Trail.on(graph), POLICY, dry_run=False, now=now).empty
+    assert prune(Trail.on(graph), POLICY, dry_run=False, now=now, principal=LOCAL).empty
 
 
 def test_superseded_history_of_an_applied_plan_goes_and_the_current_tree_stays(store: Trail, graph: Graph) -> None:
     work = _finished_work(store)
     plan_id = work["plan"].plan_id
-    current = reading.list_decisions(store, plan_id, current_only=True)
+    current = reading.list_decisions(store, plan_id, current_only=True, principal=LOCAL)
     before = _labels(graph)
 
-    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40))
+    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40), principal=LOCAL)
 
-    assert reading.list_decisions(store, plan_id, current_only=True) == current
+    assert reading.list_decisions(store, plan_id, current_only=True, principal=LOCAL) == current
     for decision_id in _superseded_and_gone(work):
         with pytest.raises(NotFound):
-            reading.get_decision(store, decision_id)
+            reading.get_decision(store, decision_id, principal=LOCAL)
     # The originals the corrections CORRECTS stay, so correction history can still find them.
     for original, corrected in (("strategy", "first"), ("implementation", "second")):
-        assert reading.get_decision(store, work[original].decision_id).superseded_by == work[corrected].correction.decision_id
+        assert (
+            reading.get_decision(store, work[original].decision_id, principal=LOCAL).superseded_by
+            == work[corrected].correction.decision_id
+        )
     # Only the checkpoint group of the pruned tool invocation goes; the kept original's stays.
-    assert reading.checkpoint_group(store, work["implementation"].decision_id) is not None
+    assert reading.checkpoint_group(store, work["implementation"].decision_id, principal=LOCAL) is not None
     # The spawn's, the tool's and the review's contexts go; the child root's is the twin's too.
     assert (result.contexts, result.checkpoint_groups, result.reviews, result.phase_changes) == (3, 1, 1, 1)
     assert before - _labels(graph) == Counter(
@@ -150,29 +158,29 @@ def test_an_invalidated_child_plan_under_an_applied_parent_goes_whole(store: Tra
     work = _finished_work(store)
     child = work["child"]
 
-    prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40))
+    prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40), principal=LOCAL)
 
     with pytest.raises(NotFound):
-        reading.get_plan(store, child.plan_id)
-    assert reading.list_reviews(store, child.plan_id) == []
-    assert reading.phase_changes(store, child.plan_id) == []
+        reading.get_plan(store, child.plan_id, principal=LOCAL)
+    assert reading.list_reviews(store, child.plan_id, principal=LOCAL) == []
+    assert reading.phase_changes(store, child.plan_id, principal=LOCAL) == []
     with pytest.raises(NotFound):
-        reading.read_context(store, work["review"].proposal.context_snapshot.hot_context_hash)
+        reading.read_context(store, work["review"].proposal.context_snapshot.hot_context_hash, principal=LOCAL)
     # A context another plan's root still captured stays.
     shared = work["twin_root"].context_snapshot.hot_context_hash
     assert shared == work["child_root"].context_snapshot.hot_context_hash
-    assert "per-service limits" in reading.read_context(store, shared)
+    assert "per-service limits" in reading.read_context(store, shared, principal=LOCAL)
 
 
 def test_correction_attempts_and_their_history_survive(store: Trail, graph: Graph) -> None:
     work = _finished_work(store)
     corrections = [work["first"].correction.decision_id, work["second"].correction.decision_id]
-    before = [history(store, decision_id) for decision_id in corrections]
+    before = [history(store, decision_id, principal=LOCAL) for decision_id in corrections]
     attempts = _labels(graph)["CorrectionAttempt"]
 
-    prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40))
+    prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40), principal=LOCAL)
 
-    assert [history(store, decision_id) for decision_id in corrections] == before
+    assert [history(store, decision_id, principal=LOCAL) for decision_id in corrections] == before
     assert before[0][0].invalidated_decision_ids == work["first"].attempt.invalidated_decision_ids
     assert set(before[0][0].invalidated_decision_ids) >= {work["spawn"].decision_id, work["child_root"].decision_id}
     assert _labels(graph)["CorrectionAttempt"] == attempts == 2
@@ -182,7 +190,7 @@ def test_the_validation_checks_still_pass_after_a_prune(store: Trail, graph: Gra
     _finished_work(store)
     assert run_checks(load_graph(graph, LoadScope.ALL, progress=False), rules=VALIDATION_RULES).violations == ()
 
-    prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40))
+    prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40), principal=LOCAL)
 
     assert run_checks(load_graph(graph, LoadScope.ALL, progress=False), rules=VALIDATION_RULES).violations == ()
 
@@ -194,7 +202,7 @@ def test_history_newer_than_the_cutoff_is_kept(store: Trail, graph: Graph) -> No
     _finished_work(store)
     before = _labels(graph)
 
-    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(20))
+    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(20), principal=LOCAL)
 
     assert result.empty and result.render().startswith("nothing to prune")
     assert _labels(graph) == before
@@ -204,35 +212,35 @@ def test_a_plan_not_yet_applied_keeps_its_history(store: Trail, graph: Graph) ->
     _finished_work(store, applied=False)
     before = _labels(graph)
 
-    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(400))
+    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(400), principal=LOCAL)
 
     assert result.empty
     assert _labels(graph) == before
 
 
 def test_an_invalidated_plan_waits_for_its_live_ancestor_not_its_own_phase(store: Trail, graph: Graph) -> None:
-    plan, root = instantiate_plan(store, "parent")
+    plan, root = instantiate_plan(store, "parent", principal=LOCAL)
     strategy = _add(store, plan, "strategy_choice", root)
     spawn = _add(store, plan, "subplan_spawn", strategy)
     to_execute(store, plan.plan_id)
-    child, _ = instantiate_plan(store, "child", spawned_by_decision_id=spawn.decision_id)
+    child, _ = instantiate_plan(store, "child", spawned_by_decision_id=spawn.decision_id, principal=LOCAL)
     to_execute(store, child.plan_id)
-    advance_phase(store, child.plan_id, Phase.APPLY)
-    correct(store, spawn.decision_id, "revert", "No child plan", "r")
+    advance_phase(store, child.plan_id, Phase.APPLY, principal=LOCAL)
+    correct(store, spawn.decision_id, "revert", "No child plan", "r", principal=LOCAL)
 
     # The child was applied when it was invalidated, but its parent is still being worked on.
-    assert prune(Trail.on(graph), POLICY, dry_run=True, now=_later(40)).empty
+    assert prune(Trail.on(graph), POLICY, dry_run=True, now=_later(40), principal=LOCAL).empty
 
     to_execute(store, plan.plan_id)
-    advance_phase(store, plan.plan_id, Phase.APPLY)
-    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40))
+    advance_phase(store, plan.plan_id, Phase.APPLY, principal=LOCAL)
+    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40), principal=LOCAL)
     assert result.plan_ids == (child.plan_id,) and len(result.decision_ids) == 2  # the child's root and strategy
 
 
 def test_a_zero_age_prunes_everything_eligible_now(store: Trail, graph: Graph) -> None:
     work = _finished_work(store)
 
-    result = prune(Trail.on(graph), RetentionPolicy(older_than=timedelta(0)), dry_run=True)
+    result = prune(Trail.on(graph), RetentionPolicy(older_than=timedelta(0)), dry_run=True, principal=LOCAL)
 
     assert set(result.decision_ids) == _superseded_and_gone(work)
 
@@ -240,26 +248,28 @@ def test_a_zero_age_prunes_everything_eligible_now(store: Trail, graph: Graph) -
 def test_old_history_something_kept_still_refers_to_stays(store: Trail, graph: Graph) -> None:
     """A dependency in a plan not yet applied holds what it points at: pruning it would change
     what the dependent says."""
-    plan, root = instantiate_plan(store, "applied")
+    plan, root = instantiate_plan(store, "applied", principal=LOCAL)
     strategy = _add(store, plan, "strategy_choice", root)
     used = _add(store, plan, "resource_selection", strategy)
-    elsewhere, other_root = instantiate_plan(store, "still strategizing")
+    elsewhere, other_root = instantiate_plan(store, "still strategizing", principal=LOCAL)
     dependent = recording_service.record(
-        store, decision(elsewhere.plan_id, DecisionType.STRATEGY_CHOICE, other_root.decision_id, depends_on=(used.decision_id,))
+        store,
+        decision(elsewhere.plan_id, DecisionType.STRATEGY_CHOICE, other_root.decision_id, depends_on=(used.decision_id,)),
+        principal=LOCAL,
     )
-    correct(store, strategy.decision_id, "revert", "Another strategy", "r")
+    correct(store, strategy.decision_id, "revert", "Another strategy", "r", principal=LOCAL)
     to_execute(store, plan.plan_id)
-    advance_phase(store, plan.plan_id, Phase.APPLY)
+    advance_phase(store, plan.plan_id, Phase.APPLY, principal=LOCAL)
 
-    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40))
+    result = prune(Trail.on(graph), POLICY, dry_run=False, now=_later(40), principal=LOCAL)
 
     assert result.empty
-    assert reading.get_decision(store, dependent.decision_id).depends_on == (used.decision_id,)
+    assert reading.get_decision(store, dependent.decision_id, principal=LOCAL).depends_on == (used.decision_id,)
 
     # Once the other plan is applied too, its superseded dependent goes, and what it held with it.
     to_execute(store, elsewhere.plan_id)
-    advance_phase(store, elsewhere.plan_id, Phase.APPLY)
-    assert set(prune(Trail.on(graph), POLICY, dry_run=True, now=_later(40)).decision_ids) == {
+    advance_phase(store, elsewhere.plan_id, Phase.APPLY, principal=LOCAL)
+    assert set(prune(Trail.on(graph), POLICY, dry_run=True, now=_later(40), principal=LOCAL).decision_ids) == {
         used.decision_id,
         dependent.decision_id,
     }

@@ -17,6 +17,7 @@ from decisiontrail.graphdb.checkpoints import Neo4jCheckpointSaver
 from decisiontrail.services import Trail, analysis, reading, runs
 from decisiontrail.services.correction import correct
 from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.access import LOCAL
 
 
 @pytest.fixture
@@ -25,12 +26,12 @@ def saver(store: Trail) -> Iterator[Any]:
 
 
 def _types(store: Trail, plan_id: str) -> list[str]:
-    return [d.decision_type.value for d in reading.list_decisions(store, plan_id, current_only=True)]
+    return [d.decision_type.value for d in reading.list_decisions(store, plan_id, current_only=True, principal=LOCAL)]
 
 
 def _children(store: Trail, plan_id: str) -> list[Any]:
     ids = reading.child_plans_of(store, [plan_id])[0]
-    return [p for p in reading.get_plans(store, ids) if p is not None]
+    return [p for p in reading.get_plans(store, ids, principal=LOCAL) if p is not None]
 
 
 def test_a_run_records_the_whole_hierarchy_with_the_scripted_model(store: Trail, saver: Any) -> None:
@@ -40,11 +41,12 @@ def test_a_run_records_the_whole_hierarchy_with_the_scripted_model(store: Trail,
         "Add rate limiting to the billing API",
         invariants=[Invariant(name="coverage", statement="Coverage stays at 80%")],
         run=RunRequest(),
+        principal=LOCAL,
     )
     run = runtime.run_until_settled(plan.plan_id, timeout=120)
 
     assert run.status is RunStatus.SUCCEEDED, run.error
-    assert reading.get_plan(store, plan.plan_id).phase is Phase.APPLY
+    assert reading.get_plan(store, plan.plan_id, principal=LOCAL).phase is Phase.APPLY
     assert _types(store, plan.plan_id) == [
         "prompt_definition",
         "invariant_enforced",
@@ -58,34 +60,36 @@ def test_a_run_records_the_whole_hierarchy_with_the_scripted_model(store: Trail,
     assert child.phase is Phase.APPLY
     assert "subplan_spawn" not in _types(store, child.plan_id)  # depth 2: the child spawns none
     assert runs.runs_of_plans(store, [child.plan_id])[0].status is RunStatus.SUCCEEDED  # type: ignore[union-attr]
-    assert analysis.check_all(store).ok
+    assert analysis.check_all(store, principal=LOCAL).ok
 
 
 def test_a_corrected_strategy_is_replayed_by_the_service(store: Trail, saver: Any) -> None:
     runtime = Runtime(store, saver)
-    plan, _ = instantiate_plan(runtime.trail, "Add rate limiting to the billing API", run=RunRequest())
+    plan, _ = instantiate_plan(runtime.trail, "Add rate limiting to the billing API", run=RunRequest(), principal=LOCAL)
     runtime.run_until_settled(plan.plan_id, timeout=120)
     (old_child,) = _children(store, plan.plan_id)
-    strategy = next(d for d in reading.list_decisions(store, plan.plan_id) if d.decision_type is DecisionType.STRATEGY_CHOICE)
+    strategy = next(
+        d for d in reading.list_decisions(store, plan.plan_id, principal=LOCAL) if d.decision_type is DecisionType.STRATEGY_CHOICE
+    )
 
-    result = correct(runtime.trail, strategy.decision_id, "revert", "Use Redis counters shared by every replica")
+    result = correct(runtime.trail, strategy.decision_id, "revert", "Use Redis counters shared by every replica", principal=LOCAL)
     assert runs.runs_of_plans(store, [plan.plan_id])[0].status is RunStatus.QUEUED  # type: ignore[union-attr]
     run = runtime.run_until_settled(plan.plan_id, timeout=120)
 
     assert run.status is RunStatus.SUCCEEDED, run.error
-    attempt = reading.get_attempt(store, result.attempt.attempt_id)
+    attempt = reading.get_attempt(store, result.attempt.attempt_id, principal=LOCAL)
     assert attempt.replay_outcome is ReplayOutcome.REPLAYED, attempt.replay_detail
-    current = reading.list_decisions(store, plan.plan_id, current_only=True)
+    current = reading.list_decisions(store, plan.plan_id, current_only=True, principal=LOCAL)
     choice = next(
         d for d in current if d.decision_type is DecisionType.STRATEGY_CHOICE and d.decision_id != result.correction.decision_id
     )
     assert choice.chosen_option == "Use Redis counters shared by every replica"
-    assert reading.get_plan(store, plan.plan_id).phase is Phase.APPLY
+    assert reading.get_plan(store, plan.plan_id, principal=LOCAL).phase is Phase.APPLY
     children = _children(store, plan.plan_id)
     fresh = [c for c in children if not c.is_invalidated]
     assert len(children) == 2 and len(fresh) == 1 and fresh[0].plan_id != old_child.plan_id
-    assert reading.get_plan(store, fresh[0].plan_id).phase is Phase.APPLY
-    assert analysis.check_all(store).ok
+    assert reading.get_plan(store, fresh[0].plan_id, principal=LOCAL).phase is Phase.APPLY
+    assert analysis.check_all(store, principal=LOCAL).ok
 
 
 def test_a_replay_whose_actor_fails_fails_its_attempt_and_its_run(store: Trail, saver: Any) -> None:
@@ -99,16 +103,18 @@ def test_a_replay_whose_actor_fails_fails_its_attempt_and_its_run(store: Trail, 
         return chat_model(name, actor, brief, settings)
 
     runtime = Runtime(store, saver, models=models)
-    plan, _ = instantiate_plan(runtime.trail, "Rotate the API keys", {"depth": 1}, run=RunRequest())
+    plan, _ = instantiate_plan(runtime.trail, "Rotate the API keys", {"depth": 1}, run=RunRequest(), principal=LOCAL)
     runtime.run_until_settled(plan.plan_id, timeout=120)
-    strategy = next(d for d in reading.list_decisions(store, plan.plan_id) if d.decision_type is DecisionType.STRATEGY_CHOICE)
+    strategy = next(
+        d for d in reading.list_decisions(store, plan.plan_id, principal=LOCAL) if d.decision_type is DecisionType.STRATEGY_CHOICE
+    )
 
     failing["on"] = True
-    result = correct(runtime.trail, strategy.decision_id, "revert", "Rotate them monthly")
+    result = correct(runtime.trail, strategy.decision_id, "revert", "Rotate them monthly", principal=LOCAL)
     run = runtime.run_until_settled(plan.plan_id, timeout=120)
 
     assert run.status is RunStatus.FAILED and run.error == "RuntimeError: the model provider is down"
-    attempt = reading.get_attempt(store, result.attempt.attempt_id)
+    attempt = reading.get_attempt(store, result.attempt.attempt_id, principal=LOCAL)
     assert attempt.replay_outcome is ReplayOutcome.FAILED  # was: left pending, the run failed on its first turn
     assert attempt.replay_detail == "RuntimeError: the model provider is down"
 
@@ -131,14 +137,16 @@ def test_a_replay_that_outlasts_its_time_limit_fails_its_attempt_and_its_run(sto
         return ScriptedChatModel(every_turn=stalled) if asked_for["stall"] else chat_model(name, actor, brief, settings)
 
     asked_for = {"stall": False}
-    plan, _ = instantiate_plan(store, "Rotate the API keys", {"depth": 1}, run=RunRequest())
+    plan, _ = instantiate_plan(store, "Rotate the API keys", {"depth": 1}, run=RunRequest(), principal=LOCAL)
     assert Runtime(store, saver).run_until_settled(plan.plan_id, timeout=120).status is RunStatus.SUCCEEDED
     runtime = Runtime(store, saver, models=models, settings=RuntimeSettings(time_limit=2.0))
-    strategy = next(d for d in reading.list_decisions(store, plan.plan_id) if d.decision_type is DecisionType.STRATEGY_CHOICE)
+    strategy = next(
+        d for d in reading.list_decisions(store, plan.plan_id, principal=LOCAL) if d.decision_type is DecisionType.STRATEGY_CHOICE
+    )
 
     asked_for["stall"] = True
-    result = correct(runtime.trail, strategy.decision_id, "revert", "Rotate them monthly")
-    before = reading.list_decisions(store, plan.plan_id, current_only=True)
+    result = correct(runtime.trail, strategy.decision_id, "revert", "Rotate them monthly", principal=LOCAL)
+    before = reading.list_decisions(store, plan.plan_id, current_only=True, principal=LOCAL)
     run = runtime.run_until_settled(plan.plan_id, timeout=60)
 
     # the worker gave the turn up while its thread still waited on the model
@@ -146,10 +154,10 @@ def test_a_replay_that_outlasts_its_time_limit_fails_its_attempt_and_its_run(sto
     assert asked.is_set() and turn and turn[0].is_alive()
     assert run.status is RunStatus.FAILED and run.error is not None
     assert run.error.startswith("TIMEOUT: the turn took longer than its time limit of 2 s"), run.error
-    attempt = reading.get_attempt(store, result.attempt.attempt_id)
+    attempt = reading.get_attempt(store, result.attempt.attempt_id, principal=LOCAL)
     assert attempt.replay_outcome is ReplayOutcome.FAILED and attempt.replay_detail == run.error
 
     answer.set()  # the model answers at last, with a record_decision call: the actor stops before it
     turn[0].join(timeout=30)
     assert not turn[0].is_alive()
-    assert reading.list_decisions(store, plan.plan_id, current_only=True) == before
+    assert reading.list_decisions(store, plan.plan_id, current_only=True, principal=LOCAL) == before

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +14,7 @@ import httpx
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
 from decisiontrail.services import Trail, analysis
+from decisiontrail.access import LOCAL
 from serving import subscribed
 from test_api import error_code, ok
 
@@ -33,7 +35,7 @@ ATTEMPT = """
 query($id: ID!) { decision(id: $id) { corrections { attemptId replayOutcome replayDetail replayedDecisionIds } } }"""
 DECISION = "query($id: ID!) { decision(id: $id) { id decisionType chosenOption status } }"
 PENDING = "query($id: ID!) { pendingReviews(planId: $id) { id decisionType } }"
-INBOX = "{ reviews(status: PENDING) { nodes { id } } }"
+INBOX = "query($project: String) { reviews(status: PENDING, project: $project) { nodes { id } } }"
 RESOLVE = "mutation($id: ID!) { resolveReview(input: {reviewId: $id, action: APPROVE}) { decision { id } } }"
 CANCEL = 'mutation($id: ID!) { cancelRun(runId: $id, reason: "not needed") { id status error } }'
 RUN_BY_ID = "query($id: ID!) { run(id: $id) { id status plan { id } } }"
@@ -88,7 +90,7 @@ def test_run_plan_runs_a_hierarchy_and_a_correction_over_graphql_replays_itself(
     (child,) = plan["childPlans"]
     assert child["phase"] == "APPLY" and child["run"] == {"status": "SUCCEEDED", "parentRunId": plan["run"]["id"]}
     assert child["invalidatedAt"] is None
-    assert analysis.check_all(store).ok
+    assert analysis.check_all(store, principal=LOCAL).ok
 
     strategy = next(d for d in plan["decisions"]["nodes"] if d["decisionType"] == "STRATEGY_CHOICE")
     corrected = ok(
@@ -96,16 +98,16 @@ def test_run_plan_runs_a_hierarchy_and_a_correction_over_graphql_replays_itself(
         CORRECT,
         input={"decisionId": strategy["id"], "mode": "REVERT", "guidance": "Use Redis counters shared by every replica"},
     )["correctDecision"]
-    assert corrected["attempt"]["replayOutcome"] == "pending"
+    assert corrected["attempt"]["replayOutcome"] == "PENDING"
     assert [p["id"] for p in corrected["invalidatedPlans"]] == [child["id"]]
 
     # No client acts from here on: the service replays the correction.
     def replay_reported() -> dict[str, Any] | None:
         (attempt,) = ok(api, ATTEMPT, id=strategy["id"])["decision"]["corrections"]
-        return attempt if attempt["replayOutcome"] != "pending" else None
+        return attempt if attempt["replayOutcome"] != "PENDING" else None
 
     attempt = until(replay_reported, what="the replay")
-    assert attempt["replayOutcome"] == "replayed", attempt["replayDetail"]
+    assert attempt["replayOutcome"] == "REPLAYED", attempt["replayDetail"]
     assert attempt["attemptId"] == corrected["attempt"]["attemptId"]
     replayed = [ok(api, DECISION, id=i)["decision"] for i in attempt["replayedDecisionIds"]]
     replayed_choice = next(d for d in replayed if d["decisionType"] == "STRATEGY_CHOICE")
@@ -124,11 +126,16 @@ def test_run_plan_runs_a_hierarchy_and_a_correction_over_graphql_replays_itself(
     assert live[0]["phase"] == "APPLY" and live[0]["run"]["status"] == "SUCCEEDED"
     assert next(c for c in after["childPlans"] if c["id"] == child["id"])["invalidatedAt"] is not None
     assert ok(api, RUN_BY_ID, id=after["run"]["id"])["run"]["plan"]["id"] == plan["id"]
-    assert analysis.check_all(store).ok
+    assert analysis.check_all(store, principal=LOCAL).ok
 
 
 def test_a_run_waits_for_its_reviews_and_goes_on_when_they_are_resolved(api: httpx.Client, store: Trail) -> None:
-    started = ok(api, RUN, input={"description": "Rotate the API keys", "automationProfile": {"editCode": 0.95}})["runPlan"]
+    # The inbox is read for this run's project: oldest first across the session's shared database,
+    # its first page could hold only other tests' pending reviews (it hung once that way).
+    project = f"rotate-{uuid.uuid4().hex[:8]}"
+    started = ok(
+        api, RUN, input={"description": "Rotate the API keys", "automationProfile": {"editCode": 0.95}, "project": project}
+    )["runPlan"]
 
     first = plan_when(api, started["id"], "WAITING")
     assert (first["run"]["waitingFor"], first["run"]["currentActor"]) == ("review", "STRATEGY")
@@ -138,7 +145,7 @@ def test_a_run_waits_for_its_reviews_and_goes_on_when_they_are_resolved(api: htt
         if plan["run"]["status"] != "WAITING":
             break
         # the parent waits for its reviews, then for its child plan, whose run waits for its own
-        pending = ok(api, INBOX)["reviews"]["nodes"]
+        pending = ok(api, INBOX, project=project)["reviews"]["nodes"]
         if not pending:
             time.sleep(0.1)
             continue
@@ -151,7 +158,7 @@ def test_a_run_waits_for_its_reviews_and_goes_on_when_they_are_resolved(api: htt
     # plan, the approach and the resources in its child; Execute's threshold is 0, so none there
     assert resolved == 5
     assert plan["phase"] == "APPLY" and plan["childPlans"][0]["phase"] == "APPLY"
-    assert analysis.check_all(store).ok
+    assert analysis.check_all(store, principal=LOCAL).ok
 
 
 def test_a_cancelled_run_stops_where_it_is(api: httpx.Client, store: Trail) -> None:
@@ -232,7 +239,7 @@ def test_a_replay_pauses_where_it_asks_again_what_a_lapsed_approval_had_approved
     corrected = ok(
         api, CORRECT, input={"decisionId": strategy["id"], "mode": "REVERT", "guidance": "Rotate with a grace period"}
     )["correctDecision"]
-    assert corrected["attempt"]["replayOutcome"] == "pending"
+    assert corrected["attempt"]["replayOutcome"] == "PENDING"
     # the approach was corrected itself (its approval replaced, not lapsed); the resources' lapsed
     assert [ok(api, REVIEW, id=r)["review"]["status"] for r in approved] == ["APPROVED", "LAPSED"]
 
@@ -252,8 +259,8 @@ def test_a_replay_pauses_where_it_asks_again_what_a_lapsed_approval_had_approved
 
     def replay_reported() -> dict[str, Any] | None:
         (attempt,) = ok(api, ATTEMPT, id=strategy["id"])["decision"]["corrections"]
-        return attempt if attempt["replayOutcome"] != "pending" else None
+        return attempt if attempt["replayOutcome"] != "PENDING" else None
 
-    assert until(replay_reported, what="the replay")["replayOutcome"] == "replayed"
+    assert until(replay_reported, what="the replay")["replayOutcome"] == "REPLAYED"
     assert plan_when(api, started["id"], "SUCCEEDED")["phase"] == "APPLY"
-    assert analysis.check_all(store).ok
+    assert analysis.check_all(store, principal=LOCAL).ok

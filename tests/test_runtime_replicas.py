@@ -12,6 +12,7 @@ import pytest
 
 from decisiontrail.graphdb import Graph
 from decisiontrail.services import Trail, analysis, reading
+from decisiontrail.access import LOCAL
 from reliability.faults import Service
 from test_api import ok
 from test_runtime_api import ATTEMPT, CORRECT, PLAN, RUN, plan_when, until
@@ -50,7 +51,7 @@ def _strategy(plan: dict[str, object]) -> str:
 def _replayed(api: httpx.Client, decision_id: str) -> dict[str, object]:
     def reported() -> dict[str, object] | None:
         (attempt,) = ok(api, ATTEMPT, id=decision_id)["decision"]["corrections"]
-        return attempt if attempt["replayOutcome"] != "pending" else None
+        return attempt if attempt["replayOutcome"] != "PENDING" else None
 
     found: dict[str, object] = until(reported, timeout=120, what="the replay")
     return found
@@ -58,7 +59,11 @@ def _replayed(api: httpx.Client, decision_id: str) -> dict[str, object]:
 
 def _chosen_everywhere(store: Trail, plan_id: str) -> list[str]:
     """Every strategy_choice the plan ever recorded, superseded ones too."""
-    return [d.chosen_option for d in reading.list_decisions(store, plan_id) if d.decision_type.value == "strategy_choice"]
+    return [
+        d.chosen_option
+        for d in reading.list_decisions(store, plan_id, principal=LOCAL)
+        if d.decision_type.value == "strategy_choice"
+    ]
 
 
 def test_two_service_processes_each_replay_a_correction_exactly_once(two_services: tuple[Service, Service], store: Trail) -> None:
@@ -74,14 +79,14 @@ def test_two_service_processes_each_replay_a_correction_exactly_once(two_service
         settled = [plan_when(b, p["id"], "SUCCEEDED") for p in plans]
 
     assert [c["correctDecision"]["attempt"]["attemptId"] for c in corrected] == [x["attemptId"] for x in attempts]
-    assert {x["replayOutcome"] for x in attempts} == {"replayed"}
+    assert {x["replayOutcome"] for x in attempts} == {"REPLAYED"}
     for plan in settled:
         # Replayed once: one strategy choice with the guidance, ever; one replay generation.
         assert _chosen_everywhere(store, plan["id"]).count(GUIDANCE) == 1
         assert plan["run"]["generation"] == 1 and plan["phase"] == "APPLY"
     workers = {str(x["replayDetail"]).rsplit("worker ", 1)[-1] for x in attempts}
     assert workers and all(w.count(":") == 2 for w in workers), workers  # each names the one worker that ran it
-    assert analysis.check_all(store).ok
+    assert analysis.check_all(store, principal=LOCAL).ok
 
 
 def test_a_service_killed_during_a_replay_finishes_it_once_after_a_restart(
@@ -109,10 +114,10 @@ def test_a_service_killed_during_a_replay_finishes_it_once_after_a_restart(
     finally:
         service.stop()
 
-    assert attempt["replayOutcome"] == "replayed", attempt["replayDetail"]
+    assert attempt["replayOutcome"] == "REPLAYED", attempt["replayDetail"]
     assert _chosen_everywhere(store, plan["id"]).count(GUIDANCE) == 1  # resumed, not run again
     assert after["phase"] == "APPLY" and after["run"]["generation"] == 1
     live = [c for c in after["childPlans"] if c["invalidatedAt"] is None]
     assert len(after["childPlans"]) == 2 and len(live) == 1  # the replay's child; the first one invalidated
     assert live[0]["phase"] == "APPLY" and live[0]["run"]["status"] == "SUCCEEDED"
-    assert analysis.check_all(store).ok
+    assert analysis.check_all(store, principal=LOCAL).ok

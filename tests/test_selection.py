@@ -77,15 +77,21 @@ def _ids(data: Any) -> set[str]:
 @pytest.fixture
 def plans(store: Trail) -> dict[str, Any]:
     """ann's plan, whose decisions depend on ann's other plan and on bob's, with a correction in its history."""
-    mine, root = instantiate_plan(store, "ann's plan", owner="ann")
-    other_mine, other_root = instantiate_plan(store, "ann's other plan", owner="ann")
-    bobs, bob_root = instantiate_plan(store, "bob's plan", owner="bob")
-    theirs = recording_service.record(store, decision(bobs.plan_id, DecisionType.STRATEGY_CHOICE, bob_root.decision_id))
-    elsewhere = recording_service.record(
-        store, decision(other_mine.plan_id, DecisionType.STRATEGY_CHOICE, other_root.decision_id)
+    mine, root = instantiate_plan(store, "ann's plan", owner="ann", principal=LOCAL)
+    other_mine, other_root = instantiate_plan(store, "ann's other plan", owner="ann", principal=LOCAL)
+    bobs, bob_root = instantiate_plan(store, "bob's plan", owner="bob", principal=LOCAL)
+    theirs = recording_service.record(
+        store, decision(bobs.plan_id, DecisionType.STRATEGY_CHOICE, bob_root.decision_id), principal=LOCAL
     )
-    strategy = recording_service.record(store, decision(mine.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
-    recording_service.record(store, decision(mine.plan_id, DecisionType.RESOURCE_SELECTION, strategy.decision_id, question="r?"))
+    elsewhere = recording_service.record(
+        store, decision(other_mine.plan_id, DecisionType.STRATEGY_CHOICE, other_root.decision_id), principal=LOCAL
+    )
+    strategy = recording_service.record(
+        store, decision(mine.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+    )
+    recording_service.record(
+        store, decision(mine.plan_id, DecisionType.RESOURCE_SELECTION, strategy.decision_id, question="r?"), principal=LOCAL
+    )
     mixed = recording_service.record(
         store,
         decision(
@@ -95,11 +101,14 @@ def plans(store: Trail) -> dict[str, Any]:
             question="mixed?",
             depends_on=(theirs.decision_id, strategy.decision_id, elsewhere.decision_id),
         ),
+        principal=LOCAL,
     )
     recording_service.record(
-        store, decision(mine.plan_id, DecisionType.RESOURCE_SELECTION, mixed.decision_id, depends_on=(strategy.decision_id,))
+        store,
+        decision(mine.plan_id, DecisionType.RESOURCE_SELECTION, mixed.decision_id, depends_on=(strategy.decision_id,)),
+        principal=LOCAL,
     )
-    corrected = correct(store, strategy.decision_id, "revert", "try again", "wrong")
+    corrected = correct(store, strategy.decision_id, "revert", "try again", "wrong", principal=LOCAL)
     return {"plan_id": mine.plan_id, "theirs": theirs.decision_id, "elsewhere": elsewhere.decision_id, "at": corrected.attempt.at}
 
 
@@ -124,12 +133,14 @@ def test_the_outlined_tree_answers_as_the_field_by_field_one(
 
 
 def _plan_of(store: Trail, size: int) -> str:
-    plan, root = instantiate_plan(store, f"{size} decisions")
+    plan, root = instantiate_plan(store, f"{size} decisions", principal=LOCAL)
     previous = root
     for i in range(size):
         parent = root if i % 3 == 0 else previous
         previous = recording_service.record(
-            store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, parent.decision_id, depends_on=(previous.decision_id,))
+            store,
+            decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, parent.decision_id, depends_on=(previous.decision_id,)),
+            principal=LOCAL,
         )
     return plan.plan_id
 
@@ -154,8 +165,10 @@ def test_asks_only_takes_the_tree_field_itself() -> None:
 def test_a_field_asked_twice_under_one_name_is_answered_for_both_selections(store: Trail) -> None:
     # The same response key twice, once with ids only and once with more: merged, both are served
     # (ids alone would be answered from the walk; the question needs the records).
-    plan, root = instantiate_plan(store, "merged selections")
-    strategy = recording_service.record(store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+    plan, root = instantiate_plan(store, "merged selections", principal=LOCAL)
+    strategy = recording_service.record(
+        store, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+    )
     document = """query($id: ID!) {
       lineage(decisionId: $id) { decisions { id } }
       lineage(decisionId: $id) { decisions { question } }

@@ -11,11 +11,13 @@ import httpx
 import pytest
 from starlette.types import Receive, Scope, Send
 
-from decisiontrail.app import ShedLoad, create_app
+from decisiontrail.app import create_app
+from decisiontrail.web.middleware import ShedLoad
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.connection import REQUEST_METADATA_KEY
 from decisiontrail.services import Trail, reading
 from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.access import LOCAL
 from serving import served
 from test_api import RECORD, snapshot
 from test_timeouts import plan_locked
@@ -110,7 +112,7 @@ def _requests_waiting(graph: Graph) -> int:
 
 
 def test_a_served_app_refuses_a_third_request_at_once_while_two_wait_on_a_plan_lock(store: Trail, graph: Graph) -> None:
-    plan, root = instantiate_plan(store, "locked")
+    plan, root = instantiate_plan(store, "locked", principal=LOCAL)
     recordings = [
         {
             "planId": plan.plan_id,
@@ -148,5 +150,5 @@ def test_a_served_app_refuses_a_third_request_at_once_while_two_wait_on_a_plan_l
     assert health.status_code == 200
     assert [a.status_code for a in served_answers] == [200, 200]
     assert all("errors" not in a.json() for a in served_answers), [a.json() for a in served_answers]
-    assert len(reading.list_decisions(store, plan.plan_id)) == 3  # the root and both recordings, once each
+    assert len(reading.list_decisions(store, plan.plan_id, principal=LOCAL)) == 3  # the root and both recordings, once each
     assert room.status_code == 200 and "errors" not in room.json()

@@ -13,6 +13,7 @@ from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import count_graph
 from decisiontrail.services import Trail, analysis, lifecycle, reading
+from decisiontrail.access import LOCAL
 from test_api import error_code, gql, ok, record
 
 SET = """
@@ -65,7 +66,7 @@ def test_a_prompt_correction_returns_the_plan_to_strategize_with_its_invariants_
     assert all(d["parent"] == {"id": corrected["id"]} for d in current if d["decisionType"] == "INVARIANT_ENFORCED")
     record(api, plan["id"], parentDecisionId=corrected["id"], context="after the correction")
     assert ok(api, PHASE, id=plan["id"], phase="EXECUTE")["advancePhase"]["phase"] == "EXECUTE"
-    assert analysis.check(store, LoadScope.ALL).ok
+    assert analysis.check(store, LoadScope.ALL, principal=LOCAL).ok
 
 
 def test_a_revert_of_an_invariant_enforced_has_it_reconciled_again(api: httpx.Client, store: Trail) -> None:
@@ -78,14 +79,14 @@ def test_a_revert_of_an_invariant_enforced_has_it_reconciled_again(api: httpx.Cl
 
     assert _enforced(current) == ["at least 80%"]
     assert [d["id"] for d in current if d["decisionType"] == "INVARIANT_ENFORCED"] != [enforcing["id"]]
-    assert analysis.check(store, LoadScope.ALL).ok
+    assert analysis.check(store, LoadScope.ALL, principal=LOCAL).ok
 
 
 def test_execute_is_refused_while_a_declared_invariant_is_unenforced_and_nothing_is_written(
     api: httpx.Client, store: Trail, graph: Graph
 ) -> None:
     # A plan written by a process without a reconciler (an author's own): nothing enforces its invariant.
-    plan, root = lifecycle.instantiate_plan(store, "p", invariants=[Invariant(name="docs", statement="kept")])
+    plan, root = lifecycle.instantiate_plan(store, "p", invariants=[Invariant(name="docs", statement="kept")], principal=LOCAL)
     record(api, plan.plan_id, parentDecisionId=root.decision_id)
     before = count_graph(graph)
 
@@ -94,7 +95,7 @@ def test_execute_is_refused_while_a_declared_invariant_is_unenforced_and_nothing
     assert (refused["code"], refused["rule"]) == ("PHASE_VIOLATION", "invariants_enforced_before_execute")
     assert "'docs'" in refused["message"]
     assert count_graph(graph) == before
-    assert reading.get_plan(store, plan.plan_id).phase.value == "strategize"
+    assert reading.get_plan(store, plan.plan_id, principal=LOCAL).phase.value == "strategize"
 
 
 def test_under_a_manual_profile_every_invariant_is_proposed_and_resolving_them_enforces_all(
@@ -120,7 +121,7 @@ def test_under_a_manual_profile_every_invariant_is_proposed_and_resolving_them_e
     assert _enforced(_current(api, plan["id"])[1]) == ["at least 80%", "no breaking changes"]
     assert ok(api, PENDING, id=plan["id"])["pendingReviews"] == []
     assert ok(api, PHASE, id=plan["id"], phase="EXECUTE")["advancePhase"]["phase"] == "EXECUTE"
-    assert analysis.check(store, LoadScope.ALL).ok
+    assert analysis.check(store, LoadScope.ALL, principal=LOCAL).ok
 
 
 def _spawning(api: httpx.Client, spawn_type: str) -> str:
@@ -159,7 +160,7 @@ def test_two_children_asked_of_one_subplan_spawn_at_once_make_one(api: httpx.Cli
     made = [a["data"]["instantiatePlan"]["id"] for a in answers if a.get("data") and a["data"]["instantiatePlan"]]
     assert len(made) == 1, answers
     assert sorted(a["errors"][0]["extensions"]["code"] for a in answers if "errors" in a) == ["CONFLICT"] * 3
-    assert reading.child_plans_of(store, [reading.get_decision(store, spawn).plan_id]) == [made]
+    assert reading.child_plans_of(store, [reading.get_decision(store, spawn, principal=LOCAL).plan_id]) == [made]
 
 
 def test_a_subplan_parallel_spawn_spawns_a_group(api: httpx.Client, store: Trail) -> None:
@@ -168,8 +169,8 @@ def test_a_subplan_parallel_spawn_spawns_a_group(api: httpx.Client, store: Trail
     group = [ok(api, INSTANTIATE, input={"description": f"c{i}", "parentDecisionId": spawn})["instantiatePlan"] for i in range(3)]
 
     assert len({c["id"] for c in group}) == 3
-    assert analysis.check(store, LoadScope.ALL).ok
-    assert reading.get_decision(store, spawn).decision_type is DecisionType.SUBPLAN_PARALLEL_SPAWN
+    assert analysis.check(store, LoadScope.ALL, principal=LOCAL).ok
+    assert reading.get_decision(store, spawn, principal=LOCAL).decision_type is DecisionType.SUBPLAN_PARALLEL_SPAWN
 
 
 INVARIANTS = "query($id: ID!) { plan(id: $id) { invariants { name scope } } }"
@@ -205,4 +206,4 @@ def test_re_entering_strategize_gathers_the_scopes_as_they_are_now_less_what_was
 
     assert _declared(api, plan["id"]) == ["compat", "fast"]
     assert _enforced(_current(api, plan["id"])[1]) == ["no breaking changes", "p95 < 1 s"]
-    assert analysis.check_all(store).ok
+    assert analysis.check_all(store, principal=LOCAL).ok

@@ -36,6 +36,7 @@ from decisiontrail.settings import Neo4jSettings
 from decisiontrail.services import reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services import Trail
+from decisiontrail.access import LOCAL
 from factories import decision
 from test_api import RECORD, snapshot
 from serving import served
@@ -89,7 +90,7 @@ def _payload(plan_id: str, context: str) -> dict[str, object]:
 
 
 def _decision_count(store: Trail, plan_id: str) -> int:
-    return len(reading.list_decisions(store, plan_id))
+    return len(reading.list_decisions(store, plan_id, principal=LOCAL))
 
 
 def test_a_read_past_its_time_limit_is_stopped_and_answered_timeout(graph: Graph) -> None:
@@ -131,16 +132,18 @@ def test_every_statement_of_a_read_carries_its_request_tag(graph: Graph) -> None
 
 
 def test_a_write_waiting_past_its_time_limit_writes_nothing(store: Trail, graph: Graph) -> None:
-    plan, root = instantiate_plan(store, "locked")
+    plan, root = instantiate_plan(store, "locked", principal=LOCAL)
     limited = Trail.on(replace(graph, query_timeout=1.0))
     with plan_locked(graph, plan.plan_id):
         with pytest.raises(TimedOut):
-            recording_service.record(limited, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id))
+            recording_service.record(
+                limited, decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+            )
     assert _decision_count(store, plan.plan_id) == 1
 
 
 def test_a_request_past_its_time_limit_is_answered_timeout_over_http(store: Trail, graph: Graph) -> None:
-    plan, _ = instantiate_plan(store, "locked")
+    plan, _ = instantiate_plan(store, "locked", principal=LOCAL)
     payload = _payload(plan.plan_id, "slow")
     with served(create_app(graph=replace(graph, query_timeout=1.0))) as url, plan_locked(graph, plan.plan_id):
         answer = httpx.post(f"{url}/graphql", json={"query": RECORD, "variables": {"input": payload}}, timeout=30).json()
@@ -163,7 +166,7 @@ def _send_raw(url: str, body: dict[str, object]) -> socket.socket:
 
 
 def test_a_request_whose_client_goes_away_stops_its_query(store: Trail, graph: Graph) -> None:
-    plan, _ = instantiate_plan(store, "locked")
+    plan, _ = instantiate_plan(store, "locked", principal=LOCAL)
     payload = _payload(plan.plan_id, "abandoned")
     # A time limit far beyond the waits below: only the disconnect can stop the write in time.
     with served(create_app(graph=replace(graph, query_timeout=120.0))) as url, plan_locked(graph, plan.plan_id):
@@ -208,7 +211,7 @@ def test_the_embedded_neo4j_stops_within_its_bound_with_a_query_running(tmp_path
 
 
 def test_serve_stops_within_its_bound_with_a_request_waiting(store: Trail, graph: Graph, tmp_path: Path) -> None:
-    plan, _ = instantiate_plan(store, "locked")
+    plan, _ = instantiate_plan(store, "locked", principal=LOCAL)
     port = free_port()
     env = {
         **os.environ,

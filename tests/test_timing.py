@@ -12,6 +12,7 @@ from decisiontrail.graphdb import Graph, timing
 from decisiontrail.graphdb.database import Database
 from decisiontrail.services import Trail
 from decisiontrail.services.lifecycle import instantiate_plan
+from decisiontrail.access import LOCAL
 from serving import served
 from test_api import snapshot
 
@@ -71,7 +72,7 @@ def _parts(header: str) -> dict[str, tuple[float, str]]:
 
 
 def test_served_responses_say_where_their_time_went_when_asked(graph: Graph, store: Trail) -> None:
-    plan, _ = instantiate_plan(store, "timed")
+    plan, _ = instantiate_plan(store, "timed", principal=LOCAL)
     query = """query($id: ID!) { plan(id: $id) { id decisions { nodes { id } } } }"""
     with served(create_app(graph=graph, server_timing=True)) as url, httpx.Client(base_url=url, timeout=30) as client:
         read = client.post("/graphql", json={"query": query, "variables": {"id": plan.plan_id}})

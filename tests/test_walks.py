@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from decisiontrail.access import Principal, Role
+from decisiontrail.access import LOCAL, Principal, Role
 from decisiontrail.checks.closure import downstream, lineage
 from decisiontrail.cypher import query
 from decisiontrail.domain import Decision, DecisionType, Phase, Plan
@@ -61,7 +61,9 @@ class Hierarchy:
 
 def _add(store: Trail, plan: Plan, decision_type: DecisionType, parent: Decision, *deps: Decision) -> Decision:
     return recording_service.record(
-        store, decision(plan.plan_id, decision_type, parent.decision_id, depends_on=tuple(d.decision_id for d in deps))
+        store,
+        decision(plan.plan_id, decision_type, parent.decision_id, depends_on=tuple(d.decision_id for d in deps)),
+        principal=LOCAL,
     )
 
 
@@ -80,12 +82,12 @@ def _hierarchy(store: Trail, owner_of: dict[int, str] | None = None) -> Hierarch
     for level in range(LEVELS):
         spawned_by = h.spawns[-1].decision_id if h.spawns else None
         owner = (owner_of or {}).get(level)
-        plan, root = instantiate_plan(store, f"level {level}", spawned_by_decision_id=spawned_by, owner=owner)
+        plan, root = instantiate_plan(store, f"level {level}", spawned_by_decision_id=spawned_by, owner=owner, principal=LOCAL)
         bystander = _add(store, plan, DecisionType.STRATEGY_CHOICE, root)
         influences = (h.bystanders[-1],) if h.bystanders else ()
         strategy = _add(store, plan, DecisionType.STRATEGY_CHOICE, root, *influences)
         spawn = _add(store, plan, DecisionType.SUBPLAN_SPAWN, strategy)
-        advance_phase(store, plan.plan_id, Phase.EXECUTE)  # its child plan runs once it executes
+        advance_phase(store, plan.plan_id, Phase.EXECUTE, principal=LOCAL)  # its child plan runs once it executes
         h.plans.append(plan)
         h.roots.append(root)
         h.strategies.append(strategy)
@@ -98,7 +100,7 @@ def _hierarchy(store: Trail, owner_of: dict[int, str] | None = None) -> Hierarch
 def chain(store: Trail) -> list[Decision]:
     """One plan whose decisions form a 1,000-long PARENT chain under its root, each also
     depending on the one two above it (two routes to every ancestor)."""
-    plan, root = instantiate_plan(store, "a long chain")
+    plan, root = instantiate_plan(store, "a long chain", principal=LOCAL)
     decisions = [root]
     for _ in range(CHAIN):
         deps = (decisions[-2],) if len(decisions) > 1 else ()
@@ -108,7 +110,7 @@ def chain(store: Trail) -> list[Decision]:
 
 def test_lineage_of_the_deepest_decision_of_a_50_level_hierarchy(store: Trail, graph: Graph, deep: Hierarchy) -> None:
     deepest = deep.spawns[-1]
-    decision_ids, plan_ids = reading.lineage(store, deepest.decision_id)
+    decision_ids, plan_ids = reading.lineage(store, deepest.decision_id, principal=LOCAL)
 
     # Everything above it: every level's root, strategy and spawn, and (through the strategies'
     # dependencies) every bystander but the deepest level's own.
@@ -138,7 +140,7 @@ def test_a_limited_callers_lineage_stops_at_a_plan_it_may_not_see_in_one_stateme
     assert set(decision_ids) == oracle.decision_ids and set(plan_ids) == oracle.plan_ids
     assert spent.statements == 1  # the walk, the visibility and the walk again, in one statement
     # The whole lineage in the first walk's order, kept: what an unlimited caller sees, cut.
-    everything, _ = reading.lineage(store, deepest.decision_id)
+    everything, _ = reading.lineage(store, deepest.decision_id, principal=LOCAL)
     assert decision_ids == [d for d in everything if d in set(decision_ids)]
     # A decision in the hidden plan is as if it did not exist.
     with pytest.raises(NotFound):
@@ -152,29 +154,29 @@ def test_impact_and_correction_of_the_top_strategy_of_a_50_level_hierarchy(store
     oracle = downstream(load_graph(graph, LoadScope.ALL), top.decision_id)
     assert oracle.decision_ids == expected
 
-    impact = preview(store, top.decision_id)  # the decision itself first, then its downstream
+    impact = preview(store, top.decision_id, principal=LOCAL)  # the decision itself first, then its downstream
     assert set(impact.decision_ids) == expected | {top.decision_id}
     assert set(impact.plan_ids) == {p.plan_id for p in deep.plans[1:]}
 
-    result = correct(store, top.decision_id, "revert", "one level is enough", "too deep")
+    result = correct(store, top.decision_id, "revert", "one level is enough", "too deep", principal=LOCAL)
     assert set(result.invalidated) == expected | {top.decision_id}
     assert set(result.invalidated_plans) == {p.plan_id for p in deep.plans[1:]}
-    current = {d.decision_id for d in reading.list_decisions(store, deep.plans[0].plan_id, current_only=True)}
+    current = {d.decision_id for d in reading.list_decisions(store, deep.plans[0].plan_id, current_only=True, principal=LOCAL)}
     assert current == {deep.roots[0].decision_id, deep.bystanders[0].decision_id, result.correction.decision_id}
 
 
 def test_lineage_impact_and_correction_along_a_1000_decision_chain(store: Trail, graph: Graph, chain: list[Decision]) -> None:
     last, first = chain[-1], chain[1]
-    decision_ids, _ = reading.lineage(store, last.decision_id)
+    decision_ids, _ = reading.lineage(store, last.decision_id, principal=LOCAL)
     assert set(decision_ids) == {d.decision_id for d in chain[:-1]}
 
     below_first = {d.decision_id for d in chain[2:]}
     assert downstream(load_graph(graph, LoadScope.ALL), first.decision_id).decision_ids == below_first
-    assert set(preview(store, first.decision_id).decision_ids) == below_first | {first.decision_id}
+    assert set(preview(store, first.decision_id, principal=LOCAL).decision_ids) == below_first | {first.decision_id}
 
-    result = correct(store, first.decision_id, "revert", "shorter", "too long")
+    result = correct(store, first.decision_id, "revert", "shorter", "too long", principal=LOCAL)
     assert set(result.invalidated) == below_first | {first.decision_id}
-    current = {d.decision_id for d in reading.list_decisions(store, chain[0].plan_id, current_only=True)}
+    current = {d.decision_id for d in reading.list_decisions(store, chain[0].plan_id, current_only=True, principal=LOCAL)}
     assert current == {chain[0].decision_id, result.correction.decision_id}
 
 

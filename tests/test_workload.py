@@ -22,6 +22,7 @@ from decisiontrail.graphdb.loading import load_graph
 from decisiontrail.services import correction as correction_service
 from decisiontrail.services import reading
 from decisiontrail.services import Trail
+from decisiontrail.access import LOCAL
 
 
 SMALL = WorkloadSpec(hierarchies=2, depth=2, fan_out=2, decisions_per_plan=30)
@@ -122,21 +123,26 @@ def test_a_loaded_workload_passes_every_check(graph: Graph, store: Trail) -> Non
     assert _stored(graph, "MATCH (p:Plan) RETURN properties(p) AS p", "plan_id") == {
         rows.plan_id: rows.plan for rows in generate(SMALL)
     }
-    plans = reading.get_plans(store, list(result.root_plan_ids))
+    plans = reading.get_plans(store, list(result.root_plan_ids), principal=LOCAL)
     assert [p.parent_plan_id for p in plans if p] == [None, None]
-    read = [d for rows in generate(SMALL) for d in reading.list_decisions(store, rows.plan_id)]
+    read = [d for rows in generate(SMALL) for d in reading.list_decisions(store, rows.plan_id, principal=LOCAL)]
     assert len(read) == SMALL.total_decisions
     assert any(d.superseded_by and d.superseded_at for d in read) and any(d.is_correction for d in read)
 
-    root, top, deep = reading.get_decisions(store, [result.root_decision_id, result.top_decision_id, result.deep_decision_id])
+    root, top, deep = reading.get_decisions(
+        store, [result.root_decision_id, result.top_decision_id, result.deep_decision_id], principal=LOCAL
+    )
     assert root and top and deep
     assert (root.decision_type, top.decision_type) == (DecisionType.PROMPT_DEFINITION, DecisionType.STRATEGY_CHOICE)
     assert root.plan_id == top.plan_id == result.root_plan_ids[0]
-    parent_plan = reading.get_plan(store, reading.get_plan(store, deep.plan_id).parent_plan_id or "")
+    parent_plan = reading.get_plan(store, reading.get_plan(store, deep.plan_id, LOCAL).parent_plan_id or "", LOCAL)
     assert parent_plan.parent_plan_id is not None  # the deep decision is in a plan two levels down
     assert reading.children_of(store, [deep.decision_id]) == [[]] and deep.is_current
-    assert result.corrected_decision_id is not None and reading.get_decision(store, result.corrected_decision_id).superseded_by
-    top_impact = correction_service.preview(store, result.top_decision_id)
+    assert (
+        result.corrected_decision_id is not None
+        and reading.get_decision(store, result.corrected_decision_id, principal=LOCAL).superseded_by
+    )
+    top_impact = correction_service.preview(store, result.top_decision_id, principal=LOCAL)
     assert top_impact.plan_ids  # the top strategy's downstream reaches the plans spawned below it
 
 
@@ -145,11 +151,11 @@ def test_subtree_fixture_invalidates_exactly_the_downstream_asked_for(graph: Gra
 
     assert len(set(targets)) == 2
     for target in targets:
-        impact = correction_service.preview(store, target)
+        impact = correction_service.preview(store, target, principal=LOCAL)
         assert impact.decision_ids[0] == target  # the preview counts the corrected decision itself
         assert len(impact.decisions) == 100 and not impact.plan_ids
     (single,) = subtree_fixture(graph, 1, seed=8)  # another seed: no id collides with the plans above
-    assert correction_service.preview(store, single).decision_ids == (single,)
+    assert correction_service.preview(store, single, principal=LOCAL).decision_ids == (single,)
     report = run_checks(load_graph(graph, LoadScope.ALL, progress=False))
     assert report.ok, report.render()
 
@@ -157,7 +163,7 @@ def test_subtree_fixture_invalidates_exactly_the_downstream_asked_for(graph: Gra
 def test_tree_fixture_is_one_plan_of_the_asked_size(graph: Graph, store: Trail) -> None:
     plan_id = tree_fixture(graph, 1000)
 
-    decisions = reading.list_decisions(store, plan_id)
+    decisions = reading.list_decisions(store, plan_id, principal=LOCAL)
     assert len(decisions) == 1000 and all(d.is_current for d in decisions)
     assert 0.2 < sum(len(d.depends_on) for d in decisions) / 1000 < 0.4
     parent = {d.decision_id: d.parent_decision_id for d in decisions}

@@ -15,7 +15,7 @@ declare module "cytoscape" {
 
 cytoscape.use(svg);
 
-/** The colour of each decision type: the exports' palette (checks.export.PALETTE), so a GEXF looks the same. */
+/** The colour of each decision type: the exports' palette (exports.PALETTE), so a GEXF looks the same. */
 export const TYPE_COLOURS: Record<string, string> = {
   PROMPT_DEFINITION: "#1f77b4",
   INVARIANT_ENFORCED: "#9467bd",

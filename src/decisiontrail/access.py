@@ -29,7 +29,7 @@ class Action(StrEnum):
     RECORD = "record"
     REVIEW = "review"
     CORRECT = "correct"
-    CONFIGURE = "configure"  # the global and project invariant sets
+    CONFIGURE = "configure"  # the global and project invariant sets; the store's own jobs (dump, restore, prune)
 
 
 ALLOWED: dict[Role, frozenset[Action]] = {
@@ -78,6 +78,14 @@ def operator(login: str | None = None) -> Principal:
         except (KeyError, OSError):  # no name for this uid (a bare container)
             login = f"uid{os.getuid()}"
     return Principal(name=f"cli:{login}", role=Role.ADMIN)
+
+
+def process(name: str) -> Principal:
+    """The service acting on its own, ``process:<name>``: the plan runtime and its workers, the
+    Invariant Reconciliation Actor, the demonstration, a job. It has the database's own rights, as
+    the command line has, and a name, so what it does is recorded as its doing; no use-case is
+    ever called for nobody (``None``), and each judges the principal it is given."""
+    return Principal(name=f"process:{name}", role=Role.ADMIN)
 
 
 def token_hash(token: str) -> str:

@@ -27,7 +27,7 @@ from strawberry.extensions import (
 
 from decisiontrail.resolvers import mutations, queries
 from decisiontrail.resolvers.writes import ReadsAfterWrite
-from decisiontrail.resolvers.permissions import CanChangePhase, CanConfigure, CanCorrect, CanRead, CanRecord, CanReview
+from decisiontrail.resolvers.permissions import Authenticated
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.dataset import CorrectionExample
 from decisiontrail.schema.runs import PlanRun
@@ -50,51 +50,57 @@ MAX_TOKENS = 5000
 @strawberry.type
 class Query:
     decision: Decision | None = strawberry.field(
-        resolver=queries.decision, description="A decision by id.", permission_classes=[CanRead]
+        resolver=queries.decision,
+        description="A decision by id; with asOf, as it stood then, and every relation read through it as of then too.",
+        permission_classes=[Authenticated],
     )
-    plan: Plan | None = strawberry.field(resolver=queries.plan, description="A plan by id.", permission_classes=[CanRead])
+    plan: Plan | None = strawberry.field(
+        resolver=queries.plan,
+        description="A plan by id; with asOf, as it stood then (phase, tree, decisions and their statuses), every relation as of then too.",
+        permission_classes=[Authenticated],
+    )
     plans: PlanConnection = strawberry.field(
         resolver=queries.plans,
         description="Plans, a page at a time, in creation order; search finds them by description, id or project.",
-        permission_classes=[CanRead],
+        permission_classes=[Authenticated],
     )
     impact: Impact = strawberry.field(
         resolver=queries.impact,
         description="What correcting a decision would invalidate (writes nothing).",
-        permission_classes=[CanRead],
+        permission_classes=[Authenticated],
     )
     reviews: ReviewConnection = strawberry.field(
         resolver=queries.review_inbox,
         description="The reviewer's inbox across plans: reviews by status, plan and project, oldest first.",
-        permission_classes=[CanRead],
+        permission_classes=[Authenticated],
     )
     review: Review | None = strawberry.field(
         resolver=queries.review,
         description="A review by id: what it proposes (and its digest), who resolved it, whether its approval lapsed.",
-        permission_classes=[CanRead],
+        permission_classes=[Authenticated],
     )
     pending_reviews: list[Review] = strawberry.field(
         resolver=queries.pending_reviews,
         description="Decisions of a plan waiting for a person.",
-        permission_classes=[CanRead],
+        permission_classes=[Authenticated],
     )
     invariant_set: InvariantSet | None = strawberry.field(
         resolver=queries.invariant_set,
         description="The global set of invariants (scope GLOBAL) or a project's (scope PROJECT).",
-        permission_classes=[CanRead],
+        permission_classes=[Authenticated],
     )
     lineage: Lineage = strawberry.field(
         resolver=queries.lineage,
         description="Where a decision comes from: ancestors through parent plans, and dependencies.",
-        permission_classes=[CanRead],
+        permission_classes=[Authenticated],
     )
     run: PlanRun | None = strawberry.field(
-        resolver=queries.run, description="A plan run by id (Plan.run names a plan's).", permission_classes=[CanRead]
+        resolver=queries.run, description="A plan run by id (Plan.run names a plan's).", permission_classes=[Authenticated]
     )
     correction_dataset: list[CorrectionExample] = strawberry.field(
         resolver=queries.correction_dataset,
         description="A project's corrections as evaluation examples (LangSmith, Langfuse, Phoenix), oldest first.",
-        permission_classes=[CanRead],
+        permission_classes=[Authenticated],
     )
 
 
@@ -105,52 +111,52 @@ def write(**kwargs: Any) -> Any:
 
 @strawberry.type
 class Mutation:
-    instantiate_plan: Plan = write(resolver=mutations.instantiate_plan, permission_classes=[CanRecord])
+    instantiate_plan: Plan = write(resolver=mutations.instantiate_plan, permission_classes=[Authenticated])
     run_plan: Plan = write(
         resolver=mutations.run_plan,
         description="Instantiate a plan and run it in the service: reconciliation, strategy, reviews, child plans, execution, Apply (Plan.run).",
-        permission_classes=[CanRecord],
+        permission_classes=[Authenticated],
     )
     cancel_run: PlanRun = write(
         resolver=mutations.cancel_run,
         description="Stop a run that has not finished; its plan stays as far as it got.",
-        permission_classes=[CanRecord],
+        permission_classes=[Authenticated],
     )
-    record_decision: RecordDecisionPayload = write(resolver=mutations.record_decision, permission_classes=[CanRecord])
-    record_decisions: list[RecordDecisionPayload] = write(resolver=mutations.record_decisions, permission_classes=[CanRecord])
-    add_dependency: Decision = write(resolver=mutations.add_dependency, permission_classes=[CanRecord])
-    resolve_review: ResolveReviewPayload = write(resolver=mutations.resolve_review, permission_classes=[CanReview])
-    correct_decision: CorrectionPayload = write(resolver=mutations.correct_decision, permission_classes=[CanCorrect])
-    advance_phase: Plan = write(resolver=mutations.advance_phase, permission_classes=[CanChangePhase])
+    record_decision: RecordDecisionPayload = write(resolver=mutations.record_decision, permission_classes=[Authenticated])
+    record_decisions: list[RecordDecisionPayload] = write(resolver=mutations.record_decisions, permission_classes=[Authenticated])
+    add_dependency: Decision = write(resolver=mutations.add_dependency, permission_classes=[Authenticated])
+    resolve_review: ResolveReviewPayload = write(resolver=mutations.resolve_review, permission_classes=[Authenticated])
+    correct_decision: CorrectionPayload = write(resolver=mutations.correct_decision, permission_classes=[Authenticated])
+    advance_phase: Plan = write(resolver=mutations.advance_phase, permission_classes=[Authenticated])
     record_replay: CorrectionAttempt = write(
         resolver=mutations.record_replay,
         description="How a correction's replay went (REPLAYED, FAILED, NOT_NEEDED) and which decisions it recorded.",
-        permission_classes=[CanRecord],
+        permission_classes=[Authenticated],
     )
     add_guidance: Decision = write(
         resolver=mutations.add_guidance,
         description="Guidance without a correction (ADR-033's `agents plan prompt`): a user_intervention the actor's next decisions can depend on.",
-        permission_classes=[CanCorrect],
+        permission_classes=[Authenticated],
     )
     attach_artifacts: Decision = write(
         resolver=mutations.attach_artifacts,
         description="Artifacts a decision produced later, during Execute (each added once); nothing else about it changes.",
-        permission_classes=[CanRecord],
+        permission_classes=[Authenticated],
     )
     set_invariants: InvariantSet = write(
         resolver=mutations.set_invariants,
         description="Replace the global set of invariants or a project's; plans instantiated afterwards gather it (admins).",
-        permission_classes=[CanConfigure],
+        permission_classes=[Authenticated],
     )
     add_invariant: Decision = write(
         resolver=mutations.add_invariant,
         description="ADR-007's missing constraint: a plan in Strategize declares it and an invariant_enforced records it.",
-        permission_classes=[CanCorrect],
+        permission_classes=[Authenticated],
     )
     remove_invariant: CorrectionPayload = write(
         resolver=mutations.remove_invariant,
         description="ADR-007's invariant that should not apply: its invariant_enforced is corrected away, and the plan stops declaring it.",
-        permission_classes=[CanCorrect],
+        permission_classes=[Authenticated],
     )
 
 
@@ -162,7 +168,7 @@ class Subscription:
             "process serving this database made them; with after: the cursor of the last event seen, first every "
             "event committed after it."
         ),
-        permission_classes=[CanRead],
+        permission_classes=[Authenticated],
     )
     async def decision_events(
         self, info: Info[Context, None], plan_id: strawberry.ID, after: str | None = None

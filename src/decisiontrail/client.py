@@ -16,6 +16,7 @@ from decisiontrail.domain.recording import CapturedContext, derive_idempotency_k
 from decisiontrail.exceptions import (
     Conflict,
     DecisionTrailError,
+    Forbidden,
     IdempotencyKeyInUse,
     IdempotencyKeyMismatch,
     NotFound,
@@ -23,10 +24,6 @@ from decisiontrail.exceptions import (
     Unavailable,
     ValidationFailed,
 )
-
-
-class Forbidden(DecisionTrailError):
-    code = "FORBIDDEN"
 
 
 class Unauthenticated(DecisionTrailError):
@@ -281,7 +278,6 @@ _ERRORS: dict[str, type[DecisionTrailError]] = {
     "IDEMPOTENCY_KEY_IN_USE": IdempotencyKeyInUse,
     "IDEMPOTENCY_KEY_MISMATCH": IdempotencyKeyMismatch,
     "UNAVAILABLE": Unavailable,
-    "FORBIDDEN": Forbidden,
     "UNAUTHENTICATED": Unauthenticated,
 }
 
@@ -296,6 +292,12 @@ def _error(error: Mapping[str, Any]) -> DecisionTrailError:
         return RuleViolation(message, rule=str(extensions.get("rule", "phase")))
     if code == "VALIDATION_FAILED" or code is None:
         return ValidationFailed(message, field=extensions.get("field"))
+    if code == "FORBIDDEN":  # "the <role> role may not <action>", as the service said it
+        role, _, action = message.removeprefix("the ").partition(" role may not ")
+        refused = Forbidden(role, action)
+        refused.message = message
+        refused.args = (message,)
+        return refused
     if code == "NOT_FOUND":
         found = NotFound("record", "?")
         found.message = message

@@ -63,6 +63,20 @@ class NotFound(DecisionTrailError):
         self.identifier = identifier
 
 
+class Forbidden(DecisionTrailError):
+    """The caller's role does not allow the action (``access.ALLOWED``); nothing was done.
+
+    Judged by the service, first: a refusal reads the same whichever entry point was used.
+    """
+
+    code = "FORBIDDEN"
+
+    def __init__(self, role: str, action: str) -> None:
+        super().__init__(f"the {role} role may not {action}")
+        self.role = role
+        self.action = action
+
+
 class Conflict(DecisionTrailError):
     """The request raced another change, or targets a record in a state that forbids it."""
 

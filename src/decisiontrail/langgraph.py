@@ -125,7 +125,7 @@ class ReplayHandler:
         if not corrected:
             return None
         attempt = next(
-            (a for a in corrected["corrections"] if a["correctionDecisionId"] == decision_id and a["replayOutcome"] == "pending"),
+            (a for a in corrected["corrections"] if a["correctionDecisionId"] == decision_id and a["replayOutcome"] == "PENDING"),
             None,
         )
         if attempt is None:

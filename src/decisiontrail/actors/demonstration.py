@@ -16,7 +16,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from decisiontrail.access import Principal, Role
+from decisiontrail.access import Principal, Role, process
 from decisiontrail.actors.models import DEMONSTRATION, DEMONSTRATION_PLAN, SCRIPTED
 from decisiontrail.actors.runtime import Runtime
 from decisiontrail.actors.workers import Workers
@@ -36,8 +36,10 @@ Log = Callable[[str], None]
 MODEL = f"{SCRIPTED}:{DEMONSTRATION}"
 """The demonstration's runs' model: the scripted model playing the demonstration's playbook."""
 DEMO_PROJECT = "billing"
+DEMONSTRATOR = process("demonstration")
+"""Who sets the demonstration's invariants, instantiates its plan (and owns it) and reads it back."""
 REVIEWER = Principal(name="demonstration", role=Role.REVIEWER)
-"""Who resolves the demonstration's review and corrects its decision."""
+"""Who resolves the demonstration's review and corrects its decision: a person's role, scripted."""
 GUIDANCE = "Use Redis counters shared by every gateway replica"
 
 
@@ -66,12 +68,19 @@ def record_demonstration(trail: Trail, checkpointer: BaseCheckpointSaver[Any], l
     """
     runtime = Runtime(trail, checkpointer)
     trail = runtime.trail  # with its reconciler: the run reconciles the plan's invariants first
-    set_invariants(trail, Scope.GLOBAL, None, [Invariant(name="coverage", statement="Test coverage stays at or above 80%")])
+    set_invariants(
+        trail,
+        Scope.GLOBAL,
+        None,
+        [Invariant(name="coverage", statement="Test coverage stays at or above 80%")],
+        principal=DEMONSTRATOR,
+    )
     set_invariants(
         trail,
         Scope.PROJECT,
         DEMO_PROJECT,
         [Invariant(name="compatibility", statement="No breaking changes to public endpoints")],
+        principal=DEMONSTRATOR,
     )
     plan, _ = instantiate_plan(
         trail,
@@ -80,6 +89,7 @@ def record_demonstration(trail: Trail, checkpointer: BaseCheckpointSaver[Any], l
         automation_profile=AutomationProfile(edit_code=0.8, execute_command=0.5),
         invariants=[Invariant(name="coverage", statement="New code is covered at 95% or more", scope=Scope.PLAN)],
         project=DEMO_PROJECT,
+        principal=DEMONSTRATOR,
         run=RunRequest(model=MODEL),
     )
     log(f"instantiated plan {plan.plan_id} in project {DEMO_PROJECT} with a run (model {MODEL}); its invariants reconciled")
@@ -95,7 +105,7 @@ def record_demonstration(trail: Trail, checkpointer: BaseCheckpointSaver[Any], l
         # its replay on the plan's run; the runtime resumes the execution actor from its checkpoint.
         implementation = next(
             d
-            for d in reading.list_decisions(trail, plan.plan_id, current_only=True)
+            for d in reading.list_decisions(trail, plan.plan_id, DEMONSTRATOR, current_only=True)
             if d.decision_type.value == "implementation_choice"
         )
         result = correct(
@@ -103,15 +113,15 @@ def record_demonstration(trail: Trail, checkpointer: BaseCheckpointSaver[Any], l
         )
         log(f"corrected {implementation.decision_id}: invalidated {len(result.invalidated)} decision(s); the runtime replays it")
         run, _ = _settle(runtime, plan.plan_id, log)
-    attempt = reading.get_attempt(trail, result.attempt.attempt_id)
+    attempt = reading.get_attempt(trail, result.attempt.attempt_id, DEMONSTRATOR)
     if run.status is not RunStatus.SUCCEEDED or attempt.replay_outcome is not ReplayOutcome.REPLAYED:
         raise RuntimeError(
             f"the demonstration's replay {attempt.replay_outcome.value} ({attempt.replay_detail}); its run {run.status.value}"
         )
     log(f"replayed in generation {run.generation} of run {run.run_id}: {attempt.replay_detail}")
 
-    plans = (reading.get_plan(trail, plan.plan_id), reading.get_plan(trail, child.plan_id))
-    decisions = [d.decision_id for p in plans for d in reading.list_decisions(trail, p.plan_id)]
+    plans = (reading.get_plan(trail, plan.plan_id, DEMONSTRATOR), reading.get_plan(trail, child.plan_id, DEMONSTRATOR))
+    decisions = [d.decision_id for p in plans for d in reading.list_decisions(trail, p.plan_id, DEMONSTRATOR)]
     return Demonstration(
         root_plan=plans[0],
         child_plan=plans[1],
@@ -128,7 +138,9 @@ def _settle(runtime: Runtime, plan_id: str, log: Log) -> tuple[PlanRun, list[str
     reviewer would; the run, and the reviews resolved."""
     resolved: list[str] = []
     while not (run := runtime.run_until_settled(plan_id, timeout=300)).finished:
-        pending = [review for p in _hierarchy(runtime.trail, plan_id) for review in reading.pending_reviews(runtime.trail, p)]
+        pending = [
+            review for p in _hierarchy(runtime.trail, plan_id) for review in reading.pending_reviews(runtime.trail, p, REVIEWER)
+        ]
         if not pending:
             raise RuntimeError(f"the demonstration's run {run.run_id} waits for {run.waiting_for} and no review is pending")
         for review in pending:
@@ -158,13 +170,15 @@ def _hierarchy(trail: Trail, plan_id: str) -> Iterator[str]:
 
 
 def _children(trail: Trail, plan_id: str) -> list[Plan]:
-    found = reading.get_plans(trail, reading.child_plans_of(trail, [plan_id])[0])
+    found = reading.get_plans(trail, reading.child_plans_of(trail, [plan_id])[0], DEMONSTRATOR)
     return [p for p in found if p is not None and not p.is_invalidated]
 
 
 def render_demonstration(store: Trail, demo: Demonstration) -> str:
     """The hierarchy as text, every line read back from the store."""
-    plans = [reading.get_plan(store, demo.root_plan.plan_id), reading.get_plan(store, demo.child_plan.plan_id)]
+    plans = [reading.get_plan(store, p.plan_id, DEMONSTRATOR) for p in (demo.root_plan, demo.child_plan)]
     # Its whole history, superseded decisions marked, so the correction shows.
-    trees = {p.plan_id: tree for p in plans if (tree := reading.get_tree(store, p.plan_id, history=True)) is not None}
+    trees = {
+        p.plan_id: tree for p in plans if (tree := reading.get_tree(store, p.plan_id, DEMONSTRATOR, history=True)) is not None
+    }
     return render_hierarchy(demo.root_plan.plan_id, trees, {p.plan_id: p.description for p in plans})

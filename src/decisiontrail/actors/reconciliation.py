@@ -9,9 +9,10 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from decisiontrail.access import process
 from decisiontrail.actors.graph import build_actor
 from decisiontrail.actors.scripted import ScriptedChatModel, decide
-from decisiontrail.actors.tool import record_decision_tool
+from decisiontrail.actors.tool import LocalRecorder, record_decision_tool
 from decisiontrail.domain import DecisionType, Plan
 from decisiontrail.domain.invariants import ENFORCEMENT_QUESTION as QUESTION
 from decisiontrail.domain.ids import new_ulid
@@ -19,7 +20,10 @@ from decisiontrail.domain.invariants import Enforced, unenforced
 from decisiontrail.services import Trail, reading
 from decisiontrail.services.invariants import regather_invariants
 
-__all__ = ["QUESTION", "Reconciler", "reconcile_invariants", "reconciliation_script"]
+__all__ = ["QUESTION", "RECONCILER", "Reconciler", "reconcile_invariants", "reconciliation_script"]
+
+RECONCILER = process("reconciler")
+"""Who the Invariant Reconciliation Actor acts as: it reads and records in any plan that enters Strategize."""
 
 
 def reconciliation_script(enforced: Sequence[Enforced]) -> list[AIMessage]:
@@ -51,21 +55,21 @@ def reconcile_invariants(
     automation profile asks for one (the actor does not stop at the first); resolving those reviews
     runs the reconciler again (``services.reviews.resolve_review``). Its final state, or None when
     there was nothing to record."""
-    plan = regather_invariants(store, plan.plan_id)  # the scopes as they are now, less what was removed
+    plan = regather_invariants(store, plan.plan_id, RECONCILER)  # the scopes as they are now, less what was removed
     enforcing = [
         d.rationale
-        for d in reading.list_decisions(store, plan.plan_id, current_only=True)
+        for d in reading.list_decisions(store, plan.plan_id, RECONCILER, current_only=True)
         if d.decision_type is DecisionType.INVARIANT_ENFORCED
     ]
     proposed = [
         r.proposal.rationale
-        for r in reading.pending_reviews(store, plan.plan_id)
+        for r in reading.pending_reviews(store, plan.plan_id, RECONCILER)
         if r.proposal.decision_type is DecisionType.INVARIANT_ENFORCED
     ]
     missing = unenforced(plan.invariants, enforcing, proposed)
     if not missing:
         return None
-    tool = record_decision_tool(store, pause_for_review=False)
+    tool = record_decision_tool(LocalRecorder(store, RECONCILER), pause_for_review=False)
     actor = build_actor(ScriptedChatModel(script=reconciliation_script(missing)), [tool], checkpointer)
     declared = "\n".join(f"- [{i.scope.value}] {i.name}: {i.statement}" for i in plan.invariants) or "(none)"
     # A run of its own each time: its tool calls are new recordings (a thread used before would

@@ -49,6 +49,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, interrupt
 
+from decisiontrail.access import process
 from decisiontrail.actors.graph import build_actor
 from decisiontrail.actors.models import CORRECTION_PREFIX, Brief, ModelFactory, chat_model
 from decisiontrail.actors.reconciliation import Reconciler
@@ -67,8 +68,9 @@ from decisiontrail.settings import RuntimeSettings
 
 log = logging.getLogger(__name__)
 
-RUNTIME = "runtime"
-"""Who the runtime's phase changes are recorded as made by."""
+RUNTIME = process("runtime")
+"""Who the runtime acts as: its workers' claims and leases, its actors' decisions, the child plans
+it instantiates (for their parent plan's owner), its phase changes and replays."""
 SPAWNS = (DecisionType.SUBPLAN_SPAWN, DecisionType.SUBPLAN_PARALLEL_SPAWN)
 STRATEGIZE_TYPES = frozenset(
     {
@@ -146,7 +148,7 @@ class Runtime:
     def run_once(self) -> PlanRun | None:
         """Claim one run and drive it until it waits, finishes or fails; the run as it was left,
         None when no run was waiting to be claimed."""
-        held = runs.claim(self.trail, self.worker, self.lease)
+        held = runs.claim(self.trail, self.worker, self.lease, principal=RUNTIME)
         if held is None:
             return None
         with self._lock:
@@ -164,7 +166,7 @@ class Runtime:
         """Keep the leases of the runs this worker drives; those it lost stop at their next step."""
         with self._lock:
             held = list(self._held.values())
-        for lost in runs.heartbeat(self.trail, self.worker, [r.run_id for r in held], self.lease):
+        for lost in runs.heartbeat(self.trail, self.worker, [r.run_id for r in held], self.lease, principal=RUNTIME):
             with self._lock:
                 self._lost.add(lost)
 
@@ -183,14 +185,19 @@ class Runtime:
                 raise TimeoutError(f"the run of plan {plan_id} did not settle in {timeout:.0f} s (it is {current.status.value})")
             if self.run_once() is not None:
                 continue
-            if current.status is RunStatus.WAITING and not runs.active_in_hierarchy(self.trail, plan_id):
+            if current.status is RunStatus.WAITING and not runs.active_in_hierarchy(self.trail, plan_id, RUNTIME):
                 return current
             time.sleep(poll)
 
     def _drive(self, held: PlanRun) -> PlanRun | None:
         if held.attempts > MAX_ATTEMPTS:
             return runs.finish(
-                self.trail, held, self.worker, RunStatus.FAILED, error=f"gave up after {MAX_ATTEMPTS} claims (workers stopped)"
+                self.trail,
+                held,
+                self.worker,
+                RunStatus.FAILED,
+                principal=RUNTIME,
+                error=f"gave up after {MAX_ATTEMPTS} claims (workers stopped)",
             )
         state: RunState = {}
         try:
@@ -207,12 +214,15 @@ class Runtime:
                     held,
                     self.worker,
                     RunStatus.WAITING,
+                    principal=RUNTIME,
                     waiting_for=waiting.get("waiting"),
                     actor=waiting.get("actor"),
                     error=None,
                 )
             self._replay_done(state, ReplayOutcome.REPLAYED, None)
-            return runs.finish(self.trail, held, self.worker, RunStatus.SUCCEEDED, actor=None, waiting_for=None, error=None)
+            return runs.finish(
+                self.trail, held, self.worker, RunStatus.SUCCEEDED, principal=RUNTIME, actor=None, waiting_for=None, error=None
+            )
         except Lost:
             log.info("run %s is no longer this worker's (cancelled, or claimed again); left as it is", held.run_id)
             return None
@@ -220,7 +230,7 @@ class Runtime:
             log.warning("run %s failed: %s", held.run_id, e, exc_info=not isinstance(e, (Failed, DecisionTrailError)))
             detail = f"{type(e).__name__}: {e}" if not isinstance(e, DecisionTrailError) else f"{e.code}: {e.message}"
             self._replay_done(state, ReplayOutcome.FAILED, detail)
-            return runs.finish(self.trail, held, self.worker, RunStatus.FAILED, error=detail[:2000])
+            return runs.finish(self.trail, held, self.worker, RunStatus.FAILED, principal=RUNTIME, error=detail[:2000])
 
     def _start(self, held: PlanRun) -> tuple[RunnableConfig, Any]:
         """Where this turn starts: a queued replay (a new generation), the generation's pause, or its beginning."""
@@ -235,7 +245,7 @@ class Runtime:
                     f"correction attempt {held.replays[0]} came before this replay finished; that replay continues from it",
                 )
             attempt_id = held.replays[0]
-            taken = runs.take_replay(self.trail, held, self.worker, attempt_id)
+            taken = runs.take_replay(self.trail, held, self.worker, attempt_id, principal=RUNTIME)
             if taken is None:
                 raise Lost(held.run_id)
             self._update_held(taken)
@@ -267,7 +277,7 @@ class Runtime:
         return {"configurable": {"thread_id": f"run:{held.run_id}:orchestrator:g{generation}", "plan_id": held.plan_id}}
 
     def _replay_of(self, attempt_id: str, plan_id: str) -> dict[str, Any]:
-        attempt = reading.get_attempt(self.trail, attempt_id)
+        attempt = reading.get_attempt(self.trail, attempt_id, RUNTIME)
         point = next(
             (
                 p
@@ -289,14 +299,17 @@ class Runtime:
     def _replay_done(self, state: Mapping[str, Any], outcome: ReplayOutcome, detail: str | None) -> None:
         """Set the outcome of the correction ``state``'s generation replayed, if it replayed one."""
         replay = state.get("replay")
-        if not replay or reading.get_attempt(self.trail, replay["attempt_id"]).replay_outcome is not ReplayOutcome.PENDING:
+        if (
+            not replay
+            or reading.get_attempt(self.trail, replay["attempt_id"], RUNTIME).replay_outcome is not ReplayOutcome.PENDING
+        ):
             return
         ids: list[str] = []
         if outcome is ReplayOutcome.REPLAYED:
             since = datetime.fromisoformat(replay["at"])
             ids = [
                 d.decision_id
-                for d in reading.list_decisions(self.trail, state["plan_id"], current_only=True)
+                for d in reading.list_decisions(self.trail, state["plan_id"], RUNTIME, current_only=True)
                 if d.created_at > since and d.decision_id != replay["correction_decision_id"]
             ]
             if not ids:
@@ -304,7 +317,7 @@ class Runtime:
             else:
                 detail = f"{len(ids)} decision(s) recorded anew by worker {self.worker}"
         try:
-            record_replay(self.trail, replay["attempt_id"], outcome, detail, ids)
+            record_replay(self.trail, replay["attempt_id"], outcome, detail, ids, principal=RUNTIME)
         except DecisionTrailError as e:
             log.warning("could not record the outcome of correction attempt %s: %s", replay["attempt_id"], e.message)
 
@@ -369,7 +382,9 @@ class Runtime:
             raise Lost(state["run_id"])
         if deadline is not None and time.monotonic() > deadline:
             raise TimedOut(self._overtime())
-        updated = runs.update(self.trail, held, self.worker, actor=actor.value if actor else None, waiting_for=None)
+        updated = runs.update(
+            self.trail, held, self.worker, principal=RUNTIME, actor=actor.value if actor else None, waiting_for=None
+        )
         if updated is None:
             raise Lost(state["run_id"])
         return updated
@@ -394,7 +409,7 @@ class Runtime:
         return graph.compile(checkpointer=self.checkpointer)
 
     def _plan(self, state: RunState) -> Plan:
-        return reading.get_plan(self.trail, state["plan_id"])
+        return reading.get_plan(self.trail, state["plan_id"], RUNTIME)
 
     def _strategize(self, state: RunState) -> dict[str, Any]:
         plan = self._plan(state)
@@ -417,7 +432,7 @@ class Runtime:
         if plan.phase is Phase.STRATEGIZE:
             self._check(state)
             self._await_reviews(state, plan, Actor.STRATEGY)
-            advance_phase(self.trail, plan.plan_id, Phase.EXECUTE, "strategy complete", by=RUNTIME)
+            advance_phase(self.trail, plan.plan_id, Phase.EXECUTE, "strategy complete", principal=RUNTIME)
         return {}
 
     def _children(self, state: RunState) -> dict[str, Any]:
@@ -425,11 +440,13 @@ class Runtime:
         if plan.phase is not Phase.EXECUTE:
             return {}
         held = self._check(state)
-        spawns = [d for d in reading.list_decisions(self.trail, plan.plan_id, current_only=True) if d.decision_type in SPAWNS]
+        spawns = [
+            d for d in reading.list_decisions(self.trail, plan.plan_id, RUNTIME, current_only=True) if d.decision_type in SPAWNS
+        ]
         if not spawns:
             return {}
         child_ids = reading.child_plans_of(self.trail, [plan.plan_id])[0]
-        children = [c for c in reading.get_plans(self.trail, child_ids) if c is not None and not c.is_invalidated]
+        children = [c for c in reading.get_plans(self.trail, child_ids, RUNTIME) if c is not None and not c.is_invalidated]
         for spawn in spawns:
             existing = {c.description for c in children if c.spawned_by_decision_id == spawn.decision_id}
             for description in child_descriptions(
@@ -443,6 +460,7 @@ class Runtime:
                     _child_arguments(plan),
                     automation_profile=plan.automation_profile,
                     spawned_by_decision_id=spawn.decision_id,
+                    principal=RUNTIME,
                     owner=plan.owner,
                     run=RunRequest(model=held.model, parent_run_id=held.run_id),
                 )
@@ -476,12 +494,12 @@ class Runtime:
         plan = self._plan(state)
         if plan.phase is Phase.EXECUTE:
             self._check(state)
-            advance_phase(self.trail, plan.plan_id, Phase.APPLY, "execution complete", by=RUNTIME)
+            advance_phase(self.trail, plan.plan_id, Phase.APPLY, "execution complete", principal=RUNTIME)
         return {}
 
     def _await_reviews(self, state: RunState, plan: Plan, actor: Actor) -> None:
         """Pause the run while reviews wait in the plan (resolving one queues the run again)."""
-        while pending := reading.pending_reviews(self.trail, plan.plan_id):
+        while pending := reading.pending_reviews(self.trail, plan.plan_id, RUNTIME):
             interrupt({"waiting": "review", "actor": actor.value, "review_ids": [r.review_id for r in pending]})
             self._check(state, actor)
 
@@ -500,7 +518,7 @@ class Runtime:
         brief = self._brief(plan, role, state)
         actor = build_actor(
             self.models(state["model"], role, brief, self.settings),
-            self.skills.tools(ToolContext(self.trail, role)),
+            self.skills.tools(ToolContext(self.trail, role, RUNTIME)),
             self.checkpointer,
             guard=self._guard(state["run_id"]),
         )
@@ -534,7 +552,7 @@ class Runtime:
                 actor.invoke(None, config)  # a turn cut short: on from the actor's last checkpoint
                 continue
             review_id = asked[0]["review_id"]
-            while reading.get_review(self.trail, review_id).status is ReviewStatus.PENDING:
+            while reading.get_review(self.trail, review_id, RUNTIME).status is ReviewStatus.PENDING:
                 interrupt({"waiting": "review", "actor": role.value, "review_ids": [review_id]})
                 self._check(state, role)
             actor.invoke(Command(resume={"review_id": review_id}), config)
@@ -545,12 +563,12 @@ class Runtime:
         if role is Actor.EXECUTION:
             strategy = "\n".join(
                 f"- {d.decision_type.value}: {d.question} -> {d.chosen_option}"
-                for d in reading.list_decisions(self.trail, plan.plan_id, current_only=True)
+                for d in reading.list_decisions(self.trail, plan.plan_id, RUNTIME, current_only=True)
                 if d.decision_type in STRATEGIZE_TYPES and d.decision_type is not DecisionType.PROMPT_DEFINITION
             )
         note = ""
         if role is Actor.STRATEGY and state.get("round", 0) > 0:
-            changes = reading.phase_changes(self.trail, plan.plan_id)
+            changes = reading.phase_changes(self.trail, plan.plan_id, RUNTIME)
             note = f"Back in Strategize: {changes[-1].get('reason') or 'the execution actor reverted'}" if changes else ""
         return Brief(
             plan_id=plan.plan_id,

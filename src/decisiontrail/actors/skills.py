@@ -18,7 +18,8 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt import InjectedState
 from pydantic import BaseModel, Field
 
-from decisiontrail.actors.tool import record_decision_tool
+from decisiontrail.access import Principal
+from decisiontrail.actors.tool import LocalRecorder, record_decision_tool
 from decisiontrail.domain import Phase
 from decisiontrail.domain.runs import Actor
 from decisiontrail.exceptions import DecisionTrailError
@@ -38,10 +39,12 @@ def role_prompt(actor: Actor, version: str = PROMPT_VERSION) -> str:
 
 @dataclass(frozen=True)
 class ToolContext:
-    """What a skill's tools are built with: the trail, the actor they serve, how its reviews go."""
+    """What a skill's tools are built with: the trail, the actor they serve, who they act as (the
+    runtime's principal), how its reviews go."""
 
     trail: Trail
     actor: Actor
+    principal: Principal
     pause_for_review: bool = True
 
 
@@ -59,14 +62,16 @@ class _RevertInput(BaseModel):
     state: Annotated[dict[str, Any], InjectedState]
 
 
-def revert_tool(trail: Trail) -> StructuredTool:
-    """Ask to go back to Strategize (a phase reversion, with its reason): the strategy is
-    reconsidered and the runtime runs the strategy actor again."""
+def revert_tool(trail: Trail, principal: Principal) -> StructuredTool:
+    """Ask to go back to Strategize (a phase reversion, with its reason), as ``principal``: the
+    strategy is reconsidered and the runtime runs the strategy actor again."""
     from decisiontrail.services.lifecycle import advance_phase
 
     def run(reason: str, state: dict[str, Any]) -> str:
         try:
-            plan = advance_phase(trail, str(state["plan_id"]), Phase.STRATEGIZE, reason, by="execution actor")
+            plan = advance_phase(
+                trail, str(state["plan_id"]), Phase.STRATEGIZE, reason, principal=principal, by="execution actor"
+            )
         except DecisionTrailError as e:
             raise ToolException(f"{e.code}: {e.message}") from e
         return json.dumps({"plan_id": plan.plan_id, "phase": plan.phase.value})
@@ -84,7 +89,10 @@ def revert_tool(trail: Trail) -> StructuredTool:
 
 
 def _decision_tools(context: ToolContext) -> list[BaseTool]:
-    return [record_decision_tool(context.trail, pause_for_review=context.pause_for_review), revert_tool(context.trail)]
+    return [
+        record_decision_tool(LocalRecorder(context.trail, context.principal), pause_for_review=context.pause_for_review),
+        revert_tool(context.trail, context.principal),
+    ]
 
 
 class Skills:

@@ -17,6 +17,7 @@ from langgraph.prebuilt import InjectedState
 from langgraph.types import interrupt
 from pydantic import BaseModel, ConfigDict
 
+from decisiontrail.access import Principal
 from decisiontrail.client import Recorded
 from decisiontrail.domain import ContextSnapshot
 from decisiontrail.domain.recording import CapturedContext, Review
@@ -88,10 +89,12 @@ class Recorder(Protocol):
 
 
 class LocalRecorder:
-    """Records through the recording service in this process, as the API would."""
+    """Records through the recording service in this process, as the API would, as ``principal``
+    (the runtime's or the reconciler's process principal, say)."""
 
-    def __init__(self, trail: Trail) -> None:
+    def __init__(self, trail: Trail, principal: Principal) -> None:
         self.trail = trail
+        self.principal = principal
 
     def record(
         self,
@@ -104,16 +107,23 @@ class LocalRecorder:
         step_id: str | None = None,
     ) -> Recorded:
         outcome = record_decision(
-            self.trail, arguments, plan_id=plan_id, snapshot=snapshot, context=context, depends_on=depends_on, step_id=step_id
+            self.trail,
+            arguments,
+            plan_id=plan_id,
+            snapshot=snapshot,
+            context=context,
+            depends_on=depends_on,
+            step_id=step_id,
+            principal=self.principal,
         )
         if isinstance(outcome, Review):
             return Recorded(decision_id=None, review=review_request(outcome))
         return Recorded(decision_id=outcome.decision_id)
 
 
-def record_decision_tool(recorder: Recorder | Trail, *, pause_for_review: bool = True) -> StructuredTool:
-    """The tool, bound to a recorder: the services in this process (a ``Trail`` is recorded into
-    through a ``LocalRecorder``) or a client (an actor in another process).
+def record_decision_tool(recorder: Recorder, *, pause_for_review: bool = True) -> StructuredTool:
+    """The tool, bound to a recorder: the services in this process (``LocalRecorder``, as a
+    principal of its own) or a client (an actor in another process, as its token).
 
     The actor's state must carry ``plan_id``; it may carry ``resources`` (captured into the
     snapshot) and ``depends_on`` (decision ids the runtime put into the actor's context as
@@ -123,9 +133,6 @@ def record_decision_tool(recorder: Recorder | Trail, *, pause_for_review: bool =
     without ``pause_for_review`` the tool answers at once with the review's id (no decision id)
     and the actor goes on: the reconciliation actor proposes every invariant, each its own review.
     """
-
-    if isinstance(recorder, Trail):
-        recorder = LocalRecorder(recorder)
 
     def run(config: RunnableConfig, **kwargs: Any) -> str:
         state: dict[str, Any] = kwargs.pop("state")

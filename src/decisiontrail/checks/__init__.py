@@ -1,7 +1,10 @@
-"""networkx checks, analytics and exports, as pure functions of a decision graph.
+"""networkx checks, as pure functions of a decision graph: the rules a stored graph must keep.
 
 ``graphdb.loading.load_graph`` builds the graph; ``run_checks`` judges it against every rule
-(docs/checks.md lists them with example violations).
+(docs/checks.md lists them with example violations). Beside the rules (``validation``,
+``corrections``, ``coverage``): the graph's shape (``model``), the downstream and lineage
+closures (``closure``) and the graph as it stood at a moment (``history``). Analytics and exports
+read the same graph from rooms of their own, ``decisiontrail.analytics`` and ``decisiontrail.exports``.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from functools import partial
 
 import networkx as nx
 
-from decisiontrail.checks import coverage, validation
+from decisiontrail.checks import corrections, coverage, validation
 from decisiontrail.checks.coverage import DEFAULT_SPEC, CoverageSpec
 from decisiontrail.checks.model import collector_held_off, decisions, plans
 from decisiontrail.checks.report import Report, Rule, Violation
@@ -40,9 +43,11 @@ VALIDATION_RULES: tuple[Rule, ...] = (
         "no_partial_invalidation",
         "validation",
         "everything downstream of a superseded decision is superseded",
-        validation.check_no_partial_invalidation,
+        corrections.check_no_partial_invalidation,
     ),
-    Rule("correction_consistency", "validation", "correction metadata agrees both ways", validation.check_correction_consistency),
+    Rule(
+        "correction_consistency", "validation", "correction metadata agrees both ways", corrections.check_correction_consistency
+    ),
     Rule(
         "sequence_order",
         "validation",
@@ -61,7 +66,7 @@ VALIDATION_RULES: tuple[Rule, ...] = (
         "review_resolvable",
         "validation",
         "no pending review waits in an invalidated plan or under a superseded decision",
-        validation.check_review_resolvable,
+        corrections.check_review_resolvable,
     ),
 )
 

@@ -71,8 +71,9 @@ def lineage(G: nx.MultiDiGraph[str], decision_id: str) -> Closure:
 def downstream_sizes(
     G: nx.MultiDiGraph[str], decision_ids: Iterable[str], *, counted: Iterable[str] | None = None
 ) -> dict[str, int]:
-    """The blast radius of each of ``decision_ids``: how many decisions (of ``counted``, by default
-    all) its correction would invalidate, as ``downstream`` finds them, for all of them at once.
+    """The size of each of ``decision_ids``' downstream: how many decisions (of ``counted``, by
+    default all) ``downstream`` finds below it, for all of them at once. (Its correction
+    invalidates one more, the decision itself: ``analytics.blast_radius`` counts it.)
 
     One pass over the graph, not one walk per decision: the downstream sets are built from the
     last decisions up, each a bit set that is dropped once everything upstream of it has used it,

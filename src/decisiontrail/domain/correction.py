@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
@@ -28,7 +29,10 @@ from decisiontrail.exceptions import Conflict, ValidationFailed
 
 class CorrectionMode(StrEnum):
     """revert: roll back to the original's checkpoint and re-run from there.
-    append: keep the state reached and add the fix after the plan's latest decision."""
+    append: keep the state reached and add the fix at the end of the original's branch.
+
+    Both hang the correction where the original stood (``correction_decision``); they differ in
+    the plan's phase (``phase_after_correction``) and where replay resumes (``replay_frontier``)."""
 
     REVERT = "revert"
     APPEND = "append"
@@ -202,11 +206,9 @@ def replay_frontier(
 
 def correction_decision(
     original: Decision,
-    mode: CorrectionMode,
     guidance: str,
     reason: str,
     *,
-    anchor_id: str | None,
     at: datetime,
     prompt: CapturedContext | None = None,
     decision_id: str | None = None,
@@ -215,9 +217,9 @@ def correction_decision(
 
     Correcting a prompt_definition gives the plan a new root with the corrected prompt
     (``prompt``: the new description and arguments, as instantiation captures them).
-    Any other correction is the user's guidance as a user_intervention: in revert mode where
-    the original stood (under its parent), in append mode after the plan's latest decision
-    (``anchor_id``). Its replacement decisions come from the actor's replay.
+    Any other correction is the user's guidance as a user_intervention, hung under the original's
+    parent in either mode (``correction_parent``). Its replacement decisions come from the actor's
+    replay.
     """
     context = CapturedContext(
         json.dumps({"guidance": guidance, "reason": reason, "corrects": original.decision_id}, sort_keys=True)
@@ -225,16 +227,10 @@ def correction_decision(
     root = original.decision_type is DecisionType.PROMPT_DEFINITION
     if root and prompt is not None:
         context = prompt
-    if root:
-        parent = None
-    elif mode is CorrectionMode.REVERT:
-        parent = original.parent_decision_id
-    else:
-        parent = anchor_id or original.parent_decision_id
     decision = Decision(
         decision_id=decision_id or new_ulid(),
         plan_id=original.plan_id,
-        parent_decision_id=parent,
+        parent_decision_id=correction_parent(original),
         decision_type=DecisionType.PROMPT_DEFINITION if root else DecisionType.USER_INTERVENTION,
         question=original.question if root else f"Correction of a {original.decision_type.value}: {original.question}",
         chosen_option=context.content if root and prompt is not None else guidance,
@@ -247,6 +243,23 @@ def correction_decision(
         created_at=at,
     )
     return decision, context
+
+
+def correction_parent(original: Decision) -> str | None:
+    """Where a correction of ``original`` hangs, in either mode: under ``original``'s parent (none
+    for a prompt correction, the plan's new root).
+
+    A correction rests on what the decision it replaces rested on, and on nothing else: hung there,
+    it is superseded by a correction of one of those ancestors, never by a correction of another
+    branch. In revert mode that is where the original stood; in append mode it is the end of the
+    original's branch, the fix after everything recorded: the original and everything under it are
+    superseded, so the path from the root to the original ends at its parent (an ancestor of a
+    current decision is current). Hung under the plan's latest decision instead, whatever its
+    branch, an appended correction fell with every later correction of that unrelated branch.
+    """
+    if original.decision_type is DecisionType.PROMPT_DEFINITION:
+        return None
+    return original.parent_decision_id
 
 
 @dataclass(frozen=True)
@@ -299,14 +312,33 @@ def check_current_at(decision: Decision, moment: datetime) -> None:
         )
 
 
-def phase_after_correction(mode: CorrectionMode, original: Decision, plan_phase: Phase) -> Phase:
+def phase_after_correction(mode: CorrectionMode, original: Decision, plan_phase: Phase, *, root_id: str | None) -> Phase:
     """Revert re-runs from the original's phase (a Strategize decision reverts an executing
-    plan to Strategize); append keeps the phase, but an applied plan goes back to Execute."""
+    plan to Strategize); append keeps the phase, but an applied plan goes back to Execute.
+
+    A correction that hangs directly under the plan's prompt (``root_id``: the current root; an
+    appended correction of a strategy_choice, say) is a Strategize decision whatever the mode: a
+    decision made during Execute must be constrained by a Strategize decision, and ADR-007 answers
+    a violation with a phase reversion, so the plan returns to Strategize with it.
+
+    >>> from decisiontrail.domain.decision import ContextSnapshot
+    >>> strategy = Decision(plan_id="01M8Q9T3CH0JJC3RE3HDQHJZJS", parent_decision_id="01M8Q9T3CH0JJC3RE3HDQHJZJR",
+    ...                     decision_type=DecisionType.STRATEGY_CHOICE, question="q", chosen_option="o",
+    ...                     context_snapshot=ContextSnapshot(hot_context_hash="0" * 64, hot_context_ref="r"))
+    >>> phase_after_correction(CorrectionMode.APPEND, strategy, Phase.EXECUTE, root_id="01M8Q9T3CH0JJC3RE3HDQHJZJR").value
+    'strategize'
+    >>> phase_after_correction(CorrectionMode.APPEND, strategy, Phase.APPLY, root_id="01M8Q9T3CH0JJC3RE3HDQHJZJQ").value
+    'execute'
+    """
     if original.decision_type is DecisionType.PROMPT_DEFINITION:
         return Phase.STRATEGIZE
     if mode is CorrectionMode.REVERT:
-        return original.phase if original.phase is not Phase.APPLY else Phase.EXECUTE
-    return Phase.EXECUTE if plan_phase is Phase.APPLY else plan_phase
+        phase = original.phase if original.phase is not Phase.APPLY else Phase.EXECUTE
+    else:
+        phase = Phase.EXECUTE if plan_phase is Phase.APPLY else plan_phase
+    if phase is Phase.EXECUTE and root_id is not None and correction_parent(original) == root_id:
+        return Phase.STRATEGIZE
+    return phase
 
 
 class CorrectionAttempt(BaseModel):
@@ -331,6 +363,7 @@ class CorrectionAttempt(BaseModel):
     replay_outcome: ReplayOutcome = ReplayOutcome.PENDING
     replay_detail: str | None = None
     replayed_decision_ids: tuple[str, ...] = ()  # what the replay recorded, as the replaying actor reported it
+    replayed_at: UtcDatetime | None = None  # when its outcome was reported (None while pending)
 
 
 class CorrectionResult(BaseModel):
@@ -359,7 +392,8 @@ def visible_at(created_at: datetime, superseded_at: datetime | None, moment: dat
 
 def as_it_stood(decision: Decision, moment: datetime | None) -> Decision:
     """``decision`` as a read as of ``moment`` shows it: a correction made after that moment had
-    not superseded it yet, so it reads current, with no successor (None: as it stands now).
+    not superseded it yet, so it reads current, with no successor; a dependency added or an
+    artifact attached after it was not there yet (None: as it stands now).
 
     >>> from datetime import UTC
     >>> from decisiontrail.domain.decision import ContextSnapshot, DecisionType
@@ -370,9 +404,18 @@ def as_it_stood(decision: Decision, moment: datetime | None) -> Decision:
     >>> as_it_stood(d, datetime(2026, 12, 1, tzinfo=UTC)).is_current, as_it_stood(d, datetime(2026, 12, 3, tzinfo=UTC)).is_current
     (True, False)
     """
-    if moment is None or decision.superseded_at is None or decision.superseded_at <= moment:
+    if moment is None:
         return decision
-    return decision.model_copy(update={"superseded_by": None, "superseded_at": None})
+    update: dict[str, Any] = {}
+    if decision.superseded_at is not None and decision.superseded_at > moment:
+        update |= {"superseded_by": None, "superseded_at": None}
+    later = {d for d, at in decision.dependencies_added if at > moment}
+    if later:  # a dependency added after the moment (a replay's report) was not there yet
+        update["depends_on"] = tuple(d for d in decision.depends_on if d not in later)
+    attached = tuple(a for a in decision.artifacts_produced if a.attached_at is None or a.attached_at <= moment)
+    if len(attached) < len(decision.artifacts_produced):
+        update["artifacts_produced"] = attached
+    return decision.model_copy(update=update) if update else decision
 
 
 def plans_waiting_on(superseded: Collection[str], waiting: Iterable[tuple[str, Collection[str]]]) -> set[str]:

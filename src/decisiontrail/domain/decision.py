@@ -119,6 +119,9 @@ class ArtifactRef(_Record):
     artifact_path: NonBlank
     artifact_type: NonBlank
     digest: Digest | None = None
+    attached_at: UtcDatetime | None = Field(
+        default=None, description="when it was attached after the decision was recorded (None: recorded with it)"
+    )
 
 
 class CheckpointRef(_Record):
@@ -176,6 +179,10 @@ class Decision(_Record):
 
     # Influence (DEPENDS_ON) and downstream impact
     depends_on: DecisionIds = ()
+    dependencies_added: tuple[tuple[Ulid, UtcDatetime], ...] = Field(
+        default=(),
+        description="dependencies added after the decision was recorded (addDependency, a replay's report), with when; read, never written from here",
+    )
     downstream_decision_ids: tuple[Ulid, ...] = ()
     downstream_plan_ids: tuple[Ulid, ...] = ()
     artifacts_produced: tuple[ArtifactRef, ...] = ()

@@ -54,6 +54,8 @@ class DecisionPage:
     created_from: datetime | None = None
     created_to: datetime | None = None
     text: str | None = None
+    as_of: datetime | None = None
+    """A past moment: only the decisions recorded by then, and ``current`` as they stood then."""
     count: bool = True
     """Whether to count every decision that matches (the connection's ``totalCount``): a read of all
     of them, where the page alone reads only its own."""
@@ -71,6 +73,7 @@ class DecisionPage:
             "created_from": self.created_from,
             "created_to": self.created_to,
             "text": self.text.lower() if self.text else None,
+            "as_of": self.as_of,
         }
 
 

@@ -263,8 +263,8 @@ class _Batch:
     def parent_for(self, recording: Recording, row: Mapping[str, Any]) -> tuple[str | None, tuple[str | None, bool, bool]]:
         """The parent's id and its facts (plan, exists, superseded), the batch's decisions included.
 
-        Inference follows read_placements' rule over the stored candidate and the batch's own:
-        the same actor run's latest first, then the latest; the batch's come after every stored one.
+        An inferred parent is ``inferred_parent``'s, over the stored candidates the read took
+        (decision/read_placements) and the batch's own, which come after every stored one.
         """
         draft = recording.draft
         if not recording.infer_parent:
@@ -277,19 +277,32 @@ class _Batch:
         thread = recording.thread
         types = PARENT_TYPES[draft.decision_type]
         ours = _last(self._latest.get((draft.plan_id, t)) for t in types)
-        same_run = _last(self._latest_in_run.get((draft.plan_id, t, thread)) for t in types) if thread is not None else None
-        stored, stored_thread = row["inferred_parent_id"], row["inferred_parent_thread"]
-        if same_run is not None:
-            chosen = same_run
-        elif stored is not None and thread is not None and stored_thread == thread:
-            chosen = stored
-        elif ours is not None:
-            chosen = ours
-        else:
-            chosen = stored or row["current_root_id"]
+        ours_in_run = _last(self._latest_in_run.get((draft.plan_id, t, thread)) for t in types) if thread is not None else None
+        chosen = inferred_parent(
+            latest_in_run=ours_in_run or row["latest_of_parent_types_in_run"],
+            latest=ours or row["latest_of_parent_types"],
+            root=row["current_root_id"],
+        )
         if chosen is None:
             return None, (None, False, False)
         return chosen, (draft.plan_id, True, False)
+
+
+def inferred_parent(*, latest_in_run: str | None, latest: str | None, root: str | None) -> str | None:
+    """Parent inference: the parent of a recording that names none (ADR-033: "the system infers the
+    parent from the current decision context"), the one place it is decided.
+
+    Among the plan's current decisions of the recording's parent types (``PARENT_TYPES``, ADR-007's
+    tree), the latest its own actor run recorded (``latest_in_run``), else the latest any run
+    recorded (``latest``); else the plan's current root. decision/read_placements reads the stored
+    candidates, and ``place_all`` folds in its batch's own.
+
+    >>> inferred_parent(latest_in_run="R", latest="L", root="P"), inferred_parent(latest_in_run=None, latest="L", root="P")
+    ('R', 'L')
+    >>> inferred_parent(latest_in_run=None, latest=None, root="P")
+    'P'
+    """
+    return latest_in_run or latest or root
 
 
 def _last(found: Iterable[tuple[int, str] | None]) -> str | None:

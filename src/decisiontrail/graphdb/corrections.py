@@ -37,7 +37,7 @@ class Placing:
     current_root_id: str | None
     correction_exists: bool
     parents: Mapping[str, tuple[str, bool]]
-    """The decisions it may hang under (the corrected decision's parent, append mode's anchor): plan id, superseded."""
+    """The decision it hangs under, the corrected decision's parent (none for a root): plan id, superseded."""
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,6 @@ class CorrectionFacts:
     """Read under the locks of ``locked_plan_ids``; it may reach a plan beyond them (recorded between the walks)."""
     pending_reviews: tuple[Review, ...]
     """Pending in the locked plans, oldest first."""
-    anchor_id: str | None
-    """Append mode's: the plan's latest current decision outside what is superseded."""
     waiting: tuple[tuple[str, tuple[str, ...]], ...]
     """(plan id, dependency ids) of each review pending outside the locked plans whose proposal has dependencies."""
     placing: Placing
@@ -65,7 +63,7 @@ class CorrectionFacts:
     def placement_of(self, recording: Recording, phase: Phase) -> dict[str, Any]:
         """The facts ``domain.placement.place_all`` judges the correction decision by, in
         decision/read_placements' shape, judged in ``phase``: the reads took them for the id it
-        was to have, under its own parent or the anchor, with no dependency or key; a recording
+        was to have, under the corrected decision's parent, with no dependency or key; a recording
         other than that is refused here (read_placements would read its facts)."""
         draft, placing = recording.draft, self.placing
         parent = draft.parent_decision_id
@@ -87,8 +85,8 @@ class CorrectionFacts:
             "automation_execute_command": placing.automation_execute_command,
             "current_root_id": placing.current_root_id,
             "decision_exists": placing.correction_exists,
-            "inferred_parent_id": None,
-            "inferred_parent_thread": None,
+            "latest_of_parent_types": None,
+            "latest_of_parent_types_in_run": None,
             "parent_exists": parent is not None,
             "parent_plan_id": parent_plan_id,
             "parent_superseded": parent_superseded,
@@ -101,18 +99,15 @@ class CorrectionFacts:
         }
 
 
-def begin(
-    tx: Transaction, decision_id: str, correction_id: str, *, append: bool, also_lock: Sequence[str] = ()
-) -> CorrectionFacts | None:
+def begin(tx: Transaction, decision_id: str, correction_id: str, *, also_lock: Sequence[str] = ()) -> CorrectionFacts | None:
     """Lock the decision, its plan, the plans its downstream touches and ``also_lock``, then read
-    the decision whole, its chain, its downstream and what else the rules need (``append``: the
-    anchor), and what placing the correction decision, ``correction_id``, is judged by."""
+    the decision whole, its chain, its downstream and what else the rules need, and what placing
+    the correction decision, ``correction_id``, is judged by."""
     facts = tx.run(
         query("correction/begin_correction"),
         holder=lock_holder(tx),
         decision_id=decision_id,
         correction_id=correction_id,
-        append=append,
         also_lock=list(dict.fromkeys(also_lock)),
     ).single()
     if facts is None:
@@ -127,7 +122,6 @@ def begin(
         locked_plan_ids=tuple(facts["locked_plan_ids"]),
         downstream=_downstream(facts),
         pending_reviews=tuple(_reviews(facts["pending_reviews"])),
-        anchor_id=facts["anchor_id"],
         waiting=tuple((plan_id, tuple(ids)) for plan_id, ids in facts["waiting"]),
         placing=Placing(
             correction_id=correction_id,
@@ -354,10 +348,10 @@ def example_rows(
     rows = tx.run(
         query("correction/list_examples"),
         plan_id=plan_id,
-        project=project,
+        of_project=project,
         hierarchy=hierarchy,
         owner=owner,
-        scope_project=scope_project,
+        project=scope_project,
     )
     return [
         AttemptRow(

@@ -93,7 +93,8 @@ def decision_from_record(record: Mapping[str, Any]) -> Decision:
         ),
         rationale=props.get("rationale") or "",
         actor_reasoning=props.get("actor_reasoning"),
-        depends_on=tuple(decision_id for _, decision_id in sorted(record["depends_on"])),
+        depends_on=tuple(decision_id for _, decision_id, _ in sorted(record["depends_on"])),
+        dependencies_added=_dependencies_added(record["depends_on"]),
         downstream_decision_ids=tuple(sorted(record["downstream_decision_ids"])),
         downstream_plan_ids=tuple(sorted(record["downstream_plan_ids"])),
         artifacts_produced=tuple(_artifact(a) for a in json.loads(props["artifacts_produced"])),
@@ -104,6 +105,11 @@ def decision_from_record(record: Mapping[str, Any]) -> Decision:
         superseded_by=record["superseded_by"],
         superseded_at=native_datetime(superseded_at) if superseded_at is not None else None,
     )
+
+
+def _dependencies_added(depends_on: Sequence[Sequence[Any]]) -> tuple[tuple[str, datetime], ...]:
+    """The dependencies added after their decision was recorded, with when (``[ordinal, id, at]`` rows; at null for the others)."""
+    return tuple((decision_id, native_datetime(at)) for _, decision_id, at in depends_on if at is not None)
 
 
 def _artifact(stored: Mapping[str, Any]) -> ArtifactRef:
@@ -134,7 +140,8 @@ def decision_outline_from_record(
         "sequence_number": sequence_number,
         "decision_type": _DECISION_TYPES[decision_type],
         "phase": _PHASES[phase],
-        "depends_on": tuple(dependency_id for _, dependency_id in sorted(depends_on)) if depends_on else (),
+        "depends_on": tuple(dependency_id for _, dependency_id, _ in sorted(depends_on)) if depends_on else (),
+        "dependencies_added": _dependencies_added(depends_on) if depends_on else (),
         "superseded_by": superseded_by,
         # None, not a made-up time, unless the read was as of a moment (and given, created_at
         # spares model_construct its default factory: a third of the time of 1,000 outlines).
@@ -281,6 +288,7 @@ def attempt_from_properties(props: Mapping[str, Any]) -> CorrectionAttempt:
     return CorrectionAttempt(
         **{k: v for k, v in props.items() if k not in ("counts_by_type", "replay_frontier", "at", "replayed_at")},
         at=native_datetime(props["at"]),
+        replayed_at=native_datetime(props["replayed_at"]) if props.get("replayed_at") is not None else None,
         counts_by_type=json.loads(props["counts_by_type"]),
         replay_frontier=tuple(FrontierPoint(**p) for p in json.loads(props["replay_frontier"])),
     )

@@ -56,7 +56,7 @@ def _instantiating(info: Info[Context, None], input: InstantiatePlanInput | RunP
         else None,
         invariants=[i.model() for i in input.invariants or []],
         project=input.project,
-        principal=info.context.principal,
+        principal=info.context.caller,
         **more,
     )
 
@@ -81,7 +81,7 @@ async def run_plan(info: Info[Context, None], input: RunPlanInput) -> Plan:
 
 async def cancel_run(info: Info[Context, None], run_id: strawberry.ID, reason: str = "") -> PlanRun:
     """Stop a run that has not finished; its plan stays as far as it got."""
-    cancelled = await call(runs.cancel_run, info.context.trail, str(run_id), reason, principal=info.context.principal)
+    cancelled = await call(runs.cancel_run, info.context.trail, str(run_id), reason, principal=info.context.caller)
     return PlanRun.of(cancelled)
 
 
@@ -139,7 +139,7 @@ async def record_decision(info: Info[Context, None], input: RecordDecisionInput)
     """Record an actor's decision through ADR-033's protocol (validation, gating, idempotency)."""
     context = info.context
     outcome = await call(
-        lambda: recording.record_proposal(context.trail, _proposal(input), _context(input), principal=context.principal)
+        lambda: recording.record_proposal(context.trail, _proposal(input), _context(input), principal=context.caller)
     )
     return _payload(outcome)
 
@@ -148,9 +148,7 @@ async def record_decisions(info: Info[Context, None], inputs: list[RecordDecisio
     """A batch in one transaction: every decision is recorded (or held for review), or none."""
     context = info.context
     outcomes = await call(
-        lambda: recording.record_decisions(
-            context.trail, [(_proposal(i), _context(i)) for i in inputs], principal=context.principal
-        )
+        lambda: recording.record_decisions(context.trail, [(_proposal(i), _context(i)) for i in inputs], principal=context.caller)
     )
     return [_payload(o) for o in outcomes]
 
@@ -158,7 +156,7 @@ async def record_decisions(info: Info[Context, None], inputs: list[RecordDecisio
 async def add_dependency(info: Info[Context, None], decision_id: strawberry.ID, depends_on_id: strawberry.ID) -> Decision:
     """Record that a decision was influenced by another (DEPENDS_ON)."""
     context = info.context
-    found = await call(recording.add_dependency, context.trail, str(decision_id), str(depends_on_id), principal=context.principal)
+    found = await call(recording.add_dependency, context.trail, str(decision_id), str(depends_on_id), principal=context.caller)
     return Decision(model=found)
 
 
@@ -169,7 +167,7 @@ async def resolve_review(info: Info[Context, None], input: ResolveReviewInput) -
         str(input.review_id),
         DomainReviewAction(input.action.value),
         input.option,
-        principal=info.context.principal,
+        principal=info.context.caller,
         digest=input.digest,
     )
     return ResolveReviewPayload(review=Review(model=review), decision=Decision(model=decision))
@@ -183,7 +181,7 @@ async def correct_decision(info: Info[Context, None], input: CorrectDecisionInpu
         input.mode.value,
         input.guidance,
         input.reason,
-        principal=info.context.principal,
+        principal=info.context.caller,
         description=input.description,
         arguments=input.arguments,
     )
@@ -199,7 +197,7 @@ async def record_replay(info: Info[Context, None], input: RecordReplayInput) -> 
         input.outcome,
         input.detail,
         [str(d) for d in input.decision_ids],
-        principal=info.context.principal,
+        principal=info.context.caller,
     )
     return CorrectionAttempt.of(updated)
 
@@ -213,7 +211,7 @@ async def add_guidance(info: Info[Context, None], input: AddGuidanceInput) -> De
         input.guidance,
         parent_decision_id=str(input.parent_decision_id),
         reason=input.reason,
-        principal=info.context.principal,
+        principal=info.context.caller,
     )
     return Decision(model=decision)
 
@@ -225,7 +223,7 @@ async def advance_phase(info: Info[Context, None], plan_id: strawberry.ID, phase
         str(plan_id),
         DomainPhase(phase.value),
         reason,
-        principal=info.context.principal,
+        principal=info.context.caller,
     )
     return Plan(model=plan)
 
@@ -238,7 +236,7 @@ async def set_invariants(
     # The domain records are built inside ``call``: a value they refuse is a client's error, not a bug.
     stored = await call(
         lambda: invariants_service.set_invariants(
-            context.trail, scope, project, [i.model() for i in invariants], principal=context.principal
+            context.trail, scope, project, [i.model() for i in invariants], principal=context.caller
         )
     )
     return InvariantSet.of(stored)
@@ -254,7 +252,7 @@ async def add_invariant(info: Info[Context, None], input: AddInvariantInput) -> 
         input.statement,
         input.scope,
         input.reason,
-        principal=info.context.principal,
+        principal=info.context.caller,
     )
     return Decision(model=decision)
 
@@ -262,7 +260,7 @@ async def add_invariant(info: Info[Context, None], input: AddInvariantInput) -> 
 async def remove_invariant(info: Info[Context, None], plan_id: strawberry.ID, name: str, reason: str) -> CorrectionPayload:
     """An invariant that should not apply: its invariant_enforced is corrected away and the plan stops declaring it."""
     result = await call(
-        invariants_service.remove_invariant, info.context.trail, str(plan_id), name, reason, principal=info.context.principal
+        invariants_service.remove_invariant, info.context.trail, str(plan_id), name, reason, principal=info.context.caller
     )
     return CorrectionPayload(model=result)
 
@@ -273,7 +271,7 @@ async def attach_artifacts(info: Info[Context, None], decision_id: strawberry.ID
 
     def attach() -> DomainDecision:
         refs = [DomainArtifactRef(**_artifact(a)) for a in artifacts]
-        return recording.attach_artifacts(context.trail, str(decision_id), refs, principal=context.principal)
+        return recording.attach_artifacts(context.trail, str(decision_id), refs, principal=context.caller)
 
     found = await call(attach)
     return Decision(model=found)

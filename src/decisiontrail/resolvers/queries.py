@@ -9,6 +9,7 @@ import strawberry
 from strawberry.types import Info
 
 from decisiontrail.domain import Phase as DomainPhase
+from decisiontrail.domain.as_of import existed
 from decisiontrail.domain.pages import PlanPage, ReviewPage, page_size, search_text
 from decisiontrail.domain.invariants import Scope
 from decisiontrail.domain.recording import ReviewStatus
@@ -19,54 +20,57 @@ from decisiontrail.schema.dataset import CorrectionExample
 from decisiontrail.schema.errors import call, client_error
 from decisiontrail.domain.decision import Phase
 from decisiontrail.schema.correction import Impact, Lineage
-from decisiontrail.schema.decision import Decision
+from decisiontrail.schema.decision import Decision, load_decision
 from decisiontrail.schema.pages import PageInfo, asks_for_total, parse_cursor, plan_cursor, review_cursor
 from decisiontrail.schema.payloads import DecisionEvent
-from decisiontrail.schema.plan import InvariantSet, Plan, PlanConnection, PlanEdge
+from decisiontrail.schema.plan import InvariantSet, Plan, PlanConnection, PlanEdge, plan_as_of
 from decisiontrail.schema.review import Review, ReviewConnection, ReviewEdge
 from decisiontrail.schema.runs import PlanRun
 from decisiontrail.services import correction, dataset, reading, relay, reviews, runs
 from decisiontrail.services import invariants as invariants_service
 
 
-async def decision(info: Info[Context, None], id: strawberry.ID) -> Decision | None:
-    found = await info.context.decisions.load(str(id))
-    return Decision(model=found) if found else None
+async def decision(info: Info[Context, None], id: strawberry.ID, as_of: datetime | None = None) -> Decision | None:
+    """A decision by id; ``asOf`` a past moment, as it stood then, with every relation read through
+    it as of then too (null if it was not recorded yet)."""
+    return await load_decision(info, str(id), as_of)
 
 
-async def plan(info: Info[Context, None], id: strawberry.ID) -> Plan | None:
+async def plan(info: Info[Context, None], id: strawberry.ID, as_of: datetime | None = None) -> Plan | None:
+    """A plan by id; ``asOf`` a past moment, as it stood then (its phase, its tree, its decisions and
+    their statuses), every relation read through it as of then too (null if it did not exist yet)."""
     found = await info.context.plans.load(str(id))
-    return Plan(model=found) if found else None
+    if found is None or not existed(found.created_at, as_of):
+        return None
+    return await plan_as_of(info, found, as_of)
 
 
 async def run(info: Info[Context, None], id: strawberry.ID) -> PlanRun | None:
     """A run by id; null for one that does not exist or lies in a plan the caller may not see."""
-    found = await call(runs.find_run, info.context.trail, str(id), info.context.principal)
+    found = await call(runs.find_run, info.context.trail, str(id), info.context.caller)
     return PlanRun.of(found) if found is not None else None
 
 
 async def impact(info: Info[Context, None], decision_id: strawberry.ID, as_of: datetime | None = None) -> Impact:
     """What correcting the decision would invalidate (with ``asOf``: would have, then); writes nothing."""
-    found = await call(correction.preview, info.context.trail, str(decision_id), principal=info.context.principal, as_of=as_of)
+    found = await call(correction.preview, info.context.trail, str(decision_id), principal=info.context.caller, as_of=as_of)
     return Impact(model=found, as_of=as_of)
 
 
 async def review(info: Info[Context, None], id: strawberry.ID) -> Review | None:
     """A review by id; null for one that does not exist or lies in a plan the caller may not see."""
-    found = await call(reading.get_reviews, info.context.trail, [str(id)], info.context.principal)
+    found = await call(reading.get_reviews, info.context.trail, [str(id)], info.context.caller)
     return Review(model=found[0]) if found else None
 
 
 async def pending_reviews(info: Info[Context, None], plan_id: strawberry.ID) -> list[Review]:
-    found = await call(reviews.pending_reviews, info.context.trail, str(plan_id), principal=info.context.principal)
+    found = await call(reviews.pending_reviews, info.context.trail, str(plan_id), principal=info.context.caller)
     return [Review(model=r) for r in found]
 
 
 async def lineage(info: Info[Context, None], decision_id: strawberry.ID, as_of: datetime | None = None) -> Lineage:
     """Ancestors to the root and upward through parent plans, plus DEPENDS_ON upstream."""
-    decision_ids, plan_ids = await call(
-        reading.lineage, info.context.trail, str(decision_id), info.context.principal, as_of=as_of
-    )
+    decision_ids, plan_ids = await call(reading.lineage, info.context.trail, str(decision_id), info.context.caller, as_of=as_of)
     return Lineage(decision_ids=decision_ids, plan_ids=plan_ids, as_of=as_of)
 
 
@@ -93,7 +97,7 @@ async def plans(
         search=search,
         count=asks_for_total(info),
     )
-    total, ids = await call(reading.page_plans, info.context.trail, page, info.context.principal)
+    total, ids = await call(reading.page_plans, info.context.trail, page, info.context.caller)
     more = len(ids) > size
     found = await info.context.plans.load_many(ids[:size])
     edges = [PlanEdge(cursor=plan_cursor(p.plan_id), node=Plan(model=p)) for p in found if p is not None]
@@ -124,7 +128,7 @@ async def review_inbox(
         project=project,
         count=asks_for_total(info),
     )
-    total, found = await call(reading.page_reviews, info.context.trail, page, info.context.principal)
+    total, found = await call(reading.page_reviews, info.context.trail, page, info.context.caller)
     edges = [ReviewEdge(cursor=review_cursor(r.review_id), node=Review(model=r)) for r in found[:size]]
     return ReviewConnection(
         edges=edges,
@@ -144,7 +148,7 @@ async def decision_events(
         raise client_error(Unavailable("this server publishes no events"))
     cursor = _cursor(after)
     await info.context.require_plan(str(plan_id))
-    trail, principal = info.context.trail, info.context.principal
+    trail, principal = info.context.trail, info.context.caller
     live = bus.listen(str(plan_id))  # listening before the outbox is read: nothing falls between the two
     try:
         # The plan's events numbered up to ``last`` are given (or were before it began); those after it are owed.
@@ -186,14 +190,12 @@ def _cursor(after: str | None) -> int | None:
 
 async def correction_dataset(info: Info[Context, None], project: str) -> list[CorrectionExample]:
     """A project's corrections as evaluation examples, oldest first, across the plans the caller may see."""
-    found = await call(dataset.correction_examples, info.context.trail, project=project, principal=info.context.principal)
+    found = await call(dataset.correction_examples, info.context.trail, project=project, principal=info.context.caller)
     return [CorrectionExample.of(e) for e in found]
 
 
 async def invariant_set(info: Info[Context, None], scope: Scope, project: str | None = None) -> InvariantSet | None:
-    """The global set of invariants or a project's; null when it was never set."""
-    principal = info.context.principal
-    if scope is Scope.PROJECT and principal is not None and principal.project not in (None, project):
-        return None  # another project's set, as if it were never set: the global one is everyone's
-    found = await call(invariants_service.invariant_set, info.context.trail, scope, project)
+    """The global set of invariants or a project's; null when it was never set (or is another project's
+    than the caller's)."""
+    found = await call(invariants_service.invariant_set, info.context.trail, scope, project, info.context.caller)
     return InvariantSet.of(found) if found is not None else None

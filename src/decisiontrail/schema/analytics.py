@@ -1,4 +1,4 @@
-"""GraphQL types of ``plan.analytics``: the analytics of ``checks.analytics``, as analysts query them."""
+"""GraphQL types of ``plan.analytics``: the analytics of ``decisiontrail.analytics``, as analysts query them."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from enum import Enum
 
 import strawberry
 
-from decisiontrail.checks import analytics as model
 from decisiontrail.domain.decision import DecisionType, Phase
+from decisiontrail.services.analysis import Analytics
 
 
 @strawberry.enum
@@ -141,7 +141,7 @@ class PlanAnalytics:
     plans: list[PlanSummary]
 
     @classmethod
-    def of(cls, a: model.Analytics) -> PlanAnalytics:
+    def of(cls, a: Analytics) -> PlanAnalytics:
         c = a.corrections
         return cls(
             decisions=DecisionCounts(

@@ -15,7 +15,7 @@ from decisiontrail.domain.correction import CorrectionAttempt
 from decisiontrail.domain.recording import CheckpointGroup
 from decisiontrail.events import EventBus
 from decisiontrail.exceptions import DecisionTrailError, NotFound
-from decisiontrail.schema.errors import client_error, in_thread
+from decisiontrail.schema.errors import client_error, in_thread, unauthenticated
 from decisiontrail.domain.runs import PlanRun
 from decisiontrail.services import Trail, reading, runs
 
@@ -40,16 +40,26 @@ class Context:
 
     trail: Trail
     principal: Principal | None = None
+    """Who is asking, as the request's authentication found it; None for no known caller, whom every
+    operation refuses (``resolvers.permissions.Authenticated``)."""
+
+    @property
+    def caller(self) -> Principal:
+        """Who is asking, for the services: every operation's ``Authenticated`` permission has let
+        only a known caller through (else UNAUTHENTICATED)."""
+        if self.principal is None:
+            raise unauthenticated()
+        return self.principal
 
     # Each batch function is one UNWIND query answering one slot per key, in key order.
     # What the principal may not see is answered as missing, so no relation leads to it.
     @cached_property
     def decisions(self) -> DataLoader[str, Decision | None]:
-        return _loader(lambda ids: reading.get_decisions(self.trail, ids, self.principal))
+        return _loader(lambda ids: reading.get_decisions(self.trail, ids, self.caller))
 
     @cached_property
     def plans(self) -> DataLoader[str, Plan | None]:
-        return _loader(lambda ids: reading.get_plans(self.trail, ids, self.principal))
+        return _loader(lambda ids: reading.get_plans(self.trail, ids, self.caller))
 
     @cached_property
     def children(self) -> DataLoader[str, list[str]]:

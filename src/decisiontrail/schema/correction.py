@@ -9,7 +9,7 @@ from datetime import datetime
 import strawberry
 from strawberry.types import Info
 
-from decisiontrail.domain.correction import CorrectionMode
+from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome
 from decisiontrail.domain.decision import DecisionType
 
 from decisiontrail.domain.correction import CorrectionAttempt as DomainCorrectionAttempt
@@ -157,11 +157,12 @@ class CorrectionAttempt:
     async def counts_by_type(self, info: Info[Context, None]) -> list[CountByType]:
         return await counts_seen(info, self.model.invalidated_decision_ids, self.model.counts_by_type)
 
-    replay_outcome: str
+    replay_outcome: ReplayOutcome
     original_decision_id: strawberry.ID
     corrected_decision_id: strawberry.ID
     correction_decision_id: strawberry.ID
     replay_detail: str | None
+    replayed_at: datetime | None = strawberry.field(description="when the replay's outcome was reported; null while pending")
 
     @strawberry.field
     async def replayed_decision_ids(self, info: Info[Context, None]) -> list[strawberry.ID]:
@@ -189,6 +190,7 @@ class CorrectionAttempt:
             corrected_decision_id=strawberry.ID(a.corrected_decision_id),
             correction_decision_id=strawberry.ID(a.correction_decision_id),
             replay_detail=a.replay_detail,
+            replayed_at=a.replayed_at,
             attempt_id=strawberry.ID(a.attempt_id),
             attempt_number=a.attempt_number,
             mode=CorrectionMode(a.mode.value),
@@ -197,7 +199,7 @@ class CorrectionAttempt:
             requested_by=a.requested_by,
             at=a.at,
             model=a,
-            replay_outcome=a.replay_outcome.value,
+            replay_outcome=a.replay_outcome,
         )
 
 
@@ -241,7 +243,7 @@ class CorrectionPayload:
     async def cancelled_reviews(self, info: Info[Context, None]) -> list[Review]:
         """Pending reviews the correction made moot, now CANCELLED with it: those in plans you may see
         (a correction's downstream can reach plans of other owners or projects through DEPENDS_ON)."""
-        reviews = await call(reading.get_reviews, info.context.trail, list(self.model.cancelled_reviews), info.context.principal)
+        reviews = await call(reading.get_reviews, info.context.trail, list(self.model.cancelled_reviews), info.context.caller)
         return [Review(model=r) for r in reviews]
 
     @strawberry.field
@@ -250,5 +252,5 @@ class CorrectionPayload:
         correction superseded, so a person approved it on grounds that changed. When the plan asks
         such a question again it is held for a person, whatever the confidence (`Review.reopens`).
         Those in plans you may see."""
-        reviews = await call(reading.get_reviews, info.context.trail, list(self.model.lapsed_reviews), info.context.principal)
+        reviews = await call(reading.get_reviews, info.context.trail, list(self.model.lapsed_reviews), info.context.caller)
         return [Review(model=r) for r in reviews]

@@ -13,6 +13,7 @@ from strawberry.types import Info
 
 from decisiontrail.domain import Decision as DomainDecision
 from decisiontrail.domain.decision import partial_decision
+from decisiontrail.domain.as_of import attempt_as_it_stood, existed
 from decisiontrail.domain.correction import as_it_stood
 from decisiontrail.domain.decision import DecisionType, Phase
 
@@ -44,6 +45,10 @@ class Decision:
     # Set when the model is an outline (Plan.tree's one-statement path): its plan's other
     # decisions, so children and dependsOn resolve from memory.
     outline: strawberry.Private[PlanOutline | None] = None
+    as_of: strawberry.Private[datetime | None] = None
+    """The moment an as-of read asked about (``decision(asOf:)``, ``lineage(asOf:)``, a plan's tree
+    then, ...): the model is as it stood then (``as_it_stood``), and every relation read through it
+    answers as of the same moment (None: as things stand)."""
 
     @strawberry.field
     def id(self) -> strawberry.ID:
@@ -128,22 +133,23 @@ class Decision:
     @strawberry.field
     def artifacts_produced(self) -> list[ArtifactRef]:
         return [
-            ArtifactRef(artifact_path=a.artifact_path, artifact_type=a.artifact_type, digest=a.digest)
+            ArtifactRef(artifact_path=a.artifact_path, artifact_type=a.artifact_type, digest=a.digest, attached_at=a.attached_at)
             for a in self.model.artifacts_produced
         ]
 
     @strawberry.field
     async def downstream_decision_ids(self, info: Info[Context, None]) -> list[strawberry.ID]:
         ids = list(self.model.downstream_decision_ids)
-        if info.context.limited:  # dependents may lie in plans the caller may not see
-            ids = [d.model.decision_id for d in await load_decisions(info, ids)]
+        if info.context.limited or self.as_of is not None:  # dependents may lie in plans the caller may not see, or be younger
+            ids = [d.model.decision_id for d in await self._dependents(info)]
         return [strawberry.ID(i) for i in ids]
 
     @strawberry.field
     async def downstream_plan_ids(self, info: Info[Context, None]) -> list[strawberry.ID]:
         ids = list(self.model.downstream_plan_ids)
-        if info.context.limited:
-            ids = [p.plan_id for p in await info.context.plans.load_many(ids) if p is not None]
+        if info.context.limited or self.as_of is not None:
+            found = await info.context.plans.load_many(ids)
+            ids = [p.plan_id for p in found if p is not None and existed(p.created_at, self.as_of)]
         return [strawberry.ID(i) for i in ids]
 
     @strawberry.field
@@ -162,9 +168,19 @@ class Decision:
     def correction_reason(self) -> str | None:
         return self.model.correction_reason
 
-    @strawberry.field
-    def superseded_by_id(self) -> strawberry.ID | None:
-        return strawberry.ID(self.model.superseded_by) if self.model.superseded_by else None
+    @strawberry.field(graphql_type=strawberry.ID | None)  # type: ignore[untyped-decorator]
+    def superseded_by_id(self, info: Info[Context, None]) -> strawberry.ID | None | Awaitable[strawberry.ID | None]:
+        """The successor's id; null when current, or when the successor lies in a plan the caller
+        may not see (a correction in another project superseding this one through DEPENDS_ON).
+        Answered at once unless the caller is limited (an async resolver per decision of a tree costs)."""
+        if self.model.superseded_by is None:
+            return None
+        if not info.context.limited:
+            return strawberry.ID(self.model.superseded_by)
+        return self._successor_seen(info, self.model.superseded_by)
+
+    async def _successor_seen(self, info: Info[Context, None], successor_id: str) -> strawberry.ID | None:
+        return strawberry.ID(successor_id) if await info.context.decisions.load(successor_id) is not None else None
 
     @strawberry.field
     def superseded_at(self) -> datetime | None:
@@ -178,15 +194,15 @@ class Decision:
 
     @strawberry.field
     async def plan(self, info: Info[Context, None]) -> Annotated["Plan", strawberry.lazy("decisiontrail.schema.plan")]:
-        from decisiontrail.schema.plan import Plan
+        from decisiontrail.schema.plan import plan_as_of
 
         plan = await info.context.plans.load(self.model.plan_id)
-        assert plan is not None  # a decision's plan always exists
-        return Plan(model=plan)
+        assert plan is not None  # a decision's plan always exists (and existed before it)
+        return await plan_as_of(info, plan, self.as_of)
 
     @strawberry.field
     async def parent(self, info: Info[Context, None]) -> Decision | None:
-        return await load_decision(info, self.model.parent_decision_id)
+        return await load_decision(info, self.model.parent_decision_id, self.as_of)
 
     # children and dependsOn answer synchronously when an outline holds the answer: an async
     # resolver costs a coroutine and a task per decision, half the time of a 1,000-decision tree.
@@ -195,51 +211,63 @@ class Decision:
     def children(self, info: Info[Context, None]) -> list[Decision] | Awaitable[list[Decision]]:
         if self.outline is not None:
             return self.outline.children.get(self.model.decision_id, [])
-        return _children(info, self.model.decision_id)
+        return _children(info, self.model.decision_id, self.as_of)
 
     @strawberry.field(graphql_type=list["Decision"])  # type: ignore[untyped-decorator]
     def depends_on(self, info: Info[Context, None]) -> list[Decision] | Awaitable[list[Decision]]:
         if self.outline is not None:
             return self.outline.depends_on(info, self.model)
+        if self.as_of is not None:
+            return decisions_then(info, list(self.model.depends_on), self.as_of)
         return load_decisions(info, list(self.model.depends_on))
 
     @strawberry.field
     async def dependents(self, info: Info[Context, None]) -> list[Decision]:
-        return await load_decisions(info, list(self.model.downstream_decision_ids))
+        return await self._dependents(info)
+
+    async def _dependents(self, info: Info[Context, None]) -> list[Decision]:
+        """The decisions depending on this one (as of a moment: those that did then, recorded by then
+        and, for a dependency added later, added by then)."""
+        found = await decisions_then(info, list(self.model.downstream_decision_ids), self.as_of)
+        return [d for d in found if self.as_of is None or self.model.decision_id in d.model.depends_on]
 
     @strawberry.field
     async def downstream_plans(
         self, info: Info[Context, None]
     ) -> list[Annotated["Plan", strawberry.lazy("decisiontrail.schema.plan")]]:
-        from decisiontrail.schema.plan import Plan
+        from decisiontrail.schema.plan import plan_as_of
 
         plans = await info.context.plans.load_many(list(self.model.downstream_plan_ids))
-        return [Plan(model=p) for p in plans if p is not None]
+        return [await plan_as_of(info, p, self.as_of) for p in plans if p is not None and existed(p.created_at, self.as_of)]
 
     @strawberry.field
     async def corrects(self, info: Info[Context, None]) -> Decision | None:
-        return await load_decision(info, self.model.corrects_decision_id)
+        return await load_decision(info, self.model.corrects_decision_id, self.as_of)
 
     @strawberry.field
     async def superseded_by(self, info: Info[Context, None]) -> Decision | None:
-        return await load_decision(info, self.model.superseded_by)
+        return await load_decision(info, self.model.superseded_by, self.as_of)
 
     @strawberry.field
     async def corrections(
         self, info: Info[Context, None]
     ) -> list[Annotated["CorrectionAttempt", strawberry.lazy("decisiontrail.schema.correction")]]:
         """The correction attempts on this decision's chain, oldest first (one statement for the
-        request's decisions: ``Context.corrections``)."""
+        request's decisions: ``Context.corrections``); as of a moment, those made by then."""
         from decisiontrail.schema.correction import CorrectionAttempt
 
-        return [CorrectionAttempt.of(a) for a in await info.context.corrections.load(self.model.decision_id)]
+        attempts = await info.context.corrections.load(self.model.decision_id)
+        return [CorrectionAttempt.of(attempt_as_it_stood(a, self.as_of)) for a in attempts if existed(a.at, self.as_of)]
 
 
-async def load_decision(info: Info[Context, None], decision_id: str | None) -> Decision | None:
+async def load_decision(info: Info[Context, None], decision_id: str | None, as_of: datetime | None = None) -> Decision | None:
+    """The decision, if the caller may see it (and, ``as_of`` a moment, it existed then: as it stood then)."""
     if decision_id is None:
         return None
     found = await info.context.decisions.load(decision_id)
-    return Decision(model=found) if found else None
+    if found is None or not existed(found.created_at, as_of):
+        return None
+    return Decision(model=as_it_stood(found, as_of), as_of=as_of)
 
 
 async def load_decisions(info: Info[Context, None], decision_ids: list[str]) -> list[Decision]:
@@ -266,7 +294,16 @@ def decisions_as_of(
 
 
 async def _loaded_as_of(info: Info[Context, None], decision_ids: list[str], as_of: datetime) -> list[Decision]:
-    return [Decision(model=as_it_stood(d, as_of)) for d in await visible_decisions(info, decision_ids)]
+    return [Decision(model=as_it_stood(d, as_of), as_of=as_of) for d in await visible_decisions(info, decision_ids)]
+
+
+async def decisions_then(info: Info[Context, None], decision_ids: list[str], as_of: datetime | None) -> list[Decision]:
+    """Those of the decisions that existed ``as_of`` (a relation read as of a moment: a child or a
+    dependent recorded later was not there), each as it stood then; as they stand when None."""
+    if as_of is None:
+        return await load_decisions(info, decision_ids)
+    found = await visible_decisions(info, decision_ids)
+    return [Decision(model=as_it_stood(d, as_of), as_of=as_of) for d in found if existed(d.created_at, as_of)]
 
 
 def _decision_known_by_id(decision_id: str) -> Decision:
@@ -295,8 +332,8 @@ async def counts_seen(info: Info[Context, None], decision_ids: Sequence[str], by
     return counts(Counter(d.decision_type.value for d in await visible_decisions(info, decision_ids)))
 
 
-async def _children(info: Info[Context, None], decision_id: str) -> list[Decision]:
-    return await load_decisions(info, await info.context.children.load(decision_id))
+async def _children(info: Info[Context, None], decision_id: str, as_of: datetime | None) -> list[Decision]:
+    return await decisions_then(info, await info.context.children.load(decision_id), as_of)
 
 
 class PlanOutline:
@@ -306,8 +343,11 @@ class PlanOutline:
     every child is here; a dependency in another plan is loaded, and judged visible, as ever.
     """
 
-    def __init__(self, decisions: list[DomainDecision]) -> None:
-        self.nodes = {d.decision_id: Decision(model=d, outline=self) for d in decisions}
+    def __init__(self, decisions: list[DomainDecision], as_of: datetime | None = None) -> None:
+        self.as_of = as_of
+        if as_of is not None:  # a child recorded after the moment was not there (an as-of outline has its times)
+            decisions = [d for d in decisions if existed(d.created_at, as_of)]
+        self.nodes = {d.decision_id: Decision(model=d, outline=self, as_of=as_of) for d in decisions}
         self.children: dict[str, list[Decision]] = {}
         for d in decisions:  # in sequence order, as decision/children_of gives them
             if d.parent_decision_id is not None:
@@ -322,7 +362,7 @@ class PlanOutline:
         return self._with_loaded(info, decision.depends_on, elsewhere)
 
     async def _with_loaded(self, info: Info[Context, None], ids: tuple[str, ...], elsewhere: list[str]) -> list[Decision]:
-        loaded = {d.model.decision_id: d for d in await load_decisions(info, elsewhere)}
+        loaded = {d.model.decision_id: d for d in await decisions_then(info, elsewhere, self.as_of)}
         found = (self.nodes.get(i) or loaded.get(i) for i in ids)
         return [d for d in found if d is not None]
 

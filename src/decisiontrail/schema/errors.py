@@ -31,6 +31,11 @@ RETRYABLE = frozenset({"UNAVAILABLE", "IDEMPOTENCY_KEY_IN_USE"})
 """Codes of a request worth sending again unchanged: ``extensions.retryable``."""
 
 
+def unauthenticated() -> GraphQLError:
+    """The answer to an operation asked without a known caller (no bearer token, or an unknown one)."""
+    return GraphQLError("a bearer token is required (Authorization: Bearer <token>)", extensions={"code": "UNAUTHENTICATED"})
+
+
 def client_error(error: DecisionTrailError) -> GraphQLError:
     """The GraphQL error for one of ours: its message, and ``extensions.code`` plus the field or rule."""
     extensions: dict[str, Any] = {"code": error.code}

@@ -13,6 +13,8 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
+from decisiontrail.domain.as_of import PhaseChange as PhaseMove
+from decisiontrail.domain.as_of import existed, plan_as_it_stood
 from decisiontrail.domain.plan import partial_plan
 from decisiontrail.domain.decision import Phase
 
@@ -36,9 +38,9 @@ from decisiontrail.schema.decision import (
     DecisionEdge,
     PlanOutline,
     TreeEntry,
+    decisions_then,
     ids_are_the_answer,
     load_decision,
-    load_decisions,
 )
 from decisiontrail.schema.pages import DecisionFilter, PageInfo, asks_for_total, counted, decision_page, opaque_cursor
 
@@ -101,10 +103,14 @@ class Plan:
     """A unit of work whose decisions form one tree."""
 
     model: strawberry.Private[DomainPlan]
+    as_of: strawberry.Private[datetime | None] = None
+    """The moment an as-of read asked about (``plan(asOf:)``, or a decision read as of one): the model
+    is as it stood then (``plan_as_it_stood``: its phase, not yet invalidated), and every relation
+    read through it answers as of the same moment (None: as things stand)."""
 
     @strawberry.field
     async def phase_history(self, info: Info[Context, None]) -> list[PhaseChange]:
-        """Every change of the plan's phase, oldest first."""
+        """Every change of the plan's phase, oldest first (as of a moment, those made by then)."""
         changes = await info.context.phase_changes.load(self.model.plan_id)
         return [
             PhaseChange(
@@ -115,6 +121,7 @@ class Plan:
                 by=c["by"],
             )
             for c in changes
+            if existed(c["at"].to_native(), self.as_of)
         ]
 
     @strawberry.field
@@ -156,6 +163,7 @@ class Plan:
     async def run(self, info: Info[Context, None]) -> Annotated["PlanRun", strawberry.lazy("decisiontrail.schema.runs")] | None:
         from decisiontrail.schema import runs
 
+        _not_dated(self.as_of, "run")
         found = await info.context.runs.load(self.model.plan_id)
         return runs.PlanRun.of(found) if found is not None else None
 
@@ -168,11 +176,11 @@ class Plan:
         if self.model.parent_plan_id is None:
             return None
         parent = await info.context.plans.load(self.model.parent_plan_id)
-        return Plan(model=parent) if parent else None
+        return await plan_as_of(info, parent, self.as_of) if parent else None
 
     @strawberry.field
     async def spawned_by(self, info: Info[Context, None]) -> Decision | None:
-        return await load_decision(info, self.model.spawned_by_decision_id)
+        return await load_decision(info, self.model.spawned_by_decision_id, self.as_of)
 
     @strawberry.field
     async def decisions(
@@ -182,12 +190,13 @@ class Plan:
         after: str | None = None,
         filter: DecisionFilter | None = None,
     ) -> DecisionConnection:
-        """The plan's decisions in sequence order, a page at a time (at most 100)."""
-        page = replace(decision_page(first, after, filter), count=asks_for_total(info))
-        total, ids = await call(reading.page_decisions, info.context.trail, self.model.plan_id, page)
+        """The plan's decisions in sequence order, a page at a time (at most 100); as of a moment,
+        those recorded by then, each as it stood then (its status filtered as of then too)."""
+        page = replace(decision_page(first, after, filter), count=asks_for_total(info), as_of=self.as_of)
+        total, ids = await call(reading.page_decisions, info.context.trail, self.model.plan_id, page, info.context.caller)
         more = len(ids) > page.first - 1
         ids = ids[: page.first - 1]
-        nodes = await load_decisions(info, ids)
+        nodes = await decisions_then(info, ids, self.as_of)
         edges = [DecisionEdge(cursor=opaque_cursor("decision", n.model.sequence_number or 0), node=n) for n in nodes]
         return DecisionConnection(
             edges=edges,
@@ -197,22 +206,26 @@ class Plan:
 
     @strawberry.field
     async def tree(self, info: Info[Context, None], as_of: datetime | None = None) -> list[TreeEntry]:
-        """The current tree in pre-order with depths; ``asOf`` gives the tree as it stood then."""
+        """The current tree in pre-order with depths; ``asOf`` gives the tree as it stood then (by
+        default the moment the plan itself is read as of)."""
+        as_of = as_of or self.as_of
         if asks_only(info.selected_fields, TREE_OF_OUTLINES):
             # Ids, types and relations only: one statement of outlines instead of whole records.
-            outline_tree, outlines = await call(reading.get_tree_outline, info.context.trail, self.model.plan_id, as_of=as_of)
+            outline_tree, outlines = await call(
+                reading.get_tree_outline, info.context.trail, self.model.plan_id, info.context.caller, as_of=as_of
+            )
             if outline_tree is None:
                 return []  # an invalidated plan has no current tree
-            nodes = PlanOutline(outlines).nodes
+            nodes = PlanOutline(outlines, as_of).nodes
             return [TreeEntry(depth=depth, decision=nodes[node.decision.decision_id]) for depth, node in outline_tree.root.walk()]
-        tree = await call(reading.get_tree, info.context.trail, self.model.plan_id, as_of=as_of)
+        tree = await call(reading.get_tree, info.context.trail, self.model.plan_id, info.context.caller, as_of=as_of)
         if tree is None:
             return []
         entries = []
         for depth, node in tree.root.walk():
             if as_of is None:  # as it stood then is not as it stands: kept out of the request's loader
                 info.context.decisions.prime(node.decision.decision_id, node.decision)
-            entries.append(TreeEntry(depth=depth, decision=Decision(model=node.decision)))
+            entries.append(TreeEntry(depth=depth, decision=Decision(model=node.decision, as_of=as_of)))
         return entries
 
     @strawberry.field
@@ -221,6 +234,7 @@ class Plan:
     ) -> PlanAnalytics:
         """Counts by type and phase, confidence, corrections, depth and fan-out, blast radius and
         reviews, of this plan or of its whole hierarchy (the plans below it that you may see)."""
+        _not_dated(self.as_of, "analytics")
         if not 0 <= top <= MAX_TOP:
             raise client_error(ValidationFailed(f"top: between 0 and {MAX_TOP}", field="top"))
         result = await call(
@@ -229,7 +243,7 @@ class Plan:
             LoadScope(scope.value),
             self.model.plan_id,
             top=top,
-            principal=info.context.principal,
+            principal=info.context.caller,
             progress=False,
         )
         return PlanAnalytics.of(result)
@@ -243,25 +257,25 @@ class Plan:
         from decisiontrail.schema.dataset import CorrectionExample
         from decisiontrail.services import dataset
 
+        _not_dated(self.as_of, "correctionExamples")
         found = await call(
             dataset.correction_examples,
             info.context.trail,
             plan_id=self.model.plan_id,
             hierarchy=hierarchy,
-            principal=info.context.principal,
+            principal=info.context.caller,
         )
         return [CorrectionExample.of(e) for e in found]
 
     @strawberry.field
     async def root_decision(self, info: Info[Context, None]) -> Decision | None:
-        current = await _plan_decisions(info, self.model.plan_id, DecisionStatus.CURRENT, None)
+        current = await _plan_decisions(info, self.model.plan_id, DecisionStatus.CURRENT, self.as_of)
         return next((d for d in current if d.model.parent_decision_id is None), None)
 
     @strawberry.field
     async def child_plans(self, info: Info[Context, None]) -> list[Plan]:
         ids = await info.context.child_plans.load(self.model.plan_id)
-        found = await info.context.plans.load_many(ids)
-        return [Plan(model=p) for p in found if p is not None]
+        return await plans_then(info, ids, self.as_of)
 
     @strawberry.field
     async def ancestors(self, info: Info[Context, None]) -> list[Plan]:
@@ -272,7 +286,7 @@ class Plan:
             parent = await info.context.plans.load(parent_id)
             if parent is None:
                 break
-            chain.append(Plan(model=parent))
+            chain.append(await plan_as_of(info, parent, self.as_of))
             parent_id = parent.parent_plan_id
         return chain
 
@@ -285,8 +299,9 @@ class Plan:
             children = [c for ids in await info.context.child_plans.load_many(level) for c in ids]
             if not children:
                 break
-            found += [Plan(model=p) for p in await info.context.plans.load_many(children) if p is not None]
-            level = children
+            then = await plans_then(info, children, self.as_of)
+            found += then
+            level = [p.model.plan_id for p in then]
         return found
 
 
@@ -294,14 +309,43 @@ async def _plan_decisions(
     info: Info[Context, None], plan_id: str, status: DecisionStatus | None, as_of: datetime | None
 ) -> list[Decision]:
     found = await call(
-        reading.list_decisions, info.context.trail, plan_id, current_only=status is DecisionStatus.CURRENT, as_of=as_of
+        reading.list_decisions,
+        info.context.trail,
+        plan_id,
+        info.context.caller,
+        current_only=status is DecisionStatus.CURRENT,
+        as_of=as_of,
     )
     if status is DecisionStatus.SUPERSEDED:
         found = [d for d in found if not d.is_current]
     if as_of is None:  # as it stood then is not as it stands: kept out of the request's loader
         for d in found:
             info.context.decisions.prime(d.decision_id, d)
-    return [Decision(model=d) for d in found]
+    return [Decision(model=d, as_of=as_of) for d in found]
+
+
+async def plan_as_of(info: Info[Context, None], plan: DomainPlan, as_of: datetime | None) -> Plan:
+    """``plan`` as it stood ``as_of`` (its phase from its dated phase changes), or as it stands (None)."""
+    if as_of is None:
+        return Plan(model=plan)
+    changes = [
+        PhaseMove(Phase(c["from_phase"]), Phase(c["to_phase"]), c["at"].to_native())
+        for c in await info.context.phase_changes.load(plan.plan_id)
+    ]
+    return Plan(model=plan_as_it_stood(plan, changes, as_of), as_of=as_of)
+
+
+async def plans_then(info: Info[Context, None], plan_ids: list[str], as_of: datetime | None) -> list[Plan]:
+    """Those of the plans the caller may see that existed ``as_of``, each as it stood then."""
+    found = await visible_plans(info, plan_ids)
+    return [await plan_as_of(info, p, as_of) for p in found if existed(p.created_at, as_of)]
+
+
+def _not_dated(as_of: datetime | None, field: str) -> None:
+    """Refuse a field the store does not date, read as of a moment: answered as it stands, it would
+    be an answer as of another moment."""
+    if as_of is not None:
+        raise client_error(ValidationFailed(f"{field}: not kept as of a past moment; read it without asOf", field=field))
 
 
 async def load_plans(info: Info[Context, None], plan_ids: list[str]) -> list[Plan]:

@@ -149,7 +149,7 @@ async def _review(info: Info[Context, None], review_id: str | None) -> Review | 
     """The review, if it exists and lies in a plan the caller may see."""
     if review_id is None:
         return None
-    found = await call(reading.get_reviews, info.context.trail, [review_id], info.context.principal)
+    found = await call(reading.get_reviews, info.context.trail, [review_id], info.context.caller)
     return Review(model=found[0]) if found else None
 
 

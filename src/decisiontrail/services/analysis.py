@@ -2,7 +2,11 @@
 
 The CLI, the GraphQL ``plan.analytics`` field and the ``/export`` route call these. Each loads
 what it needs from Neo4j through the one adapter (``graphdb.loading``), then hands the graph to
-pure functions. With a ``principal`` some plans are hidden from, what it may not see is cut out.
+pure functions (``checks``, ``analytics``, ``exports``). Each is a read: the caller's
+``principal`` must be allowed to read, and one some plans are hidden from has what it may not see
+cut out. Entry points reach those pure rooms only through
+here: the names they need of them (``ExportFormat``, ``export_graph``, ``Analytics``,
+``render_text``, ``CoverageSpec``, ``load_spec``, ``Report``) are this module's too.
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ from typing import TypeVar
 
 import networkx as nx
 
+from decisiontrail.access import Action, Principal
+from decisiontrail.analytics import Analytics, analyze as analyze_graph, render_text
 from decisiontrail.checks import CoverageSpec, Report, all_rules, history, run_checks
-from decisiontrail.checks.analytics import Analytics, analyze as analyze_graph
-from decisiontrail.checks.export import ExportFormat, Part, export as export_graph, export_parts, group_part
-from decisiontrail.access import Principal
+from decisiontrail.checks.coverage import load_spec
 from decisiontrail.checks.model import Label
+from decisiontrail.exports import ExportFormat, Part, export as export_graph, export_parts, group_part
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.exceptions import NotFound, ValidationFailed
 from decisiontrail.graphdb.connection import Graph, create_driver
@@ -31,6 +36,25 @@ from decisiontrail.graphdb import loading
 from decisiontrail.graphdb.loading import decision_total, independent_units, load_graph, load_plans, loads_of
 from decisiontrail.services import correction, reading
 from decisiontrail.services.trail import Trail
+from decisiontrail.services.visibility import require_role
+
+__all__ = [
+    "WORKERS_FROM",
+    "Analytics",
+    "CoverageSpec",
+    "ExportFormat",
+    "Report",
+    "View",
+    "analyze",
+    "check",
+    "check_all",
+    "export",
+    "export_graph",
+    "load_spec",
+    "render_text",
+    "view_graph",
+    "visible_to",
+]
 
 T = TypeVar("T")
 
@@ -46,10 +70,18 @@ class View(StrEnum):
 
 
 def check(
-    trail: Trail, scope: LoadScope, plan_id: str | None = None, *, spec: CoverageSpec | None = None, progress: bool | None = None
+    trail: Trail,
+    scope: LoadScope,
+    plan_id: str | None = None,
+    *,
+    principal: Principal,
+    spec: CoverageSpec | None = None,
+    progress: bool | None = None,
 ) -> Report:
-    """Run every validation and coverage rule over a plan, a hierarchy or the whole database."""
-    G = load_graph(trail.graph, scope, plan_id, progress=progress)
+    """Run every validation and coverage rule over a plan, a hierarchy or the whole database (what
+    of it ``principal`` may see)."""
+    require_role(principal, Action.READ)
+    G = visible_to(load_graph(trail.graph, scope, plan_id, progress=progress), principal, plan_id)
     label = "the whole database" if plan_id is None else f"{LoadScope(scope).value} {plan_id}"
     return run_checks(G, scope=label, rules=all_rules(spec or CoverageSpec()))
 
@@ -57,6 +89,7 @@ def check(
 def check_all(
     trail: Trail,
     *,
+    principal: Principal,
     spec: CoverageSpec | None = None,
     jobs: int = 1,
     credentials: tuple[str | None, str | None] = (None, None),
@@ -69,8 +102,10 @@ def check_all(
     with its own driver; ``credentials`` are the server's user and password, if it has any) take
     loads beside this process once they have started (``_Workers``), if the database holds
     ``WORKERS_FROM`` decisions or more. ``progress`` hears (groups done, groups) as loads finish.
-    The report is the one ``check(ALL)`` gives: the same counts and violations.
+    The report is the one ``check(ALL)`` gives: the same counts and violations (over what
+    ``principal`` may see).
     """
+    require_role(principal, Action.READ)
     if jobs < 1:
         raise ValidationFailed(f"jobs: at least 1, not {jobs}", field="jobs")
     spec = spec or CoverageSpec()
@@ -94,10 +129,10 @@ def check_all(
             if workers is not None and workers.ready():
                 while pending and len(given) < 2 * workers.count:  # one being checked, one waiting, a worker
                     size, plan_ids = pending.popleft()
-                    given[workers.submit(_check_unit, plan_ids, spec)] = size
+                    given[workers.submit(_check_unit, plan_ids, spec, principal)] = size
             if pending:
                 size, plan_ids = pending.popleft()
-                heard(_check_group(trail.graph, plan_ids, spec), size)
+                heard(_check_group(trail.graph, plan_ids, spec, principal), size)
             elif given:
                 wait(given, return_when=FIRST_COMPLETED)
     return Report(
@@ -190,19 +225,21 @@ def _open_worker(uri: str, database: str, user: str | None, password: str | None
     _worker_graph = Graph(driver=driver, database=database, uri=uri)
 
 
-def _check_unit(plan_ids: list[str], spec: CoverageSpec) -> Report:
+def _check_unit(plan_ids: list[str], spec: CoverageSpec, principal: Principal) -> Report:
     if _worker_graph is None:
         raise RuntimeError("the worker opened no connection")
-    return _check_group(_worker_graph, plan_ids, spec)
+    return _check_group(_worker_graph, plan_ids, spec, principal)
 
 
-def _check_group(graph: Graph, plan_ids: list[str], spec: CoverageSpec) -> Report:
-    """One group of plans loaded, checked and dropped."""
-    G = load_plans(graph, plan_ids, progress=False)
+def _check_group(graph: Graph, plan_ids: list[str], spec: CoverageSpec, principal: Principal) -> Report:
+    """One group of plans loaded, cut to what ``principal`` may see, checked and dropped."""
+    loaded = load_plans(graph, plan_ids, progress=False)
+    G = visible_to(loaded, principal, None)
     try:
         return run_checks(G, rules=all_rules(spec))
     finally:
-        _drop(G)
+        for each in (G, loaded):
+            _drop(each)
 
 
 def _drop(G: nx.MultiDiGraph[str]) -> None:
@@ -217,10 +254,11 @@ def analyze(
     plan_id: str,
     *,
     top: int = 10,
-    principal: Principal | None = None,
+    principal: Principal,
     progress: bool | None = None,
 ) -> Analytics:
     """Analytics of a plan or a hierarchy; only the plans ``principal`` may see count."""
+    require_role(principal, Action.READ)
     G = load_graph(trail.graph, scope, plan_id, progress=progress)
     return analyze_graph(visible_to(G, principal, plan_id), top=top)
 
@@ -230,7 +268,7 @@ def view_graph(
     view: View,
     target_id: str | None = None,
     *,
-    principal: Principal | None = None,
+    principal: Principal,
     progress: bool | None = None,
     as_of: datetime | None = None,
 ) -> nx.MultiDiGraph[str]:
@@ -242,6 +280,7 @@ def view_graph(
     stood at that moment (``checks.history.as_of``); a lineage or impact is the one the API answers
     for that moment, and a plan that did not exist yet is NotFound.
     """
+    require_role(principal, Action.READ)
     view = View(view)
     if view in (View.PLAN, View.HIERARCHY, View.ALL):
         G = load_graph(trail.graph, LoadScope(view.value), target_id, progress=progress)
@@ -257,10 +296,10 @@ def view_graph(
     origin = reading.get_decision(trail, target_id, principal)
     if view is View.LINEAGE:
         # The walk follows IN_PLAN from every decision it reaches, so their plans are in plan_ids.
-        decision_ids, plan_ids = reading.lineage(trail, target_id, as_of=as_of)
+        decision_ids, plan_ids = reading.lineage(trail, target_id, principal, as_of=as_of)
         decision_plans = set(plan_ids)
     else:
-        impact = correction.preview(trail, target_id, as_of=as_of)
+        impact = correction.preview(trail, target_id, principal=principal, as_of=as_of)
         decision_ids, plan_ids = [d.decision_id for d in impact.decisions], list(impact.plan_ids)
         decision_plans = {d.plan_id for d in impact.decisions}
     keep = {target_id, *decision_ids, *plan_ids, *decision_plans, origin.plan_id}
@@ -275,7 +314,7 @@ def export(
     target_id: str | None,
     fmt: ExportFormat,
     *,
-    principal: Principal | None = None,
+    principal: Principal,
     as_of: datetime | None = None,
     progress: Callable[[int, int], None] | None = None,
     jobs: int = 1,
@@ -285,14 +324,15 @@ def export(
 
     The whole database is loaded and written one independent group of plans at a time, as
     ``check_all`` checks it, so memory holds the largest group rather than the database
-    (``checks.export.export_parts``); ``progress`` hears (groups written, groups) as they go.
+    (``exports.export_parts``); ``progress`` hears (groups written, groups) as they go.
     With ``jobs`` above 1 the groups are loaded and made into their parts of the document in
     that many worker processes (``credentials`` as for ``check_all``), a few loads ahead of the
     one being written, and put in place in the same order, once they have started
     (``_Workers``; if the database holds ``WORKERS_FROM`` decisions or more); until then this
     process makes them. The document is the one ``jobs=1`` writes. Only the whole database is
-    written by workers.
+    written by workers. What ``principal`` may not see is left out.
     """
+    require_role(principal, Action.READ)
     fmt = ExportFormat(fmt)
     if jobs < 1:
         raise ValidationFailed(f"jobs: at least 1, not {jobs}", field="jobs")
@@ -314,7 +354,7 @@ def _parts(
     units: list[list[str]],
     loads: list[tuple[int, list[str]]],
     *,
-    principal: Principal | None,
+    principal: Principal,
     as_of: datetime | None,
     jobs: int,
     credentials: tuple[str | None, str | None],
@@ -348,7 +388,7 @@ def _heard(
             progress(done, units)
 
 
-def _export_unit(plan_ids: list[str], fmt: ExportFormat, principal: Principal | None, as_of: datetime | None) -> Part:
+def _export_unit(plan_ids: list[str], fmt: ExportFormat, principal: Principal, as_of: datetime | None) -> Part:
     """A worker's: one load made into its part of the document, listed."""
     if _worker_graph is None:
         raise RuntimeError("the worker opened no connection")
@@ -357,9 +397,7 @@ def _export_unit(plan_ids: list[str], fmt: ExportFormat, principal: Principal | 
 
 
 @contextmanager
-def _loaded(
-    graph: Graph, plan_ids: list[str], principal: Principal | None, as_of: datetime | None
-) -> Iterator[nx.MultiDiGraph[str]]:
+def _loaded(graph: Graph, plan_ids: list[str], principal: Principal, as_of: datetime | None) -> Iterator[nx.MultiDiGraph[str]]:
     """One load of groups of plans, cut to what ``principal`` may see (as it stood ``as_of``),
     dropped on leaving."""
     loaded = load_plans(graph, plan_ids, progress=False)
@@ -372,12 +410,12 @@ def _loaded(
             _drop(each)
 
 
-def visible_to(G: nx.MultiDiGraph[str], principal: Principal | None, plan_id: str | None) -> nx.MultiDiGraph[str]:
+def visible_to(G: nx.MultiDiGraph[str], principal: Principal, plan_id: str | None) -> nx.MultiDiGraph[str]:
     """``G`` without the plans ``principal`` may not see (and their decisions and reviews).
 
     A request about a plan it may not see is NotFound, as if it did not exist.
     """
-    if principal is None or not principal.limited:
+    if not principal.limited:
         return G
     hidden = {
         p

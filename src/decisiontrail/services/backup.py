@@ -33,12 +33,14 @@ from typing import Any
 
 from tqdm import tqdm
 
+from decisiontrail.access import Action, Principal
 from decisiontrail.cypher import migration_names
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.vocabulary import Label, Rel
 from decisiontrail.exceptions import Conflict, ValidationFailed
 from decisiontrail.graphdb import backup
 from decisiontrail.services.trail import Trail
+from decisiontrail.services.visibility import require_whole_store
 
 log = logging.getLogger(__name__)
 
@@ -66,13 +68,15 @@ class BackupReport:
     """Restore only: migrations the dump predates, run again over its data."""
 
 
-def dump(trail: Trail, path: Path, *, progress: bool | None = None) -> BackupReport:
+def dump(trail: Trail, path: Path, *, principal: Principal, progress: bool | None = None) -> BackupReport:
     """Write every node and relationship of the store to ``path``, streamed.
 
     The file appears only when complete (it is written beside it first). Nodes and relationships
     are read in two streams: a dump of a database being written may catch a relationship whose
-    node it missed, which its restore then refuses; dump a quiet database.
+    node it missed, which its restore then refuses; dump a quiet database. Only for a ``principal``
+    that may configure and sees every plan (the command line, a backup job).
     """
+    require_whole_store(principal, Action.CONFIGURE)
     graph = trail.graph
     contents = backup.count_contents(graph)
     for problem in [_label_problem([label]) for label in contents.labels] + [_type_problem(t) for t in contents.types]:
@@ -109,7 +113,7 @@ def dump(trail: Trail, path: Path, *, progress: bool | None = None) -> BackupRep
     return BackupReport(nodes=nodes, relationships=relationships)
 
 
-def restore(trail: Trail, path: Path, *, progress: bool | None = None) -> BackupReport:
+def restore(trail: Trail, path: Path, *, principal: Principal, progress: bool | None = None) -> BackupReport:
     """Write the dump at ``path`` into the database, which must hold no data: all of it, or nothing.
 
     Refused before anything is written: a file that is not a dump, a format version newer than
@@ -118,8 +122,10 @@ def restore(trail: Trail, path: Path, *, progress: bool | None = None) -> Backup
     Refused while writing, and then everything written so far is deleted: a label or type outside
     the vocabulary, an unreadable value, a relationship whose node is not in the dump, a file cut
     short (no trailer, or one that counts otherwise). Migrations the dump predates are run again
-    over the restored data, as they ran over the database they were written for.
+    over the restored data, as they ran over the database they were written for. Only for a
+    ``principal`` that may configure and sees every plan.
     """
+    require_whole_store(principal, Action.CONFIGURE)
     with closing(_lines(path)) as lines:
         return _restore(trail, lines, progress)
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from decisiontrail.access import Principal
+from decisiontrail.access import Action, Principal
 from pydantic import JsonValue
 
 from decisiontrail.domain import DecisionType, Phase
@@ -41,7 +41,7 @@ from decisiontrail.graphdb.corrections import PhaseMove
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
 from decisiontrail.services.trail import Trail
-from decisiontrail.services.visibility import require_visible
+from decisiontrail.services.visibility import require_role, require_visible
 
 LOCK_ROUNDS = 5
 """How often a correction locks the plans its downstream reached meanwhile before it gives up."""
@@ -54,8 +54,8 @@ def correct(
     guidance: str,
     reason: str = "",
     *,
-    principal: Principal | None = None,
-    requested_by: str = "user",
+    principal: Principal,
+    requested_by: str | None = None,
     description: str | None = None,
     arguments: Mapping[str, JsonValue] | None = None,
 ) -> CorrectionResult:
@@ -66,16 +66,20 @@ def correct(
     them, and the plan's description and arguments become them.
 
     ``mode`` is ``revert`` (roll back to the original's checkpoint and re-run from there) or
-    ``append`` (keep the state reached and add the fix after the plan's latest decision).
+    ``append`` (keep the state reached and add the fix at the end of the original's branch); in
+    both the correction hangs under the original's parent (``domain.correction.correction_parent``).
     Returns the correction decision, the attempt record, what was invalidated, the reviews it
     made moot and the replay frontier. Refused, with nothing written, for an unknown id (or one
     ``principal`` may not see), an unknown mode, empty guidance, or a decision already superseded
-    (the error names its successor). ``requested_by`` (by default the principal's name) is kept.
+    (the error names its successor), or a ``principal`` whose role may not correct (Forbidden). Who
+    asked is kept: ``requested_by`` (whom a process relays the request for, the command line's
+    ``--by``), else the principal's name.
     A downstream too large for one transaction's memory in Neo4j is refused whole (``TOO_LARGE``):
     superseding only part of it would leave current decisions under superseded ones.
     """
+    require_role(principal, Action.CORRECT)
     parsed, guidance, reason = parse_mode(mode), check_guidance(guidance), reason.strip()
-    by = principal.name if principal is not None else requested_by
+    by = requested_by if requested_by is not None else principal.name
     prompt = NewPrompt.of(description, arguments)
     try:
         result = trail.write(
@@ -90,17 +94,17 @@ def correct(
             "DECISIONTRAIL_NEO4J_TX_MEMORY_MB for the embedded Neo4j, db.memory.transaction.max on a server of your own",
             limit=e.limit,
         ) from e
-    reentered(trail, result)
+    reentered(trail, result, principal)
     trail.work_queued()  # a plan the runtime runs replays it
     return result
 
 
-def reentered(trail: Trail, result: CorrectionResult) -> None:
-    """After a correction that left its plan in Strategize (a prompt correction, a revert of a
-    Strategize decision), that plan has entered Strategize again: its reconciliation runs, and
-    re-records the invariants whose invariant_enforced decisions the correction superseded."""
+def reentered(trail: Trail, result: CorrectionResult, principal: Principal) -> None:
+    """After ``principal``'s correction that left its plan in Strategize (a prompt correction, a
+    revert of a Strategize decision), that plan has entered Strategize again: its reconciliation
+    runs, and re-records the invariants whose invariant_enforced decisions the correction superseded."""
     if result.correction.phase is Phase.STRATEGIZE:
-        trail.entered_strategize(reading.get_plan(trail, result.correction.plan_id))
+        trail.entered_strategize(reading.get_plan(trail, result.correction.plan_id, principal))
 
 
 @dataclass(frozen=True)
@@ -128,7 +132,7 @@ def correct_in(
     guidance: str,
     reason: str,
     requested_by: str,
-    principal: Principal | None,
+    principal: Principal,
     prompt: NewPrompt | None = None,
 ) -> CorrectionResult:
     """The correction, inside a use-case's one transaction (``correct``'s, or one that corrects as part
@@ -141,7 +145,7 @@ def correct_in(
     """
     require_visible(tx, principal, decision_ids=[decision_id])
     correction_id = new_ulid()  # the reads take the facts placing it is judged by
-    facts = corrections.begin(tx, decision_id, correction_id, append=mode is CorrectionMode.APPEND)
+    facts = corrections.begin(tx, decision_id, correction_id)
     if facts is None:
         raise NotFound("decision", decision_id)
     check_correctable(decision_id, facts.superseded_by)
@@ -156,13 +160,13 @@ def correct_in(
     while not (wanted := _plans_to_lock(decision_id, facts)) <= set(facts.locked_plan_ids):
         if rounds == LOCK_ROUNDS:
             raise Conflict(f"the downstream of {decision_id} kept changing under concurrent writes; try again")
-        facts = corrections.begin(tx, decision_id, correction_id, append=mode is CorrectionMode.APPEND, also_lock=sorted(wanted))
+        facts = corrections.begin(tx, decision_id, correction_id, also_lock=sorted(wanted))
         assert facts is not None  # locked since the first round
         rounds += 1
-    downstream, anchor = facts.downstream, facts.anchor_id
+    downstream = facts.downstream
     superseded = [decision_id, *downstream.decision_ids]
     at = utc_now()
-    phase = phase_after_correction(mode, original, Phase(facts.plan_phase))
+    phase = phase_after_correction(mode, original, Phase(facts.plan_phase), root_id=facts.placing.current_root_id)
     new_prompt = None
     if original.decision_type is DecisionType.PROMPT_DEFINITION:
         plan = plans.get_many(tx, [original.plan_id])[0]
@@ -176,9 +180,7 @@ def correct_in(
             "description: only a correction of the plan's prompt_definition carries a new description or arguments",
             field="description",
         )
-    draft, context = correction_decision(
-        original, mode, guidance, reason, anchor_id=anchor, at=at, prompt=new_prompt, decision_id=correction_id
-    )
+    draft, context = correction_decision(original, guidance, reason, at=at, prompt=new_prompt, decision_id=correction_id)
     # Placed by the facts the reads took, in the phase the correction moves the plan to; written
     # by ``supersede_downstream``, which records the move.
     recording = Recording(draft, context=context)
@@ -252,10 +254,11 @@ def _plans_to_lock(decision_id: str, facts: corrections.CorrectionFacts) -> set[
     return facts.downstream.touched_plan_ids | plans_waiting_on(superseded, facts.waiting)
 
 
-def preview(trail: Trail, decision_id: str, *, principal: Principal | None = None, as_of: datetime | None = None) -> Impact:
+def preview(trail: Trail, decision_id: str, *, principal: Principal, as_of: datetime | None = None) -> Impact:
     """What correcting ``decision_id`` would invalidate (the decision itself first): decisions,
     plans, counts by type; with ``as_of``, what correcting it then would have invalidated, the
-    decision current at that moment. Writes nothing."""
+    decision current at that moment. Writes nothing; NotFound for a decision ``principal`` may not see."""
+    require_role(principal, Action.READ)
 
     def work(tx: Transaction) -> Impact:
         require_visible(tx, principal, decision_ids=[decision_id])
@@ -278,15 +281,16 @@ def preview(trail: Trail, decision_id: str, *, principal: Principal | None = Non
 def explain(trail: Trail, origin_id: str, reached_ids: Sequence[str]) -> dict[str, tuple[PathStep, ...]]:
     """Why each of ``reached_ids`` (decisions and plans an impact or a correction reached from
     ``origin_id``) is downstream of it: a shortest chain of PARENT, DEPENDS_ON, SPAWNED_BY and
-    IN_PLAN edges, walked from the origin. One read of the edges leaving them."""
+    IN_PLAN edges, walked from the origin. One read of the edges leaving them, for an impact or a
+    correction the caller was shown (what it may not see of them is left out by whoever shows it)."""
     reached = [i for i in dict.fromkeys(reached_ids) if i != origin_id]
     edges = trail.database.read(corrections.edges_from, reached)
     return invalidation_paths(origin_id, reached, edges)
 
 
-def history(trail: Trail, decision_id: str) -> list[CorrectionAttempt]:
+def history(trail: Trail, decision_id: str, principal: Principal) -> list[CorrectionAttempt]:
     """Every correction attempt on the chain ``decision_id`` belongs to, oldest first."""
-    return reading.correction_attempts(trail, decision_id)
+    return reading.correction_attempts(trail, decision_id, principal)
 
 
 def record_replay(
@@ -296,16 +300,18 @@ def record_replay(
     detail: str | None = None,
     decision_ids: Sequence[str] = (),
     *,
-    principal: Principal | None = None,
+    principal: Principal,
 ) -> CorrectionAttempt:
-    """Record how the actors' replay of a correction went and which decisions it recorded; an
-    attempt on a decision ``principal`` may not see is NotFound, as are decisions it may not see.
+    """Record how the actors' replay of a correction went and which decisions it recorded, for a
+    ``principal`` that may record; an attempt on a decision it may not see is NotFound, as are
+    decisions it may not see.
 
     The decisions the replay recorded depend on the correction decision (the guidance they
     follow), so correcting the guidance later invalidates them; the first of them of the corrected
     decision's type, in its plan, replaces it, so a correction of that replacement continues the
     attempt numbering of the same chain. A replayed decision must be current.
     """
+    require_role(principal, Action.RECORD)
     outcome = check_replay_outcome(outcome)
     named = tuple(dict.fromkeys(decision_ids))
 
@@ -347,17 +353,24 @@ def record_replay(
     return trail.database.write(work)
 
 
-def attempt(trail: Trail, attempt_id: str) -> CorrectionAttempt:
+def attempt(trail: Trail, attempt_id: str, principal: Principal) -> CorrectionAttempt:
     """One correction attempt by its id."""
-    return reading.get_attempt(trail, attempt_id)
+    return reading.get_attempt(trail, attempt_id, principal)
 
 
-def supersede(trail: Trail, decision_id: str, superseded_by: str, at: datetime | None = None) -> None:
+def supersede(trail: Trail, decision_id: str, superseded_by: str, at: datetime | None = None, *, principal: Principal) -> None:
     """Mark ``decision_id`` as replaced by ``superseded_by`` alone (no downstream, no attempt);
-    refused if it already was. For repairs and tests; corrections go through ``correct``."""
-    if trail.database.write(decisions.supersede, decision_id, superseded_by, at or utc_now()):
+    refused if it already was. For repairs and tests, by a ``principal`` that may correct and see
+    both; corrections go through ``correct``."""
+    require_role(principal, Action.CORRECT)
+
+    def work(tx: Transaction) -> bool:
+        require_visible(tx, principal, decision_ids=[decision_id, superseded_by])
+        return decisions.supersede(tx, decision_id, superseded_by, at or utc_now())
+
+    if trail.database.write(work):
         return
-    original = reading.get_decision(trail, decision_id)  # NotFound if it does not exist
+    original = reading.get_decision(trail, decision_id, principal)  # NotFound if it does not exist
     if original.superseded_by is not None:
         raise Conflict(f"decision {decision_id} is already superseded by {original.superseded_by}")
     raise NotFound("decision", superseded_by)

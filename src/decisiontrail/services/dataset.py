@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from decisiontrail.access import Principal
+from decisiontrail.access import Action, Principal
 from decisiontrail.domain.dataset import CorrectionExample
 from decisiontrail.exceptions import NotFound, ValidationFailed
 from decisiontrail.graphdb import corrections, decisions, plans
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services.trail import Trail
+from decisiontrail.services.visibility import require_role
 
 
 def correction_examples(
@@ -16,7 +17,7 @@ def correction_examples(
     plan_id: str | None = None,
     project: str | None = None,
     hierarchy: bool = False,
-    principal: Principal | None = None,
+    principal: Principal,
 ) -> list[CorrectionExample]:
     """One example per correction made in a plan (with ``hierarchy``, in it and every plan below
     it) or in a project's plans, oldest first.
@@ -25,23 +26,24 @@ def correction_examples(
     see, is NotFound; a project's plans ``principal`` may not see are left out, as are the
     decisions and plans of an example that lie in them (replayed decisions, invalidated counts).
     """
+    require_role(principal, Action.READ)
     if (plan_id is None) == (project is None):
         raise ValidationFailed("name a plan or a project, not both", field="plan" if plan_id else "project")
-    if project is not None and principal is not None and principal.project not in (None, project):
+    if project is not None and principal.project not in (None, project):
         return []  # another project's plans: as if it had none
 
     def work(tx: Transaction) -> list[CorrectionExample]:
         if plan_id is not None:
             found, owner, in_project = plans.scopes(tx, [("plan", plan_id)])[0]
-            if not found or (principal is not None and not principal.sees(owner, in_project)):
+            if not found or not principal.sees(owner, in_project):
                 raise NotFound("plan", plan_id)
         rows = corrections.example_rows(
             tx,
             plan_id=plan_id,
             project=project,
             hierarchy=hierarchy,
-            owner=principal.owner_scope if principal is not None else None,
-            scope_project=principal.project if principal is not None else None,
+            owner=principal.owner_scope,
+            scope_project=principal.project,
         )
         wanted = [
             i for row in rows for i in (row.attempt.corrected_decision_id, row.attempt.correction_decision_id, *row.replayed_ids)

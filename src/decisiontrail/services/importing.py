@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from decisiontrail.access import Principal
+from decisiontrail.access import Action, Principal
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.placement import Recording
 from decisiontrail.domain.plan import MAX_PROJECT
@@ -35,6 +35,7 @@ from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services.lifecycle import change_phase, store_plan
 from decisiontrail.services.recording import events_of, place
 from decisiontrail.services.trail import Trail
+from decisiontrail.services.visibility import require_role
 
 PROJECT_ATTRIBUTE = "decisiontrail.project"
 """The resource attribute naming the project a trace's plans belong to (else the caller's)."""
@@ -78,18 +79,20 @@ class ImportReport:
         return "; ".join(said)
 
 
-def import_spans(trail: Trail, spans: Sequence[Span], *, principal: Principal | None = None) -> ImportReport:
+def import_spans(trail: Trail, spans: Sequence[Span], *, principal: Principal) -> ImportReport:
     """Keep ``spans`` and import every trace whose root span has now arrived, in one transaction:
     all of it is written, or (a span refused by a rule) none.
 
     Plans are the caller's, in the project the spans' resource names (``decisiontrail.project``)
     or else the caller's own; a caller limited to a project imports only into it. A trace is one
-    caller's: spans of a trace another caller sent first are refused (``CONFLICT``).
+    caller's: spans of a trace another caller sent first are refused (``CONFLICT``). A caller whose
+    role may not record is refused (Forbidden) before anything is read.
     """
+    require_role(principal, Action.RECORD)
     kinds = {(s.trace_id, s.span_id): decision_kind(s) for s in spans}  # a malformed decision attribute refuses the request
     kept_out = Counter(kept_out_reason(s) for s in spans if kinds[(s.trace_id, s.span_id)] is None)
     projects = {s.trace_id: _project(s, principal) for s in spans}
-    owner = principal.name if principal is not None else None
+    owner = principal.name
     at = utc_now()
 
     def work(tx: Transaction) -> tuple[ImportReport, list[DecisionEvent]]:
@@ -101,7 +104,8 @@ def import_spans(trail: Trail, spans: Sequence[Span], *, principal: Principal | 
                 )
         imported_before = {t for t, (imported, _) in locked.items() if imported}
         fresh = [s for s in spans if s.trace_id not in imported_before]
-        # What carries no decision is kept only as a place in the trace, except a root, which may stand in for its agent.
+        # What carries no decision is kept only as a place in the trace (with a model call's output, which
+        # may be the plan of the plan span around it), except a root, which may stand in for its agent.
         traces.keep(tx, [s if kinds[(s.trace_id, s.span_id)] is not None or is_trace_root(s) else s.slim() for s in fresh])
         again = [(s, recorded_id(s)) for s in spans if s.trace_id in imported_before]
         found = traces.recorded(tx, [i for _, i in again if i is not None])
@@ -122,7 +126,7 @@ def import_spans(trail: Trail, spans: Sequence[Span], *, principal: Principal | 
                     placed = place(tx, [Recording(d, context=c) for d, c in step.decisions])
                 else:
                     assert isinstance(step, ChangePhase)
-                    change_phase(tx, step.plan_id, step.target, step.reason, at=step.at, by=owner or "otlp import")
+                    change_phase(tx, step.plan_id, step.target, step.reason, at=step.at, by=owner)
                     continue
                 decision_ids.extend(d.decision_id for d, _ in placed.decisions)
                 events.extend(events_of(placed))
@@ -144,9 +148,9 @@ def import_spans(trail: Trail, spans: Sequence[Span], *, principal: Principal | 
     return report
 
 
-def _project(span: Span, principal: Principal | None) -> str | None:
+def _project(span: Span, principal: Principal) -> str | None:
     named = span.resource.get(PROJECT_ATTRIBUTE)
-    limited_to = principal.project if principal is not None else None
+    limited_to = principal.project
     if named is None or named == "":
         return limited_to
     if not isinstance(named, str) or not named.strip() or len(named) > MAX_PROJECT:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from pydantic import ValidationError
 
-from decisiontrail.access import Principal
+from decisiontrail.access import Action, Principal
 from decisiontrail.domain import ContextSnapshot, Decision, DecisionType, Invariant, Phase, Plan
 from decisiontrail.domain.correction import CorrectionMode, CorrectionResult, check_guidance
 from decisiontrail.domain.decision import utc_now
@@ -33,29 +33,34 @@ from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services.correction import correct_in, reentered
 from decisiontrail.services.recording import events_of, place
 from decisiontrail.services.trail import Trail
-from decisiontrail.services.visibility import require_visible
+from decisiontrail.services.visibility import require_role, require_visible
 
 
 def set_invariants(
-    trail: Trail, scope: Scope, project: str | None, invariants: Sequence[Invariant], *, principal: Principal | None = None
+    trail: Trail, scope: Scope, project: str | None, invariants: Sequence[Invariant], *, principal: Principal
 ) -> InvariantSet:
     """Replace the global set (``project`` None) or ``project``'s: what plans instantiated from now
-    on gather. Plans already instantiated keep what they declared. A principal limited to a
-    project sets only that project's."""
+    on gather. Plans already instantiated keep what they declared. Only for a principal that may
+    configure; one limited to a project sets only that project's."""
+    require_role(principal, Action.CONFIGURE)
     if scope is Scope.GLOBAL and project is not None:
         raise ValidationFailed("project: the global set belongs to no project", field="project")
     if scope is Scope.PROJECT and not (project or "").strip():
         raise ValidationFailed("project: a project's set names its project", field="project")
-    if principal is not None and principal.project is not None and (scope is Scope.GLOBAL or project != principal.project):
+    if principal.project is not None and (scope is Scope.GLOBAL or project != principal.project):
         raise ValidationFailed(f"project: this token sets only project {principal.project}'s invariants", field="project")
     placed = for_set(scope, invariants)
     reconcile(placed)
-    wanted = InvariantSet(scope, project, placed, utc_now(), principal.name if principal is not None else None)
+    wanted = InvariantSet(scope, project, placed, utc_now(), principal.name)
     return trail.database.write(invariant_sets.put_set, wanted)
 
 
-def invariant_set(trail: Trail, scope: Scope, project: str | None) -> InvariantSet | None:
-    """The global set, or ``project``'s; None when it was never set."""
+def invariant_set(trail: Trail, scope: Scope, project: str | None, principal: Principal) -> InvariantSet | None:
+    """The global set, or ``project``'s; None when it was never set, and for a principal limited to
+    another project (as if it were never set: the global one is everyone's)."""
+    require_role(principal, Action.READ)
+    if scope is Scope.PROJECT and principal.project not in (None, project):
+        return None
     global_set, project_set = trail.database.read(invariant_sets.get_sets, project)
     return global_set if scope is Scope.GLOBAL else project_set
 
@@ -68,18 +73,20 @@ def add_invariant(
     scope: Scope = Scope.PLAN,
     reason: str = "",
     *,
-    principal: Principal | None = None,
+    principal: Principal,
     added_by: str | None = None,
 ) -> Decision:
     """A missing constraint added (ADR-007): the plan declares it, and an invariant_enforced records
     it, in one transaction. Only in Strategize, where invariant_enforced decisions are made; a name
-    the plan already enforces is a conflict (remove that one first)."""
+    the plan already enforces is a conflict (remove that one first). Only for a principal that may
+    correct; who added it is ``added_by`` (whom the command line relays it for), else its name."""
+    require_role(principal, Action.CORRECT)
     try:
         added = Invariant(name=name, statement=statement, scope=scope)
     except ValidationError as e:
         raise validation_failed(e) from e
     gather((), (), (), [added])  # refuses global and project scope: those are sets
-    who = principal.name if principal is not None else added_by
+    who = added_by if added_by is not None else principal.name
 
     def work(tx: Transaction) -> Placed:
         require_visible(tx, principal, plan_ids=[plan_id])
@@ -125,12 +132,15 @@ def add_invariant(
 
 
 def remove_invariant(
-    trail: Trail, plan_id: str, name: str, reason: str, *, principal: Principal | None = None, requested_by: str = "user"
+    trail: Trail, plan_id: str, name: str, reason: str, *, principal: Principal, requested_by: str | None = None
 ) -> CorrectionResult:
     """An invariant that should not apply (ADR-007): its invariant_enforced is corrected away (what
-    depends on it is invalidated with it) and the plan stops declaring it, in one transaction."""
+    depends on it is invalidated with it) and the plan stops declaring it, in one transaction. Only
+    for a principal that may correct; who asked is ``requested_by`` (whom the command line relays
+    it for), else its name."""
+    require_role(principal, Action.CORRECT)
     reason = check_guidance(reason)
-    by = principal.name if principal is not None else requested_by
+    by = requested_by if requested_by is not None else principal.name
 
     def work(tx: Transaction) -> CorrectionResult:
         require_visible(tx, principal, plan_ids=[plan_id])
@@ -147,7 +157,7 @@ def remove_invariant(
             f"Remove invariant {name!r}: it should not apply",
             reason,
             by,
-            None,
+            principal,
         )
         invariant_sets.set_plan_invariants(
             tx, plan_id, [i for i in plan.invariants if i.name != name], removed=[*plan.removed_invariants, name]
@@ -156,16 +166,19 @@ def remove_invariant(
 
     # correct_in announces the correction.
     result = trail.write(work, conflict=f"invariant {name!r} of plan {plan_id} was changed concurrently")
-    reentered(trail, result)
+    reentered(trail, result, principal)
     return result
 
 
-def regather_invariants(trail: Trail, plan_id: str) -> Plan:
+def regather_invariants(trail: Trail, plan_id: str, principal: Principal) -> Plan:
     """The plan, declaring again what the scopes hold now (``domain.invariants.regather``): the first
-    step of its reconciliation at each Strategize entry. The global or project set may have changed
-    since it was instantiated; what was removed from it stays out."""
+    step of its reconciliation at each Strategize entry, by a principal that may record (the
+    reconciler). The global or project set may have changed since it was instantiated; what was
+    removed from it stays out."""
+    require_role(principal, Action.RECORD)
 
     def work(tx: Transaction) -> Plan:
+        require_visible(tx, principal, plan_ids=[plan_id])
         plan = plans.get_many(tx, [plan_id])[0]
         if plan is None:
             raise NotFound("plan", plan_id)

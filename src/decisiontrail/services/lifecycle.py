@@ -9,7 +9,7 @@ from datetime import datetime
 from pydantic import JsonValue, ValidationError
 
 from decisiontrail.domain import AutomationProfile, ContextSnapshot, Decision, DecisionType, Invariant, Phase, Plan
-from decisiontrail.access import Principal
+from decisiontrail.access import Action, Principal
 from decisiontrail.domain.correction import check_guidance
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.placement import Recording
@@ -25,12 +25,14 @@ from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading, recording
 from decisiontrail.services.recording import place
 from decisiontrail.services.trail import Trail
-from decisiontrail.services.visibility import require_visible
+from decisiontrail.services.visibility import require_role, require_visible
 
 
-def create_plan(trail: Trail, plan: Plan) -> Plan:
+def create_plan(trail: Trail, plan: Plan, *, principal: Principal) -> Plan:
     """Store a plan without its root (the root is recorded next); a child plan is linked to its
-    parent plan and its spawning decision, which must be a current spawn of that plan."""
+    parent plan and its spawning decision, which must be a current spawn of that plan. The plan
+    is stored as given, its owner included: for ``principal``s that may record."""
+    require_role(principal, Action.RECORD)
     trail.database.write_or(f"plan {plan.plan_id} already exists", store_plan, plan)
     return plan
 
@@ -50,7 +52,7 @@ def instantiate_plan(
     invariants: Sequence[Invariant] = (),
     spawned_by_decision_id: str | None = None,
     project: str | None = None,
-    principal: Principal | None = None,
+    principal: Principal,
     owner: str | None = None,
     run: RunRequest | None = None,
 ) -> tuple[Plan, Decision]:
@@ -59,8 +61,9 @@ def instantiate_plan(
     With ``spawned_by_decision_id`` (a subplan_spawn or subplan_parallel_spawn decision), the
     plan becomes that decision's child plan, in the spawning decision's plan's hierarchy, and
     in its parent plan's project: a child plan inherits it, and naming another is refused. The
-    plan's owner is the principal (else ``owner``); a principal limited to a project records only
-    into it, and spawns only from decisions it may see.
+    plan's owner is the principal, or ``owner``, whom a process instantiates it for (the runtime
+    a child plan for its parent plan's owner), except that an actor owns what it instantiates; a
+    principal limited to a project records only into it, and spawns only from decisions it may see.
 
     The plan declares the global invariants, its project's, its parent plan's (a child inherits
     them) and its own (``invariants``, at action or plan scope). Once it is stored, it has entered
@@ -69,12 +72,13 @@ def instantiate_plan(
     With ``run``, the plan's run is queued in the same transaction: the runtime runs it
     (``services.runs``, ``actors.runtime``), its reconciliation first, as the run's first step.
     """
+    require_role(principal, Action.RECORD)
     arguments = dict(arguments or {})
-    if principal is not None:
+    if owner is None or principal.owner_scope is not None:
         owner = principal.name
-        if principal.project is not None and project is not None and project != principal.project:
-            raise ValidationFailed(f"project: this token records only into project {principal.project}", field="project")
-        project = project if project is not None else principal.project
+    if principal.project is not None and project is not None and project != principal.project:
+        raise ValidationFailed(f"project: this token records only into project {principal.project}", field="project")
+    project = project if project is not None else principal.project
     context = prompt_context(description, arguments)
 
     def work(tx: Transaction) -> tuple[Plan, Decision]:
@@ -181,11 +185,15 @@ def record_user_intervention(
     reason: str = "",
     depends_on: Sequence[str] = (),
     given_by: str | None = None,
-    principal: Principal | None = None,
+    principal: Principal,
 ) -> Decision:
     """A user's guidance as a user_intervention decision: the lifecycle engine's to create, never an
-    actor's. The plan, the parent and the dependencies must be ``principal``'s to see."""
-    said = {"guidance": guidance, "reason": reason} | ({"given_by": given_by} if given_by is not None else {})
+    actor's, for a ``principal`` that may correct. The plan, the parent and the dependencies must
+    be ``principal``'s to see. Who gave it is kept in its context: ``given_by`` (whom a process
+    relays it for), else the principal's name."""
+    require_role(principal, Action.CORRECT)
+    given_by = given_by if given_by is not None else principal.name
+    said = {"guidance": guidance, "reason": reason, "given_by": given_by}
     context = CapturedContext(json.dumps(said, sort_keys=True, ensure_ascii=False))
     try:
         decision = Decision(
@@ -200,7 +208,7 @@ def record_user_intervention(
         )
     except ValidationError as e:
         raise validation_failed(e) from e
-    return recording.record(trail, decision, context=context, principal=principal)
+    return recording.record(trail, decision, context=context, principal=principal, needs=Action.CORRECT)
 
 
 def add_guidance(
@@ -210,12 +218,13 @@ def add_guidance(
     *,
     parent_decision_id: str,
     reason: str = "",
-    principal: Principal | None = None,
+    principal: Principal,
     given_by: str | None = None,
 ) -> Decision:
     """Guidance without a correction (ADR-033's ``agents plan prompt``): a user_intervention under
     ``parent_decision_id`` that supersedes nothing; the actor's next decisions may depend on it.
-    Who gave it (the principal's name, else ``given_by``) is kept in its context."""
+    Who gave it (``given_by``, whom the command line relays it for, else the principal's name) is
+    kept in its context."""
     return record_user_intervention(
         trail,
         plan_id,
@@ -223,25 +232,30 @@ def add_guidance(
         parent_decision_id=parent_decision_id,
         question="What guidance did the user give?",
         reason=reason.strip(),
-        given_by=principal.name if principal is not None else given_by,
+        given_by=given_by,
         principal=principal,
     )
 
 
 def advance_phase(
-    trail: Trail, plan_id: str, target: Phase, reason: str = "", *, principal: Principal | None = None, by: str | None = None
+    trail: Trail, plan_id: str, target: Phase, reason: str = "", *, principal: Principal, by: str | None = None
 ) -> Plan:
     """Strategize -> Execute -> Apply; Execute -> Strategize is a phase reversion. Each change is
-    recorded with its reason and who asked (the principal's name, else ``by``: ``Plan.phaseHistory``);
-    refused while reviews are pending."""
-    who = principal.name if principal is not None else by
+    recorded with its reason and who asked (``by``, whom a process relays it for, else the
+    principal's name: ``Plan.phaseHistory``); refused while reviews are pending.
+
+    Who may record may move a plan's phase; a reviewer may also revert it to Strategize (ADR-006's
+    phase reversion, when Execute cannot proceed within the strategy)."""
+    if target is not Phase.STRATEGIZE or not principal.may(Action.REVIEW):
+        require_role(principal, Action.RECORD)
+    who = by if by is not None else principal.name
 
     def work(tx: Transaction) -> None:
         require_visible(tx, principal, plan_ids=[plan_id])
         change_phase(tx, plan_id, target, reason, at=utc_now(), by=who)
 
     trail.database.write(work)
-    plan = reading.get_plan(trail, plan_id)
+    plan = reading.get_plan(trail, plan_id, principal)
     if target is Phase.STRATEGIZE:
         trail.entered_strategize(plan)
     return plan

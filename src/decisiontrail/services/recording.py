@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 from pydantic import ValidationError
 
-from decisiontrail.access import Principal
+from decisiontrail.access import Action, Principal
 from decisiontrail.domain import ArtifactRef, ContextSnapshot, Decision, DecisionType
 from decisiontrail.domain.decision import utc_now, with_artifacts
 from decisiontrail.domain.placement import Outcome, Placed, Recording, Seen, place_all
@@ -35,7 +35,7 @@ from decisiontrail.graphdb import corrections, decisions, plans, reviews
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
 from decisiontrail.services.trail import Trail, announcement
-from decisiontrail.services.visibility import require_visible
+from decisiontrail.services.visibility import require_role, require_visible
 
 TOOL_NAME = "record_decision"
 """ADR-033 registers the tool as ``local/record-decision``; model APIs allow no ``/`` in a tool name."""
@@ -197,9 +197,9 @@ def record_decision(
     depends_on: Sequence[str] = (),
     actor_reasoning: str | None = None,
     step_id: str | None = None,
-    principal: Principal | None = None,
+    principal: Principal,
 ) -> Decision | Review:
-    """Record what an actor decided, as ADR-033's record_decision does.
+    """Record what an actor decided, as ADR-033's record_decision does, for a ``principal`` that may record.
 
     ``arguments`` is the tool input the actor gave; the rest the runtime captured. Returns
     the persisted Decision, or the pending Review when the plan's automation profile asks a
@@ -207,6 +207,7 @@ def record_decision(
     step and question; ``step_id`` names the step, by default the checkpoint) always returns
     what the first call produced.
     """
+    require_role(principal, Action.RECORD)
     proposal = propose(
         arguments,
         plan_id=plan_id,
@@ -220,7 +221,7 @@ def record_decision(
 
 
 def record_proposal(
-    trail: Trail, proposal: Proposal, context: CapturedContext | None = None, *, principal: Principal | None = None
+    trail: Trail, proposal: Proposal, context: CapturedContext | None = None, *, principal: Principal
 ) -> Decision | Review:
     """One proposal (from ``propose``) with the context captured for it, if any."""
     return record_decisions(trail, [(proposal, context)], principal=principal)[0]
@@ -230,14 +231,15 @@ MAX_BATCH = 1000  # a batch of 1,000 typical decisions is well inside the 1 MiB 
 
 
 def record_decisions(
-    trail: Trail, items: Sequence[tuple[Proposal, CapturedContext | None]], *, principal: Principal | None = None
+    trail: Trail, items: Sequence[tuple[Proposal, CapturedContext | None]], *, principal: Principal
 ) -> list[Decision | Review]:
     """A batch of proposals (from ``propose``), each with its captured context if any, in one
     transaction, in order: all are recorded (or held for review, or found already recorded), or,
     if one is refused, none. Everything a proposal names must be ``principal``'s to see. A key a
     request of this process still being processed holds refuses the batch at once
     (``IdempotencyKeyInUse``); a key used before in its plan for a different request refuses it
-    too (``IdempotencyKeyMismatch``)."""
+    too (``IdempotencyKeyMismatch``). Refused (Forbidden) for a ``principal`` that may not record."""
+    require_role(principal, Action.RECORD)
     if len(items) > MAX_BATCH:
         raise ValidationFailed(f"inputs: at most {MAX_BATCH} decisions per batch, got {len(items)}", field="inputs")
     for proposal, context in items:
@@ -260,7 +262,7 @@ def record_decisions(
 
     with trail.keys_in_flight.holding({(p.plan_id, p.idempotency_key) for p, _ in items}):
         placed = trail.write(work, conflict="a decision with one of these idempotency keys was recorded concurrently")
-    return _answers(trail, placed.outcomes)
+    return _answers(trail, placed.outcomes, principal)
 
 
 def record(
@@ -269,12 +271,15 @@ def record(
     *,
     idempotency_key: str | None = None,
     context: CapturedContext | None = None,
-    principal: Principal | None = None,
+    principal: Principal,
+    needs: Action = Action.RECORD,
 ) -> Decision:
     """Store a decision the service built whole (a user's guidance, say) under the next sequence
     number of its plan, in the plan's current phase, which must allow its type. With an
     ``idempotency_key`` seen before in the plan, the decision recorded then is returned instead.
-    The plan, the parent and the dependencies must be ``principal``'s to see."""
+    ``principal`` must be allowed what the use-case building it ``needs`` (a user's guidance is a
+    correction's), and the plan, the parent and the dependencies must be its to see."""
+    require_role(principal, needs)
     recording = Recording(decision, context=context, idempotency_key=idempotency_key)
 
     def work(tx: Transaction) -> Placed:
@@ -286,7 +291,7 @@ def record(
     with trail.keys_in_flight.holding(keys):
         placed = trail.write(work, conflict=f"decision {decision.decision_id} is already recorded")
     outcome = placed.outcomes[0]
-    [found] = _answers(trail, [outcome])
+    [found] = _answers(trail, [outcome], principal)
     assert isinstance(found, Decision)  # only an actor's proposal is ever held for review
     return found
 
@@ -313,14 +318,16 @@ def events_of(placed: Placed) -> list[DecisionEvent]:
     ]
 
 
-def _answers(trail: Trail, outcomes: Sequence[Outcome]) -> list[Decision | Review]:
+def _answers(trail: Trail, outcomes: Sequence[Outcome], principal: Principal) -> list[Decision | Review]:
     """Each outcome as the caller is answered: a key seen before by what it recorded then, read
     after the commit, every such decision in one read and every such review in another."""
     seen = [o for o in outcomes if isinstance(o, Seen)]
     decision_ids = [s.decision_id for s in seen if s.decision_id is not None]
     review_ids = [s.review_id for s in seen if s.decision_id is None and s.review_id is not None]
-    decisions_found = dict(zip(decision_ids, reading.get_decisions(trail, decision_ids), strict=True)) if decision_ids else {}
-    reviews_found = {r.review_id: r for r in reading.get_reviews(trail, review_ids)} if review_ids else {}
+    decisions_found = (
+        dict(zip(decision_ids, reading.get_decisions(trail, decision_ids, principal), strict=True)) if decision_ids else {}
+    )
+    reviews_found = {r.review_id: r for r in reading.get_reviews(trail, review_ids, principal)} if review_ids else {}
     answers: list[Decision | Review] = []
     for outcome in outcomes:
         if not isinstance(outcome, Seen):
@@ -339,12 +346,13 @@ def _answers(trail: Trail, outcomes: Sequence[Outcome]) -> list[Decision | Revie
     return answers
 
 
-def add_dependency(trail: Trail, decision_id: str, depends_on_id: str, *, principal: Principal | None = None) -> Decision:
+def add_dependency(trail: Trail, decision_id: str, depends_on_id: str, *, principal: Principal) -> Decision:
     """Record that ``decision_id`` was influenced by ``depends_on_id`` (a DEPENDS_ON edge).
 
     Both must be current, and the dependency must not lie downstream of the decision: that would
-    make the decision depend on itself.
+    make the decision depend on itself. ``principal`` must be allowed to record, and see both.
     """
+    require_role(principal, Action.RECORD)
 
     def work(tx: Transaction) -> None:
         require_visible(tx, principal, decision_ids=[decision_id, depends_on_id])
@@ -360,14 +368,14 @@ def add_dependency(trail: Trail, decision_id: str, depends_on_id: str, *, princi
         decisions.add_dependency(tx, decision_id, depends_on_id)
 
     trail.database.write(work)
-    return reading.get_decision(trail, decision_id)
+    return reading.get_decision(trail, decision_id, principal)
 
 
-def attach_artifacts(
-    trail: Trail, decision_id: str, artifacts: Sequence[ArtifactRef], *, principal: Principal | None = None
-) -> Decision:
+def attach_artifacts(trail: Trail, decision_id: str, artifacts: Sequence[ArtifactRef], *, principal: Principal) -> Decision:
     """Add artifacts a decision produced after it was recorded (during Execute), without changing
-    anything else about it; an artifact it already names is not added twice."""
+    anything else about it; an artifact it already names is not added twice. ``principal`` must be
+    allowed to record, and see the decision."""
+    require_role(principal, Action.RECORD)
 
     def work(tx: Transaction) -> None:
         require_visible(tx, principal, decision_ids=[decision_id])
@@ -380,4 +388,4 @@ def attach_artifacts(
         decisions.set_artifacts(tx, decision_id, with_artifacts(decision, locked.phase, artifacts))
 
     trail.database.write(work)
-    return reading.get_decision(trail, decision_id)
+    return reading.get_decision(trail, decision_id, principal)

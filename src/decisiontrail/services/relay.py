@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from decisiontrail.access import Principal
+from decisiontrail.access import Action, Principal
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.events import DecisionEvent, EventBus, EventKind
 from decisiontrail.exceptions import DecisionTrailError, ValidationFailed
 from decisiontrail.graphdb import outbox
 from decisiontrail.graphdb.database import Database, Transaction
-from decisiontrail.services.visibility import require_visible
+from decisiontrail.services.visibility import require_role, require_visible
 
 log = logging.getLogger(__name__)
 
@@ -233,12 +233,11 @@ class Missed:
     through: int
 
 
-def missed(
-    database: Database, plan_id: str, after: int, *, principal: Principal | None = None, limit: int = MISSED_LIMIT
-) -> Missed:
+def missed(database: Database, plan_id: str, after: int, *, principal: Principal, limit: int = MISSED_LIMIT) -> Missed:
     """A plan's events committed after the cursor ``after``, in order: what a subscriber that
     reconnects with it missed. Refused when the outbox no longer holds them all (pruned, or the
-    cursor is past its end) or there are more than ``limit``."""
+    cursor is past its end) or there are more than ``limit``; NotFound for a plan ``principal`` may not see."""
+    require_role(principal, Action.READ)
 
     def work(tx: Transaction) -> outbox.OutboxPage:
         require_visible(tx, principal, plan_ids=[plan_id])

@@ -9,11 +9,13 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from decisiontrail.access import Action, Principal
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.retention import PruneResult, RetentionPolicy
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.graphdb import retention
 from decisiontrail.services.trail import Trail
+from decisiontrail.services.visibility import require_whole_store
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +27,7 @@ def prune(
     trail: Trail,
     policy: RetentionPolicy,
     *,
+    principal: Principal,
     dry_run: bool,
     now: datetime | None = None,
     progress: Callable[[str], None] | None = None,
@@ -34,8 +37,10 @@ def prune(
 
     The dry run returns exactly the set the real run would delete. The real run deletes the
     decisions first, then the plans, ``batch_size`` at a time, each batch in its own write
-    transaction, and reports each batch through ``progress``; it returns what it deleted.
+    transaction, and reports each batch through ``progress``; it returns what it deleted. Only for
+    a ``principal`` that may configure and sees every plan (the command line, a retention job).
     """
+    require_whole_store(principal, Action.CONFIGURE)
     if batch_size < 1:
         raise ValidationFailed(f"batch_size: a batch deletes at least one record, not {batch_size}", field="batch_size")
     cutoff = policy.cutoff(now or utc_now())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decisiontrail.access import Principal
+from decisiontrail.access import Action, Principal
 from decisiontrail.domain import Decision, Phase
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.placement import Recording
@@ -14,10 +14,10 @@ from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
 from decisiontrail.services.recording import place
 from decisiontrail.services.trail import Trail
-from decisiontrail.services.visibility import require_visible
+from decisiontrail.services.visibility import require_role, require_visible
 
 
-def pending_reviews(trail: Trail, plan_id: str, *, principal: Principal | None = None) -> list[Review]:
+def pending_reviews(trail: Trail, plan_id: str, *, principal: Principal) -> list[Review]:
     """The plan's decisions waiting for a person, oldest first."""
     return reading.pending_reviews(trail, plan_id, principal)
 
@@ -39,8 +39,10 @@ def resolve_review(
     ``action_digest`` of the decision it resolved as (``approved_digest``). ``digest``, when given,
     is the review's ``digest`` as the reviewer saw it: the answer is refused (Conflict, nothing
     written) unless the review proposes exactly that action. A review in a plan ``principal`` may
-    not see is NotFound, as one that does not exist.
+    not see is NotFound, as one that does not exist; a ``principal`` whose role may not review is
+    refused (Forbidden) before anything is read.
     """
+    require_role(principal, Action.REVIEW)
 
     def work(tx: Transaction) -> tuple[Review, Decision]:
         require_visible(tx, principal, review_ids=[review_id])
@@ -83,7 +85,7 @@ def resolve_review(
         ],
         conflict=f"review {review_id} was resolved concurrently",
     )
-    plan = reading.get_plan(trail, decision.plan_id)
+    plan = reading.get_plan(trail, decision.plan_id, principal)
     if plan.phase is Phase.STRATEGIZE:  # the reconciliation goes on: an invariant may still be missing
         trail.entered_strategize(plan)
     trail.work_queued()  # a run waiting on the review goes on

@@ -6,7 +6,8 @@ worker of any serving process (``claim``: a lease kept by ``heartbeat``), and en
 runtime runs queues the replay on its run in the correction's own transaction
 (``graphdb.runs.queue_replay``); resolving a review, or a child run finishing, queues a waiting
 run again. Every write is guarded by the claim: a worker that lost its run (its lease lapsed and
-another took it, or it was cancelled) writes nothing more to it.
+another took it, or it was cancelled) writes nothing more to it. The workers act as the runtime's
+principal (``actors.runtime.RUNTIME``), which must be allowed to record.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from decisiontrail.access import Principal
+from decisiontrail.access import Action, Principal
 from decisiontrail.domain.decision import utc_now
 from decisiontrail.domain.runs import LEASE, PlanRun, RunStatus, check_cancellable, lease_end
 from decisiontrail.events import DecisionEvent, EventKind
@@ -23,15 +24,16 @@ from decisiontrail.exceptions import NotFound
 from decisiontrail.graphdb import runs
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services.trail import Trail
-from decisiontrail.services.visibility import require_visible
+from decisiontrail.services.visibility import require_role, require_visible
 
 
 def _announced(run: PlanRun | None) -> list[DecisionEvent]:
     return [] if run is None else [DecisionEvent(EventKind.RUN_UPDATED, run.plan_id)]
 
 
-def find_run(trail: Trail, run_id: str, principal: Principal | None = None) -> PlanRun | None:
+def find_run(trail: Trail, run_id: str, principal: Principal) -> PlanRun | None:
     """The run, None for an unknown one or one in a plan ``principal`` may not see."""
+    require_role(principal, Action.READ)
 
     def work(tx: Transaction) -> PlanRun | None:
         found = runs.get_many(tx, [run_id])[0]
@@ -46,7 +48,7 @@ def find_run(trail: Trail, run_id: str, principal: Principal | None = None) -> P
     return trail.database.read(work)
 
 
-def get_run(trail: Trail, run_id: str, principal: Principal | None = None) -> PlanRun:
+def get_run(trail: Trail, run_id: str, principal: Principal) -> PlanRun:
     """The run, NotFound for an unknown one or one in a plan ``principal`` may not see."""
     found = find_run(trail, run_id, principal)
     if found is None:
@@ -55,19 +57,28 @@ def get_run(trail: Trail, run_id: str, principal: Principal | None = None) -> Pl
 
 
 def runs_of_plans(trail: Trail, plan_ids: Sequence[str]) -> list[PlanRun | None]:
-    """Each plan's newest run (None where the runtime never ran it); the caller has seen the plans."""
+    """Each plan's newest run (None where the runtime never ran it). A batch read for plans the
+    caller was shown (``Plan.run``'s loader, the runtime's own plans): it judges nobody."""
     return trail.database.read(runs.of_plans, plan_ids)
 
 
-def active_in_hierarchy(trail: Trail, plan_id: str) -> int:
+def active_in_hierarchy(trail: Trail, plan_id: str, principal: Principal) -> int:
     """How many runs of the plan and the plans below it are queued or running (none: it has settled)."""
-    return trail.database.read(runs.active_in_hierarchy, plan_id)
+    require_role(principal, Action.READ)
+
+    def work(tx: Transaction) -> int:
+        require_visible(tx, principal, plan_ids=[plan_id])
+        return runs.active_in_hierarchy(tx, plan_id)
+
+    return trail.database.read(work)
 
 
-def cancel_run(trail: Trail, run_id: str, reason: str = "", *, principal: Principal | None = None) -> PlanRun:
+def cancel_run(trail: Trail, run_id: str, reason: str = "", *, principal: Principal) -> PlanRun:
     """Stop a run that has not finished: a worker holding it stops at its next step; its plan stays
-    as far as it got. Refused (CONFLICT) for a finished run, NotFound as ``get_run``."""
-    by = principal.name if principal is not None else "the service"
+    as far as it got. Refused (CONFLICT) for a finished run, NotFound as ``get_run``, Forbidden for
+    a ``principal`` that may not record."""
+    require_role(principal, Action.RECORD)
+    by = principal.name
     note = f"cancelled by {by}" + (f": {reason.strip()}" if reason.strip() else "")
 
     def work(tx: Transaction) -> PlanRun:
@@ -86,29 +97,34 @@ def cancel_run(trail: Trail, run_id: str, reason: str = "", *, principal: Princi
     return trail.write(work, _announced)
 
 
-# The worker's side (actors.runtime): a claim, its lease, and the writes it guards.
+# The worker's side (actors.runtime): a claim, its lease, and the writes it guards, each by the
+# runtime's ``principal``; the worker that holds a run is named by ``worker``.
 
 
-def claim(trail: Trail, worker: str, lease: timedelta = LEASE) -> PlanRun | None:
+def claim(trail: Trail, worker: str, lease: timedelta = LEASE, *, principal: Principal) -> PlanRun | None:
     """The oldest claimable run, now held by ``worker`` for ``lease`` (its attempts counted); None if none waits."""
+    require_role(principal, Action.RECORD)
     now = utc_now()
     return trail.database.write(runs.claim, worker, now, lease_end(now, lease))
 
 
-def heartbeat(trail: Trail, worker: str, run_ids: Sequence[str], lease: timedelta = LEASE) -> list[str]:
+def heartbeat(trail: Trail, worker: str, run_ids: Sequence[str], lease: timedelta = LEASE, *, principal: Principal) -> list[str]:
     """Extend the leases ``worker`` holds by ``lease``; the run ids it has lost."""
+    require_role(principal, Action.RECORD)
     if not run_ids:
         return []
     return trail.database.write(runs.heartbeat, worker, list(run_ids), lease_end(utc_now(), lease))
 
 
-def update(trail: Trail, held: PlanRun, worker: str, **changes: Any) -> PlanRun | None:
+def update(trail: Trail, held: PlanRun, worker: str, *, principal: Principal, **changes: Any) -> PlanRun | None:
     """Record what the worker holding ``held`` is doing (its actor, generation); None if it lost it."""
+    require_role(principal, Action.RECORD)
     return trail.write(lambda tx: runs.update(tx, held, worker, _values(changes), utc_now()), _announced)
 
 
-def take_replay(trail: Trail, held: PlanRun, worker: str, attempt_id: str) -> PlanRun | None:
+def take_replay(trail: Trail, held: PlanRun, worker: str, attempt_id: str, *, principal: Principal) -> PlanRun | None:
     """The replay of ``attempt_id`` taken up by the worker: out of the run's queue, a new generation."""
+    require_role(principal, Action.RECORD)
 
     def work(tx: Transaction) -> PlanRun | None:
         if runs.pop_replay(tx, held, worker, attempt_id) is None:
@@ -118,8 +134,11 @@ def take_replay(trail: Trail, held: PlanRun, worker: str, attempt_id: str) -> Pl
     return trail.write(work, _announced)
 
 
-def finish(trail: Trail, held: PlanRun, worker: str, status: RunStatus, **changes: Any) -> PlanRun | None:
+def finish(
+    trail: Trail, held: PlanRun, worker: str, status: RunStatus, *, principal: Principal, **changes: Any
+) -> PlanRun | None:
     """End the worker's turn with the run; a finished run wakes its parent's. None if it lost it."""
+    require_role(principal, Action.RECORD)
     return trail.write(lambda tx: runs.finish(tx, held, worker, status.value, _values(changes), utc_now()), _announced)
 
 

@@ -7,9 +7,8 @@
 // as it is (a second walk would find the same: at 10,000 decisions it was half the reads).
 // What the rules need comes back with it: the decision whole (the columns of
 // decision/get_decisions), its correction chain, its plan's phase, the reviews pending in the
-// locked plans (and the dependencies of those pending elsewhere), for append mode the plan's
-// latest current decision outside what is superseded, and the downstream summarised (below),
-// not a row per decision. The plans the second walk
+// locked plans (and the dependencies of those pending elsewhere), and the downstream summarised
+// (below), not a row per decision. The plans the second walk
 // reached are returned too: one not locked yet (reached through something recorded between the
 // walks) makes the caller run this statement again, its first walk then made under the locks
 // already held. Both walks are breadth-first with a visited set (see decision/lineage.cypher):
@@ -17,8 +16,8 @@
 // It reads too what placing the correction decision ($correction_id, the id it will have) is
 // judged by (domain.placement: decision/read_placements reads the same for any recording, where
 // a correction would pay a round trip of its own for it): the plan's counter, automation profile
-// and current root, and the two decisions the correction may hang under (the decision's parent,
-// in revert mode, and append mode's anchor).
+// and current root, and the decision the correction hangs under in either mode (the decision's
+// parent: domain.correction.correction_parent).
 // The decision and the correction's id are looked up by seeks, hinted: planned on a fresh
 // database's statistics, the decision's lookup was seen scanning the id index and filtering (a
 // plan the planner may keep while the database grows).
@@ -86,19 +85,6 @@ WITH d, plan, touched_locked, downstream, plan_ids, locked_plan_ids, COLLECT {
       ELSE [plan_id, number, id, type, m.actor_state_thread_id, m.phase, m.actor_state_checkpoint_ns, m.actor_state_checkpoint_id]
     END
   } AS rows
-WITH d, plan, touched_locked, downstream, plan_ids, locked_plan_ids, rows,
-  // Append mode's anchor: the plan's latest current decision outside what is superseded, by an
-  // ordered seek from the end of the plan's sequence (ordered by every property of the index, so
-  // the read stops at the first that qualifies), where it read and sorted the plan's every decision.
-  CASE WHEN $append THEN COLLECT {
-    WITH [r IN rows | r[2]] AS superseded
-    MATCH (latest:Decision {plan_id: plan.plan_id})
-    USING INDEX SEEK latest:Decision(plan_id, sequence_number)
-    WHERE latest.sequence_number IS NOT NULL AND latest.superseded_at IS NULL AND latest <> d
-      AND NOT latest.decision_id IN superseded
-    WITH latest ORDER BY latest.plan_id DESC, latest.sequence_number DESC LIMIT 1
-    RETURN latest.decision_id
-  }[0] END AS anchor_id
 RETURN
   plan.phase AS plan_phase,
   locked_plan_ids,
@@ -122,7 +108,6 @@ RETURN
     WHERE size(coalesce(review.depends_on_ids, [])) > 0 AND NOT review.plan_id IN locked_plan_ids
     RETURN [review.plan_id, review.depends_on_ids]
   } AS waiting,
-  anchor_id,
   // Placing the correction (the columns of decision/read_placements' facts it needs).
   plan.next_sequence AS next_sequence,
   plan.automation_edit_code AS automation_edit_code,
@@ -134,11 +119,7 @@ RETURN
     RETURN root.decision_id
   }[0] AS current_root_id,
   EXISTS { MATCH (taken:Decision {decision_id: $correction_id}) USING INDEX SEEK taken:Decision(decision_id) } AS correction_exists,
-  [(d)-[:PARENT]->(parent:Decision) | [parent.decision_id, parent.plan_id, EXISTS { (parent)-[:SUPERSEDED_BY]->() }]]
-    + COLLECT {
-      MATCH (anchor:Decision {decision_id: anchor_id})
-      RETURN [anchor.decision_id, anchor.plan_id, EXISTS { (anchor)-[:SUPERSEDED_BY]->() }]
-    } AS parents,
+  [(d)-[:PARENT]->(parent:Decision) | [parent.decision_id, parent.plan_id, EXISTS { (parent)-[:SUPERSEDED_BY]->() }]] AS parents,
   [path = (d)-[:CORRECTS|REPLACES*0..]->(first:Decision) WHERE NOT EXISTS { (first)-[:CORRECTS|REPLACES]->() } |
     [first.decision_id, length(path)]][0] AS chain,
   d {
@@ -150,7 +131,7 @@ RETURN
     created_at: toString(d.created_at), superseded_at: toString(d.superseded_at)
   } AS decision,
   [(d)-[:PARENT]->(parent:Decision) | parent.decision_id][0] AS parent_decision_id,
-  [(d)-[r:DEPENDS_ON]->(dependency:Decision) | [r.ordinal, dependency.decision_id]] AS depends_on,
+  [(d)-[r:DEPENDS_ON]->(dependency:Decision) | [r.ordinal, dependency.decision_id, toString(r.at)]] AS depends_on,
   [(dependent:Decision)-[:DEPENDS_ON]->(d) | dependent.decision_id] AS downstream_decision_ids,
   [(child:Plan)-[:SPAWNED_BY]->(d) | child.plan_id] AS downstream_plan_ids,
   [(d)-[:CORRECTS]->(original:Decision) | original.decision_id][0] AS corrects_decision_id,

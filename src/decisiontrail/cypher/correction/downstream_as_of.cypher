@@ -4,7 +4,7 @@
 // by anything reached (SPAWNED_BY, then IN_PLAN), transitively and mixed. All four point from
 // the downstream end to what it hangs on, so the walk follows them backwards. Only what existed
 // at $as_of, and was then current (decisions) or not yet invalidated (plans), is reached.
-// (An edge added later between two records that both existed then, addDependency's, is counted.)
+// A dependency added later (a replay's report, addDependency) is dated (`at`): before it, not followed.
 // Planned as a breadth-first walk with a visited set (see decision/lineage.cypher): keep the
 // predicate over all nodes(path) and the DISTINCT collect, or the walk enumerates paths.
 MATCH (origin:Decision {decision_id: $decision_id})
@@ -13,6 +13,7 @@ WHERE all(n IN nodes(path) WHERE n = origin OR (
   n.created_at <= $as_of
   AND (n.superseded_at IS NULL OR n.superseded_at > $as_of)
   AND (n.invalidated_at IS NULL OR n.invalidated_at > $as_of)))
+  AND all(r IN relationships(path) WHERE r.at IS NULL OR r.at <= $as_of)
 WITH origin, collect(DISTINCT reached) AS reached
 RETURN
   origin.decision_id AS decision_id,

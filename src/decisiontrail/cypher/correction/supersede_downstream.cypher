@@ -2,8 +2,8 @@
 // then supersedes the original and its whole downstream by it, found by walking it here, under
 // the locks the correction's reads took (the same walk as begin_correction's, so the same
 // decisions and plans: the ids do not travel back from Python); the walk does not reach the
-// correction (a new root, or hung beside the original or after the plan's latest decision
-// outside the downstream: CORRECTS is not walked). Invalidates the plans spawned
+// correction (a new root, or hung beside the original, under its parent: CORRECTS is not
+// walked). Invalidates the plans spawned
 // inside it, cancels the reviews it made moot (naming it), keeps the attempt with the superseded
 // ids (the original first, then by plan and sequence number, as the attempt lists them), and
 // moves the corrected plan to its phase (a PhaseChange recorded only when the phase changes), and
@@ -13,64 +13,9 @@
 // The walk is breadth-first with a visited set (see decision/lineage.cypher): keep the predicate
 // over all nodes(path) and the DISTINCT collect. What it reached is counted back, so the caller
 // can refuse (and roll back) a supersession that is not the downstream it judged.
-// The correction decision, placed ($rows, $plans, $named_ids: decision/create_decisions' writes, verbatim).
+// The correction decision, placed ($rows, $plans, $named_ids), written as any recorded decision is.
 CALL () {
-  WITH [counter IN $plans | COLLECT { MATCH (plan:Plan {plan_id: counter.plan_id}) RETURN plan }[0]] AS plans
-  UNWIND $rows AS row
-  WITH row, plans[row.plan] AS plan
-  CREATE (d:Decision)-[:IN_PLAN]->(plan)
-  SET d = row.props, d.created_at = datetime(row.created_at)
-  WITH collect({d: d, row: row}) AS created
-  // Matched once the batch's own decisions exist: a row may name one of them.
-  WITH created, [id IN $named_ids | COLLECT { MATCH (named:Decision {decision_id: id}) RETURN named }[0]] AS named
-  CALL (created) {
-    UNWIND [item IN created WHERE item.row.context IS NOT NULL] AS item
-    WITH item.d AS d, item.row.context AS context
-    MERGE (c:Context {context_hash: context.context_hash})
-      ON CREATE SET c.content = context.content, c.size = size(context.content), c.created_at = datetime()
-    CREATE (d)-[:CAPTURED]->(c)
-  }
-  CALL (created) {
-    UNWIND [item IN created WHERE item.row.checkpoint_group IS NOT NULL] AS item
-    WITH item.d AS d, item.row.checkpoint_group AS group
-    CREATE (d)-[:CHECKPOINTED_IN]->(:CheckpointGroup {
-      group_id: group.group_id, thread_id: group.thread_id, checkpoint_ns: group.checkpoint_ns,
-      checkpoint_id: group.checkpoint_id, resources: group.resources, created_at: d.created_at
-    })
-  }
-  CALL (created, named) {
-    UNWIND [item IN created WHERE item.row.parent IS NOT NULL] AS item
-    WITH item.d AS d, named[item.row.parent] AS parent
-    CREATE (d)-[:PARENT]->(parent)
-  }
-  CALL (created, named) {
-    UNWIND [item IN created WHERE size(item.row.depends_on) > 0] AS item
-    WITH item.d AS d, item.row AS row
-    UNWIND range(0, size(row.depends_on) - 1) AS ordinal
-    WITH d, ordinal, named[row.depends_on[ordinal]] AS dependency
-    CREATE (d)-[:DEPENDS_ON {ordinal: ordinal}]->(dependency)
-  }
-  CALL (created, named) {
-    UNWIND [item IN created WHERE item.row.corrects IS NOT NULL] AS item
-    WITH item.d AS d, named[item.row.corrects] AS original
-    CREATE (d)-[:CORRECTS]->(original)
-  }
-  CALL (created) {
-    UNWIND [item IN created WHERE item.row.review_id IS NOT NULL] AS item
-    WITH item.d AS d, item.row AS row
-    MATCH (review:Review {review_id: row.review_id})
-    CREATE (review)-[:RESOLVED_AS]->(d)
-    // The decision a review resolves as keeps the context the review captured for it.
-    WITH review, d
-    MATCH (review)-[:CAPTURED]->(c:Context {context_hash: d.hot_context_hash})
-    WHERE NOT EXISTS { (d)-[:CAPTURED]->(c) }
-    CREATE (d)-[:CAPTURED]->(c)
-  }
-  CALL () {
-    UNWIND $plans AS counter
-    MATCH (plan:Plan {plan_id: counter.plan_id})
-    SET plan.next_sequence = counter.next_sequence
-  }
+  // include: decision/_create_placed_decisions
   RETURN size(created) AS created
 }
 MATCH (correction:Decision {decision_id: $correction_id})

@@ -2,13 +2,15 @@
 // when $count, the number of all that match the filters (else null). A null filter does not filter.
 // The page is an ordered seek of decision_sequence_unique from the cursor, which stops once the
 // page is full: a page costs what it holds (and what the filters pass over), not the plan's size.
-// The count reads every decision of the plan; it is skipped unless asked for.
+// The count reads every decision of the plan; it is skipped unless asked for. $as_of, a past moment,
+// keeps the decisions recorded by then and judges $current as they stood then.
 CALL () {
   WITH 1 AS counted WHERE $count
   MATCH (d:Decision {plan_id: $plan_id})
   WHERE ($types IS NULL OR d.decision_type IN $types)
     AND ($phases IS NULL OR d.phase IN $phases)
-    AND ($current IS NULL OR $current = (d.superseded_at IS NULL))
+    AND ($as_of IS NULL OR d.created_at <= $as_of)
+    AND ($current IS NULL OR $current = (d.superseded_at IS NULL OR ($as_of IS NOT NULL AND d.superseded_at > $as_of)))
     AND ($min_confidence IS NULL OR d.confidence_score >= $min_confidence)
     AND ($max_confidence IS NULL OR d.confidence_score <= $max_confidence)
     AND ($created_from IS NULL OR d.created_at >= $created_from)
@@ -22,7 +24,8 @@ CALL () {
   WHERE d.sequence_number > coalesce($after, -1)
     AND ($types IS NULL OR d.decision_type IN $types)
     AND ($phases IS NULL OR d.phase IN $phases)
-    AND ($current IS NULL OR $current = (d.superseded_at IS NULL))
+    AND ($as_of IS NULL OR d.created_at <= $as_of)
+    AND ($current IS NULL OR $current = (d.superseded_at IS NULL OR ($as_of IS NOT NULL AND d.superseded_at > $as_of)))
     AND ($min_confidence IS NULL OR d.confidence_score >= $min_confidence)
     AND ($max_confidence IS NULL OR d.confidence_score <= $max_confidence)
     AND ($created_from IS NULL OR d.created_at >= $created_from)

@@ -12,7 +12,7 @@ WITH collect(d) AS decisions
 RETURN [d IN decisions | [
   d.decision_id, d.sequence_number, d.decision_type, d.phase,
   [(d)-[:PARENT]->(parent:Decision) | parent.decision_id][0],
-  [(d)-[r:DEPENDS_ON]->(dependency:Decision) | [r.ordinal, dependency.decision_id]],
+  [(d)-[r:DEPENDS_ON]->(dependency:Decision) | [r.ordinal, dependency.decision_id, toString(r.at)]],
   [(d)-[:SUPERSEDED_BY]->(successor:Decision) | successor.decision_id][0]
 ]] AS outlines,
 CASE WHEN $as_of IS NULL THEN [] ELSE [d IN decisions | [d.created_at, d.superseded_at]] END AS times

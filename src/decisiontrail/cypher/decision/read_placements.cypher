@@ -80,47 +80,51 @@ WITH plans, keyed_reviews, COLLECT {
   OPTIONAL MATCH (named:Decision {decision_id: named_id})
   RETURN named {.plan_id, superseded: EXISTS { (named)-[:SUPERSEDED_BY]->() }}
 } AS named
-// Parent inference, once for each plan, type and actor run of the batch's recordings that name no
-// parent (an item names its inference by inference_index): the latest current decision of a parent
-// type, the same actor run's first. Each parent type's latest, and its latest in the actor run, is
-// an ordered seek from the end of its index (decision_plan_type_sequence, and _run_sequence),
-// stepping back only over superseded decisions: ordered by every property of the index, the
-// planner reads it backwards and stops at the first that qualifies, where ordered by the sequence
-// number alone it read all the plan's decisions of the type and sorted them.
+// What parent inference judges by (domain.placement.inferred_parent), once for each plan, type
+// and actor run of the batch's recordings that name no parent (an item names it by
+// inference_index): the latest current decision of a parent type in the plan, and the latest in
+// the actor run. Each parent type's latest, and its latest in the actor run, is an ordered seek
+// from the end of its index (decision_plan_type_sequence, and _run_sequence), stepping back only
+// over superseded decisions: ordered by every property of the index, the planner reads it
+// backwards and stops at the first that qualifies, where ordered by the sequence number alone it
+// read all the plan's decisions of the type and sorted them.
 WITH plans, keyed_reviews, named, COLLECT {
   UNWIND $inferences AS inference
   CALL (inference) {
     UNWIND inference.parent_types AS parent_type
     UNWIND COLLECT {
-        MATCH (c:Decision {plan_id: inference.plan_id, decision_type: parent_type})
-        USING INDEX SEEK c:Decision(plan_id, decision_type, sequence_number)
-        WHERE c.sequence_number IS NOT NULL AND NOT EXISTS { (c)-[:SUPERSEDED_BY]->() }
-        WITH c ORDER BY c.plan_id DESC, c.decision_type DESC, c.sequence_number DESC LIMIT 1
-        RETURN c
-      } + COLLECT {
-        MATCH (c:Decision {plan_id: inference.plan_id, decision_type: parent_type, actor_state_thread_id: inference.actor_thread})
-        USING INDEX SEEK c:Decision(plan_id, decision_type, actor_state_thread_id, sequence_number)
-        WHERE c.sequence_number IS NOT NULL AND NOT EXISTS { (c)-[:SUPERSEDED_BY]->() }
-        WITH c ORDER BY c.plan_id DESC, c.decision_type DESC, c.actor_state_thread_id DESC, c.sequence_number DESC LIMIT 1
-        RETURN c
-      } AS candidate
-    WITH candidate
-    ORDER BY CASE WHEN candidate.actor_state_thread_id = inference.actor_thread THEN 0 ELSE 1 END,
-             candidate.sequence_number DESC
-    WITH collect(candidate)[0] AS best
-    RETURN best {.decision_id, .actor_state_thread_id} AS best
+      MATCH (c:Decision {plan_id: inference.plan_id, decision_type: parent_type})
+      USING INDEX SEEK c:Decision(plan_id, decision_type, sequence_number)
+      WHERE c.sequence_number IS NOT NULL AND NOT EXISTS { (c)-[:SUPERSEDED_BY]->() }
+      WITH c ORDER BY c.plan_id DESC, c.decision_type DESC, c.sequence_number DESC LIMIT 1
+      RETURN c
+    } AS found
+    WITH found ORDER BY found.sequence_number DESC
+    RETURN collect(found.decision_id)[0] AS latest
   }
-  RETURN best
-} AS inferred
+  CALL (inference) {
+    UNWIND inference.parent_types AS parent_type
+    UNWIND COLLECT {
+      MATCH (c:Decision {plan_id: inference.plan_id, decision_type: parent_type, actor_state_thread_id: inference.actor_thread})
+      USING INDEX SEEK c:Decision(plan_id, decision_type, actor_state_thread_id, sequence_number)
+      WHERE c.sequence_number IS NOT NULL AND NOT EXISTS { (c)-[:SUPERSEDED_BY]->() }
+      WITH c ORDER BY c.plan_id DESC, c.decision_type DESC, c.actor_state_thread_id DESC, c.sequence_number DESC LIMIT 1
+      RETURN c
+    } AS found
+    WITH found ORDER BY found.sequence_number DESC
+    RETURN collect(found.decision_id)[0] AS latest_in_run
+  }
+  RETURN {latest: latest, latest_in_run: latest_in_run}
+} AS candidates
 UNWIND $items AS item
 WITH item, plans[item.plan_index] AS plan_facts, keyed_reviews[item.plan_index] AS keyed_reviews,
-  inferred[item.inference_index] AS inferred, named[item.parent] AS parent, named
+  candidates[item.inference_index] AS candidates, named[item.parent] AS parent, named
 WITH item, plan_facts {
   .*,
   // Looked up only for a decision the service built whole: an actor's draft has a fresh ULID.
   decision_exists: CASE WHEN item.decision_id IS NULL THEN false ELSE EXISTS { MATCH (:Decision {decision_id: item.decision_id}) } END,
-  inferred_parent_id: inferred.decision_id,
-  inferred_parent_thread: inferred.actor_state_thread_id,
+  latest_of_parent_types: candidates.latest,
+  latest_of_parent_types_in_run: candidates.latest_in_run,
   parent_exists: parent IS NOT NULL,
   parent_plan_id: parent.plan_id,
   parent_superseded: parent IS NOT NULL AND parent.superseded,

@@ -1,15 +1,15 @@
 // One page of reviews across plans, oldest first (review ids are ULIDs), after the cursor (a
 // review id): the reviewer's inbox, and, when $count, how many match (else null). Visibility
-// (owner, project) is applied here, with the filters. The page is an ordered seek of
+// (access/_sees_plan) is applied here, with the filters. The page is an ordered seek of
 // review_id_unique from the cursor, which stops once the page is full; the count reads every
 // review, and is skipped unless asked for.
 CALL () {
   WITH 1 AS counted WHERE $count
-  MATCH (r:Review)-[:FOR_PLAN]->(p:Plan)
+  MATCH (r:Review)-[:FOR_PLAN]->(plan:Plan)
   WHERE ($status IS NULL OR r.status = $status)
     AND ($plan_id IS NULL OR r.plan_id = $plan_id)
-    AND ($owner IS NULL OR p.owner = $owner)
-    AND ($project IS NULL OR p.project = $project)
+    AND
+    // include: access/_sees_plan
   RETURN count(r) AS total
 }
 CALL () {
@@ -18,9 +18,9 @@ CALL () {
   WHERE r.review_id > coalesce($after, '')
     AND ($status IS NULL OR r.status = $status)
     AND ($plan_id IS NULL OR r.plan_id = $plan_id)
-  MATCH (r)-[:FOR_PLAN]->(p:Plan)
-  WHERE ($owner IS NULL OR p.owner = $owner)
-    AND ($project IS NULL OR p.project = $project)
+  MATCH (r)-[:FOR_PLAN]->(plan:Plan)
+  WHERE
+    // include: access/_sees_plan
   WITH r ORDER BY r.review_id
   LIMIT $limit
   RETURN collect({review: r {.*}, decision_id: [(r)-[:RESOLVED_AS]->(d:Decision) | d.decision_id][0]}) AS reviews

@@ -1,19 +1,4 @@
-"""Analytics for analysts: what a loaded plan or hierarchy recorded, how it was corrected and reviewed, and where it is fragile.
-
-Every function reads the in-scope nodes of a graph shaped as ``checks/model.py`` describes;
-boundary nodes are never counted. Which graph is given decides the scope: one plan, or a
-hierarchy, whose plans ``plan_summaries`` also breaks down one by one. The definitions:
-
-- *decisions recorded*: every in-scope decision, current or superseded, corrections included;
-- *correction rate*: the distinct decisions a correction targeted (directly, not those its
-  downstream superseded) over the decisions recorded;
-- *review rate*: the reviews held over the proposals actors made, that is the decisions of the
-  nine actor types recorded (current or superseded) plus the reviews still pending, which have
-  no decision yet; prompt_definition and user_intervention are the system's and never reviewed;
-- *blast radius*: for a current decision, how many in-scope decisions correcting it would
-  invalidate (its downstream closure, ``closure.downstream``);
-- confidence, depth and fan-out describe the current trees, superseded decisions left out.
-"""
+"""The measures ``analyze`` gathers, each a pure function of a loaded decision graph (see the package's definitions)."""
 
 from __future__ import annotations
 
@@ -24,27 +9,27 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import networkx as nx
-from pydantic import BaseModel, ConfigDict
 
-from decisiontrail.checks.closure import downstream_sizes
+from decisiontrail.analytics.radius import blast_radius
+from decisiontrail.analytics.results import (
+    Analytics,
+    ConfidenceBucket,
+    ConfidenceSummary,
+    CorrectedDecision,
+    CorrectionSummary,
+    CriticalDecision,
+    DecisionCounts,
+    PlanSummary,
+    ReviewSummary,
+    TreeShape,
+)
 from decisiontrail.checks.model import Label, Rel, decisions, plans, sources, targets
 from decisiontrail.domain.decision import DecisionType, Phase
 from decisiontrail.domain.recording import SYSTEM_DECISION_TYPES, ReviewAction, ReviewStatus
 from decisiontrail.exceptions import ValidationFailed
 
 __all__ = [
-    "Analytics",
-    "ConfidenceBucket",
-    "ConfidenceSummary",
-    "CorrectedDecision",
-    "CorrectionSummary",
-    "CriticalDecision",
-    "DecisionCounts",
-    "PlanSummary",
-    "ReviewSummary",
-    "TreeShape",
     "analyze",
-    "blast_radius",
     "chain_origin",
     "confidence_histogram",
     "confidence_summary",
@@ -57,7 +42,6 @@ __all__ = [
     "most_critical",
     "plan_levels",
     "plan_summaries",
-    "render_text",
     "review_summary",
     "tree_shape",
 ]
@@ -71,121 +55,6 @@ _RESOLUTION = {
 }
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class DecisionCounts(_Frozen):
-    """The decisions recorded, current and superseded, by type and by phase (enum order, no zeros)."""
-
-    total: int
-    current: int
-    superseded: int
-    by_type: dict[str, int]
-    by_phase: dict[str, int]
-
-
-class ConfidenceBucket(_Frozen):
-    """How many scores fall in [low, high); the last bucket also holds 1.0."""
-
-    low: float
-    high: float
-    count: int
-
-
-class ConfidenceSummary(_Frozen):
-    """The confidence scores of the current decisions; None where there is no score to summarise."""
-
-    scored: int
-    unscored: int
-    minimum: float | None
-    maximum: float | None
-    mean: float | None
-    median: float | None
-    histogram: tuple[ConfidenceBucket, ...]
-
-
-class CorrectedDecision(_Frozen):
-    """The first decision of a correction chain and how many times the chain was corrected."""
-
-    decision_id: str
-    decision_type: str
-    plan_id: str
-    sequence_number: int
-    question: str | None
-    corrections: int
-
-
-class CorrectionSummary(_Frozen):
-    """Corrections recorded, decisions corrected, the correction rate, replays and the chains corrected most."""
-
-    corrections: int
-    corrected: int
-    rate: float | None
-    attempts: int
-    replay_outcomes: dict[str, int]
-    most_corrected: tuple[CorrectedDecision, ...]
-
-
-class TreeShape(_Frozen):
-    """How deep and wide the current trees are; depth 0 is a plan's root, or the hierarchy's top plan."""
-
-    decision_depth: int | None
-    hierarchy_depth: int | None
-    max_fan_out: int | None
-    mean_fan_out: float | None
-    widest_decision_id: str | None
-
-
-class CriticalDecision(_Frozen):
-    """A current decision and its blast radius: how many decisions correcting it would invalidate."""
-
-    decision_id: str
-    decision_type: str
-    plan_id: str
-    sequence_number: int
-    question: str | None
-    blast_radius: int
-
-
-class ReviewSummary(_Frozen):
-    """The reviews held, by status and by how a person resolved them, and the review rate."""
-
-    total: int
-    pending: int
-    by_status: dict[str, int]
-    by_resolution: dict[str, int]
-    rate: float | None
-
-
-class PlanSummary(_Frozen):
-    """One plan of the scope: where it sits in the hierarchy, its state, its decisions and depth."""
-
-    plan_id: str
-    parent_plan_id: str | None
-    level: int
-    description: str | None
-    phase: str | None
-    status: str | None
-    decisions: int
-    current: int
-    superseded: int
-    depth: int | None
-    reviews: int
-
-
-class Analytics(_Frozen):
-    """Everything ``analyze`` computes for one plan or one hierarchy."""
-
-    decisions: DecisionCounts
-    confidence: ConfidenceSummary
-    corrections: CorrectionSummary
-    shape: TreeShape
-    most_critical: tuple[CriticalDecision, ...]
-    reviews: ReviewSummary
-    plans: tuple[PlanSummary, ...]
-
-
 def analyze(G: nx.MultiDiGraph[str], *, top: int = 10) -> Analytics:
     """The analytics of every in-scope node of ``G``, with the ``top`` most corrected and most critical decisions.
 
@@ -195,7 +64,7 @@ def analyze(G: nx.MultiDiGraph[str], *, top: int = 10) -> Analytics:
     >>> _ = add_decision(G, "S", plan_id="P", decision_type="strategy_choice", sequence_number=1, parent="R")
     >>> a = analyze(G, top=1)
     >>> a.decisions.total, a.shape.decision_depth, [(c.decision_id, c.blast_radius) for c in a.most_critical]
-    (2, 1, [('R', 1)])
+    (2, 1, [('R', 2)])
     """
     if top < 0:
         raise ValidationFailed(f"top: must be 0 or more, not {top}", field="top")
@@ -450,22 +319,7 @@ def tree_shape(G: nx.MultiDiGraph[str]) -> TreeShape:
     )
 
 
-# Blast radius
-
-
-def blast_radius(G: nx.MultiDiGraph[str]) -> dict[str, int]:
-    """How many in-scope decisions correcting each current decision would invalidate.
-
-    >>> from decisiontrail.checks.model import add_decision, decision_graph
-    >>> G = decision_graph()
-    >>> _ = add_decision(G, "R", plan_id="P", decision_type="prompt_definition", sequence_number=0)
-    >>> _ = add_decision(G, "S", plan_id="P", decision_type="strategy_choice", sequence_number=1, parent="R")
-    >>> _ = add_decision(G, "I", plan_id="P", decision_type="implementation_choice", sequence_number=2, parent="S")
-    >>> blast_radius(G)
-    {'R': 2, 'S': 1, 'I': 0}
-    """
-    recorded = dict(decisions(G))
-    return downstream_sizes(G, [d for d, data in recorded.items() if _is_current(data)], counted=recorded.keys())
+# Most critical
 
 
 def most_critical(G: nx.MultiDiGraph[str], radius: Mapping[str, int], *, top: int = 10) -> tuple[CriticalDecision, ...]:
@@ -475,8 +329,8 @@ def most_critical(G: nx.MultiDiGraph[str], radius: Mapping[str, int], *, top: in
     >>> G = decision_graph()
     >>> _ = add_decision(G, "R", plan_id="P", decision_type="prompt_definition", sequence_number=0)
     >>> _ = add_decision(G, "S", plan_id="P", decision_type="strategy_choice", sequence_number=1, parent="R")
-    >>> [(c.decision_id, c.blast_radius) for c in most_critical(G, {"R": 1, "S": 0}, top=1)]
-    [('R', 1)]
+    >>> [(c.decision_id, c.blast_radius) for c in most_critical(G, {"R": 2, "S": 1}, top=1)]
+    [('R', 2)]
     """
     recorded = dict(decisions(G))
     ranked = sorted((d for d in radius if d in recorded), key=lambda d: (-radius[d], _sequence(recorded[d]), d))[:top]
@@ -564,109 +418,6 @@ def _plan_summary(
         depth=max((depths[d] for d, _ in members if d in depths), default=None),
         reviews=reviews,
     )
-
-
-# Text
-
-
-def render_text(analytics: Analytics) -> str:
-    """The analytics as a plain-text report for a terminal.
-
-    >>> from decisiontrail.checks.model import add_decision, decision_graph
-    >>> G = decision_graph()
-    >>> _ = add_decision(G, "R", plan_id="P", decision_type="prompt_definition", sequence_number=0)
-    >>> print(render_text(analyze(G)).splitlines()[0])
-    Decisions: 1 recorded (1 current, 0 superseded)
-    """
-    sections = (
-        _decisions_text(analytics.decisions),
-        _plans_text(analytics.plans, analytics.shape),
-        _confidence_text(analytics.confidence),
-        _corrections_text(analytics.corrections, analytics.decisions.total),
-        _critical_text(analytics.most_critical),
-        _reviews_text(analytics.reviews),
-    )
-    return "\n\n".join("\n".join(lines) for lines in sections) + "\n"
-
-
-def _decisions_text(counts: DecisionCounts) -> list[str]:
-    return [
-        f"Decisions: {counts.total} recorded ({counts.current} current, {counts.superseded} superseded)",
-        f"  by type:  {_counts_text(counts.by_type)}",
-        f"  by phase: {_counts_text(counts.by_phase)}",
-    ]
-
-
-def _plans_text(summaries: tuple[PlanSummary, ...], shape: TreeShape) -> list[str]:
-    fan = (
-        f"widest {shape.widest_decision_id} with {shape.max_fan_out} children, mean fan-out {shape.mean_fan_out:.2f}"
-        if shape.widest_decision_id is not None and shape.mean_fan_out is not None
-        else "no decision has children"
-    )
-    lines = [
-        f"Plans: {len(summaries)}, hierarchy depth {_or_dash(shape.hierarchy_depth)}; "
-        f"deepest decision at depth {_or_dash(shape.decision_depth)}; {fan}"
-    ]
-    for p in summaries:
-        lines.append(
-            f"  {'  ' * p.level}{p.plan_id}  {p.phase or '-'}/{p.status or '-'}  decisions {p.decisions} "
-            f"({p.current} current)  depth {_or_dash(p.depth)}  reviews {p.reviews}"
-            + (f"  {p.description}" if p.description else "")
-        )
-    return lines
-
-
-def _confidence_text(confidence: ConfidenceSummary) -> list[str]:
-    head = f"Confidence of current decisions: {confidence.scored} scored, {confidence.unscored} without a score"
-    if not confidence.scored:
-        return [head]
-    lines = [
-        f"{head}; min {confidence.minimum:.2f}, median {confidence.median:.2f}, "
-        f"mean {confidence.mean:.2f}, max {confidence.maximum:.2f}"
-    ]
-    widest = max(b.count for b in confidence.histogram)
-    for b in confidence.histogram:
-        bar = "#" * round(20 * b.count / widest)
-        lines.append(f"  {b.low:.1f}-{b.high:.1f} {bar:<20} {b.count}")
-    return lines
-
-
-def _corrections_text(corrections: CorrectionSummary, recorded: int) -> list[str]:
-    rate = f"{corrections.rate:.1%}" if corrections.rate is not None else "-"
-    lines = [
-        f"Corrections: {corrections.corrections} recorded; {corrections.corrected} of {recorded} decisions "
-        f"corrected ({rate}); {corrections.attempts} attempts"
-        + (f" ({_counts_text(corrections.replay_outcomes)})" if corrections.replay_outcomes else "")
-    ]
-    lines += [
-        f"  {c.corrections}x  {c.decision_id}  {c.decision_type}  {c.question or ''}".rstrip() for c in corrections.most_corrected
-    ]
-    return lines
-
-
-def _critical_text(critical: tuple[CriticalDecision, ...]) -> list[str]:
-    return ["Most critical decisions (blast radius):"] + [
-        f"  {c.blast_radius:>4}  {c.decision_id}  {c.decision_type}  {c.plan_id}#{c.sequence_number}  {c.question or ''}".rstrip()
-        for c in critical
-    ]
-
-
-def _reviews_text(reviews: ReviewSummary) -> list[str]:
-    rate = f"{reviews.rate:.1%} of actor proposals" if reviews.rate is not None else "no actor proposals"
-    lines = [f"Reviews: {reviews.total} ({reviews.pending} pending), {rate}"]
-    if reviews.by_status:
-        lines.append(f"  by status:   {_counts_text(reviews.by_status)}")
-    if reviews.by_resolution:
-        lines.append(f"  resolved as: {_counts_text(reviews.by_resolution)}")
-    return lines
-
-
-def _counts_text(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{key} {n}" for key, n in counts.items()) or "-"
-
-
-def _or_dash(value: int | None) -> str:
-    return "-" if value is None else str(value)
 
 
 # Shared pieces
