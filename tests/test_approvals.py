@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -239,3 +240,54 @@ def test_a_resolution_is_answered_as_its_own_transaction_resolved_it(store: Trai
     assert lapsing["done"] and reading.get_review(store, held.review_id, principal=LOCAL).status is ReviewStatus.LAPSED
     assert review.status is ReviewStatus.APPROVED and review.resolved_by == "dana"
     assert review.decision_id == decision.decision_id and review.approved_digest == decision.action_digest
+
+
+REVIEW_THEN = "query($id: ID!, $at: DateTime) { review(id: $id, asOf: $at) { " + REVIEW_FIELDS + " } }"
+INBOX_THEN = """
+query($status: ReviewStatus, $plan: ID, $at: DateTime) {
+  reviews(status: $status, planId: $plan, asOf: $at) { totalCount nodes { id status } }
+}"""
+
+
+def test_a_review_read_as_of_a_moment_is_as_it_stood_then(actor: httpx.Client, reviewer: httpx.Client) -> None:
+    # Was: no read reached a review as of a moment; the inbox and review(id) answered today's state.
+    plan_id = _plan(actor)
+    approach = _record(actor, plan_id, "Which approach?", 0.95)["decision"]
+    moments = [datetime.now(UTC).isoformat()]  # 0: before the review
+    held = _record(actor, plan_id, "Which limiter?", 0.4, parentDecisionId=approach["id"])["review"]
+    moments.append(datetime.now(UTC).isoformat())  # 1: pending
+    approved = ok(reviewer, RESOLVE, input={"reviewId": held["id"], "action": "APPROVE"})["resolveReview"]["decision"]
+    moments.append(datetime.now(UTC).isoformat())  # 2: approved
+    ok(reviewer, CORRECT, input={"decisionId": approach["id"], "mode": "REVERT", "guidance": "A gateway limiter"})
+    moments.append(datetime.now(UTC).isoformat())  # 3: lapsed
+
+    def then(i: int) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = ok(reviewer, REVIEW_THEN, id=held["id"], at=moments[i])["review"]
+        return found
+
+    assert then(0) is None
+    pending, approved_then, lapsed = then(1), then(2), then(3)
+    assert pending is not None and approved_then is not None and lapsed is not None
+    assert (pending["status"], pending["decision"], pending["resolvedBy"], pending["approvedDigest"]) == (
+        "PENDING",
+        None,
+        None,
+        None,
+    )
+    assert (approved_then["status"], approved_then["lapsedAt"], approved_then["lapsedBy"]) == ("APPROVED", None, None)
+    assert approved_then["decision"] == {**approved, "status": "CURRENT"}  # the decision as it stood then too
+    assert (lapsed["status"], lapsed["lapsedFrom"]) == ("LAPSED", "APPROVED")
+    assert lapsed["decision"]["status"] == "SUPERSEDED"
+
+    def inbox(status: str, i: int) -> list[tuple[str, str]]:
+        found = ok(reviewer, INBOX_THEN, status=status, plan=plan_id, at=moments[i])["reviews"]
+        assert found["totalCount"] == len(found["nodes"])  # the count is held to the same moment
+        return [(n["id"], n["status"]) for n in found["nodes"]]
+
+    assert inbox("PENDING", 0) == []
+    assert inbox("PENDING", 1) == [(held["id"], "PENDING")]
+    assert inbox("PENDING", 2) == [] and inbox("APPROVED", 2) == [(held["id"], "APPROVED")]
+    assert inbox("APPROVED", 3) == [] and inbox("LAPSED", 3) == [(held["id"], "LAPSED")]
+    assert ok(reviewer, INBOX_THEN, status="LAPSED", plan=plan_id, at=None)["reviews"]["nodes"] == [
+        {"id": held["id"], "status": "LAPSED"}
+    ]

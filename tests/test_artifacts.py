@@ -3,6 +3,7 @@ changing anything else about it."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -116,3 +117,23 @@ def test_artifacts_are_refused_outside_execute_for_superseded_decisions_and_empt
     ok(api, PHASE, id=plan_id, phase="STRATEGIZE")
     refused = error_code(api, ATTACH, id=strategy, artifacts=artifacts)
     assert refused["code"] == "PHASE_VIOLATION", refused
+
+
+def test_an_attached_artifact_is_dated_and_absent_from_reads_as_of_before_it(api: httpx.Client) -> None:
+    # Was: attaching did not date an artifact, so a read as of any moment showed what was attached
+    # later, and ArtifactRef.attachedAt could only ever answer null.
+    _, _, tool = _executing(api)
+    before = datetime.now(UTC)
+    report = {"artifactPath": "report.html", "artifactType": "report"}
+    ok(api, ATTACH, id=tool, artifacts=[report])
+    after = datetime.now(UTC)
+    ok(api, ATTACH, id=tool, artifacts=[report, {"artifactPath": "a.py", "artifactType": "file"}])  # both named already
+
+    read = "query($id: ID!, $at: DateTime) { decision(id: $id, asOf: $at) { artifactsProduced { artifactPath attachedAt } } }"
+    now = ok(api, read, id=tool, at=None)["decision"]["artifactsProduced"]
+    assert [a["artifactPath"] for a in now] == ["a.py", "report.html"]
+    assert now[0]["attachedAt"] is None  # recorded with the decision
+    attached_at = datetime.fromisoformat(now[1]["attachedAt"])
+    assert before <= attached_at <= after  # the first attaching's date, kept by the second
+    then = ok(api, read, id=tool, at=before.isoformat())["decision"]["artifactsProduced"]
+    assert then == [{"artifactPath": "a.py", "attachedAt": None}]

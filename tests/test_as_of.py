@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
+from decisiontrail.access import LOCAL, Principal, Role
+from decisiontrail.services import Trail, reading
 from test_api import error_code, ok, snapshot
 
 INSTANTIATE = "mutation($input: InstantiatePlanInput!) { instantiatePlan(input: $input) { id rootDecision { id } } }"
@@ -92,6 +94,34 @@ def test_lineage_as_of_any_moment_after_the_decision_is_its_lineage(api: httpx.C
     assert then == now
     assert {d["id"] for d in then["decisions"]} == {h["spawn"], h["strategy"], h["root"]}
     assert {p["id"] for p in then["plans"]} == {h["plan"], h["child"]}
+
+
+ADD_DEPENDENCY = "mutation($d: ID!, $on: ID!) { addDependency(decisionId: $d, dependsOnId: $on) { id } }"
+
+
+def test_lineage_as_of_a_moment_before_a_dependency_was_added_does_not_follow_it(api: httpx.Client, store: Trail) -> None:
+    # Was: lineage(asOf) walked every DEPENDS_ON whenever it was added, so a dependency a replay's
+    # report or addDependency added later was in the past's lineage, with all it comes from.
+    plan = ok(api, INSTANTIATE, input={"description": "p"})["instantiatePlan"]
+    root = plan["rootDecision"]["id"]
+    first = _record(api, plan["id"], "STRATEGY_CHOICE", root, "which store?")
+    influence = _record(api, plan["id"], "RESOURCE_SELECTION", first, "which table?")
+    second = _record(api, plan["id"], "STRATEGY_CHOICE", root, "which queue?")
+    before = datetime.now(UTC).isoformat()
+    ok(api, ADD_DEPENDENCY, d=second, on=influence)
+
+    then = ok(api, LINEAGE, id=second, at=before)["lineage"]
+    now = ok(api, LINEAGE, id=second, at=None)["lineage"]
+    assert {d["id"] for d in then["decisions"]} == {root}
+    assert {d["id"] for d in now["decisions"]} == {root, first, influence}
+
+    # The same walk for a caller some plans are hidden from (decision/lineage_seen): an actor
+    # sees the plans it instantiated, and the service's own caller instantiated these.
+    actor = Principal(LOCAL.name, Role.ACTOR)
+    assert actor.limited
+    moment = datetime.fromisoformat(before)
+    assert reading.lineage(store, second, actor, as_of=moment) == ([root], [plan["id"]])
+    assert set(reading.lineage(store, second, actor)[0]) == {root, first, influence}
 
 
 PATHS = """

@@ -13,6 +13,7 @@ from datetime import datetime
 from decisiontrail.domain.correction import CorrectionAttempt, ReplayOutcome
 from decisiontrail.domain.decision import Phase
 from decisiontrail.domain.plan import Plan
+from decisiontrail.domain.recording import Review, ReviewStatus
 
 
 @dataclass(frozen=True)
@@ -69,3 +70,38 @@ def attempt_as_it_stood(attempt: CorrectionAttempt, moment: datetime | None) -> 
     return attempt.model_copy(
         update={"replay_outcome": ReplayOutcome.PENDING, "replay_detail": None, "replayed_decision_ids": (), "replayed_at": None}
     )
+
+
+def review_as_it_stood(review: Review, moment: datetime | None) -> Review:
+    """``review`` as of ``moment``: lapsed only if it lapsed by then (else as it had been resolved),
+    resolved or cancelled only if that happened by then (else pending, with nothing of its answer).
+
+    A review created after ``moment`` did not exist then (``existed``); the caller leaves it out.
+
+    >>> from datetime import UTC
+    >>> day = lambda d: datetime(2026, 12, d, tzinfo=UTC)
+    >>> review = Review.model_construct(created_at=day(1), status=ReviewStatus.LAPSED, resolved_at=day(2),
+    ...                                 lapsed_from=ReviewStatus.APPROVED, lapsed_at=day(4))
+    >>> [review_as_it_stood(review, day(d)).status.value for d in (1, 3, 5)]
+    ['pending', 'approved', 'lapsed']
+    """
+    if moment is None:
+        return review
+    update: dict[str, object] = {}
+    status = review.status
+    if review.lapsed_at is not None and review.lapsed_at > moment:
+        status = review.lapsed_from or status
+        update |= {"lapsed_by": None, "lapsed_at": None, "lapsed_from": None}
+    if status is not ReviewStatus.PENDING and (review.resolved_at is None or review.resolved_at > moment):
+        status = ReviewStatus.PENDING
+        update |= {
+            "resolved_at": None,
+            "resolved_option": None,
+            "decision_id": None,
+            "cancelled_by": None,
+            "resolved_by": None,
+            "approved_digest": None,
+        }
+    if status is not review.status:
+        update["status"] = status
+    return review.model_copy(update=update) if update else review

@@ -296,11 +296,13 @@ def action_digest(
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def with_artifacts(decision: Decision, phase: Phase, artifacts: Sequence[ArtifactRef]) -> tuple[ArtifactRef, ...]:
-    """The decision's artifacts with ``artifacts`` added (each once), produced while its plan is in ``phase``.
+def with_artifacts(decision: Decision, phase: Phase, artifacts: Sequence[ArtifactRef], at: datetime) -> tuple[ArtifactRef, ...]:
+    """The decision's artifacts with ``artifacts`` added, each dated ``at``, produced while its plan is in ``phase``.
 
     Artifacts are produced during Execute, by a decision no correction has superseded; nothing
-    else about the decision changes.
+    else about the decision changes. An artifact the decision already names (the same path, type
+    and digest) is not added again and keeps its date: attaching is idempotent, and a read as of
+    a moment (``as_it_stood``) leaves out only what was attached after it.
     """
     if not artifacts:
         raise ValidationFailed("artifacts: name at least one artifact", field="artifacts")
@@ -313,7 +315,16 @@ def with_artifacts(decision: Decision, phase: Phase, artifacts: Sequence[Artifac
         raise RuleViolation(
             f"artifacts are produced during execute; plan {decision.plan_id} is in {phase.value}", rule="type_allowed_in_phase"
         )
-    return tuple(dict.fromkeys((*decision.artifacts_produced, *artifacts)))
+    named = {_artifact_key(a) for a in decision.artifacts_produced}
+    added: dict[tuple[str, str, str | None], ArtifactRef] = {}
+    for artifact in artifacts:
+        if (key := _artifact_key(artifact)) not in named:
+            added.setdefault(key, artifact.model_copy(update={"attached_at": at}))
+    return (*decision.artifacts_produced, *added.values())
+
+
+def _artifact_key(artifact: ArtifactRef) -> tuple[str, str, str | None]:
+    return artifact.artifact_path, artifact.artifact_type, artifact.digest
 
 
 def partial_decision(**values: Any) -> Decision:

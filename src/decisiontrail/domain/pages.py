@@ -89,6 +89,9 @@ class ReviewPage:
     project: str | None = None
     count: bool = True
     """Whether to count every review that matches (as ``DecisionPage.count``)."""
+    as_of: datetime | None = None
+    """Reviews as they stood then (``domain.as_of.review_as_it_stood``): created by then, the
+    status filter held to each one's status then; None: now."""
 
     def params(self) -> dict[str, Any]:
         return {
@@ -99,6 +102,7 @@ class ReviewPage:
             "plan_id": self.plan_id,
             "owner": self.owner,
             "project": self.project,
+            "as_of": self.as_of,
         }
 
 

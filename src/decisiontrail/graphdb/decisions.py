@@ -17,6 +17,7 @@ from decisiontrail.domain.recording import PARENT_TYPES, CapturedContext, Checkp
 from decisiontrail.graphdb.database import Rows, Transaction, lock_holder
 from decisiontrail.graphdb.outbox import Announcement, announce_param
 from decisiontrail.graphdb.records import (
+    artifact_json,
     decision_from_record,
     decision_outline_from_record,
     decision_properties,
@@ -74,17 +75,23 @@ def page(tx: Transaction, plan_id: str, page: DecisionPage) -> tuple[int | None,
     return record["total"], list(record["decision_ids"])
 
 
-def lineage(tx: Transaction, decision_id: str) -> Lineage | None:
+def lineage(tx: Transaction, decision_id: str, *, as_of: datetime | None = None) -> Lineage | None:
     """Where a decision comes from: its ancestors (through parent plans too) and what it depends
-    on, transitively; None when the decision does not exist."""
-    return _lineage(tx.run(query("decision/lineage"), decision_id=decision_id).single(strict=True))
+    on, transitively, leaving out dependencies added after ``as_of`` (None: now); None when the
+    decision does not exist."""
+    record = tx.run(query("decision/lineage"), decision_id=decision_id, as_of=as_of).single(strict=True)
+    return _lineage(record)
 
 
-def lineage_seen(tx: Transaction, decision_id: str, *, owner: str | None, project: str | None) -> Lineage | None:
+def lineage_seen(
+    tx: Transaction, decision_id: str, *, owner: str | None, project: str | None, as_of: datetime | None = None
+) -> Lineage | None:
     """``lineage`` as a caller who sees only the plans of ``owner`` (None: anyone's) in ``project``
     (None: any) sees it: walked only through plans it sees; None when the decision does not exist
     or lies in a plan it may not see."""
-    record = tx.run(query("decision/lineage_seen"), decision_id=decision_id, owner=owner, project=project).single(strict=True)
+    record = tx.run(query("decision/lineage_seen"), decision_id=decision_id, owner=owner, project=project, as_of=as_of).single(
+        strict=True
+    )
     return _lineage(record)
 
 
@@ -129,7 +136,7 @@ def set_artifacts(tx: Transaction, decision_id: str, artifacts: Sequence[Artifac
     tx.run(
         query("decision/attach_artifacts"),
         decision_id=decision_id,
-        artifacts_produced=json_text([a.model_dump() for a in artifacts]),
+        artifacts_produced=json_text([artifact_json(a) for a in artifacts]),
     ).consume()
 
 

@@ -55,7 +55,7 @@ def decision_properties(
         "actor_state_checkpoint_id": state.checkpoint_id if state else None,
         "rationale": decision.rationale,
         "actor_reasoning": decision.actor_reasoning,
-        "artifacts_produced": json_text([a.model_dump() for a in decision.artifacts_produced]),
+        "artifacts_produced": json_text([artifact_json(a) for a in decision.artifacts_produced]),
         "created_at": decision.created_at,
         "is_correction": decision.is_correction,
         "correction_reason": decision.correction_reason,
@@ -112,8 +112,20 @@ def _dependencies_added(depends_on: Sequence[Sequence[Any]]) -> tuple[tuple[str,
     return tuple((decision_id, native_datetime(at)) for _, decision_id, at in depends_on if at is not None)
 
 
+def artifact_json(artifact: ArtifactRef) -> dict[str, Any]:
+    """An artifact as its decision's ``artifacts_produced`` JSON holds it: the date an attached one
+    carries as ISO 8601 text, none for one recorded with its decision."""
+    stored = {"artifact_path": artifact.artifact_path, "artifact_type": artifact.artifact_type, "digest": artifact.digest}
+    if artifact.attached_at is not None:
+        stored["attached_at"] = artifact.attached_at.isoformat()
+    return stored
+
+
 def _artifact(stored: Mapping[str, Any]) -> ArtifactRef:
-    return ArtifactRef.model_construct(**stored)  # one stored before digests existed gets the default (None)
+    # One stored before digests (or dates) existed gets the default (None).
+    if (attached_at := stored.get("attached_at")) is not None:
+        return ArtifactRef.model_construct(**{**stored, "attached_at": datetime.fromisoformat(attached_at)})
+    return ArtifactRef.model_construct(**stored)
 
 
 # By stored value: a dict lookup, where calling the enum costs several (an outline is read per decision of a plan).

@@ -57,10 +57,11 @@ async def impact(info: Info[Context, None], decision_id: strawberry.ID, as_of: d
     return Impact(model=found, as_of=as_of)
 
 
-async def review(info: Info[Context, None], id: strawberry.ID) -> Review | None:
-    """A review by id; null for one that does not exist or lies in a plan the caller may not see."""
-    found = await call(reading.get_reviews, info.context.trail, [str(id)], info.context.caller)
-    return Review(model=found[0]) if found else None
+async def review(info: Info[Context, None], id: strawberry.ID, as_of: datetime | None = None) -> Review | None:
+    """A review by id (with ``asOf``: as it stood then); null for one that does not exist (did not
+    yet) or lies in a plan the caller may not see."""
+    found = await call(reading.get_reviews, info.context.trail, [str(id)], info.context.caller, as_of=as_of)
+    return Review(model=found[0], as_of=as_of) if found else None
 
 
 async def pending_reviews(info: Info[Context, None], plan_id: strawberry.ID) -> list[Review]:
@@ -113,9 +114,11 @@ async def review_inbox(
     project: str | None = None,
     first: int | None = None,
     after: str | None = None,
+    as_of: datetime | None = None,
 ) -> ReviewConnection:
     """The reviewer's inbox across plans, oldest first, a page at a time (at most 100): filtered by
-    status, plan and project, and limited to the plans the caller may see."""
+    status, plan and project, and limited to the plans the caller may see. With ``asOf``: the
+    reviews created by then, each as it stood then (the status filter too)."""
     try:
         size = page_size(first)
     except ValidationFailed as e:
@@ -127,9 +130,10 @@ async def review_inbox(
         plan_id=str(plan_id) if plan_id is not None else None,
         project=project,
         count=asks_for_total(info),
+        as_of=as_of,
     )
     total, found = await call(reading.page_reviews, info.context.trail, page, info.context.caller)
-    edges = [ReviewEdge(cursor=review_cursor(r.review_id), node=Review(model=r)) for r in found[:size]]
+    edges = [ReviewEdge(cursor=review_cursor(r.review_id), node=Review(model=r, as_of=as_of)) for r in found[:size]]
     return ReviewConnection(
         edges=edges,
         page_info=PageInfo(has_next_page=len(found) > size, end_cursor=edges[-1].cursor if edges else None),

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
+from datetime import datetime
 
 import strawberry
 
@@ -76,6 +77,9 @@ class ArtifactRef:
     artifact_path: str
     artifact_type: str
     digest: str | None
+    attached_at: datetime | None = strawberry.field(
+        description="when it was attached after the decision was recorded (attachArtifacts); null: recorded with it"
+    )
 
 
 @strawberry.type

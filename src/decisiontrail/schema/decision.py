@@ -133,7 +133,7 @@ class Decision:
     @strawberry.field
     def artifacts_produced(self) -> list[ArtifactRef]:
         return [
-            ArtifactRef(artifact_path=a.artifact_path, artifact_type=a.artifact_type, digest=a.digest)
+            ArtifactRef(artifact_path=a.artifact_path, artifact_type=a.artifact_type, digest=a.digest, attached_at=a.attached_at)
             for a in self.model.artifacts_produced
         ]
 

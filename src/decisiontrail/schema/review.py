@@ -25,6 +25,9 @@ class Review:
     """A decision held for a person because its confidence was below the plan's threshold."""
 
     model: strawberry.Private[DomainReview]
+    as_of: strawberry.Private[datetime | None] = None
+    """The moment it is read as of (None: now): its model is as it stood then, and so is every
+    record read through it."""
 
     @strawberry.field
     def id(self) -> strawberry.ID:
@@ -64,7 +67,7 @@ class Review:
 
     @strawberry.field
     async def decision(self, info: Info[Context, None]) -> Decision | None:
-        return await load_decision(info, self.model.decision_id)
+        return await load_decision(info, self.model.decision_id, self.as_of)
 
     @strawberry.field
     def created_at(self) -> datetime:
@@ -92,7 +95,7 @@ class Review:
     @strawberry.field
     async def parent(self, info: Info[Context, None]) -> Decision | None:
         """The decision the proposal would hang under once resolved."""
-        return await load_decision(info, self.model.parent_decision_id)
+        return await load_decision(info, self.model.parent_decision_id, self.as_of)
 
     @strawberry.field
     def context_snapshot(self) -> ContextSnapshot:
@@ -107,7 +110,7 @@ class Review:
     @strawberry.field
     async def cancelled_by(self, info: Info[Context, None]) -> Decision | None:
         """The correction decision that made this review moot (status CANCELLED)."""
-        return await load_decision(info, self.model.cancelled_by)
+        return await load_decision(info, self.model.cancelled_by, self.as_of)
 
     @strawberry.field
     def digest(self) -> str:
@@ -123,7 +126,7 @@ class Review:
     @strawberry.field
     async def lapsed_by(self, info: Info[Context, None]) -> Decision | None:
         """The correction that superseded a decision this approval rested on (status LAPSED)."""
-        return await load_decision(info, self.model.lapsed_by)
+        return await load_decision(info, self.model.lapsed_by, self.as_of)
 
     @strawberry.field
     def lapsed_at(self) -> datetime | None:
@@ -137,20 +140,20 @@ class Review:
     @strawberry.field
     async def reopens(self, info: Info[Context, None]) -> Review | None:
         """The lapsed review whose question this one asks again (after the correction), if any."""
-        return await _review(info, self.model.reopens)
+        return await _review(info, self.model.reopens, self.as_of)
 
     @strawberry.field
     async def reopened_by(self, info: Info[Context, None]) -> Review | None:
         """The review that asks this lapsed one's question again, once the plan reached it."""
-        return await _review(info, self.model.reopened_by)
+        return await _review(info, self.model.reopened_by, self.as_of)
 
 
-async def _review(info: Info[Context, None], review_id: str | None) -> Review | None:
-    """The review, if it exists and lies in a plan the caller may see."""
+async def _review(info: Info[Context, None], review_id: str | None, as_of: datetime | None) -> Review | None:
+    """The review, if it exists (existed ``as_of``) and lies in a plan the caller may see, as it stood then."""
     if review_id is None:
         return None
-    found = await call(reading.get_reviews, info.context.trail, [review_id], info.context.caller)
-    return Review(model=found[0]) if found else None
+    found = await call(reading.get_reviews, info.context.trail, [review_id], info.context.caller, as_of=as_of)
+    return Review(model=found[0], as_of=as_of) if found else None
 
 
 @strawberry.type

@@ -18,6 +18,7 @@ from typing import Any
 from decisiontrail.access import Action, Principal
 from decisiontrail.domain import Decision, DecisionTree, Plan
 from decisiontrail.domain.correction import CorrectionAttempt, as_it_stood, visible_at
+from decisiontrail.domain.as_of import existed, review_as_it_stood
 from decisiontrail.domain.pages import DecisionPage, PlanPage, ReviewPage
 from decisiontrail.domain.recording import CheckpointGroup, Review, ReviewStatus
 from decisiontrail.exceptions import NotFound, ValidationFailed
@@ -192,8 +193,9 @@ def lineage(
     """Where a decision comes from: its ancestors (through parent plans too) and what it depends
     on, transitively; as (decision ids, plan ids). NotFound for an unknown decision.
 
-    Everything a decision comes from is older than it, so its lineage as of any moment after it
-    was recorded is this one; ``as_of`` before that is refused.
+    Everything a decision comes from is older than it but a dependency added later (a replay's
+    report, ``add_dependency``), which is dated: as of a moment before it, it is not followed.
+    ``as_of`` before the decision was recorded is refused.
     """
     require_role(principal, Action.READ)
 
@@ -201,9 +203,9 @@ def lineage(
         # A caller some plans are hidden from walks only through the plans it sees, in the same
         # statement (a decision it may not see is answered as one that does not exist).
         if principal.limited:
-            found = decisions.lineage_seen(tx, decision_id, owner=principal.owner_scope, project=principal.project)
+            found = decisions.lineage_seen(tx, decision_id, owner=principal.owner_scope, project=principal.project, as_of=as_of)
         else:
-            found = decisions.lineage(tx, decision_id)
+            found = decisions.lineage(tx, decision_id, as_of=as_of)
         if found is None:
             raise NotFound("decision", decision_id)
         if as_of is not None and found.created_at > as_of:
@@ -260,16 +262,17 @@ def read_context(trail: Trail, context_hash: str, principal: Principal) -> str:
 # -- reviews -----------------------------------------------------------------------------------
 
 
-def get_reviews(trail: Trail, review_ids: list[str], principal: Principal) -> list[Review]:
-    """The reviews with these ids that exist and lie in plans ``principal`` may see, in the order given."""
+def get_reviews(trail: Trail, review_ids: list[str], principal: Principal, *, as_of: datetime | None = None) -> list[Review]:
+    """The reviews with these ids that exist and lie in plans ``principal`` may see, in the order
+    given; as of a moment, those that existed then, each as it stood then (``review_as_it_stood``)."""
     require_role(principal, Action.READ)
 
     def work(tx: Transaction) -> list[Review]:
-        found = [r for r in reviews.get_many(tx, review_ids) if r is not None]
-        if not principal.limited or not found:
-            return found
-        scopes = plans.scopes(tx, [("review", r.review_id) for r in found])
-        return [r for r, (_, owner, project) in zip(found, scopes, strict=True) if principal.sees(owner, project)]
+        found = [r for r in reviews.get_many(tx, review_ids) if r is not None and existed(r.created_at, as_of)]
+        if principal.limited and found:
+            scopes = plans.scopes(tx, [("review", r.review_id) for r in found])
+            found = [r for r, (_, owner, project) in zip(found, scopes, strict=True) if principal.sees(owner, project)]
+        return [review_as_it_stood(r, as_of) for r in found]
 
     return trail.database.read(work)
 
@@ -300,12 +303,14 @@ def pending_reviews(trail: Trail, plan_id: str, principal: Principal) -> list[Re
 
 def page_reviews(trail: Trail, page: ReviewPage, principal: Principal) -> tuple[int | None, list[Review]]:
     """(how many reviews match, None unless ``page.count``; one page of them after ``page.after``)
-    among the plans ``principal`` may see; a token limited to a project asking for another gets none."""
+    among the plans ``principal`` may see; a token limited to a project asking for another gets none.
+    As of ``page.as_of``, the reviews created by then, each as it stood then."""
     require_role(principal, Action.READ)
     if principal.project is not None and page.project is not None and page.project != principal.project:
         return 0, []
     page = replace(page, owner=principal.owner_scope, project=principal.project or page.project)
-    return trail.database.read(reviews.page, page)
+    total, found = trail.database.read(reviews.page, page)
+    return total, [review_as_it_stood(r, page.as_of) for r in found]
 
 
 # -- corrections -------------------------------------------------------------------------------

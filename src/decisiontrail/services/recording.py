@@ -385,7 +385,7 @@ def attach_artifacts(trail: Trail, decision_id: str, artifacts: Sequence[Artifac
         assert decision is not None
         locked = plans.lock_and_read_phase(tx, decision.plan_id)
         assert locked is not None  # a decision's plan exists
-        decisions.set_artifacts(tx, decision_id, with_artifacts(decision, locked.phase, artifacts))
+        decisions.set_artifacts(tx, decision_id, with_artifacts(decision, locked.phase, artifacts, utc_now()))
 
     trail.database.write(work)
     return reading.get_decision(trail, decision_id, principal)

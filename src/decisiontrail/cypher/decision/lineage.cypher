@@ -7,8 +7,12 @@
 // either makes the planner enumerate every path, which multiplies with hierarchy depth.
 // One statement answers the whole question: whether the decision exists, when it was recorded
 // (an as-of read is judged by it), and the walk.
+// Everything a decision comes from is older than it, except a dependency added later (a replay's
+// report, addDependency), which is dated (`at`): as of a moment ($as_of; null: now) before it,
+// it is not followed. A predicate over all relationships(path) keeps the walk breadth-first.
 OPTIONAL MATCH (origin:Decision {decision_id: $decision_id})
-OPTIONAL MATCH (origin)-[:PARENT|DEPENDS_ON|IN_PLAN|SPAWNED_BY*]->(reached)
+OPTIONAL MATCH path = (origin)-[:PARENT|DEPENDS_ON|IN_PLAN|SPAWNED_BY*]->(reached)
+WHERE all(r IN relationships(path) WHERE r.at IS NULL OR $as_of IS NULL OR r.at <= $as_of)
 WITH origin, collect(DISTINCT reached) AS reached
 RETURN
   origin IS NOT NULL AS found,

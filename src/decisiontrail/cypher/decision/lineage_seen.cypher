@@ -6,6 +6,7 @@
 // Every node the walks reach carries its plan's id (a plan its own), so a step is judged by it.
 // The second walk keeps decision/lineage's shape (no named relationships, DISTINCT ends) with a
 // predicate over all nodes(path), as correction/downstream's: still a breadth-first walk.
+// As of a moment ($as_of; null: now), a dependency dated after it is not followed (decision/lineage).
 // The plans are sought by id, hinted: the visibility test reads as an OR of two conditions, and on
 // a database whose plans had no project yet the planner answered it by scanning the project index
 // for every plan reached.
@@ -13,7 +14,8 @@ OPTIONAL MATCH (origin:Decision {decision_id: $decision_id})-[:IN_PLAN]->(plan:P
 WHERE
   // include: access/_sees_plan
 WITH origin
-OPTIONAL MATCH (origin)-[:PARENT|DEPENDS_ON|IN_PLAN|SPAWNED_BY*]->(reached)
+OPTIONAL MATCH path = (origin)-[:PARENT|DEPENDS_ON|IN_PLAN|SPAWNED_BY*]->(reached)
+WHERE all(r IN relationships(path) WHERE r.at IS NULL OR $as_of IS NULL OR r.at <= $as_of)
 WITH origin, collect(DISTINCT reached) AS reached
 CALL (reached) {
   UNWIND reached AS x
@@ -29,6 +31,7 @@ OPTIONAL CALL (origin, hidden) {
   WITH origin, hidden WHERE size(hidden) > 0
   OPTIONAL MATCH path = (origin)-[:PARENT|DEPENDS_ON|IN_PLAN|SPAWNED_BY*]->(seen)
   WHERE all(n IN nodes(path) WHERE n = origin OR NOT n.plan_id IN hidden)
+    AND all(r IN relationships(path) WHERE r.at IS NULL OR $as_of IS NULL OR r.at <= $as_of)
   RETURN collect(DISTINCT seen) AS seen
 }
 // The OPTIONAL CALL answers a row (seen = []) even when it filtered itself out, so the test is on hidden.
