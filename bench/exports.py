@@ -113,17 +113,17 @@ def groups(blocks: Iterator[bytes]) -> Iterator[Group]:
     """The document's groups, each whole (its nodes, the edges leaving them), in order.
 
     >>> doc = b'''<graphml xmlns="http://graphml.graphdrawing.org/xmlns">
-    ... <key id="n.label" for="node" attr.name="label" attr.type="string"/>
+    ... <key id="n.kind" for="node" attr.name="kind" attr.type="string"/>
     ... <key id="n.plan_id" for="node" attr.name="plan_id" attr.type="string"/>
     ... <key id="n.sequence_number" for="node" attr.name="sequence_number" attr.type="long"/>
     ... <key id="e.key" for="edge" attr.name="key" attr.type="string"/>
     ... <key id="e.ordinal" for="edge" attr.name="ordinal" attr.type="long"/>
     ... <graph id="decisions" edgedefault="directed">
-    ... <node id="P1"><data key="n.label">Plan</data><data key="n.plan_id">P1</data></node>
-    ... <node id="D1"><data key="n.label">Decision</data><data key="n.sequence_number">0</data></node>
+    ... <node id="P1"><data key="n.kind">Plan</data><data key="n.plan_id">P1</data></node>
+    ... <node id="D1"><data key="n.kind">Decision</data><data key="n.sequence_number">0</data></node>
     ... <edge source="D1" target="P1"><data key="e.key">IN_PLAN</data></edge>
-    ... <node id="P2"><data key="n.label">Plan</data><data key="n.plan_id">P2</data></node>
-    ... <node id="D2"><data key="n.label">Decision</data><data key="n.sequence_number">0</data></node>
+    ... <node id="P2"><data key="n.kind">Plan</data><data key="n.plan_id">P2</data></node>
+    ... <node id="D2"><data key="n.kind">Decision</data><data key="n.sequence_number">0</data></node>
     ... <edge source="D2" target="D1"><data key="e.key">DEPENDS_ON</data><data key="e.ordinal">0</data></edge>
     ... </graph></graphml>'''
     >>> [(sorted(g.plan_ids), {i: (d.attrs["sequence_number"], d.edges) for i, d in g.decisions.items()}) for g in groups(iter([doc]))]
@@ -153,12 +153,12 @@ def groups(blocks: Iterator[bytes]) -> Iterator[Group]:
                     group, after_edges = Group(), False
                 node_id = element.attrib["id"]
                 attrs = _attributes(element, keys)
-                label = attrs.get("label")
-                if label == "Decision":
+                kind = attrs.get("kind")  # ``label`` is the caption
+                if kind == "Decision":
                     group.decisions[node_id] = Exported(attrs)
                 else:
                     group.others.add(node_id)
-                    if label == "Plan":
+                    if kind == "Plan":
                         group.plan_ids.add(attrs["plan_id"])
             elif tag == _EDGE:
                 after_edges = True
@@ -248,7 +248,7 @@ class _Rows:
 def decision_matches(exported: Exported, row: dict[str, Any]) -> None:
     """A stored decision's row (graph/decision_rows) against the decision exported.
 
-    >>> exported = Exported({"label": "Decision", "decision_id": "D1", "created_at": "2026-01-01T00:00:00+00:00",
+    >>> exported = Exported({"kind": "Decision", "decision_id": "D1", "created_at": "2026-01-01T00:00:00+00:00",
     ...     "confidence_score": 0.5}, [("IN_PLAN", "P1", {})])
     >>> row = {"decision": {"decision_id": "D1", "created_at": "2026-01-01T00:00:00Z", "confidence_score": 0.5},
     ...        "plan_ids": ["P1"], "parent_ids": [], "depends_on": [], "corrects_ids": [], "superseded_by": []}

@@ -395,7 +395,9 @@ NOTES = """\
   baseline is one hand-written statement that finds the same closure and supersedes it. Each
   run corrects a fresh copy of the fixture, after a warm-up correction of each on a copy of its
   own (checked, not measured). The networkx row computes the same closure in memory on a graph
-  already loaded.
+  already loaded, against the same closure read in Cypher (`correction/downstream`), interleaved,
+  its answer compared with it: a read against a read (it was printed against the correction's
+  write, a ratio that said nothing).
 - **Lineage and impact.** Ours is the GraphQL query over HTTP; the baseline is the same Cypher
   sent with the driver.
 - **Nested tree.** Ours is `plan { tree { decision { children { dependsOn } } } }` over HTTP;
@@ -477,6 +479,17 @@ def merge(previous: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     >>> again = merge(merged, {**new, "date": "d3"})
     >>> [(part["date"], part["scenarios"]) for part in again["parts"]], len(again["rows"])
     ([('d1', ['offline']), ('d3', ['offline'])], 2)
+
+    Only the scenario whose larger rows survive keeps the older part in the header.
+
+    >>> old = {"date": "d1", "scenarios": ["offline", "correction"], "workload": "w1", "seconds": 10.0, "versions": {},
+    ...        "rows": [{"scenario": "offline", "case": "1M"}, {"scenario": "offline", "case": "10M"},
+    ...                 {"scenario": "correction", "case": "1"}], "misses": []}
+    >>> new = {"date": "d2", "scenarios": ["offline", "correction"], "workload": "w2", "seconds": 5.0, "versions": {},
+    ...        "largest": 1, "rows": [{"scenario": "offline", "case": "1M"}, {"scenario": "correction", "case": "1"}],
+    ...        "misses": []}
+    >>> [(part["date"], part["scenarios"]) for part in merge(old, new)["parts"]]
+    [('d1', ['offline']), ('d2', ['offline', 'correction'])]
     """
     ran = set(result["scenarios"])
     measured = {(row["scenario"], row.get("case")) for row in result["rows"]}
@@ -490,13 +503,15 @@ def merge(previous: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     other = [row for row in previous["rows"] if kept_as(row) == "other"]
     larger = [row for row in previous["rows"] if kept_as(row) == "larger"]
     kept = other + larger
+    with_larger = {_SCENARIO_OF.get(row["scenario"], row["scenario"]) for row in larger}
 
     def still_shown(part: dict[str, Any], scenario: str) -> bool:
         # A part's scenario stays while rows it measured do: one not run now, or the larger sizes
-        # of one run now up to ``largest`` (a part that itself went no further has none left).
+        # of that scenario, run now up to ``largest`` (a part that itself went no further has none
+        # left). Was: any scenario's larger row kept every scenario of the older part in the header.
         if scenario not in ran:
             return True
-        return bool(larger) and largest is not None and (part.get("largest") is None or part["largest"] > largest)
+        return scenario in with_larger and largest is not None and (part.get("largest") is None or part["largest"] > largest)
 
     if not kept:
         return result

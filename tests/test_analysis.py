@@ -6,6 +6,7 @@ import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import networkx as nx
@@ -15,7 +16,6 @@ import pytest
 from decisiontrail.access import LOCAL, Principal, Role
 from decisiontrail.actors.demonstration import Demonstration, record_demonstration
 from decisiontrail.app import create_app
-from decisiontrail.checks.model import decisions
 from decisiontrail.cli import main
 from decisiontrail.exceptions import NotFound
 from decisiontrail.graphdb import Graph
@@ -27,6 +27,12 @@ from decisiontrail.services import reading
 from decisiontrail.services import Trail
 from decisiontrail.services.checkpoints import checkpointer
 from serving import served
+
+
+def exported_decisions(G: nx.MultiDiGraph[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The decision nodes of an exported graph read back: their ``kind`` (``label`` is the caption)."""
+    return [(n, data) for n, data in G.nodes(data=True) if data.get("kind") == "Decision" and not data.get("boundary")]
+
 
 pytestmark = pytest.mark.filterwarnings("ignore::pyparsing.warnings.PyparsingDeprecationWarning")
 
@@ -150,7 +156,7 @@ def test_exports_over_http_parse_back_to_the_loaded_graph(demo: Demonstration, b
     assert sorted(parsed.edges(keys=True)) == sorted(loaded.edges(keys=True))
 
     linked = nx.node_link_graph(hierarchy.json(), edges="edges")
-    assert {data["plan_id"] for _, data in decisions(linked)} == {plan_id, child_id}
+    assert {data["plan_id"] for _, data in exported_decisions(linked)} == {plan_id, child_id}
 
     (drawn,) = pydot.graph_from_dot_data(dot.text)
     assert {n.get_name().strip('"') for n in _dot_nodes(drawn)} >= {
@@ -161,7 +167,7 @@ def test_exports_over_http_parse_back_to_the_loaded_graph(demo: Demonstration, b
     }
 
     expected = {d.decision_id for d in correction_service.preview(store, spawn.decision_id, principal=LOCAL).decisions}
-    assert {n for n, _ in decisions(nx.node_link_graph(impact.json(), edges="edges"))} == expected | {spawn.decision_id}
+    assert {n for n, _ in exported_decisions(nx.node_link_graph(impact.json(), edges="edges"))} == expected | {spawn.decision_id}
 
     assert unknown_plan.status_code == 404 and unknown_plan.json()["errors"][0]["extensions"]["code"] == "NOT_FOUND"
     assert unknown_format.status_code == 404
@@ -196,7 +202,7 @@ def test_analyze_export_and_prune_from_the_cli(
     dry = json.loads(capsys.readouterr().out)
 
     exported = nx.read_graphml(tmp_path / "h.graphml", force_multigraph=True)
-    assert analytics["decisions"]["total"] == sum(1 for _, d in exported.nodes(data=True) if d.get("label") == "Decision")
+    assert analytics["decisions"]["total"] == sum(1 for _, d in exported.nodes(data=True) if d.get("kind") == "Decision")
     assert dry["dry_run"] is True and dry["decision_ids"] == []  # nothing is older than 30 days
 
 

@@ -182,14 +182,18 @@ def test_exports_as_of_a_past_moment_draw_the_graph_as_it_stood_then(api: httpx.
     now = _exported(api, hierarchy, scope="hierarchy")
     then = _exported(api, hierarchy, scope="hierarchy", asOf=before)
 
-    assert (now[h["strategy"]]["status"], now[h["child"]]["status"]) == ("superseded", "invalidated")
-    assert (then[h["strategy"]]["status"], then[h["child"]]["status"]) == ("current", "active")
+    assert (now[h["strategy"]]["decision_status"], now[h["child"]]["plan_status"]) == ("superseded", "invalidated")
+    assert (then[h["strategy"]]["decision_status"], then[h["child"]]["plan_status"]) == ("current", "active")
     assert "superseded_at" not in then[h["spawn"]] and "superseded_at" in now[h["spawn"]]
     assert correction in now and correction not in then
     assert set(then) < set(now)
     impact_then = _exported(api, f"/export/decisions/{h['strategy']}/impact.json", asOf=before)
     assert {h["strategy"], h["spawn"], h["child_root"], h["child"]} <= set(impact_then)
-    assert all(n["status"] in ("current", "active") for n in impact_then.values() if n.get("label") != "CorrectionAttempt")
+    assert all(
+        n.get("decision_status", n.get("plan_status")) in ("current", "active")
+        for n in impact_then.values()
+        if n.get("kind") != "CorrectionAttempt"
+    )
 
 
 def test_an_export_as_of_an_unreadable_or_too_early_moment_is_refused(api: httpx.Client) -> None:
@@ -202,6 +206,20 @@ def test_an_export_as_of_an_unreadable_or_too_early_moment_is_refused(api: httpx
         error = answer.json()["errors"][0]
         assert (error["extensions"]["code"], error["extensions"]["field"]) == ("VALIDATION_FAILED", "asOf")
         assert says in error["message"]
+
+
+def test_an_export_of_decisions_only_over_http_holds_the_decisions_alone(api: httpx.Client) -> None:
+    h = _hierarchy(api)
+    path = f"/export/plans/{h['plan']}.json"
+
+    whole = _exported(api, path, scope="hierarchy")
+    alone = _exported(api, path, scope="hierarchy", decisionsOnly="true")
+    refused = api.get(path, params={"decisionsOnly": "yes"})
+
+    assert {n["kind"] for n in whole.values()} >= {"Decision", "Plan"}
+    assert {n["kind"] for n in alone.values()} == {"Decision"}
+    assert set(alone) == {i for i, n in whole.items() if n["kind"] == "Decision"}
+    assert refused.status_code == 400 and refused.json()["errors"][0]["extensions"]["field"] == "decisionsOnly"
 
 
 DECISION_FIELDS = "id status supersededById supersededAt supersededBy { id }"

@@ -77,7 +77,7 @@ def test_an_edge_left_out_is_named(graph: Graph, exported: tuple[Path, int]) -> 
 
 def _first_decision(text: str) -> tuple[str, str]:
     """The first decision node's line in an exported document, and its id."""
-    node = re.search(r'<node id="(\w+)"><data key="n\.label">Decision</data>.*?</node>\n', text)
+    node = re.search(r'<node id="(\w+)"><data key="n\.kind">Decision</data>.*?</node>\n', text)
     assert node is not None
     return node.group(0), node.group(1)
 

@@ -67,6 +67,9 @@ def test_corrections_supersede_exactly_their_closure_ours_and_the_baseline(graph
     for row in rows:
         _measured(row)
     assert [len(r.ours.samples_ms) for r in rows[::2]] == [2, 2]
+    # The networkx rows are a read against a read: the same closure in Cypher, not the correction's write.
+    assert {r.baseline_name for r in rows[1::2]} == {"the same closure read in Cypher (correction/downstream)"}
+    assert all(r.baseline is not None and len(r.baseline.samples_ms) == 2 for r in rows[1::2])
 
 
 def test_lineage_and_impact_over_the_served_api_answer_what_the_statement_does(

@@ -14,6 +14,7 @@ import networkx as nx
 import pydot
 import pytest
 
+from decisiontrail.exports.document import as_text, node_attributes
 from decisiontrail.exports.formats import dot as dot_format, json_graphs
 from decisiontrail.exports import (
     ExportFormat,
@@ -132,11 +133,11 @@ def test_graphml_reads_back_with_the_same_nodes_edges_and_typed_values(lineage: 
     assert set(back.nodes) == set(lineage.nodes)
     assert typed_edges(back) == typed_edges(lineage)
     for node, attrs in lineage.nodes(data=True):
-        read = back.nodes[node]
-        assert set(read) == set(attrs) | {"caption"}
-        assert read["caption"] == caption(node, attrs).replace("\x07", "\ufffd")
-        for name in set(attrs) - TEXT_IN_GRAPHML:
-            assert read[name] == attrs[name] and type(read[name]) is type(attrs[name]), (node, name)
+        read, written = back.nodes[node], node_attributes(attrs)
+        assert set(read) == set(written) | {"label"} and "status" not in read
+        assert read["label"] == caption(node, attrs).replace("\x07", "\ufffd") and read["kind"] == attrs["label"]
+        for name in set(written) - TEXT_IN_GRAPHML:
+            assert read[name] == written[name] and type(read[name]) is type(written[name]), (node, name)
     d1, d4 = back.nodes["D1"], back.nodes["D4"]
     assert d1["chosen_option"] == QUOTED
     assert d1["rationale"] == CONTROL.replace("\x07", "\ufffd")
@@ -147,6 +148,16 @@ def test_graphml_reads_back_with_the_same_nodes_edges_and_typed_values(lineage: 
     assert datetime.fromisoformat(d4["superseded_at"]) == AT
     assert datetime.fromisoformat(d1["created_at"]) == lineage.nodes["D1"]["created_at"]
     assert back.nodes["X0"]["boundary"] is True and "boundary" not in back.nodes["D1"]
+    assert (d4["superseded"], d4["decision_status"], d1["superseded"], d1["decision_status"]) == (
+        True,
+        "superseded",
+        False,
+        "current",
+    )
+    assert (back.nodes["P1"]["plan_status"], back.nodes["P1"]["invalidated"], back.nodes["R1"]["review_status"]) == (
+        "active", False, "pending",
+    )  # fmt: skip
+    assert back.nodes["A1"]["replay_outcome"] == "succeeded"
     assert back.edges["D1", "D0", "DEPENDS_ON"]["ordinal"] == 0
     assert datetime.fromisoformat(back.edges["D4", "D5", "SUPERSEDED_BY"]["at"]) == AT
 
@@ -159,8 +170,8 @@ def test_graphml_types_a_name_by_all_its_values() -> None:
 
     back = read_graphml("".join(graphml(G)))
 
-    assert back.nodes["a"] == {"n": 1.0, "mixed": "1", "flag": True, "caption": "node a"}
-    assert back.nodes["b"] == {"n": 2.5, "mixed": "x", "flag": False, "caption": "node b"}
+    assert back.nodes["a"] == {"n": 1.0, "mixed": "1", "flag": True, "label": "node a"}
+    assert back.nodes["b"] == {"n": 2.5, "mixed": "x", "flag": False, "label": "node b"}
     assert back.graph["title"] == "Release <1>"
 
 
@@ -209,11 +220,13 @@ def test_dot_parses_back_with_the_same_nodes_edges_and_values(lineage: nx.MultiD
     assert set(nodes) == set(lineage.nodes)
     assert edges == typed_edges(lineage)
     for node, attrs in lineage.nodes(data=True):
-        read = nodes[node]
-        assert read["kind"] == attrs["label"]
-        assert read["label"] == caption(node, attrs).replace("\x07", "")
-        for name in ("status", "plan_id", "decision_type"):
-            assert read.get(name) == attrs.get(name), (node, name)
+        read, written = nodes[node], node_attributes(attrs)
+        assert read["kind"] == attrs["label"] and "status" not in read
+        # The caption, wrapped between its words in lines of at most 30 characters.
+        lines = read["label"].split("\n")
+        assert " ".join(lines) == caption(node, attrs).replace("\x07", "") and max(map(len, lines)) <= 30
+        for name in ("decision_status", "superseded", "plan_status", "review_status", "replay_outcome", "plan_id"):
+            assert read.get(name) == (as_text(written[name]) if name in written else None), (node, name)
     d1 = nodes["D1"]
     assert d1["chosen_option"] == QUOTED
     assert d1["rationale"] == CONTROL.replace("\x07", "")
@@ -234,9 +247,10 @@ def test_dot_draws_plans_as_clusters_and_superseded_decisions_faded(lineage: nx.
     }
     assert where["A1"] == "decisions"
     assert (nodes["P1"]["shape"], nodes["D1"]["shape"], nodes["R1"]["shape"]) == ("box", "ellipse", "note")
-    assert (nodes["D4"]["style"], nodes["D4"]["color"]) == ("dashed", "gray")
-    assert "style" not in nodes["D5"]
-    assert nodes["X0"]["style"] == "dotted"
+    # Filled in the type's colour; the superseded faded (alpha 0x59) and dashed, the boundary dotted.
+    assert (nodes["D4"]["style"], nodes["D4"]["color"], nodes["D4"]["fillcolor"]) == ("filled,dashed", "gray", "#ff7f0e59")
+    assert (nodes["D5"]["style"], nodes["D5"]["fillcolor"], "color" not in nodes["D5"]) == ("filled", "#ff7f0e", True)
+    assert nodes["X0"]["style"] == "filled,dotted"
 
 
 # What DOT's quoted strings spell with a backslash, and the controls the writer leaves out.
@@ -291,22 +305,33 @@ CYTOSCAPE_SCHEMA: dict[str, Any] = {
     "$defs": {
         "node": {
             "type": "object",
-            "required": ["data"],
+            "required": ["data", "position", "classes"],
             "properties": {
+                "position": {
+                    "type": "object",
+                    "required": ["x", "y"],
+                    "additionalProperties": False,
+                    "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+                },
+                "classes": {"type": "string", "pattern": "^[a-z][a-z0-9_-]*( [a-z][a-z0-9_-]*)*$"},
                 "data": {
                     "type": "object",
-                    "required": ["id", "value", "name", "label", "status"],
+                    "required": ["id", "value", "name", "label", "kind"],
+                    "not": {"required": ["status"]},
                     "properties": {
                         "id": {"type": "string", "minLength": 1},
                         "value": {"type": "string"},
                         "name": {"type": "string"},
-                        "label": {"enum": ["Decision", "Plan", "Review", "CorrectionAttempt"]},
-                        "status": {"type": "string"},
+                        "label": {"type": "string", "not": {"enum": ["Decision", "Plan", "Review", "CorrectionAttempt"]}},
+                        "kind": {"enum": ["Decision", "Plan", "Review", "CorrectionAttempt"]},
+                        "parent": {"type": "string"},
+                        "superseded": {"type": "boolean"},
+                        "invalidated": {"type": "boolean"},
                         "boundary": {"type": "boolean"},
                         "sequence_number": {"type": "integer"},
                         "alternatives_considered": {"type": "array", "items": {"type": "string"}},
                     },
-                }
+                },
             },
         },
         "edge": {
@@ -350,8 +375,22 @@ def test_cytoscape_json_is_valid_and_reads_back_with_the_same_nodes_edges_and_va
     assert typed_edges(back) == typed_edges(lineage)
     for node, attrs in lineage.nodes(data=True):
         read = back.nodes[node]
-        assert read["name"] == caption(node, attrs)
-        assert {k: v for k, v in read.items() if k not in ("id", "value", "name")} == as_json(attrs)
+        assert read["name"] == read["label"] == caption(node, attrs)
+        assert {k: v for k, v in read.items() if k not in ("id", "value", "name", "label", "parent")} == as_json(
+            node_attributes(attrs)
+        )
+    # Each decision and review in its plan's compound node; the attempt in the plan of the decision it is on.
+    assert {n: back.nodes[n].get("parent") for n in lineage} == {
+        **dict.fromkeys(("D0", "D1", "D2"), "P1"), **dict.fromkeys(("D3", "D4", "D5", "R1", "A1"), "P2"),
+        "X0": "P0", "P0": None, "P1": None, "P2": None,
+    }  # fmt: skip
+    classes = {e["data"]["id"]: e["classes"] for e in document["elements"]["nodes"]}
+    assert (classes["D4"], classes["D5"], classes["P1"]) == (
+        "decision t-implementation_choice superseded", "decision t-implementation_choice correction", "plan",
+    )  # fmt: skip
+    assert (classes["R1"], classes["A1"], classes["X0"]) == (
+        "review review-pending", "attempt replay-succeeded", "decision t-subplan_spawn boundary",
+    )  # fmt: skip
     assert back.nodes["D1"]["chosen_option"] == QUOTED and back.nodes["D1"]["rationale"] == CONTROL
     assert back.edges["D1", "D0", "DEPENDS_ON"]["ordinal"] == 0
     edge_ids = {e["data"]["id"] for e in document["elements"]["edges"]}
@@ -378,7 +417,8 @@ def test_node_link_json_reads_back_with_the_same_nodes_edges_and_values(lineage:
     assert set(back.nodes) == set(lineage.nodes)
     assert typed_edges(back) == typed_edges(lineage)
     for node, attrs in lineage.nodes(data=True):
-        assert back.nodes[node] == {**as_json(attrs), "caption": caption(node, attrs)}
+        assert back.nodes[node] == {**as_json(node_attributes(attrs)), "label": caption(node, attrs)}
+        assert "status" not in back.nodes[node]
     for u, v, k, attrs in lineage.edges(keys=True, data=True):
         assert back.edges[u, v, k] == as_json(attrs)
 
@@ -391,7 +431,7 @@ def test_json_exports_write_infinite_and_missing_numbers_as_valid_json() -> None
         text = "".join(writer(G))
         assert "Infinity" not in text and "null" not in text
     assert read_node_link("".join(node_link_json(G))).nodes["a"] == {
-        "score": "INF", "when": AT.isoformat(), "tags": ["x", "y"], "caption": "node a",
+        "score": "INF", "when": AT.isoformat(), "tags": ["x", "y"], "label": "node a",
     }  # fmt: skip
 
 

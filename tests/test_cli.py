@@ -6,6 +6,7 @@ import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -221,7 +222,7 @@ def test_export_as_of_a_past_moment_writes_the_plan_as_it_stood(
     assert main(["-q", "export", "--plan", plan.plan_id, "--format", "json", "--as-of", before, "-o", str(out)]) == 0
 
     nodes = {n["id"]: n for n in json.loads(out.read_text())["nodes"]}
-    assert nodes[strategy.decision_id]["status"] == "current" and fix.decision_id not in nodes
+    assert nodes[strategy.decision_id]["decision_status"] == "current" and fix.decision_id not in nodes
     assert main(["-q", "export", "--plan", plan.plan_id, "--as-of", "2001-01-01T00:00:00Z"]) == 2
     assert "asOf: plan" in capsys.readouterr().err
 
@@ -238,3 +239,156 @@ def test_tree_as_of_a_past_moment_shows_no_correction_made_after_it(
 
     assert strategy.decision_id in then and "superseded" not in then and fix.decision_id not in then
     assert f"[superseded by {fix.decision_id}]" in now
+
+
+@pytest.fixture
+def cli(store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The command line pointed at the test's emptied database."""
+    monkeypatch.setenv("NEO4J_URI", graph.uri)
+    monkeypatch.setenv("NEO4J_DATABASE", graph.database)
+    monkeypatch.setenv("DECISIONTRAIL_DATA_DIR", str(tmp_path))
+
+
+def _output(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    assert main(["-q", *argv]) == 0, capsys.readouterr().err
+    return capsys.readouterr().out
+
+
+def _with_strategy(store: Trail, description: str = "cli plan", **options: Any) -> tuple[Plan, Decision]:
+    """A plan (instantiated with ``options``) and a strategy recorded under its root, its #1."""
+    plan, root = instantiate_plan(store, description, principal=LOCAL, **options)
+    strategy = recording_service.record(
+        store, a_decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
+    )
+    return plan, strategy
+
+
+def test_correct_and_history_print_the_attempt_id_that_replay_takes(
+    store: Trail, cli: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan, strategy = _with_strategy(store)
+    assert "has never been corrected" in _output(capsys, "history", f"{plan.plan_id}#1")
+
+    corrected = _output(capsys, "correct", f"{plan.plan_id}#1", "--guidance", "a sliding window")
+    [attempt] = reading.correction_attempts(store, strategy.decision_id, principal=LOCAL)
+    assert f"attempt {attempt.attempt_id}: replay pending" in corrected
+    assert f"decisiontrail replay {attempt.attempt_id} replayed|failed|not_needed" in corrected
+    [line] = _output(capsys, "history", strategy.decision_id).splitlines()
+    assert line.startswith(f"attempt 1 {attempt.attempt_id} at ")
+
+    # What the replay recorded is named as `tree` prints it, PLAN_ID#N, like any decision.
+    replayed = recording_service.record(
+        store, a_decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, attempt.correction_decision_id), principal=LOCAL
+    )
+    assert "replay replayed" in _output(
+        capsys, "replay", attempt.attempt_id, "replayed", "--decision", f"{plan.plan_id}#{replayed.sequence_number}"
+    )
+    assert reading.get_attempt(store, attempt.attempt_id, principal=LOCAL).replayed_decision_ids == (replayed.decision_id,)
+
+
+def test_history_says_when_a_decision_was_never_corrected(store: Trail, cli: None, capsys: pytest.CaptureFixture[str]) -> None:
+    plan, strategy = _with_strategy(store)
+
+    out = _output(capsys, "history", f"{plan.plan_id}#1")
+
+    assert (
+        out
+        == f"decision {plan.plan_id}#1 ({strategy.decision_id}) has never been corrected: no correction attempts on its chain\n"
+    )
+    assert f"decision {strategy.decision_id} has never been corrected" in _output(capsys, "history", strategy.decision_id)
+
+
+def test_correct_on_a_plan_the_runtime_runs_says_the_runtime_replays_it(
+    store: Trail, cli: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from decisiontrail.domain.runs import RunRequest
+    from decisiontrail.services.runs import runs_of_plans
+
+    plan, strategy = _with_strategy(store, run=RunRequest(model="scripted"))
+    run = runs_of_plans(store, [plan.plan_id])[0]
+    assert run is not None
+
+    out = _output(capsys, "correct", strategy.decision_id, "--guidance", "a sliding window")
+
+    [attempt] = reading.correction_attempts(store, strategy.decision_id, principal=LOCAL)
+    assert f"attempt {attempt.attempt_id}: replay queued on run {run.run_id}; the runtime replays it" in out
+
+
+def test_export_and_analyze_take_plan_hash_n_as_impact_does(
+    store: Trail, cli: None, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    plan, strategy = _with_strategy(store)
+    reference = f"{plan.plan_id}#1"
+
+    for view in ("--impact", "--lineage"):
+        out = tmp_path / f"{view.strip('-')}.json"
+        _output(capsys, "export", view, reference, "--format", "json", "-o", str(out))
+        assert strategy.decision_id in {n["id"] for n in json.loads(out.read_text())["nodes"]}
+    analytics = json.loads(_output(capsys, "analyze", "--plan", reference, "--format", "json"))
+    assert analytics["decisions"]["total"] == 2
+    assert _output(capsys, "tree", reference) == _output(capsys, "tree", plan.plan_id)
+
+    assert main(["-q", "export", "--impact", f"{plan.plan_id}#7", "--format", "json"]) == 2
+    assert f"decision {plan.plan_id}#7 does not exist" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:
+        main(["-q", "analyze", "--plan", f"{plan.plan_id}#x"])
+    assert refused.value.code == 2 and "neither a ULID nor PLAN_ID#N" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        (["analyze"], "PLAN_ID#N"),
+        (["export"], "PLAN_ID#N"),
+        (["tree"], "decisiontrail plans"),
+        (["replay"], "as `correct` and `history` print it"),
+        (["history"], "never corrected"),
+        (["import", "otlp"], "stderr shows"),
+    ],
+)
+def test_help_says_what_a_command_takes(command: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+
+    assert says in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """stderr taken for a terminal someone watches (the captured one is not)."""
+    from decisiontrail.cli import progress
+
+    monkeypatch.setattr(progress, "on_terminal", lambda: True)
+
+
+def test_import_shows_its_progress_on_stderr_and_only_its_report_on_stdout(
+    store: Trail, cli: None, terminal: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = str(Path(__file__).resolve().parents[1] / "docs" / "examples" / "otlp-trace.json")
+
+    assert main(["import", "otlp", trace]) == 0
+    shown = capsys.readouterr()
+    assert "importing 8 spans of otlp-trace.json in one transaction" in shown.err
+    assert shown.out.startswith("8 spans: imported 1 trace(s) into 2 plan(s)") and "importing" not in shown.out
+
+    assert main(["-q", "import", "otlp", trace]) == 0
+    assert "importing" not in capsys.readouterr().err
+
+
+def test_export_shows_its_progress_on_stderr_never_in_the_document(
+    store: Trail, cli: None, terminal: None, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    plan, strategy = _with_strategy(store)
+
+    assert main(["export", "--plan", plan.plan_id, "--format", "json"]) == 0
+    shown = capsys.readouterr()
+    assert strategy.decision_id in {n["id"] for n in json.loads(shown.out)["nodes"]}
+    assert re.search(r"exporting: [\d.]+[kM]?B", shown.err), shown.err
+
+    assert main(["export", "--all", "--format", "json", "-o", str(tmp_path / "all.json")]) == 0
+    assert "writing groups of plans" in capsys.readouterr().err
+    assert main(["check", "--all"]) == 0
+    assert "checking groups of plans" in capsys.readouterr().err
+
+    assert main(["-q", "export", "--plan", plan.plan_id, "--format", "json"]) == 0
+    assert capsys.readouterr().err == ""

@@ -93,7 +93,7 @@ def test_the_whole_database_group_by_group_reads_back_as_the_whole_load_does(
     by_group = "".join(analysis.export(store, analysis.View.ALL, None, fmt, progress=lambda *p: heard.append(p), principal=LOCAL))
 
     back, expected = read(by_group), read(whole)
-    assert len(back) > 20 and {a.get("label") for _, a in back.nodes(data=True)} >= {"Plan", "Decision", "CorrectionAttempt"}
+    assert len(back) > 20 and {a.get("kind") for _, a in back.nodes(data=True)} >= {"Plan", "Decision", "CorrectionAttempt"}
     assert _contents(back) == _contents(expected)
     units = len(independent_units(graph))
     assert units == 3  # the demonstration's, the lone plan, left with right
@@ -110,11 +110,12 @@ def test_dot_group_by_group_has_the_statements_of_the_whole_load(store: Trail, g
     assert Counter(by_group.splitlines()) == Counter(whole.splitlines())
 
 
-@pytest.mark.parametrize("fmt", [ExportFormat.GRAPHML, ExportFormat.GEXF, ExportFormat.PROV_JSON])
+@pytest.mark.parametrize("fmt", [ExportFormat.GRAPHML, ExportFormat.GEXF, ExportFormat.PROV_JSON, ExportFormat.CYTOSCAPE])
 def test_worker_processes_make_the_document_one_process_makes(
     store: Trail, graph: Graph, linked: None, fmt: ExportFormat, monkeypatch: pytest.MonkeyPatch, started_workers: None
 ) -> None:
-    # The formats whose parts carry something across groups: typed keys, the layout's rows, blank-node numbers.
+    # The formats whose parts carry something across groups: typed keys, the layout's rows, blank-node numbers,
+    # how far down the drawing reaches.
     for name in ("four", "five"):
         instantiate_plan(store, name, principal=LOCAL)
     monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)  # five loads, so both processes have some
@@ -244,6 +245,64 @@ def test_gexf_and_prov_json_group_by_group_read_back_as_the_whole_load_does(
     ids = [i for section in json.loads(by_group[ExportFormat.PROV_JSON]).values() for i in section if i.startswith("_:")]
     assert len(ids) == len(set(ids))  # blank-node ids count on across groups
     assert heard == [(1, 3), (2, 3), (3, 3)] * 2
+
+
+def test_cytoscape_json_group_by_group_draws_each_group_below_the_ones_before_it(
+    store: Trail, graph: Graph, linked: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)  # a group a load: three loads
+    whole = json.loads("".join(export(load_graph(graph, LoadScope.ALL), ExportFormat.CYTOSCAPE)))["elements"]["nodes"]
+
+    by_group = json.loads("".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.CYTOSCAPE, principal=LOCAL)))
+    nodes = by_group["elements"]["nodes"]
+
+    # Each plan as the whole load draws it (the same shape, the same members), only placed elsewhere.
+    def shapes(elements: list[dict[str, Any]]) -> dict[str, dict[str, tuple[float, float]]]:
+        held: dict[str, list[dict[str, Any]]] = {}
+        for element in elements:
+            if "parent" in element["data"]:
+                held.setdefault(element["data"]["parent"], []).append(element)
+        return {
+            plan: {
+                e["data"]["id"]: (
+                    e["position"]["x"] - min(m["position"]["x"] for m in members),
+                    e["position"]["y"] - min(m["position"]["y"] for m in members),
+                )
+                for e in members
+            }
+            for plan, members in held.items()
+        }
+
+    assert len(nodes) > 20 and shapes(nodes) == shapes(whole)
+    # The groups one below another: no two plans' boxes (round their members' boxes, 190 by 46) overlap,
+    # though each group's part starts its drawing at the top.
+    boxes: dict[str, list[float]] = {}
+    for element in nodes:
+        plan, at = element["data"].get("parent"), element["position"]
+        if plan is not None:
+            box = boxes.setdefault(plan, [at["x"], at["x"], at["y"], at["y"]])
+            box[:] = [min(box[0], at["x"]), max(box[1], at["x"]), min(box[2], at["y"]), max(box[3], at["y"])]
+    drawn = [(x1 - 95, x2 + 95, y1 - 23, y2 + 23) for x1, x2, y1, y2 in boxes.values()]
+    assert len(drawn) >= 5
+    for i, a in enumerate(drawn):
+        for b in drawn[i + 1 :]:
+            assert not (a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]), (a, b)
+
+
+def test_a_decisions_only_export_of_the_whole_database_holds_its_decisions_alone(
+    store: Trail, graph: Graph, linked: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(loading, "PLANS_PER_LOAD", 1)
+    loaded = load_graph(graph, LoadScope.ALL)
+
+    only = "".join(analysis.export(store, analysis.View.ALL, None, ExportFormat.NODE_LINK, principal=LOCAL, decisions_only=True))
+
+    back = _node_link(only)
+    decision_ids = {n for n, a in loaded.nodes(data=True) if a["label"] == "Decision"}
+    assert set(back) == decision_ids and {a["kind"] for _, a in back.nodes(data=True)} == {"Decision"}
+    assert Counter(list(back.edges(keys=True))) == Counter(
+        (u, v, k) for u, v, k in loaded.edges(keys=True) if u in decision_ids and v in decision_ids
+    )
 
 
 @pytest.mark.parametrize("fmt, declared", [(ExportFormat.GRAPHML, "attr.type"), (ExportFormat.GEXF, "type")])

@@ -141,9 +141,13 @@ def test_prov_json_maps_decisions_dependencies_corrections_and_supersession(corr
     assert all(PROV["Plan"] in entities[f"dt:plan/{p}"].get_asserted_types() for p in ("P1", "P2"))
     d1 = {str(name): value for name, value in entities["dt:decision/D1"].attributes}
     assert d1["prov:label"] == caption("D1", corrected.nodes["D1"])
-    assert (d1["dt:decision_type"], d1["dt:confidence_score"], d1["dt:plan_id"], d1["dt:status"]) == (
-        "strategy_choice", 0.9, "P1", "current",
+    assert (d1["dt:decision_type"], d1["dt:confidence_score"], d1["dt:plan_id"], d1["dt:decision_status"], d1["dt:superseded"]) == (
+        "strategy_choice", 0.9, "P1", "current", False,
     )  # fmt: skip
+    e1 = {str(name): value for name, value in entities["dt:decision/E1"].attributes}
+    assert (e1["dt:decision_status"], e1["dt:superseded"]) == ("superseded", True) and "dt:status" not in e1
+    p2 = {str(name): value for name, value in entities["dt:plan/P2"].attributes}
+    assert (p2["dt:plan_status"], p2["dt:invalidated"]) == ("active", False)
     assert d1["dt:question"] == corrected.nodes["D1"]["question"] and d1["dt:chosen_option"] == "option 1"
 
     assert derivations(document, revision=False) == edges_of_type(corrected, "DEPENDS_ON")
@@ -211,6 +215,8 @@ def test_gexf_reads_back_with_the_same_nodes_edges_and_typed_attributes(correcte
     assert {d["label"] for _, _, d in drawn.edges(data=True)} == {k for _, _, k in corrected.edges(keys=True)}
     d1 = drawn.nodes["D1"]
     assert d1["label"] == caption("D1", corrected.nodes["D1"]) and d1["kind"] == "Decision"
+    assert (d1["decision_status"], d1["superseded"], drawn.nodes["E1"]["superseded"]) == ("current", False, True)
+    assert drawn.nodes["R1"]["review_status"] == "pending" and not any("status" in a for _, a in drawn.nodes(data=True))
     assert (d1["sequence_number"], d1["confidence_score"], d1["is_correction"]) == (1, 0.9, False)
     assert drawn.nodes["P1"]["owner"] == "alice" and drawn.nodes["A1"]["kind"] == "CorrectionAttempt"
 

@@ -489,6 +489,17 @@ function download(blob: Blob, name: string): void {
   window.setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
 }
 
+/** What the export menu offers: each format the /export routes write (exports.ExportFormat), and its name. */
+const EXPORT_FORMATS: readonly (readonly [string, string])[] = [
+  ["graphml", "GraphML"],
+  ["dot", "DOT (Graphviz)"],
+  ["cyjs", "Cytoscape JSON"],
+  ["json", "node-link JSON"],
+  ["gexf", "GEXF (Gephi)"],
+  ["prov.json", "PROV-JSON"],
+];
+ui.exportFormat.replaceChildren(...EXPORT_FORMATS.map(([format, name]) => new Option(name, format)));
+
 ui.exportFile.addEventListener("click", () => {
   void working(async () => {
     const format = ui.exportFormat.value;

@@ -3,7 +3,8 @@
 ``serving`` (serve, schema, token, neo4j), ``recording`` (demo, tree, guide, reviews, resolve,
 phase, invariants), ``correction`` (impact, correct, history, replay), ``runtime`` (run, plans),
 ``analysis`` (check, analyze, export), ``importing`` (import) and ``admin`` (migrate, prune,
-dump, restore); ``arguments`` holds what they read alike. Each group adds its commands' parsers
+dump, restore); ``arguments`` holds what they read alike (a decision as a ULID or PLAN_ID#N), and
+``progress`` what the long ones show on stderr meanwhile. Each group adds its commands' parsers
 (``add_<command>``) and carries them out (``execute``) through the services, as the API does.
 """
 
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     # In the order `decisiontrail --help` lists them.
     for add in (
         recording.add_demo,
+        runtime.add_plans,  # where a plan's id is found, before the commands that take one
         recording.add_tree,
         admin.add_migrate,
         serving.add_schema,
@@ -76,7 +78,6 @@ def build_parser() -> argparse.ArgumentParser:
         correction.add_replay,
         recording.add_invariants,
         runtime.add_run,
-        runtime.add_plans,
         analysis.add_check,
         analysis.add_analyze,
         analysis.add_export,

@@ -6,10 +6,17 @@ import argparse
 import contextlib
 import logging
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from decisiontrail.cli.arguments import Commands, at_least_one, moment
+from decisiontrail.cli.arguments import (
+    DECISION_REFERENCE,
+    PLAN_REFERENCE,
+    Commands,
+    at_least_one,
+    moment,
+    plan_reference,
+    resolve_decision,
+)
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.settings import Neo4jSettings
 
@@ -64,7 +71,8 @@ def add_analyze(commands: Commands) -> None:
         description=(
             "Counts by type and phase, confidence distribution, correction rate and the decisions corrected most, "
             "depth and fan-out, blast radius (how many decisions correcting each one would invalidate) and the "
-            "most critical decisions by it, review rate and how reviews were resolved."
+            "most critical decisions by it, review rate and how reviews were resolved. --plan and --hierarchy "
+            "take a plan's id, or PLAN_ID#N as `tree` prints a decision: the plan it lies in."
         ),
     )
     _scope_arguments(analyze, everything=False)
@@ -80,8 +88,9 @@ def add_export(commands: Commands) -> None:
         help="export a graph for Gephi, yEd, Graphviz, Cytoscape.js or W3C PROV tools",
         description=(
             "Write a plan, a hierarchy, the whole database, or a decision's lineage or impact as GraphML (Gephi, yEd), "
-            "DOT (Graphviz), Cytoscape.js JSON, node-link JSON, GEXF (Gephi) or W3C PROV-JSON. Nodes carry label, status, "
-            "plan_id and decision_type to style by. The document is streamed to the output as it is written; with --all, "
+            "DOT (Graphviz), Cytoscape.js JSON, node-link JSON, GEXF (Gephi) or W3C PROV-JSON. Nodes carry label (the caption), "
+            "kind, decision_status and superseded (plans: plan_status and invalidated), plan_id and decision_type to "
+            "style by; Cytoscape.js JSON has the explorer's positions, classes and plan compounds, DOT colours by type. The document is streamed to the output as it is written; with --all, "
             "what a format declares or gathers first (GraphML's and GEXF's typed keys, PROV-JSON's sections, the JSON "
             "formats' edges) waits in a temporary file for the last group."
         ),
@@ -96,16 +105,20 @@ def add_export(commands: Commands) -> None:
         "the attempt), one JSON object a line (--format jsonl, its default) for LangSmith, Langfuse or Phoenix",
     )
     what = export.add_mutually_exclusive_group(required=True)
-    what.add_argument("--plan", metavar="ID", help="one plan")
-    what.add_argument("--hierarchy", metavar="ID", help="a plan and every plan below it")
+    what.add_argument("--plan", type=plan_reference, metavar="PLAN", help="one plan; the plan: " + PLAN_REFERENCE)
+    what.add_argument(
+        "--hierarchy", type=plan_reference, metavar="PLAN", help="a plan and every plan below it; the plan: " + PLAN_REFERENCE
+    )
     what.add_argument(
         "--all",
         action="store_true",
         help="the whole database, written a group of plans at a time (a hierarchy and any it shares an edge with), so "
         "memory holds the largest group, not the database",
     )
-    what.add_argument("--lineage", metavar="DECISION", help="a decision and where it comes from")
-    what.add_argument("--impact", metavar="DECISION", help="a decision and what correcting it would invalidate")
+    what.add_argument("--lineage", metavar="DECISION", help="a decision and where it comes from; " + DECISION_REFERENCE)
+    what.add_argument(
+        "--impact", metavar="DECISION", help="a decision and what correcting it would invalidate; " + DECISION_REFERENCE
+    )
     what.add_argument("--project", metavar="NAME", help="corrections only: every plan of a project")
     export.add_argument(
         "--format",
@@ -118,6 +131,12 @@ def add_export(commands: Commands) -> None:
         "--as-of", type=moment, metavar="TIME", help="the graph as it stood at this ISO 8601 time (UTC if no offset)"
     )
     export.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    export.add_argument(
+        "--decisions-only",
+        action="store_true",
+        help="the decisions alone, with the edges between them (PARENT, DEPENDS_ON, CORRECTS, SUPERSEDED_BY): no plans, "
+        "reviews or correction attempts",
+    )
     export.add_argument(
         "--jobs",
         type=at_least_one,
@@ -132,8 +151,10 @@ def add_export(commands: Commands) -> None:
 
 def _scope_arguments(parser: argparse.ArgumentParser, *, everything: bool = True) -> None:
     scope = parser.add_mutually_exclusive_group(required=True)
-    scope.add_argument("--plan", metavar="ID", help="one plan's decisions")
-    scope.add_argument("--hierarchy", metavar="ID", help="a plan and every plan below it")
+    scope.add_argument("--plan", type=plan_reference, metavar="PLAN", help="one plan's decisions; the plan: " + PLAN_REFERENCE)
+    scope.add_argument(
+        "--hierarchy", type=plan_reference, metavar="PLAN", help="a plan and every plan below it; the plan: " + PLAN_REFERENCE
+    )
     if everything:
         scope.add_argument("--all", action="store_true", help="the whole database")
 
@@ -144,70 +165,77 @@ def execute(args: argparse.Namespace, trail: Trail) -> int:
     from pathlib import Path
 
     from decisiontrail.access import operator
+    from decisiontrail.cli import progress
     from decisiontrail.services import analysis
 
     caller = operator()
     if args.command == "export" and args.subject == "corrections":
         _export_corrections(args, trail)
         return 0
-    progress = None if not args.quiet else False
+    shown = progress.wanted(args.quiet)
     if args.command == "check":
         spec = analysis.load_spec(Path(args.coverage).read_text(encoding="utf-8")) if args.coverage else None
         scope, plan_id = _scope(args)
         if plan_id is None:  # --all: group by group, so the database need not fit in memory at once
-            report = analysis.check_all(
-                trail,
-                principal=caller,
-                spec=spec,
-                jobs=args.jobs,
-                credentials=_credentials(),
-                progress=_groups_done("checked", progress is not False),
-            )
+            with progress.groups_of_plans("checking groups of plans", shown) as heard:
+                report = analysis.check_all(
+                    trail, principal=caller, spec=spec, jobs=args.jobs, credentials=_credentials(), progress=heard
+                )
         else:
-            report = analysis.check(trail, scope, plan_id, principal=caller, spec=spec, progress=progress)
+            report = analysis.check(trail, scope, plan_id, principal=caller, spec=spec, progress=shown)
         print(json.dumps(report.as_json(), indent=2) if args.format == "json" else report.render())
         return 0 if report.ok else 1
     if args.command == "analyze":
         scope, plan_id = _scope(args)
         assert plan_id is not None
-        result = analysis.analyze(trail, scope, plan_id, top=args.top, principal=caller, progress=progress)
+        result = analysis.analyze(trail, scope, plan_id, top=args.top, principal=caller, progress=shown)
         print(json.dumps(result.model_dump(mode="json"), indent=2) if args.format == "json" else analysis.render_text(result))
         return 0
+    _export_graph(args, trail, shown)
+    return 0
+
+
+def _export_graph(args: argparse.Namespace, trail: Trail, shown: bool) -> None:
+    """`export` of a graph, streamed to the output; its progress on stderr, unless the document is
+    itself being written to the terminal."""
+    from decisiontrail.access import operator
+    from decisiontrail.cli import progress
+    from decisiontrail.services import analysis
+
+    caller = operator()
     view, target = next((v, getattr(args, v.value)) for v in analysis.View if getattr(args, v.value))
-    chunks = analysis.export(
-        trail,
-        view,
-        None if view is analysis.View.ALL else target,
-        analysis.ExportFormat(args.format),
-        principal=caller,
-        as_of=args.as_of,
-        progress=_groups_done("written", progress is not False),
-        jobs=args.jobs,
-        credentials=_credentials(),
-    )
-    with open(args.output, "w", encoding="utf-8") if args.output else contextlib.nullcontext(sys.stdout) as out:
-        for chunk in chunks:
-            out.write(chunk)
+    if view in (analysis.View.LINEAGE, analysis.View.IMPACT):
+        target = resolve_decision(trail, target, caller)
+    shown = shown and (args.output is not None or not sys.stdout.isatty())
+    everything = view is analysis.View.ALL
+    with (
+        progress.groups_of_plans("writing groups of plans", shown and everything) as heard,
+        progress.written("exporting", shown and not everything) as count,
+    ):
+        chunks = analysis.export(  # refused here, before the output is opened
+            trail,
+            view,
+            None if everything else target,
+            analysis.ExportFormat(args.format),
+            principal=caller,
+            as_of=args.as_of,
+            progress=heard,
+            jobs=args.jobs,
+            credentials=_credentials(),
+            decisions_only=args.decisions_only,
+        )
+        with open(args.output, "w", encoding="utf-8") if args.output else contextlib.nullcontext(sys.stdout) as out:
+            for chunk in chunks:
+                out.write(chunk)
+                count(chunk)
     if args.output:
         log.info("wrote %s", args.output)
-    return 0
 
 
 def _credentials() -> tuple[str | None, str | None]:
     """The server's user and password for worker processes (none for the embedded server)."""
     settings = Neo4jSettings.from_env()
     return (settings.user, settings.password) if settings.uri is not None else (None, None)
-
-
-def _groups_done(verb: str, show: bool) -> Callable[[int, int], None] | None:
-    """Progress of a check or an export group by group, on stderr when it is a terminal (and not -q)."""
-    if not show or not sys.stderr.isatty():
-        return None
-
-    def say(done: int, total: int) -> None:
-        print(f"\r{verb} {done:,}/{total:,} groups of plans", end="\n" if done == total else "", file=sys.stderr, flush=True)
-
-    return say
 
 
 def _scope(args: argparse.Namespace) -> tuple[LoadScope, str | None]:
@@ -225,6 +253,8 @@ def choose_export(args: argparse.Namespace) -> None:
     if args.subject == "corrections":
         if not (args.plan or args.hierarchy or args.project):
             raise ValidationFailed("export corrections: name --plan, --hierarchy or --project", field="subject")
+        if args.decisions_only:
+            raise ValidationFailed("export corrections: --decisions-only draws a graph, not a dataset", field="decisions_only")
         if args.format not in (None, "jsonl") or args.as_of is not None:
             raise ValidationFailed(
                 "export corrections: writes jsonl, as things are now (no other --format, no --as-of)", field="format"

@@ -15,11 +15,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DECISION_REFERENCE",
+    "PLAN_REFERENCE",
     "Commands",
     "at_least_one",
     "json_object",
     "moment",
     "name_and_statement",
+    "plan_reference",
     "resolve_decision",
 ]
 
@@ -28,6 +30,9 @@ Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 DECISION_REFERENCE = "the decision: its ULID, or PLAN_ID#N for the plan's decision with sequence number N (as `tree` prints)"
 """The help of an argument that names a decision (``resolve_decision`` reads it)."""
+
+PLAN_REFERENCE = "its ULID (as `plans` lists it); PLAN_ID#N, a decision as `tree` prints it, names that decision's plan"
+"""The help of an argument that names a plan (``plan_reference`` reads it)."""
 
 
 def resolve_decision(trail: Trail, reference: str, principal: Principal) -> str:
@@ -44,6 +49,23 @@ def resolve_decision(trail: Trail, reference: str, principal: Principal) -> str:
         if decision.sequence_number == int(number):
             return decision.decision_id
     raise NotFound("decision", reference)
+
+
+def plan_reference(text: str) -> str:
+    """A plan's id from its ULID or from PLAN_ID#N, a decision reference as `tree` prints it (the plan of
+    the decision), so that what names a decision can be pasted where its plan is asked for.
+
+    >>> plan_reference("01ARZ3NDEKTSV4RRFFQ69G5FAV#3")
+    '01ARZ3NDEKTSV4RRFFQ69G5FAV'
+    >>> plan_reference("01ARZ3NDEKTSV4RRFFQ69G5FAV#x")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: '01ARZ3NDEKTSV4RRFFQ69G5FAV#x' is neither a ULID nor PLAN_ID#N
+    """
+    plan_id, hash_sign, number = text.partition("#")
+    if hash_sign and not (plan_id and number.isdigit()):
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a ULID nor PLAN_ID#N")
+    return plan_id
 
 
 def moment(text: str) -> datetime:

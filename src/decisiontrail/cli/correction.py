@@ -9,7 +9,7 @@ from decisiontrail.access import operator
 from decisiontrail.cli.arguments import DECISION_REFERENCE, Commands, json_object, resolve_decision
 
 if TYPE_CHECKING:
-    from decisiontrail.domain.correction import CorrectionResult, Impact
+    from decisiontrail.domain.correction import CorrectionAttempt, CorrectionResult, Impact
     from decisiontrail.services import Trail
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "add_history",
     "add_impact",
     "add_replay",
+    "describe_attempt",
     "describe_correction",
     "describe_impact",
     "execute",
@@ -44,8 +45,9 @@ def add_correct(commands: Commands) -> None:
         help="correct a decision: supersede it and exactly its downstream",
         description=(
             "Correct a decision (ADR-007): a correction decision is recorded, and the decision and its whole "
-            "downstream, across child plans, are superseded in one transaction. Prints what was invalidated "
-            "and the replay frontier (the actor checkpoints to re-run from)."
+            "downstream, across child plans, are superseded in one transaction. Prints what was invalidated, "
+            "the replay frontier (the actor checkpoints to re-run from) and the correction attempt's id, which "
+            "`replay` takes to report how the re-run went."
         ),
     )
     correct.add_argument(
@@ -70,7 +72,11 @@ def add_correct(commands: Commands) -> None:
 
 def add_history(commands: Commands) -> None:
     corrections = commands.add_parser(
-        "history", help="list the correction attempts on a decision's chain", description="List correction attempts."
+        "history",
+        help="list the correction attempts on a decision's chain, with their ids",
+        description="List the correction attempts on the chain a decision belongs to (the decision, the corrections "
+        "of it and what replaced it), oldest first: each attempt's number and id (as `replay` takes it), when, by "
+        "whom, the guidance, what it invalidated and how its replay went. A decision never corrected says so.",
     )
     corrections.add_argument(
         "decision_id",
@@ -84,9 +90,15 @@ def add_replay(commands: Commands) -> None:
         help="report how a correction's replay went",
         description="Record a correction attempt's replay outcome and the decisions the replay recorded.",
     )
-    replay.add_argument("attempt_id", help="the correction attempt's ULID (as `correct` and `history` print)")
+    replay.add_argument("attempt_id", help="the correction attempt's ULID (as `correct` and `history` print it)")
     replay.add_argument("outcome", choices=["replayed", "failed", "not_needed"])
-    replay.add_argument("--decision", action="append", default=[], metavar="ID", help="a decision the replay recorded (repeat)")
+    replay.add_argument(
+        "--decision",
+        action="append",
+        default=[],
+        metavar="DECISION",
+        help="a decision the replay recorded (repeat): " + DECISION_REFERENCE,
+    )
     replay.add_argument("--detail", help="a note on how it went")
 
 
@@ -112,17 +124,44 @@ def execute(args: argparse.Namespace, trail: Trail) -> int:
             arguments=args.arguments,
         )
         print(describe_correction(result))
+        print(_who_replays(trail, result))
     elif args.command == "replay":
-        attempt = record_replay(trail, args.attempt_id, ReplayOutcome(args.outcome), args.detail, args.decision, principal=caller)
+        replayed = [resolve_decision(trail, reference, caller) for reference in args.decision]
+        attempt = record_replay(trail, args.attempt_id, ReplayOutcome(args.outcome), args.detail, replayed, principal=caller)
         print(f"attempt {attempt.attempt_id}: replay {attempt.replay_outcome.value}")
     else:
-        for attempt in history(trail, resolve_decision(trail, args.decision_id, caller), caller):
-            print(
-                f"attempt {attempt.attempt_number} at {attempt.at:%Y-%m-%d %H:%M:%S} by {attempt.requested_by} "
-                f"({attempt.mode.value}): {attempt.guidance!r}; invalidated {len(attempt.invalidated_decision_ids)} "
-                f"decision(s), {len(attempt.invalidated_plan_ids)} plan(s); replay {attempt.replay_outcome.value}"
-            )
+        decision_id = resolve_decision(trail, args.decision_id, caller)
+        attempts = history(trail, decision_id, caller)
+        if not attempts:
+            named = decision_id if decision_id == args.decision_id else f"{args.decision_id} ({decision_id})"
+            print(f"decision {named} has never been corrected: no correction attempts on its chain")
+        for attempt in attempts:
+            print(describe_attempt(attempt))
     return 0
+
+
+def _who_replays(trail: Trail, result: CorrectionResult) -> str:
+    """The attempt's id, and who reports its replay: the runtime, for a plan it runs (the correction
+    queued the replay on the plan's run), else whoever re-runs the actors, through `replay`."""
+    from decisiontrail.services.runs import runs_of_plans
+
+    attempt = result.attempt
+    run = runs_of_plans(trail, [result.correction.plan_id])[0]
+    if run is not None:
+        return f"attempt {attempt.attempt_id}: replay queued on run {run.run_id}; the runtime replays it and reports how it went"
+    return (
+        f"attempt {attempt.attempt_id}: replay {attempt.replay_outcome.value} "
+        f"(report it: decisiontrail replay {attempt.attempt_id} replayed|failed|not_needed)"
+    )
+
+
+def describe_attempt(attempt: CorrectionAttempt) -> str:
+    """One line of `history`: the attempt's number and id (what `replay` takes), and what it did."""
+    return (
+        f"attempt {attempt.attempt_number} {attempt.attempt_id} at {attempt.at:%Y-%m-%d %H:%M:%S} by {attempt.requested_by} "
+        f"({attempt.mode.value}): {attempt.guidance!r}; invalidated {len(attempt.invalidated_decision_ids)} "
+        f"decision(s), {len(attempt.invalidated_plan_ids)} plan(s); replay {attempt.replay_outcome.value}"
+    )
 
 
 def describe_impact(impact: Impact) -> str:

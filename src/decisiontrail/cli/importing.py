@@ -30,7 +30,9 @@ def add_import(commands: Commands) -> None:
             "Import an OTLP trace export (an ExportTraceServiceRequest, as an OpenTelemetry exporter or collector "
             "writes it: OTLP/JSON or protobuf, optionally gzip-compressed) by the mapping in docs/interop.md: agent "
             "spans become plans, tool, retriever and decision spans decisions; spans that carry no decision are kept "
-            "out. The file is one transaction: all of it is imported, or nothing. Importing it again records nothing twice."
+            "out. The file is one transaction: all of it is imported, or nothing. Importing it again records nothing twice. "
+            "While it runs, stderr shows how many spans are being imported and for how long, when it is a terminal "
+            "(-q: not at all); stdout has only the report."
         ),
     )
     otlp_import.add_argument(
@@ -58,6 +60,7 @@ def _import_otlp(args: argparse.Namespace, trail: Trail) -> None:
 
     from decisiontrail import otlp
     from decisiontrail.access import operator
+    from decisiontrail.cli import progress
     from decisiontrail.services.importing import import_spans
 
     try:
@@ -71,7 +74,11 @@ def _import_otlp(args: argparse.Namespace, trail: Trail) -> None:
     else:
         encoding = otlp.Encoding.JSON if args.encoding == "json" else otlp.Encoding.PROTOBUF
     spans = otlp.decode_lines(body) if encoding is otlp.Encoding.JSON else otlp.decode(body, encoding)
-    report = import_spans(trail, spans, principal=operator())
+    # One transaction, which tells nothing until it commits: what it is doing, and for how long.
+    with progress.working(
+        f"importing {len(spans):,} spans of {Path(args.file).name} in one transaction", progress.wanted(args.quiet)
+    ):
+        report = import_spans(trail, spans, principal=operator())
     print(
         f"{report.spans} spans: imported {len(report.traces)} trace(s) into {len(report.plan_ids)} plan(s) "
         f"and {len(report.decision_ids)} decision(s)"

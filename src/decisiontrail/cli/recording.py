@@ -7,7 +7,15 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from decisiontrail.access import Principal, operator
-from decisiontrail.cli.arguments import DECISION_REFERENCE, Commands, moment, name_and_statement, resolve_decision
+from decisiontrail.cli.arguments import (
+    DECISION_REFERENCE,
+    PLAN_REFERENCE,
+    Commands,
+    moment,
+    name_and_statement,
+    plan_reference,
+    resolve_decision,
+)
 from decisiontrail.cli.correction import describe_correction
 
 if TYPE_CHECKING:
@@ -50,8 +58,14 @@ def add_demo(commands: Commands) -> None:
 
 
 def add_tree(commands: Commands) -> None:
-    tree = commands.add_parser("tree", help="print a plan's decision tree", description="Print a plan's decision tree.")
-    tree.add_argument("plan_id", help="the plan's ULID")
+    tree = commands.add_parser(
+        "tree",
+        help="print a plan's decision tree",
+        description="Print a plan's decision tree, each decision with its sequence number #N and its ULID: every "
+        "command that takes a decision takes either, the number as PLAN_ID#N. `decisiontrail plans` lists the plans, "
+        "newest first.",
+    )
+    tree.add_argument("plan_id", type=plan_reference, metavar="PLAN", help="the plan: " + PLAN_REFERENCE)
     tree.add_argument("--history", action="store_true", help="also show superseded decisions, marked, under what replaced them")
     tree.add_argument(
         "--as-of", type=moment, metavar="TIME", help="the tree as it stood at this ISO 8601 time (UTC if no offset)"

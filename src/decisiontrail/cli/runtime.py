@@ -93,13 +93,17 @@ def add_run(commands: Commands) -> None:
 def add_plans(commands: Commands) -> None:
     plans = commands.add_parser(
         "plans",
-        help="list plans, newest first, with their phase and run status",
+        help="list plans, newest first, with their phase and run status: the ids `tree` and the others take",
         description="List plans newest first, one a line: id, phase, the status of its run (- when the runtime "
-        "does not run it), project (- for none) and description.",
+        "does not run it), project (- for none) and description; a plan a correction invalidated is marked. "
+        "The ids are what `tree`, `check`, `analyze` and `export` take. When more plans match than --limit "
+        "shows, or none does, stderr says so (not with -q).",
     )
     plans.add_argument("--project", help="only this project's plans")
     plans.add_argument("--phase", choices=["strategize", "execute", "apply"], help="only plans in this phase")
     plans.add_argument("--top-level", action="store_true", help="only plans that are no other plan's child")
+    plans.add_argument("--search", metavar="TEXT", help="only plans whose description, id or project holds TEXT, in any case")
+    plans.add_argument("--oldest-first", action="store_true", help="oldest first instead (the GraphQL plans' order)")
     plans.add_argument("--limit", type=at_least_one, default=20, metavar="N", help="how many (default: 20)")
     plans.add_argument("--json", action="store_true", help="print a JSON array of the plans, each with its run")
 
@@ -322,22 +326,31 @@ def _list_plans(args: argparse.Namespace, trail: Trail) -> None:
     from decisiontrail.services import reading, runs
 
     caller = operator()
+    wanted = args.limit + 1  # one more than shown, to tell whether more match
     ids: list[str] = []
-    while len(ids) < args.limit:
-        size = min(MAX_PAGE, args.limit - len(ids))
+    while len(ids) < wanted:
+        size = min(MAX_PAGE, wanted - len(ids))
         page = PlanPage(
             first=size,
             after=ids[-1] if ids else None,
             phase=Phase(args.phase) if args.phase else None,
             top_level=True if args.top_level else None,
             project=args.project,
+            search=args.search,
             count=False,
-            newest_first=True,
+            newest_first=not args.oldest_first,
         )
         found = reading.page_plans(trail, page, caller)[1]
         ids += found
         if len(found) < size:
             break
+    more, ids = len(ids) > args.limit, ids[: args.limit]
+    if not ids:
+        log.info(
+            "no plans match" if _filtered(args) else "no plans yet: `decisiontrail run` or `decisiontrail demo` records some"
+        )
+    elif more:
+        log.info("%d plan(s) shown; more match (--limit N shows more)", len(ids))
     listed = [
         (p, r)
         for p, r in zip(reading.get_plans(trail, ids, caller), runs.runs_of_plans(trail, ids), strict=True)
@@ -353,6 +366,11 @@ def _list_plans(args: argparse.Namespace, trail: Trail) -> None:
         print(
             f"{plan.plan_id}  {plan.phase.value:<10} {status:<9}  {plan.project or '-':<{width}}  {_headline(plan.description)}{mark}"
         )
+
+
+def _filtered(args: argparse.Namespace) -> bool:
+    """Whether `plans` was told to leave some out."""
+    return bool(args.project or args.phase or args.top_level or args.search)
 
 
 def _plan_json(plan: Plan, run: PlanRun | None) -> dict[str, object]:

@@ -2,51 +2,69 @@
 
 Every writer is a generator of lines, so a large graph streams out without the document ever
 being held whole; ``export`` groups the lines into chunks of a few hundred. All formats but
-PROV-JSON carry every node's and edge's attributes, so a viewer can style by ``label`` (the Neo4j label),
-``status``, ``plan_id``, ``decision_type`` and ``boundary`` (a node outside the loaded scope),
-with a few names that each format reserves for itself:
+PROV-JSON carry every node's and edge's attributes (``document.node_attributes``), so a viewer
+can style by them, the same names in every format:
+
+- ``label``, the caption (``caption``: a decision's type, number and chosen option; a plan's
+  description), what Gephi, Graphviz and the usual Cytoscape.js style show; ``kind``, the Neo4j
+  label (``Decision``, ``Plan``, ``Review``, ``CorrectionAttempt``);
+- each kind's status under a name of its own: ``decision_status`` (``current``, ``superseded``)
+  with the boolean ``superseded``, ``plan_status`` (``active``, ``invalidated``) with the boolean
+  ``invalidated``, ``review_status``, and a correction attempt's ``replay_outcome``;
+- ``plan_id``, ``decision_type`` and the other stored properties, and ``boundary`` on a node
+  outside the loaded scope.
+
+With ``decisions_only`` a graph keeps its decisions and the edges between them, nothing else.
+What each format adds, and the names it reserves for itself:
 
 - GraphML (Gephi, yEd, ``nx.read_graphml``): attributes under their own names, typed
   (``boolean``, ``long``, ``double``; a name whose values mix types is a ``string``, ints mixed
-  with floats a ``double``), plus ``caption``, the text to show. Edges have no ``id`` (Gephi
-  needs edge ids unique, and a relationship type is not); their ``key`` attribute holds the
-  relationship type, which ``nx.read_graphml(..., force_multigraph=True)`` takes as the edge key.
-- DOT (Graphviz): ``label`` is what Graphviz draws, so it holds the caption and the Neo4j label
-  moves to ``kind``. Plans are boxes, decisions ellipses, reviews notes, correction attempts
-  hexagons; superseded decisions and invalidated plans are dashed and gray, boundary nodes
-  dotted. Each plan in the graph is a ``cluster_<plan_id>`` subgraph holding its decisions and
-  reviews. Edges carry ``key``, ``type`` and ``label``, all the relationship type; IN_PLAN and
-  FOR_PLAN edges into a drawn plan are ``invis`` (its cluster already shows them).
-- Cytoscape.js JSON (``.cyjs``, ``nx.cytoscape_graph``): node ``data`` has ``id`` and ``value``
-  (the node id) and ``name`` (the caption) beside the attributes; edge ``data`` has
-  ``id`` (``<source>-<type>-<target>``), ``source``, ``target`` and ``key``.
-- node-link JSON (d3, ``nx.node_link_graph(data, edges="edges")``): nodes have ``id`` and
-  ``caption``, edges ``source``, ``target`` and ``key``.
-- GEXF 1.2 (Gephi, ``nx.read_gexf``), drawn: the GEXF ``label`` is the caption and the Neo4j label
-  moves to ``kind``; attributes typed as in GraphML. ``viz`` gives each node a colour from
-  ``PALETTE`` (by decision type; plans, reviews and correction attempts their own), faded
-  (alpha 0.35) when superseded, invalidated or boundary; a size, for a decision by its blast
-  radius (``analytics.blast_radius``: the decisions correcting it would invalidate, itself
-  included; also the ``blast_radius`` attribute) 10 plus 8 times the square root of the others
-  it would invalidate, at most 100 (``decision_size``), 16 for a plan, 6 otherwise; and a position in layers: each node one layer right of what it
-  hangs on (a decision its PARENT, or its plan for a root; a child plan its spawning decision;
-  a review its plan; a correction attempt the decision it corrects), so x is the layer times 200
-  and y (0 down by 60) the order within the layer in a walk of that tree. Edges have the id
+  with floats a ``double``). Edges have no ``id`` (Gephi needs edge ids unique, and a relationship
+  type is not); their ``key`` attribute holds the relationship type, which
+  ``nx.read_graphml(..., force_multigraph=True)`` takes as the edge key.
+- DOT (Graphviz): nodes filled in ``PALETTE``'s colour (a decision's type; plans dark gray,
+  reviews gold, correction attempts black) with black or white text, whichever reads better, and
+  the caption wrapped in lines of 30 characters (a plan's cluster label, 48). Plans are boxes,
+  decisions ellipses, reviews notes, correction attempts hexagons; superseded decisions and
+  invalidated plans dashed and faded (their fill at alpha 0.35), boundary nodes dotted and faded.
+  Each plan in the graph is a ``cluster_<plan_id>`` subgraph holding its decisions and reviews.
+  Edges carry ``key``, ``type`` and ``label``, all the relationship type; IN_PLAN and FOR_PLAN
+  edges into a drawn plan are ``invis`` (its cluster already shows them).
+- Cytoscape.js JSON (``.cyjs``, ``nx.cytoscape_graph``), drawn as the explorer draws
+  (``layout``): node ``data`` has ``id`` and ``value`` (the node id), ``name`` (the caption, as
+  Cytoscape desktop labels by it) and ``parent``, the plan whose compound node holds it (a
+  decision's and a review's own plan, a correction attempt's the plan of the decision it is on);
+  each node has a ``position`` (a plan holding nodes: the middle of what it holds, where
+  Cytoscape.js draws it) and ``classes`` (``classes``: ``decision t-<type>``, ``superseded``,
+  ``correction``, ``plan``, ``invalidated``, ``review review-<status>``, ``attempt
+  replay-<outcome>``, ``boundary``). Edge ``data`` has ``id`` (``<source>-<type>-<target>``),
+  ``source``, ``target`` and ``key``; its class is its type in lower case (``depends_on``).
+- node-link JSON (d3, ``nx.node_link_graph(data, edges="edges")``): nodes have ``id``, edges
+  ``source``, ``target`` and ``key``.
+- GEXF 1.2 (Gephi, ``nx.read_gexf``), drawn: attributes typed as in GraphML. ``viz`` gives each
+  node its ``PALETTE`` colour, faded (alpha 0.35) when superseded, invalidated or boundary; a
+  size, for a decision by its blast radius (``analytics.blast_radius``: the decisions correcting
+  it would invalidate, itself included; also the ``blast_radius`` attribute) 10 plus 8 times the
+  square root of the others it would invalidate, at most 100 (``decision_size``), 16 for a plan,
+  6 otherwise; and a position in layers: each node one layer right of what it hangs on (a
+  decision its PARENT, or its plan for a root; a child plan its spawning decision; a review its
+  plan; a correction attempt the decision it corrects), so x is the layer times 200 and y (0 down
+  by 60) the order within the layer in a walk of that tree. Edges have the id
   ``<source>-<type>-<target>``, the relationship type as ``label`` and in ``type``.
 - PROV-JSON (W3C PROV, the ``prov`` package), provenance rather than a drawing: the namespace
   ``dt`` is ``https://decisiontrail.dev/ns#``. A decision is an entity ``dt:decision/<id>``
   (``prov:label`` the caption, ``dt:decision_type``, ``dt:question``, ``dt:chosen_option``,
-  ``dt:confidence_score``, ``dt:plan_id``, ``dt:status`` and a few more) generated by its own
-  activity ``dt:deciding/<id>`` at ``created_at``; a DEPENDS_ON edge is a ``wasDerivedFrom`` of
-  the dependent from its dependency, a CORRECTS edge a ``wasDerivedFrom`` of type
-  ``prov:Revision`` (PROV-DM's ``wasRevisionOf``; PROV-JSON has no key of its own for it); a
-  PARENT edge makes the child's activity ``wasInformedBy`` the parent's. A superseded decision
-  ``wasInvalidatedBy`` the activity of the decision its SUPERSEDED_BY edge names (the correction,
-  for the corrected decision and its whole downstream alike) at ``superseded_at``. Each activity
-  ``wasAssociatedWith`` an agent with its plan as ``prov:plan``: the agent is the plan's
-  ``owner`` (``dt:agent/<owner>``), or, for a plan without one, ``dt:agent/plan/<plan id>``,
-  whoever acted in that plan (the store does not name an actor per decision). A plan is an
-  entity of type ``prov:Plan``; a child plan is generated by its spawning decision's activity,
+  ``dt:confidence_score``, ``dt:plan_id``, ``dt:decision_status``, ``dt:superseded`` and a few
+  more) generated by its own activity ``dt:deciding/<id>`` at ``created_at``; a DEPENDS_ON edge is
+  a ``wasDerivedFrom`` of the dependent from its dependency, a CORRECTS edge a ``wasDerivedFrom``
+  of type ``prov:Revision`` (PROV-DM's ``wasRevisionOf``; PROV-JSON has no key of its own for
+  it); a PARENT edge makes the child's activity ``wasInformedBy`` the parent's. A superseded
+  decision ``wasInvalidatedBy`` the activity of the decision its SUPERSEDED_BY edge names (the
+  correction, for the corrected decision and its whole downstream alike) at ``superseded_at``.
+  Each activity ``wasAssociatedWith`` an agent with its plan as ``prov:plan``: the agent is the
+  plan's ``owner`` (``dt:agent/<owner>``), or, for a plan without one, ``dt:agent/plan/<plan
+  id>``, whoever acted in that plan (the store does not name an actor per decision). A plan is
+  an entity of type ``prov:Plan``; a child plan is generated by its spawning decision's activity,
   an invalidated one invalidated by the activity of the correction its correction attempt
   produced. Reviews, correction attempts and the other edges are left out. Ids are
   percent-encoded past letters, digits, ``_`` and ``-``.
@@ -58,7 +76,8 @@ datetimes become ISO 8601 text; lists and dicts stay JSON arrays and objects in 
 and become JSON text in GraphML and DOT; node ids and edge keys are written as strings.
 
 Each format is a module of ``formats``; ``document`` holds what they share (the formats, a
-group's part of a document, captions, values as text), ``markup`` the XML GraphML and GEXF write.
+group's part of a document, captions, colours, attributes, values as text), ``markup`` the XML
+GraphML and GEXF write, ``layout`` where the Cytoscape.js document puts each node.
 """
 
 from __future__ import annotations
@@ -69,13 +88,14 @@ from typing import Any, Final
 
 import networkx as nx
 
-from decisiontrail.exports.document import ExportFormat, Part, caption
+from decisiontrail.checks.model import Label
+from decisiontrail.exports.document import PALETTE, ExportFormat, Part, caption
 from decisiontrail.exports.formats import dot as dot_format
 from decisiontrail.exports.formats import gexf as gexf_format
 from decisiontrail.exports.formats import graphml as graphml_format
 from decisiontrail.exports.formats import json_graphs, prov
 from decisiontrail.exports.formats.dot import dot
-from decisiontrail.exports.formats.gexf import PALETTE, decision_size, gexf
+from decisiontrail.exports.formats.gexf import decision_size, gexf
 from decisiontrail.exports.formats.graphml import graphml
 from decisiontrail.exports.formats.json_graphs import cytoscape_json, node_link_json
 from decisiontrail.exports.formats.prov import prov_json
@@ -87,6 +107,7 @@ __all__ = [
     "caption",
     "cytoscape_json",
     "decision_size",
+    "decisions_only",
     "dot",
     "export",
     "export_groups",
@@ -99,6 +120,23 @@ __all__ = [
 ]
 
 _CHUNK_LINES: Final = 256
+
+
+def decisions_only(G: nx.MultiDiGraph[str]) -> nx.MultiDiGraph[str]:
+    """``G``'s decisions alone, with the edges between them (``PARENT``, ``DEPENDS_ON``, ``CORRECTS``,
+    ``SUPERSEDED_BY``): no plans, reviews or correction attempts, for a drawing of the decisions only.
+
+    >>> from decisiontrail.checks.model import add_decision, decision_graph
+    >>> G = decision_graph()
+    >>> _ = add_decision(G, "D0", plan_id="P1", decision_type="prompt_definition", sequence_number=0)
+    >>> _ = add_decision(G, "D1", plan_id="P1", decision_type="strategy_choice", sequence_number=1, parent="D0")
+    >>> H = decisions_only(G)
+    >>> sorted(H), list(H.edges(keys=True))
+    (['D0', 'D1'], [('D1', 'D0', 'PARENT')])
+    """
+    kept = [node for node, attrs in G.nodes(data=True) if attrs.get("label") == Label.DECISION]
+    only: nx.MultiDiGraph[str] = nx.MultiDiGraph(G.subgraph(kept))
+    return only
 
 
 def export(G: nx.MultiDiGraph[str], fmt: ExportFormat | str) -> Iterator[str]:
@@ -138,6 +176,8 @@ def group_part(G: nx.MultiDiGraph[str], fmt: ExportFormat | str, *, listed: bool
         types=made.types,
         rows=made.rows,
         agents=made.agents,
+        placed=tuple(made.placed),
+        height=made.height,
     )
 
 

@@ -14,15 +14,19 @@ from typing import Any, Final
 import networkx as nx
 
 from decisiontrail.checks.model import Label
+from decisiontrail.domain.decision import DecisionType
 
 __all__ = [
+    "PALETTE",
     "ExportFormat",
     "Part",
     "as_text",
     "caption",
+    "colour",
     "edges_in",
     "float_text",
     "joined_lines",
+    "node_attributes",
     "nodes_in",
     "plain",
     "present",
@@ -76,8 +80,8 @@ _MEDIA_TYPES: Final = {
 }
 _DESCRIPTIONS: Final = {
     ExportFormat.GRAPHML: "GraphML, for Gephi, yEd and networkx",
-    ExportFormat.DOT: "Graphviz DOT, one cluster per plan",
-    ExportFormat.CYTOSCAPE: "Cytoscape.js JSON, for Cytoscape and web viewers",
+    ExportFormat.DOT: "Graphviz DOT, coloured by decision type, one cluster per plan",
+    ExportFormat.CYTOSCAPE: "Cytoscape.js JSON laid out as the explorer draws, plans holding their decisions",
     ExportFormat.NODE_LINK: "node-link JSON, for d3 and networkx",
     ExportFormat.PROV_JSON: "W3C PROV-JSON provenance, for PROV tools and the prov package",
     ExportFormat.GEXF: "GEXF with colours, sizes and a layered layout, for Gephi",
@@ -107,6 +111,80 @@ def caption(node: object, attrs: Mapping[str, Any]) -> str:
     return f"{label or 'node'} {node}"
 
 
+PALETTE: Final[Mapping[str, tuple[int, int, int]]] = {
+    # Decisions by type (Tableau 10, then two of its light tints).
+    DecisionType.PROMPT_DEFINITION: (31, 119, 180),  # blue
+    DecisionType.INVARIANT_ENFORCED: (148, 103, 189),  # purple
+    DecisionType.STRATEGY_CHOICE: (44, 160, 44),  # green
+    DecisionType.IMPLEMENTATION_CHOICE: (255, 127, 14),  # orange
+    DecisionType.RESOURCE_SELECTION: (23, 190, 207),  # cyan
+    DecisionType.SUBPLAN_SPAWN: (214, 39, 40),  # red
+    DecisionType.SUBPLAN_PARALLEL_SPAWN: (227, 119, 194),  # pink
+    DecisionType.TOOL_INVOCATION: (140, 86, 75),  # brown
+    DecisionType.ERROR_RECOVERY: (188, 189, 34),  # olive
+    DecisionType.VALIDATION_RESPONSE: (174, 199, 232),  # light blue
+    DecisionType.USER_INTERVENTION: (255, 187, 120),  # light orange
+    # The other nodes by label.
+    Label.PLAN: (64, 64, 64),  # dark gray
+    Label.REVIEW: (255, 215, 0),  # gold
+    Label.CORRECTION_ATTEMPT: (0, 0, 0),  # black
+}
+"""The colour (red, green, blue) GEXF and DOT draw a decision in by its type, another node by its label;
+the explorer's legend has the same (explorer/src/graph.ts)."""
+
+_OTHER_COLOUR: Final = (160, 160, 160)
+
+
+def colour(attrs: Mapping[str, Any]) -> tuple[int, int, int]:
+    """The colour of a node (``PALETTE``): a decision's by its type, another's by its label.
+
+    >>> colour({"label": "Decision", "decision_type": "strategy_choice"}), colour({"label": "Plan"})
+    ((44, 160, 44), (64, 64, 64))
+    """
+    label = attrs.get("label")
+    kind = attrs.get("decision_type") if label == Label.DECISION else label
+    return PALETTE.get(str(kind), _OTHER_COLOUR)
+
+
+_STATUS_NAMES: Final = {Label.DECISION: "decision_status", Label.PLAN: "plan_status", Label.REVIEW: "review_status"}
+"""What each kind's ``status`` is called in an export, so one name holds one kind's values. A
+correction attempt's is its ``replay_outcome``, which it carries already."""
+_FLAGS: Final = {Label.DECISION: ("superseded", "superseded"), Label.PLAN: ("invalidated", "invalidated")}
+"""The boolean each kind carries beside its status: its name, and the status that makes it true."""
+
+
+def node_attributes(attrs: Mapping[Any, Any]) -> dict[str, Any]:
+    """A node's attributes as the formats write them, the caption aside: ``kind`` (the Neo4j label)
+    first, the status under its kind's own name (``decision_status``, ``plan_status``,
+    ``review_status``; an attempt's is its ``replay_outcome``) with a boolean ``superseded`` on a
+    decision and ``invalidated`` on a plan, and no None.
+
+    >>> node_attributes({"label": "Decision", "status": "superseded", "plan_id": "P1", "rationale": None})
+    {'kind': 'Decision', 'decision_status': 'superseded', 'superseded': True, 'plan_id': 'P1'}
+    >>> node_attributes({"label": "CorrectionAttempt", "status": "replayed", "replay_outcome": "replayed"})
+    {'kind': 'CorrectionAttempt', 'replay_outcome': 'replayed'}
+    """
+    kind = attrs.get("label")
+    made: dict[str, Any] = {} if kind is None else {"kind": kind}
+    for name, value in attrs.items():
+        if value is None or name == "label":
+            continue
+        key = name if type(name) is str else str(name)
+        if key == "status" and kind is not None:
+            if kind == Label.CORRECTION_ATTEMPT:
+                made.setdefault("replay_outcome", value)
+                continue
+            key = _STATUS_NAMES.get(kind, key)
+            flag = _FLAGS.get(kind)
+            made[key] = value
+            if flag is not None:
+                made[flag[0]] = value == flag[1]
+            continue
+        if key != "kind" or kind is None:  # the label's kind wins over an attribute of that name
+            made[key] = value
+    return made
+
+
 @dataclass(frozen=True)
 class Part:
     """One group's share of an export document: its lines, each ending in a newline (GraphML:
@@ -116,7 +194,9 @@ class Part:
     a relation as its record alone, numbered when put in place), and what the document's head
     declares (``types``: GraphML's and GEXF's typed keys it uses), draws (``nodes``: GEXF's node
     elements, each ``(layer, row, head)``, the element up to its y position, and ``rows``, how
-    many rows it takes in each layer) or collects (``agents``: PROV-JSON's agents).
+    many rows it takes in each layer; ``placed``: Cytoscape.js's nodes, each ``(y, head)``, the
+    element up to its y position, and ``height``, how far down its drawing reaches) or collects
+    (``agents``: PROV-JSON's agents).
 
     As made from a graph the sequences are generators, run as the document is written (the
     declarations, rows and agents are learnt as they run), so a whole graph's document streams;
@@ -130,6 +210,8 @@ class Part:
     nodes: Iterable[tuple[int, int, str]] = ()
     rows: Mapping[int, int] = field(default_factory=dict)
     agents: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    placed: Iterable[tuple[float, str]] = ()
+    height: float = 0.0
 
 
 def nodes_in(G: nx.MultiDiGraph[str], every_node: bool) -> Iterator[tuple[Any, dict[str, Any]]]:

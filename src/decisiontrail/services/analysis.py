@@ -28,7 +28,14 @@ from decisiontrail.analytics import Analytics, analyze as analyze_graph, render_
 from decisiontrail.checks import CoverageSpec, Report, all_rules, history, run_checks
 from decisiontrail.checks.coverage import load_spec
 from decisiontrail.checks.model import Label
-from decisiontrail.exports import ExportFormat, Part, export as export_graph, export_parts, group_part
+from decisiontrail.exports import (
+    ExportFormat,
+    Part,
+    decisions_only as only_decisions,
+    export as export_graph,
+    export_parts,
+    group_part,
+)
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.exceptions import NotFound, ValidationFailed
 from decisiontrail.graphdb.connection import Graph, create_driver
@@ -271,8 +278,10 @@ def view_graph(
     principal: Principal,
     progress: bool | None = None,
     as_of: datetime | None = None,
+    decisions_only: bool = False,
 ) -> nx.MultiDiGraph[str]:
-    """The graph an export draws: a plan, a hierarchy, everything, or a decision's lineage or impact.
+    """The graph an export draws: a plan, a hierarchy, everything, or a decision's lineage or impact
+    (with ``decisions_only``, its decisions and the edges between them alone).
 
     A lineage or impact is computed by the same Cypher traversals the API answers with, then
     the plans it touches are loaded and cut down to it. What ``principal`` may not see is cut out,
@@ -280,8 +289,20 @@ def view_graph(
     stood at that moment (``checks.history.as_of``); a lineage or impact is the one the API answers
     for that moment, and a plan that did not exist yet is NotFound.
     """
+    G = _view_graph(trail, View(view), target_id, principal=principal, progress=progress, as_of=as_of)
+    return only_decisions(G) if decisions_only else G
+
+
+def _view_graph(
+    trail: Trail,
+    view: View,
+    target_id: str | None,
+    *,
+    principal: Principal,
+    progress: bool | None,
+    as_of: datetime | None,
+) -> nx.MultiDiGraph[str]:
     require_role(principal, Action.READ)
-    view = View(view)
     if view in (View.PLAN, View.HIERARCHY, View.ALL):
         G = load_graph(trail.graph, LoadScope(view.value), target_id, progress=progress)
         G = visible_to(G, principal, None if view is View.ALL else target_id)
@@ -319,8 +340,10 @@ def export(
     progress: Callable[[int, int], None] | None = None,
     jobs: int = 1,
     credentials: tuple[str | None, str | None] = (None, None),
+    decisions_only: bool = False,
 ) -> Iterator[str]:
     """The export document, in chunks; NotFound and other refusals are raised before the first chunk.
+    With ``decisions_only``, the decisions and the edges between them alone (``exports.decisions_only``).
 
     The whole database is loaded and written one independent group of plans at a time, as
     ``check_all`` checks it, so memory holds the largest group rather than the database
@@ -340,11 +363,21 @@ def export(
         # The same loads however many workers make them: each load is drawn as a whole (GEXF's
         # layout), so the document would otherwise change with ``jobs``.
         units, loads = _loads(trail, jobs, shared=False)
-        parts = _parts(trail, fmt, units, loads, principal=principal, as_of=as_of, jobs=jobs, credentials=credentials)
+        parts = _parts(
+            trail,
+            fmt,
+            units,
+            loads,
+            principal=principal,
+            as_of=as_of,
+            jobs=jobs,
+            credentials=credentials,
+            decisions_only=decisions_only,
+        )
         return export_parts(_heard(parts, loads, len(units), progress), fmt)
     if jobs != 1:
         raise ValidationFailed("jobs: only an export of the whole database is made in worker processes", field="jobs")
-    G = view_graph(trail, view, target_id, principal=principal, progress=False, as_of=as_of)
+    G = view_graph(trail, view, target_id, principal=principal, progress=False, as_of=as_of, decisions_only=decisions_only)
     return export_graph(G, fmt)
 
 
@@ -358,6 +391,7 @@ def _parts(
     as_of: datetime | None,
     jobs: int,
     credentials: tuple[str | None, str | None],
+    decisions_only: bool,
 ) -> Iterator[Part]:
     """Each load's part of the document, in the order of ``loads``: made here as it is written
     (the load kept until its part has been put in place, then dropped), or, once workers have
@@ -368,11 +402,11 @@ def _parts(
             if workers is not None and (given or workers.ready()):
                 for ahead in range(at + 1, min(at + 1 + 2 * jobs, len(loads))):
                     if ahead not in given:
-                        given[ahead] = workers.submit(_export_unit, loads[ahead][1], fmt, principal, as_of)
+                        given[ahead] = workers.submit(_export_unit, loads[ahead][1], fmt, principal, as_of, decisions_only)
             if at in given:
                 yield given.pop(at).result()
                 continue
-            with _loaded(trail.graph, plan_ids, principal, as_of) as G:
+            with _loaded(trail.graph, plan_ids, principal, as_of, decisions_only) as G:
                 yield group_part(G, fmt, listed=False)
 
 
@@ -388,25 +422,30 @@ def _heard(
             progress(done, units)
 
 
-def _export_unit(plan_ids: list[str], fmt: ExportFormat, principal: Principal, as_of: datetime | None) -> Part:
+def _export_unit(
+    plan_ids: list[str], fmt: ExportFormat, principal: Principal, as_of: datetime | None, decisions_only: bool
+) -> Part:
     """A worker's: one load made into its part of the document, listed."""
     if _worker_graph is None:
         raise RuntimeError("the worker opened no connection")
-    with _loaded(_worker_graph, plan_ids, principal, as_of) as G:
+    with _loaded(_worker_graph, plan_ids, principal, as_of, decisions_only) as G:
         return group_part(G, fmt)
 
 
 @contextmanager
-def _loaded(graph: Graph, plan_ids: list[str], principal: Principal, as_of: datetime | None) -> Iterator[nx.MultiDiGraph[str]]:
-    """One load of groups of plans, cut to what ``principal`` may see (as it stood ``as_of``),
-    dropped on leaving."""
+def _loaded(
+    graph: Graph, plan_ids: list[str], principal: Principal, as_of: datetime | None, decisions_only: bool = False
+) -> Iterator[nx.MultiDiGraph[str]]:
+    """One load of groups of plans, cut to what ``principal`` may see (as it stood ``as_of``; its
+    decisions alone, with ``decisions_only``), dropped on leaving."""
     loaded = load_plans(graph, plan_ids, progress=False)
     G = visible_to(loaded, principal, None)
-    shown = G if as_of is None else history.as_of(G, as_of)
+    past = G if as_of is None else history.as_of(G, as_of)
+    shown = only_decisions(past) if decisions_only else past
     try:
         yield shown
     finally:
-        for each in (shown, G, loaded):
+        for each in (shown, past, G, loaded):
             _drop(each)
 
 

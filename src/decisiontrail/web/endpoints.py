@@ -45,10 +45,20 @@ async def readyz(request: Request) -> Response:
     return JSONResponse({"status": "ready"})
 
 
+def _flag(text: str | None, name: str) -> bool:
+    """A query parameter's boolean: ``true`` or ``false`` (absent: false)."""
+    if text is None or text == "false":
+        return False
+    if text == "true":
+        return True
+    raise ValidationFailed(f"{name}: {text!r} is not true or false", field=name)
+
+
 async def export(request: Request) -> Response:
     """``/export/plans/{id}.{format}`` (``?scope=hierarchy`` for the plans below too) and
     ``/export/decisions/{id}/{lineage|impact}.{format}``, streamed as they are written;
-    ``?asOf=`` (ISO 8601 with a UTC offset) draws the graph as it stood then."""
+    ``?asOf=`` (ISO 8601 with a UTC offset) draws the graph as it stood then; ``?decisionsOnly=true``
+    keeps the decisions and the edges between them alone."""
     principal = caller(request)
     if principal is None:
         return error(401, "UNAUTHENTICATED", "a bearer token is required")
@@ -64,6 +74,7 @@ async def export(request: Request) -> Response:
         return error(404, "NOT_FOUND", f"no export {request.url.path}: formats are {', '.join(f.value for f in ExportFormat)}")
     try:
         as_of = _moment(request.query_params.get("asOf"))
+        decisions_only = _flag(request.query_params.get("decisionsOnly"), "decisionsOnly")
         G = await run_in_threadpool(
             analysis.view_graph,
             request.state.trail,
@@ -72,6 +83,7 @@ async def export(request: Request) -> Response:
             principal=principal,
             progress=False,
             as_of=as_of,
+            decisions_only=decisions_only,
         )
     except DecisionTrailError as e:
         return error(STATUS.get(e.code, 400), e.code, e.message, field=getattr(e, "field", None), rule=getattr(e, "rule", None))

@@ -1,8 +1,10 @@
-"""Graphviz DOT: one cluster per plan, the caption as what Graphviz draws, one statement a line."""
+"""Graphviz DOT: one cluster per plan, nodes filled in their decision type's colour, the caption,
+wrapped, as what Graphviz draws; one statement a line."""
 
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, Final
@@ -10,7 +12,7 @@ from typing import Any, Final
 import networkx as nx
 
 from decisiontrail.checks.model import Label, Rel
-from decisiontrail.exports.document import Part, as_text, caption, edges_in, nodes_in, present
+from decisiontrail.exports.document import Part, as_text, caption, colour, edges_in, node_attributes, nodes_in, present
 
 __all__ = ["assemble", "dot", "make_part"]
 
@@ -57,7 +59,7 @@ def _dot_group(G: nx.MultiDiGraph[str], every_node: bool) -> Iterator[str]:
     for plan_id, plan in plans.items():
         attrs = nodes[plan]
         yield f"  subgraph {_dot_id('cluster_' + plan_id)} {{\n"
-        yield f"    label={_dot_id(caption(plan, attrs))};\n"
+        yield f"    label={_dot_id(wrapped(caption(plan, attrs), _CLUSTER_LINE))};\n"
         if attrs.get("status") == "invalidated":
             yield '    style="dashed";\n    color="gray";\n'
         for node in (plan, *members[plan_id]):
@@ -121,13 +123,40 @@ def _dot_attrs(attrs: Mapping[str, Any]) -> str:
 
 
 def _dot_node(node: Any, attrs: Mapping[str, Any]) -> str:
-    label = attrs.get("label")
-    look: dict[str, Any] = {"label": caption(node, attrs), "shape": _DOT_SHAPES.get(str(label), "ellipse")}
-    if label is not None:
-        look["kind"] = label
-    if attrs.get("status") in ("superseded", "invalidated"):
-        look |= {"style": "dashed", "color": "gray"}
-    if attrs.get("boundary"):
-        look |= {"style": "dotted", "fontcolor": "gray"}
-    rest = {name: value for name, value in present(attrs).items() if name not in look and name != "label"}
+    label, status, boundary = attrs.get("label"), attrs.get("status"), attrs.get("boundary")
+    rgb = colour(attrs)
+    faded = status in ("superseded", "invalidated") or bool(boundary)
+    look: dict[str, Any] = {
+        "label": wrapped(caption(node, attrs), _NODE_LINE),
+        "shape": _DOT_SHAPES.get(str(label), "ellipse"),
+        "style": "filled,dotted" if boundary else "filled,dashed" if faded else "filled",
+        "fillcolor": "#{:02x}{:02x}{:02x}".format(*rgb) + (_FADED if faded else ""),
+        "fontcolor": _ink(rgb, faded),
+    }
+    if faded:
+        look["color"] = "gray"
+    rest = {name: value for name, value in node_attributes(attrs).items() if name not in look}
     return f"{_dot_id(str(node))} {_dot_attrs(look | rest)};"
+
+
+_NODE_LINE: Final = 30
+_CLUSTER_LINE: Final = 48
+_FADED: Final = "59"  # the alpha of a superseded decision's fill (0.35, as in GEXF), an invalidated plan's, a boundary node's
+
+
+def wrapped(text: str, width: int) -> str:
+    """``text`` in lines of at most ``width`` characters, broken between words where it can be.
+
+    >>> wrapped("implementation_choice #12: Use a queue for uploads", 30)
+    'implementation_choice #12: Use\\na queue for uploads'
+    """
+    return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False)) or text
+
+
+def _ink(rgb: tuple[int, int, int], faded: bool) -> str:
+    """The text colour that reads best on a fill: black or white by its luminance (WCAG's), dark gray on a faded one."""
+    if faded:
+        return "#404040"
+    linear = [c / 255 / 12.92 if c / 255 <= 0.03928 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    return "white" if (1.05 / (luminance + 0.05)) > ((luminance + 0.05) / 0.05) else "black"

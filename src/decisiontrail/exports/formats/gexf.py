@@ -11,11 +11,10 @@ import networkx as nx
 
 from decisiontrail.analytics.radius import blast_radius
 from decisiontrail.checks.model import Label, Rel
-from decisiontrail.domain.decision import DecisionType
-from decisiontrail.exports.document import Part, as_text, caption, edges_in, nodes_in, present
+from decisiontrail.exports.document import Part, as_text, caption, colour, edges_in, node_attributes, nodes_in, present
 from decisiontrail.exports.markup import TypedKeys, key_id, xml_attr, xml_text
 
-__all__ = ["PALETTE", "assemble", "decision_size", "gexf", "make_part"]
+__all__ = ["assemble", "decision_size", "gexf", "make_part"]
 
 
 def gexf(G: nx.MultiDiGraph[str]) -> Iterator[str]:
@@ -42,7 +41,7 @@ def make_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
         for node, attrs in nodes_in(G, every_node):
             values = _gexf_attributes(node, attrs, radius)
             layer, row = spots[str(node)]
-            r, g, b = _colour(attrs)
+            r, g, b = colour(attrs)
             alpha = _FADED if attrs.get("status") in ("superseded", "invalidated") or attrs.get("boundary") else 1.0
             head = (
                 f"<node id={xml_attr(str(node))} label={xml_attr(caption(node, attrs))}>{keys.attvalues('node', values)}"
@@ -99,27 +98,6 @@ def assemble(graph: Mapping[str, Any], parts: Iterable[Part]) -> Iterator[str]:
     yield "</edges>\n</graph>\n</gexf>\n"
 
 
-PALETTE: Final[Mapping[str, tuple[int, int, int]]] = {
-    # Decisions by type (Tableau 10, then two of its light tints).
-    DecisionType.PROMPT_DEFINITION: (31, 119, 180),  # blue
-    DecisionType.INVARIANT_ENFORCED: (148, 103, 189),  # purple
-    DecisionType.STRATEGY_CHOICE: (44, 160, 44),  # green
-    DecisionType.IMPLEMENTATION_CHOICE: (255, 127, 14),  # orange
-    DecisionType.RESOURCE_SELECTION: (23, 190, 207),  # cyan
-    DecisionType.SUBPLAN_SPAWN: (214, 39, 40),  # red
-    DecisionType.SUBPLAN_PARALLEL_SPAWN: (227, 119, 194),  # pink
-    DecisionType.TOOL_INVOCATION: (140, 86, 75),  # brown
-    DecisionType.ERROR_RECOVERY: (188, 189, 34),  # olive
-    DecisionType.VALIDATION_RESPONSE: (174, 199, 232),  # light blue
-    DecisionType.USER_INTERVENTION: (255, 187, 120),  # light orange
-    # The other nodes by label.
-    Label.PLAN: (64, 64, 64),  # dark gray
-    Label.REVIEW: (255, 215, 0),  # gold
-    Label.CORRECTION_ATTEMPT: (0, 0, 0),  # black
-}
-"""The GEXF colour (red, green, blue) of a decision by its type, of another node by its label."""
-
-_OTHER_COLOUR: Final = (160, 160, 160)
 _FADED: Final = 0.35
 _LAYER_STEP: Final = 200.0
 _ROW_STEP: Final = 60.0
@@ -129,15 +107,12 @@ _HANGS_ON: Final = tuple(r.value for r in (Rel.PARENT, Rel.SPAWNED_BY, Rel.CHILD
 
 
 def _gexf_attributes(node: object, attrs: Mapping[str, Any], radius: Mapping[str, int]) -> dict[str, Any]:
-    # GEXF's own ``label`` is the caption, so the Neo4j label moves to ``kind``, as in DOT.
-    extra = present({"kind": attrs.get("label"), "blast_radius": radius.get(str(node))})
-    return {**{name: value for name, value in present(attrs).items() if name not in ("label", *extra)}, **extra}
-
-
-def _colour(attrs: Mapping[str, Any]) -> tuple[int, int, int]:
-    label = attrs.get("label")
-    kind = attrs.get("decision_type") if label == Label.DECISION else label
-    return PALETTE.get(str(kind), _OTHER_COLOUR)
+    # GEXF's own ``label`` is the caption, as every format's is; the Neo4j label is ``kind``.
+    values = node_attributes(attrs)
+    reach = radius.get(str(node))
+    if reach is not None:
+        values["blast_radius"] = reach
+    return values
 
 
 def decision_size(radius: int) -> float:

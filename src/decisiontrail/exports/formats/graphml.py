@@ -1,4 +1,4 @@
-"""GraphML (Gephi, yEd, ``nx.read_graphml``): attributes under their own names, typed, plus ``caption``."""
+"""GraphML (Gephi, yEd, ``nx.read_graphml``): attributes under their own names, typed; ``label`` the caption, ``kind`` the Neo4j label."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import networkx as nx
 
-from decisiontrail.exports.document import Part, caption, edges_in, nodes_in, present
+from decisiontrail.exports.document import Part, caption, edges_in, node_attributes, nodes_in, present
 from decisiontrail.exports.markup import TypedKeys, xml_attr
 
 __all__ = ["assemble", "graphml", "make_part"]
@@ -32,7 +32,7 @@ def make_part(G: nx.MultiDiGraph[str], every_node: bool) -> Part:
 
     def lines() -> Iterator[str]:
         for node, attrs in nodes_in(G, every_node):
-            data = keys.data("node", present(attrs) | {"caption": caption(node, attrs)})
+            data = keys.data("node", node_attributes(attrs) | {"label": caption(node, attrs)})
             yield f"<node id={xml_attr(str(node))}>{data}</node>\n"
         for source, target, key, attrs in edges_in(G, every_node):
             data = keys.data("edge", attrs | {"key": key})

@@ -13,7 +13,17 @@ from typing import Any, Final
 import networkx as nx
 
 from decisiontrail.checks.model import Label, Rel, edges_of, targets
-from decisiontrail.exports.document import Part, caption, float_text, joined_lines, nodes_in, plain, present, to_json
+from decisiontrail.exports.document import (
+    Part,
+    caption,
+    float_text,
+    joined_lines,
+    node_attributes,
+    nodes_in,
+    plain,
+    present,
+    to_json,
+)
 
 __all__ = ["assemble", "make_part", "prov_json"]
 
@@ -87,9 +97,11 @@ _PROV_RELATIONS: Final = {
 }
 _PROV_DECISION: Final = (
     "decision_type", "phase", "sequence_number", "question", "chosen_option", "confidence_score", "rationale",
-    "plan_id", "status", "is_correction", "correction_reason", "superseded_at", "boundary",
+    "plan_id", "decision_status", "superseded", "is_correction", "correction_reason", "superseded_at", "boundary",
 )  # fmt: skip
-_PROV_PLAN: Final = ("description", "phase", "status", "owner", "project", "created_at", "invalidated_at", "boundary")
+_PROV_PLAN: Final = (
+    "description", "phase", "plan_status", "invalidated", "owner", "project", "created_at", "invalidated_at", "boundary",
+)  # fmt: skip
 _PROV_ESCAPES: Final = re.compile(r"[^A-Za-z0-9_-]")
 _PROV_WRITTEN: Final = tuple(section for section in (*_PROV_SECTIONS, *_PROV_RELATIONS) if section != "agent")
 """The sections whose records are written as the groups come (the agents are collected)."""
@@ -180,7 +192,8 @@ def _prov_agent(plan_id: object, owner: object, agents: dict[str, dict[str, Any]
 
 
 def _prov_entity(kind: str, node: object, attrs: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
-    described = {f"dt:{name}": _prov_value(attrs[name]) for name in names if attrs.get(name) is not None}
+    values = node_attributes(attrs)  # each kind's status under its own name, as in the drawings
+    described = {f"dt:{name}": _prov_value(values[name]) for name in names if values.get(name) is not None}
     return {"prov:type": _qname(kind), "prov:label": caption(node, attrs), **described}
 
 
