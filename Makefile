@@ -54,11 +54,17 @@ run: install  ## set up, start the embedded Neo4j and serve the API (demonstrati
 demo: install  ## scripted actors record, review and correct a plan hierarchy; print it
 	$(BIN)/decisiontrail demo
 
-test: install lint typecheck  ## set up, lint, type-check and run the whole test suite against a real Neo4j
-	$(BIN)/python -m pytest -p no:randomly
+# One seed per run shuffles the tests (pytest-randomly) and draws Hypothesis's examples; the run
+# prints it first and last, and SEED=N runs that order with those examples again.
+SEEDED_PYTEST = seed=$(or $(SEED),$$($(BIN)/python -c 'import secrets; print(secrets.randbits(32))')); \
+	echo "test seed $$seed (SEED=$$seed repeats this run)"; \
+	$(BIN)/python -m pytest --randomly-seed=$$seed --hypothesis-seed=$$seed
 
-test-random: install  ## the whole test suite in a shuffled order (pytest-randomly; SEED=N repeats the order it printed)
-	$(BIN)/python -m pytest $(if $(SEED),--randomly-seed=$(SEED),)
+test: install lint typecheck  ## set up, lint, type-check and run the whole test suite against a real Neo4j, in a shuffled order (SEED=N repeats one)
+	$(SEEDED_PYTEST)
+
+test-random: install  ## the test suite alone, shuffled as `make test` shuffles it (SEED=N repeats the order it printed)
+	$(SEEDED_PYTEST)
 
 lint: install  ## ruff check and ruff format --check (rules and line length in pyproject.toml)
 	$(BIN)/ruff check .

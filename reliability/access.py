@@ -167,6 +167,14 @@ OPERATIONS: tuple[Operation, ...] = (
         compare_missing=False,
     ),
     Operation(
+        "searchDecisions",
+        "Query.searchDecisions",
+        Action.READ,
+        "query($decision: String!) { searchDecisions(text: $decision) { totalCount nodes { id planId } } }",
+        absent=HIDDEN,  # found by its id only by a caller who may see its plan; else an empty page
+        compare_missing=False,
+    ),
+    Operation(
         "impact",
         "Query.impact",
         Action.READ,
@@ -538,6 +546,9 @@ def observe(operation: Operation, answer: Answer, fixture: Fixture) -> str:
     if operation.field == "Query.plans":
         nodes = (data.get("plans") or {}).get("nodes") or []
         return ALLOWED_ if [n["id"] for n in nodes][:1] == [fixture.ids["plan"]] else HIDDEN
+    if operation.field == "Query.searchDecisions":
+        nodes = (data.get("searchDecisions") or {}).get("nodes") or []
+        return ALLOWED_ if [n["id"] for n in nodes][:1] == [fixture.ids["decision"]] else HIDDEN
     if operation.field == "Query.reviews":
         nodes = (data.get("reviews") or {}).get("nodes") or []
         return ALLOWED_ if [n["id"] for n in nodes] == [fixture.ids["review"]] else HIDDEN

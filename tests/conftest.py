@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
 
 import httpx
 import pytest
+from hypothesis import settings
 
 from decisiontrail.app import create_app
 from decisiontrail.graphdb import Graph, open_graph
@@ -19,22 +20,54 @@ from decisiontrail.services import Trail, analysis
 from serving import served
 
 
+# Hypothesis's own "ci" profile, active when CI is set (.ci/run sets it), derandomizes every test:
+# each CI run would draw the examples the last one drew. Ours keeps the rest of it (no deadline, no
+# example database, a failing example's @reproduce_failure blob printed) and draws anew each run,
+# from --hypothesis-seed when given (`make test` gives the run's seed, see pytest_terminal_summary).
+settings.register_profile("ci", settings.get_profile("ci"), derandomize=False)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return _seeds(config)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    # Again at the foot, beside the failures, so a failing order can be run again without scrolling back.
+    terminalreporter.write_line(_seeds(config))
+
+
+def _seeds(config: pytest.Config) -> str:
+    """What this run's order and Hypothesis's examples came from, and how to run them again."""
+    order = config.getoption("randomly_seed", None)
+    examples = config.getoption("hypothesis_seed", None)
+    said = "test order: " + (f"--randomly-seed={order}" if isinstance(order, int) else "as written (pytest-randomly off)")
+    said += "; Hypothesis: " + (f"--hypothesis-seed={examples}" if examples is not None else "a fresh seed per test")
+    if isinstance(order, int) and examples is not None and str(order) == str(examples):
+        said += f"; `make test SEED={order}` repeats both"
+    return said
+
+
 @pytest.fixture(scope="session")
-def graph(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Graph]:
+def neo4j_progress(pytestconfig: pytest.Config) -> Callable[[str], None]:
+    """Writes a test server's ``[neo4j]`` lines as they happen, not captured: a server's start belongs in the test output."""
+    reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
+    capture = pytestconfig.pluginmanager.get_plugin("capturemanager")
+
+    def progress(message: str) -> None:
+        if reporter is not None and capture is not None:
+            with capture.global_and_fixture_disabled():
+                reporter.write_line(f"[neo4j] {message}")
+
+    return progress
+
+
+@pytest.fixture(scope="session")
+def graph(neo4j_progress: Callable[[str], None], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Graph]:
     """The session's Neo4j: the embedded server, started here on a free port and a fresh store.
 
     DECISIONTRAIL_TEST_NEO4J_URI points the suite at another server instead; every test
     wipes that server's database, so never point it at data you want to keep.
     """
-    reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
-    capture = pytestconfig.pluginmanager.get_plugin("capturemanager")
-
-    def progress(message: str) -> None:
-        # Shown as it happens, not captured: the server's start belongs in the test output.
-        if reporter is not None and capture is not None:
-            with capture.global_and_fixture_disabled():
-                reporter.write_line(f"[neo4j] {message}")
-
     defaults = Neo4jSettings.from_env()
     settings = Neo4jSettings(
         uri=os.environ.get("DECISIONTRAIL_TEST_NEO4J_URI") or None,
@@ -46,7 +79,7 @@ def graph(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory)
         heap_mb=1024,
         pagecache_mb=128,
     )
-    with open_graph(settings, progress=progress) as graph:
+    with open_graph(settings, progress=neo4j_progress) as graph:
         yield graph
 
 

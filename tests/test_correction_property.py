@@ -121,7 +121,6 @@ def downstream_graph(forest: Forest) -> nx.DiGraph:
     max_examples=40,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    derandomize=True,
 )
 @given(forest=forests())
 def test_a_correction_supersedes_exactly_the_downstream_closure(graph: Graph, forest: Forest) -> None:

@@ -200,5 +200,11 @@ def test_visibility_is_written_once_and_included_where_a_view_judges_a_plan() ->
     including = sorted(name for name, text in cypher.SOURCES.items() if f"// include: {fragment}" in text)
 
     assert writes_it == []
-    assert including == ["correction/list_examples", "decision/lineage_seen", "plan/page_plans", "review/page_reviews"]
+    assert including == [
+        "correction/list_examples",
+        "decision/lineage_seen",
+        "decision/search_decisions",
+        "plan/page_plans",
+        "review/page_reviews",
+    ]
     assert all("$owner" in cypher.query(name) and "$project" in cypher.query(name) for name in including)

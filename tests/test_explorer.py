@@ -9,6 +9,7 @@ tests are skipped on a workstation and fail under CI (``CI`` set), where ``.ci/r
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -223,8 +224,13 @@ def test_many_plans_are_listed_a_page_at_a_time_and_searched_on_the_server(page:
     page.locator("#more-plans").click()
     settle(page)
     expect(listed).to_have_count(105)
-    assert listed.evaluate_all("items => items.map(i => i.dataset.planId)") == made
+    # Newest first unless told otherwise.
+    assert listed.evaluate_all("items => items.map(i => i.dataset.planId)") == made[::-1]
     expect(page.locator("#more-plans")).to_have_count(0)
+    page.select_option("#plan-sort", "oldest")
+    settle(page)
+    expect(listed).to_have_count(100)
+    assert listed.evaluate_all("items => items.map(i => i.dataset.planId)") == made[:100]
 
     page.fill("#search", "paged plan 104")
     settle(page)
@@ -310,7 +316,7 @@ def test_clicking_a_decision_shows_every_field_in_the_side_panel(page: Page, sit
     expect(field("confidence")).to_have_text(f"{decision['confidenceScore']:.2f}")
     expect(field("rationale")).to_have_text(decision["rationale"])
     expect(field("phase")).to_have_text(decision["phase"].lower())
-    expect(field("context")).to_have_text(decision["contextSnapshot"]["hotContextRef"])
+    expect(field("context reference")).to_have_text(decision["contextSnapshot"]["hotContextRef"])
     expect(field("context hash")).to_have_text(decision["contextSnapshot"]["hotContextHash"])
     expect(field("recorded at")).not_to_be_empty()
     # A scripted reviewer chose the alternative for this one; nobody corrected it.
@@ -527,3 +533,365 @@ def test_export_downloads_the_view_in_every_format(page: Page, site: Site) -> No
         assert body.lstrip().startswith(opening) and root.encode() in body, fmt
     assert download("#export-png").startswith(b"\x89PNG")
     assert b"<svg" in download("#export-svg")[:400]
+
+
+def decision_fields(site: Site, decision_id: str, fields: str, as_of: str | None = None) -> dict[str, Any]:
+    found: dict[str, Any] = site.graphql(
+        site.tokens["analyst"],
+        f"query($id: ID!, $asOf: DateTime) {{ decision(id: $id, asOf: $asOf) {{ {fields} }} }}",
+        id=decision_id,
+        asOf=as_of,
+    )["decision"]
+    return found
+
+
+def test_the_panel_reads_the_decision_as_it_stood_at_the_moment_shown(page: Page, site: Site) -> None:
+    root = site.demo.root_plan.plan_id
+    invalidated = sorted(site.demo.correction.invalidated)[0]
+    correction = site.demo.correction.correction.decision_id
+    open_page(page, site, f"?plan={root}&open={root}&decision={invalidated}")
+    panel = page.locator("#panel")
+    # Now: superseded, and the panel names (and links) the decision that superseded it by its caption.
+    expect(panel.locator("p.status")).to_have_text("superseded today")
+    superseded_by = panel.locator("dd[data-field='superseded by'] button.link")
+    expect(superseded_by).to_have_attribute("data-id", correction)
+    expect(superseded_by).to_have_attribute("title", correction)
+    expect(superseded_by).not_to_contain_text(correction)
+
+    page.locator("#panel button[data-action=before]").click()
+    settle(page)
+
+    # Before the correction the service answers the decision as it stood: current, superseded by nothing.
+    then = re.search(r"asOf=([^&]+)", page.url)
+    assert then is not None
+    as_of = httpx.QueryParams(f"asOf={then.group(1)}")["asOf"]
+    assert decision_fields(site, invalidated, "status supersededById", as_of) == {"status": "CURRENT", "supersededById": None}
+    expect(panel.locator("p.status-at")).to_contain_text("CURRENT at the moment shown")
+    expect(panel.locator("p.status-at")).to_have_attribute("data-status", "current")
+    expect(panel.locator("dd[data-field='superseded by']")).to_have_count(0)
+    expect(panel.locator("dd[data-field='superseded at']")).to_have_count(0)
+    expect(panel.locator("p.status")).to_have_text("superseded today")
+    expect(panel.locator("button[data-action=after]")).to_have_count(1)  # the way back across the correction stays
+
+
+def test_a_review_pending_at_the_moment_shown_is_pending_in_the_panel_and_the_drawing(page: Page, site: Site) -> None:
+    reviews = [
+        r
+        for plan in (site.demo.root_plan.plan_id, site.demo.child_plan.plan_id)
+        for r in site.graphql(
+            site.tokens["analyst"],
+            "query($p: ID!) { reviews(planId: $p, first: 100) { nodes { id planId status createdAt chosenOption parent { id } } } }",
+            p=plan,
+        )["reviews"]["nodes"]
+        if r["parent"]
+    ]
+    review = reviews[0]
+    assert review["status"] != "PENDING"  # resolved today
+    then = site.graphql(
+        site.tokens["analyst"],
+        "query($id: ID!, $at: DateTime) { review(id: $id, asOf: $at) { status } }",
+        id=review["id"],
+        at=review["createdAt"],
+    )["review"]
+    assert then == {"status": "PENDING"}
+    plan, parent = review["planId"], review["parent"]["id"]
+    at = httpx.QueryParams({"asOf": review["createdAt"]})
+    open_page(page, site, f"?plan={plan}&open={plan}&decision={parent}&{at}")
+
+    waiting = page.locator("#panel dd[data-field='review pending under it']")
+    expect(waiting).to_contain_text(review["chosenOption"])
+    assert review["id"] in {n["id"] for n in drawn(page) if n["kind"] == "review"}
+    expect(page.locator(f"#outline li[data-id='{parent}'] > .outline-label small")).to_contain_text("1 review pending")
+
+    page.locator("#to-now").click()
+    settle(page)
+    expect(waiting).to_have_count(0)
+    assert not [n for n in drawn(page) if n["kind"] == "review"]
+
+
+def twelve_decision_plan(site: Site) -> dict[str, Any]:
+    plan = live_plan(site, "Twelve decisions to read")
+    for i in range(12 - len(plan_decisions(site, plan["id"]))):
+        record_strategy(site, plan, f"Which way for step {i + 1}?")
+    return plan
+
+
+@pytest.fixture
+def small_page(browser: Browser, site: Site) -> Iterator[Page]:
+    """A 1280x720 tab holding the analyst's token; fails the test on a console error."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    context.add_init_script(f"sessionStorage.setItem('decisiontrail.token', {site.tokens['analyst']!r})")
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("console", lambda message: _console(errors, message))
+    tab.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
+    yield tab
+    context.close()
+    assert not errors, f"the browser console reported errors: {errors}"
+
+
+def test_labels_are_drawn_at_least_10_px_at_the_default_view(small_page: Page, site: Site) -> None:
+    plan = twelve_decision_plan(site)
+    open_page(small_page, site, f"?plan={plan['id']}&open={plan['id']}")
+    assert len([n for n in drawn(small_page) if n["kind"] == "decision"]) == 12
+
+    legibility = small_page.evaluate("window.decisiontrailExplorer.legibility()")
+
+    assert legibility["labels"], "some label is in view"
+    assert legibility["hidden"] == 0
+    assert min(label["px"] for label in legibility["labels"]) >= 10, legibility
+    # The plan's first decisions are in view to start reading from.
+    assert plan["rootDecision"]["id"] in {label["id"] for label in legibility["labels"]}
+    shot(small_page, "legible")
+
+
+def test_the_panes_collapse_give_the_drawing_their_room_and_stay_collapsed(small_page: Page, site: Site) -> None:
+    root = site.demo.root_plan.plan_id
+    open_page(small_page, site, f"?plan={root}&open={root}")
+    width = lambda: small_page.locator("#graph").bounding_box()["width"]  # noqa: E731
+    narrow = width()
+
+    for pane in ("plans", "outline", "panel"):
+        small_page.locator(f"#toggle-{pane}").click()
+        expect(small_page.locator(f"#toggle-{pane}")).to_have_attribute("aria-pressed", "false")
+    expect(small_page.locator("#plans")).to_be_hidden()
+    expect(small_page.locator("#outline-pane")).to_be_hidden()
+    expect(small_page.locator("#panel")).to_be_hidden()
+    assert width() > narrow + 500 and width() >= 1270
+
+    small_page.reload()
+    settle(small_page)
+    expect(small_page.locator("#panel")).to_be_hidden()
+    expect(small_page.locator("#toggle-outline")).to_have_attribute("aria-pressed", "false")
+    assert width() >= 1270
+    small_page.locator("#toggle-panel").click()
+    expect(small_page.locator("#panel")).to_be_visible()
+    shot(small_page, "wide")
+
+
+def test_focus_mode_shows_only_the_neighbourhood_across_plans(page: Page, site: Site) -> None:
+    root, child = site.demo.root_plan.plan_id, site.demo.child_plan.plan_id
+    spawn = site.demo.child_plan.spawned_by_decision_id
+    assert spawn is not None
+    open_page(page, site, f"?plan={root}&open={root},{child}&decision={spawn}")
+    near = decision_fields(site, spawn, "parentDecisionId children { id } dependsOn { id } dependents { id }")
+    child_root = site.graphql(site.tokens["analyst"], "query($id: ID!) { plan(id: $id) { rootDecision { id } } }", id=child)
+    one_hop = {spawn, near["parentDecisionId"]} | {d["id"] for k in ("children", "dependsOn", "dependents") for d in near[k]}
+    one_hop.add(child_root["plan"]["rootDecision"]["id"])  # the spawn reaches into the child plan, to its root
+
+    page.fill("#focus-hops", "1")
+    page.locator("#focus-on").check()
+
+    shown = {n["id"] for n in drawn(page) if n["kind"] == "decision" and n["visible"]}
+    assert shown == one_hop
+    hidden = {n["id"] for n in drawn(page) if n["kind"] == "decision" and not n["visible"]}
+    assert hidden and spawn not in hidden
+    shot(page, "focus")
+
+    page.fill("#focus-hops", "2")
+    page.locator("#focus-hops").dispatch_event("change")
+    assert {n["id"] for n in drawn(page) if n["kind"] == "decision" and n["visible"]} > one_hop
+    page.locator("#focus-on").uncheck()
+    assert all(n["visible"] for n in drawn(page) if n["kind"] == "decision")
+
+
+def test_the_panel_explains_a_decision_with_its_context_and_relations_by_caption(page: Page, site: Site) -> None:
+    root = site.demo.root_plan.plan_id
+    fields = "id context actorReasoning parent { id } dependsOn { id } dependents { id } children { id }"
+    nodes = site.graphql(
+        site.tokens["analyst"],
+        f"query($id: ID!) {{ plan(id: $id) {{ decisions(first: 100, filter: {{status: CURRENT}}) {{ nodes {{ {fields} }} }} }} }}",
+        id=root,
+    )["plan"]["decisions"]["nodes"]
+    # A decision recorded by the strategy actor (its context is the conversation) with a parent and children.
+    d = max((n for n in nodes if n["context"] and n["context"].startswith("[") and n["parent"]), key=lambda n: len(n["children"]))
+    assert d["children"]
+    chosen = d["id"]
+    open_page(page, site, f"?plan={root}&open={root}&decision={chosen}")
+    panel = page.locator("#panel")
+
+    messages = json.loads(d["context"])
+    context = panel.locator("dd[data-field='context'] .context")
+    expect(context).to_have_attribute("data-form", "messages")
+    expect(context.locator("li.message")).to_have_count(len(messages))
+    expect(context.locator("li.message").first).to_contain_text(messages[0]["data"]["content"][:60])
+    expect(context.locator("li.message").first.locator(".role")).to_have_text(messages[0]["type"])
+    if d["actorReasoning"]:
+        expect(panel.locator("dd[data-field='actor reasoning']")).to_have_text(d["actorReasoning"])
+    for name, key in (("parent", "parent"), ("depends on", "dependsOn"), ("dependents", "dependents"), ("children", "children")):
+        want = [d[key]] if key == "parent" else d[key]
+        links = panel.locator(f"dd[data-field='{name}'] button.link")
+        assert set(links.evaluate_all("ls => ls.map(l => l.dataset.id)")) == {x["id"] for x in want if x}, name
+        for text in links.all_inner_texts():
+            assert re.match(r"#\d+ [a-z_]+: ", text), text  # a caption, never a bare id
+    # Each id is on hover and copied by its button.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    panel.locator("dd[data-field='decision id'] button.copy").click()
+    assert page.evaluate("navigator.clipboard.readText()") == chosen
+    expect(page.locator("#status")).to_have_text(f"Copied {chosen}.")
+    shot(page, "explained")
+    # Following a link selects that decision.
+    panel.locator("dd[data-field='parent'] button.link").click()
+    settle(page)
+    expect(page.locator(f"#outline li[data-id='{d['parent']['id']}']")).to_have_attribute("aria-selected", "true")
+
+
+def test_a_correction_links_to_what_it_replaced_and_a_root_reads_as_its_plan(page: Page, site: Site) -> None:
+    root = site.demo.root_plan.plan_id
+    correction = site.demo.correction.correction.decision_id
+    corrected = decision_fields(site, correction, "correctsDecisionId")["correctsDecisionId"]
+    first_root = site.graphql(site.tokens["analyst"], "query($id: ID!) { plan(id: $id) { rootDecision { id } } }", id=root)
+    root_decision = first_root["plan"]["rootDecision"]["id"]
+    open_page(page, site, f"?plan={root}&open={root}&decision={correction}")
+
+    corrects = page.locator("#panel dd[data-field='corrects'] button.link")
+    expect(corrects).to_have_attribute("data-id", corrected)
+    expect(corrects).to_contain_text(re.compile(r"^#\d+ [a-z_]+: "))
+
+    # The root is labelled by the plan's description, in the outline, the drawing and the panel.
+    root_label = page.locator(f"#outline li[data-id='{root_decision}'] > .outline-label")
+    expect(root_label).to_contain_text(site.demo.root_plan.description)
+    expect(root_label).not_to_contain_text('{"')
+    root_label.click()
+    settle(page)
+    expect(page.locator("#panel dd[data-field='chosen option']")).to_have_text(site.demo.root_plan.description)
+
+
+def test_a_decision_alone_in_the_link_opens_its_hierarchy(page: Page, site: Site) -> None:
+    child = site.demo.child_plan.plan_id
+    chosen = next(iter(plan_decisions(site, child)))
+    open_page(page, site, f"?decision={chosen}")
+
+    expect(page.locator(f"#outline li[data-id='{chosen}']")).to_have_attribute("aria-selected", "true")
+    expect(page.locator(f"#outline li[data-kind=plan][data-id='{child}']")).to_have_attribute("data-open", "true")
+    expect(page.locator(f"#outline li[data-kind=plan][data-id='{site.demo.root_plan.plan_id}']")).to_have_count(1)
+    expect(page.locator("#panel h2")).not_to_be_empty()
+    assert f"plan={site.demo.root_plan.plan_id}" in page.url and f"decision={chosen}" in page.url
+
+
+def test_the_export_menu_offers_every_format_the_routes_write(page: Page, site: Site) -> None:
+    served = httpx.get(f"{site.url}/explore").text
+    assert '<option value="graphml"' not in served  # the page fills the menu; the HTML holds none
+    open_page(page, site)
+    formats = page.locator("#export-format option").evaluate_all("os => os.map(o => o.value)")
+    assert formats == ["graphml", "dot", "cyjs", "json", "gexf", "prov.json"]
+
+
+def test_an_imported_plan_is_named_by_its_span(page: Page, site: Site) -> None:
+    trace, start = "e" * 32, 1_700_000_000_000_000_000
+
+    def span(span_id: str, name: str, parent: str | None, **attributes: str) -> dict[str, Any]:
+        made: dict[str, Any] = {
+            "traceId": trace,
+            "spanId": span_id,
+            "name": name,
+            "kind": 1,
+            "startTimeUnixNano": str(start + int(span_id[-1]) * 1_000_000),
+            "endTimeUnixNano": str(start + 50_000_000),
+            "attributes": [{"key": k.replace("__", "."), "value": {"stringValue": v}} for k, v in attributes.items()],
+        }
+        if parent:
+            made["parentSpanId"] = parent
+        return made
+
+    spans = [
+        span(
+            "b000000000000001",
+            "summariser agent",
+            None,
+            openinference__span__kind="AGENT",
+            input__value="Summarise the explorer report",
+        ),
+        span(
+            "b000000000000002",
+            "choose format",
+            "b000000000000001",
+            openinference__span__kind="DECISION",
+            decisiontrail__decision__type="implementation_choice",
+            decisiontrail__decision__question="Which format?",
+            decisiontrail__decision__chosen_option="bullet points",
+        ),
+    ]
+    body = {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"scope": {"name": "t"}, "spans": spans}]}]}
+    sent = httpx.post(f"{site.url}/v1/traces", json=body, headers={"authorization": f"Bearer {site.tokens['admin']}"}, timeout=30)
+    assert sent.status_code == 200, sent.text
+    open_page(page, site)
+
+    page.fill("#search", "explorer report")
+    settle(page)
+
+    listed = page.locator("#plan-list button[data-plan-id] strong")
+    expect(listed).to_have_text(["summariser agent: Summarise the explorer report"])
+
+
+def listed_plans(site: Site, **arguments: Any) -> list[str]:
+    params = ", ".join(
+        f"${k}: {t}" for k, t in (("search", "String"), ("project", "String"), ("c", "Boolean"), ("r", "Boolean"), ("m", "Float"))
+    )
+    data = site.graphql(
+        site.tokens["analyst"],
+        f"""query({params}) {{ plans(first: 100, newestFirst: true, search: $search, project: $project,
+            hasCorrections: $c, hasPendingReviews: $r, maxConfidence: $m) {{ nodes {{ id }} }} }}""",
+        **{"search": None, "project": None, "c": None, "r": None, "m": None, **arguments},
+    )
+    return [p["id"] for p in data["plans"]["nodes"]]
+
+
+def test_the_plan_list_filters_on_the_server(page: Page, site: Site) -> None:
+    root, child = site.demo.root_plan.plan_id, site.demo.child_plan.plan_id
+    open_page(page, site)
+    listed = page.locator("#plan-list button[data-plan-id]")
+    ids = lambda: listed.evaluate_all("items => items.map(i => i.dataset.planId)")  # noqa: E731
+
+    page.fill("#plan-project", "billing")
+    settle(page)
+    assert ids() == listed_plans(site, project="billing") and set(ids()) == {root, child}
+
+    page.locator("#only-corrected").check()
+    settle(page)
+    corrected = listed_plans(site, project="billing", c=True)
+    assert ids() == corrected and root in corrected and len(corrected) < 2
+
+    page.locator("#only-corrected").uncheck()
+    page.locator("#only-unsure").check()
+    settle(page)
+    assert ids() == listed_plans(site, project="billing", m=0.6)
+
+    page.locator("#only-unsure").uncheck()
+    page.fill("#plan-project", "")
+    page.locator("#only-pending").check()
+    settle(page)
+    assert ids() == listed_plans(site, r=True)
+    assert root not in ids()  # its review was resolved
+
+
+def test_decisions_are_found_across_plans_by_words_and_by_id(page: Page, site: Site) -> None:
+    child = site.demo.child_plan.plan_id
+    chosen = next(iter(plan_decisions(site, child)))
+    question = decision_fields(site, chosen, "question")["question"]
+    words = " ".join(question.rstrip("?").split()[-2:])
+    expected = [
+        d["id"]
+        for d in site.graphql(
+            site.tokens["analyst"], "query($t: String!) { searchDecisions(text: $t, first: 20) { nodes { id } } }", t=words
+        )["searchDecisions"]["nodes"]
+    ]
+    assert chosen in expected
+    open_page(page, site)
+    results = page.locator("#decision-results button[data-decision-id]")
+
+    page.fill("#decision-search", words)
+    settle(page)
+    assert results.evaluate_all("items => items.map(i => i.dataset.decisionId)") == expected
+    for text in results.locator("strong").all_inner_texts():
+        assert re.match(r"#\d+ [a-z_]+: ", text), text
+
+    page.fill("#decision-search", chosen.lower())
+    settle(page)
+    expect(results.first).to_have_attribute("data-decision-id", chosen)
+    shot(page, "search")
+    results.first.click()
+    settle(page)
+    expect(page.locator(f"#outline li[data-id='{chosen}']")).to_have_attribute("aria-selected", "true")
+    expect(page.locator(f"#outline li[data-kind=plan][data-id='{child}']")).to_have_attribute("data-open", "true")
+    expect(page.locator("#panel dd[data-field='question']")).to_have_text(question)

@@ -29,8 +29,11 @@ from decisiontrail.graphdb.database import SILENT_CONNECTION, Database, Transact
 SILENCE_LIMIT = 10.0
 """What the embedded Neo4j hints: keep-alive every 5 s, two missed."""
 
+# The suite's server is the embedded one unless DECISIONTRAIL_TEST_NEO4J_URI names another (conftest.py's
+# `graph`); NEO4J_URI, the service's setting, does not change which server the suite uses.
 pytestmark = pytest.mark.skipif(
-    bool(os.environ.get("NEO4J_URI")), reason="the keep-alive settings are the embedded Neo4j's; a server of your own has its own"
+    bool(os.environ.get("DECISIONTRAIL_TEST_NEO4J_URI")),
+    reason="the keep-alive settings are the embedded Neo4j's; DECISIONTRAIL_TEST_NEO4J_URI names a server with its own",
 )
 
 

@@ -1,10 +1,18 @@
-"""Schema migrations: applied at start-up, recorded, idempotent, and really enforcing."""
+"""Schema migrations: applied at start-up, recorded, idempotent, and really enforcing.
+
+These tests drop indexes, forget the migration ledger and take data back to older shapes, so they
+run on a Neo4j of their own (``graph`` below, in place of the session's): a test stopped halfway
+leaves the session's server whole for every other module. Neo4j Community holds one user database,
+hence a second embedded server, started for this module and stopped after it. It is started even
+when DECISIONTRAIL_TEST_NEO4J_URI names the suite's server: the rest of the suite may wipe that
+server's data, but never its schema.
+"""
 
 from __future__ import annotations
 
 from functools import partial
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +31,21 @@ from decisiontrail.settings import Neo4jSettings
 from decisiontrail.services.checkpoints import checkpointer
 from decisiontrail.access import LOCAL
 from factories import at_once
+
+
+@pytest.fixture(scope="module")
+def graph(neo4j_progress: Callable[[str], None], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Graph]:
+    """This module's own embedded Neo4j, on a fresh store; ``store`` and ``api`` use it too."""
+    settings = Neo4jSettings(
+        data_dir=tmp_path_factory.mktemp("neo4j-migrations"),
+        cache_dir=Neo4jSettings.from_env().cache_dir,
+        bolt_port=0,
+        heap_mb=512,
+        pagecache_mb=32,
+    )
+    neo4j_progress("test_migrations.py: a server of its own, for tests that drop the schema")
+    with open_graph(settings, progress=neo4j_progress) as graph:
+        yield graph
 
 
 def test_start_up_created_every_constraint_and_index(graph: Graph) -> None:
@@ -155,7 +178,9 @@ DATA_MIGRATIONS: dict[str, DataMigration] = {
 
 
 def test_every_migration_that_rewrites_data_has_an_upgrade_test() -> None:
-    schema_only = re.compile(r"^\s*(CREATE|DROP)\s+(CONSTRAINT|INDEX)\b", re.IGNORECASE | re.MULTILINE)
+    schema_only = re.compile(
+        r"^\s*(CREATE|DROP)\s+((FULLTEXT|TEXT|RANGE|POINT|VECTOR|LOOKUP)\s+)?(CONSTRAINT|INDEX)\b", re.IGNORECASE | re.MULTILINE
+    )
     rewriting = {
         name.removeprefix("migrations/")
         for name in migration_names()

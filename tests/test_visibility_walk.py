@@ -102,7 +102,19 @@ RECIPES: Recipes = {
     # about nobody's when alpha's and beta's are the same.
     "Query.decision": lambda r: [{"id": r[n]} for n in ("dependent", "upstream", "strategy", "tool", "approved", "childRoot")],
     "Query.plan": lambda r: [{"id": r[n]} for n in ("plan", "child", "gated", "running", "invalidatedChild")],
-    "Query.plans": lambda r: [{}, {"first": 1}, {"search": f"{r.project}-secret"}],
+    "Query.plans": lambda r: [
+        {},
+        {"first": 1},
+        {"search": f"{r.project}-secret"},
+        {"newestFirst": True, "hasPendingReviews": True},
+        {"project": r.project, "hasCorrections": True, "maxConfidence": 0.95},
+    ],
+    # By the words every text of a project carries, by an id in lower case, and narrowed to a plan a page at a time.
+    "Query.searchDecisions": lambda r: [
+        {"text": f"{r.project}-secret"},
+        {"text": r["strategy"].lower()},
+        {"text": "secret", "planId": r["plan"], "first": 5},
+    ],
     "Query.impact": lambda r: [{"decisionId": r["strategy"]}, {"decisionId": r["upstream"], "asOf": r.before}],
     "Query.reviews": lambda r: [{}, {"project": r.project}, {"planId": r["gated"]}],
     "Query.review": lambda r: [{"id": r[n]} for n in ("pending", "resolved", "cancelled", "lapsed", "reopened")],

@@ -3,6 +3,7 @@
 import cytoscape from "cytoscape";
 import svg from "cytoscape-svg";
 
+import { chosenText, planName, short, typeName } from "./caption";
 import { treePositions } from "./layout";
 import type { DecisionInfo, PlanInfo, ReviewInfo } from "./model";
 
@@ -41,19 +42,21 @@ export type Highlight = "lineage" | "impact" | "path";
 const planNode = (id: string): string => `p:${id}`;
 const decisionNode = (id: string): string => `d:${id}`;
 
-function short(text: string, length: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > length ? `${flat.slice(0, length - 1)}…` : flat;
-}
-
-export function typeName(type: string): string {
-  return type.toLowerCase();
-}
+export { typeName };
 
 function planLabel(plan: PlanInfo): string {
   const invalidated = plan.invalidatedAt ? " · invalidated" : "";
-  return `${short(plan.description, 48)}\n${plan.phase.toLowerCase()} · ${plan.size} decisions${invalidated}`;
+  return `${short(planName(plan), 48)}\n${plan.phase.toLowerCase()} · ${plan.size} decisions${invalidated}`;
 }
+
+/** The smallest a label is ever drawn on screen, in CSS pixels: below it Cytoscape leaves labels out. */
+export const LEGIBLE_PX = 10;
+/** Every label's font size in the drawing's own units; at zoom 1 it is drawn this many pixels high. */
+const FONT_SIZE = 12;
+/** The zoom a view opens at, at least: the labels are then drawn FONT_SIZE px high (a view pans rather than shrinks). */
+const LEGIBLE_ZOOM = 1;
+/** A small drawing is not blown up past this when it is fitted. */
+const MOST_ZOOM = 1.5;
 
 const PLAN_WIDTH = 240;
 const PLAN_HEIGHT = 58;
@@ -84,7 +87,8 @@ const STYLE: cytoscape.StylesheetJson = [
       width: DECISION_WIDTH,
       height: DECISION_HEIGHT,
       label: "data(label)",
-      "font-size": 11,
+      "font-size": FONT_SIZE,
+      "min-zoomed-font-size": LEGIBLE_PX,
       "font-family": "system-ui, sans-serif",
       "text-wrap": "wrap",
       "text-max-width": "180px",
@@ -128,7 +132,7 @@ const STYLE: cytoscape.StylesheetJson = [
   { selector: "node.pending", style: { "border-width": 4, "border-color": "#d4a000" } },
   {
     selector: "node.review",
-    style: { shape: "diamond", width: 70, height: 40, "background-color": "#ffd700", "font-size": 9, label: "review" },
+    style: { shape: "diamond", width: 70, height: 40, "background-color": "#ffd700", label: "review" },
   },
   {
     selector: "edge",
@@ -152,6 +156,7 @@ const STYLE: cytoscape.StylesheetJson = [
   { selector: "node.lit-impact", style: { "underlay-color": "#ff5252", "underlay-opacity": 0.7, "underlay-padding": 6, opacity: 1 } },
   { selector: "edge.lit, edge.lit-impact", style: { width: 3, opacity: 1 } },
   { selector: "node:selected", style: { "border-width": 4, "border-color": "#0050b3" } },
+  { selector: ".outside-focus", style: { display: "none" } },
 ];
 
 export interface GraphNodeSummary {
@@ -162,6 +167,17 @@ export interface GraphNodeSummary {
   /** The centre, in the drawing's own coordinates. */
   x: number;
   y: number;
+  /** Whether it is drawn (not hidden: a plan not yet instantiated, or outside the focus). */
+  visible: boolean;
+}
+
+/** How big the labels in view are drawn: each label's font size times the zoom, in CSS pixels. */
+export interface Legibility {
+  zoom: number;
+  /** Labels drawn in the viewport (those Cytoscape leaves out for being too small are not drawn, so not counted). */
+  labels: { id: string; px: number }[];
+  /** Labels Cytoscape leaves out at this zoom for being smaller than LEGIBLE_PX. */
+  hidden: number;
 }
 
 /**
@@ -206,7 +222,30 @@ export class GraphView {
     this.cy.batch(() => {
       for (const [id, point] of at) this.cy.getElementById(id).position(point);
     });
-    this.cy.fit(undefined, 30);
+    this.legibleView(this.cy.nodes().first());
+  }
+
+  /**
+   * Everything when it fits at a legible zoom; otherwise the legible zoom itself, panned to show
+   * ``start`` (a plan's first decision, say) at the top left: labels are never shrunk out of reading.
+   */
+  private legibleView(
+    start: cytoscape.CollectionReturnValue | cytoscape.NodeSingular,
+    within?: cytoscape.Collection,
+    anchor: "top-left" | "centre" = "top-left",
+  ): void {
+    const shown = within ?? this.cy.elements(":visible");
+    if (shown.empty()) return;
+    this.cy.fit(shown, 30);
+    if (this.cy.zoom() > MOST_ZOOM) {
+      this.cy.zoom(MOST_ZOOM);
+      this.cy.center(shown);
+    } else if (this.cy.zoom() < LEGIBLE_ZOOM) {
+      this.cy.zoom(LEGIBLE_ZOOM);
+      const from = start.nonempty() ? start : shown;
+      if (anchor === "centre") this.cy.center(from);
+      else this.cy.pan({ x: 30 - from.boundingBox().x1 * LEGIBLE_ZOOM, y: 30 - from.boundingBox().y1 * LEGIBLE_ZOOM });
+    }
   }
 
   /** A plan that appeared later (live): placed right of its parent plan, below its siblings. */
@@ -280,6 +319,7 @@ export class GraphView {
       };
     };
     const present = new Set(decisions.map((d) => d.id));
+    const plans = new Map(this.plans.map((p) => [p.id, p]));
     const waitedOn = new Set(pending.flatMap((r) => (r.parent && present.has(r.parent.id) ? [r.parent.id] : [])));
     this.cy.batch(() => {
       plan.children().remove();
@@ -290,7 +330,7 @@ export class GraphView {
             id: decisionNode(d.id),
             ref: d.id,
             parent: plan.id(),
-            label: `#${d.sequenceNumber} ${typeName(d.decisionType)}\n${short(d.chosenOption, 52)}`,
+            label: `#${d.sequenceNumber} ${typeName(d.decisionType)}\n${short(chosenText(d, plans.get(d.planId)), 44)}`,
           },
           position: place(decisionNode(d.id)),
           classes: [
@@ -437,11 +477,70 @@ export class GraphView {
     });
   }
 
-  /** After a plan opened: the whole drawing while it is small, else the plan itself. */
+  /** After a plan opened: the whole drawing while it is legible so, else the plan from its top left, at a legible zoom. */
   reveal(planId: string): void {
     const plan = this.cy.getElementById(planNode(planId));
-    if (this.cy.nodes().length <= 400) this.cy.fit(undefined, 30);
-    else if (plan.nonempty()) this.cy.fit(plan, 30);
+    this.legibleView(plan.nonempty() ? plan : this.cy.nodes().first());
+  }
+
+  // ---- focus ---------------------------------------------------------------------------------------
+
+  private focused: { decisionId: string; hops: number } | null = null;
+
+  /**
+   * Shows only what lies within ``hops`` steps up (what it comes from) and down (what comes from it)
+   * of a decision, across plans: tree, dependency and spawn links; a spawn into an open plan reaches
+   * that plan's root, and a plan's root is reached from the decision that spawned the plan. Null shows all.
+   */
+  focus(decisionId: string | null, hops: number): Set<string> {
+    this.focused = decisionId ? { decisionId, hops } : null;
+    return this.refocus();
+  }
+
+  /** The focus again after the drawing changed (a plan opened, another moment); the decision ids it shows. */
+  refocus(): Set<string> {
+    const shown = new Set<string>();
+    this.cy.batch(() => {
+      this.cy.elements().removeClass("outside-focus");
+      const start = this.focused ? this.cy.getElementById(decisionNode(this.focused.decisionId)) : null;
+      if (!this.focused || !start || start.empty()) return;
+      let kept = start.union(start);
+      for (const direction of ["up", "down"] as const) {
+        let front: cytoscape.NodeCollection = start.union(start);
+        for (let hop = 0; hop < this.focused.hops && front.nonempty(); hop += 1) {
+          let next = this.cy.collection();
+          front.forEach((node) => {
+            next = next.union(this.step(node, direction));
+          });
+          next = next.difference(kept);
+          kept = kept.union(next);
+          front = next;
+        }
+      }
+      const nodes = kept.union(kept.ancestors());
+      nodes.forEach((n) => {
+        if (n.hasClass("decision")) shown.add(String(n.data("ref")));
+      });
+      this.cy.elements().difference(nodes).difference(nodes.edgesWith(nodes)).addClass("outside-focus");
+    });
+    if (this.focused) this.legibleView(this.cy.getElementById(decisionNode(this.focused.decisionId)), this.cy.elements(":visible"), "centre");
+    return shown;
+  }
+
+  private step(node: cytoscape.NodeSingular, direction: "up" | "down"): cytoscape.NodeCollection {
+    const links = direction === "down" ? node.outgoers("edge") : node.incomers("edge");
+    let reached = this.cy.collection();
+    links.forEach((edge) => {
+      const other = direction === "down" ? edge.target() : edge.source();
+      // Into an open plan: its roots (decisions no tree edge leads to).
+      if (other.isParent()) reached = reached.union(other.children("node.decision").filter((c) => c.incomers("edge.tree").empty()));
+      else reached = reached.union(other);
+    });
+    if (direction === "up" && node.hasClass("decision") && node.incomers("edge.tree").empty()) {
+      // A plan's root comes from the decision (or closed plan) that spawned its plan.
+      reached = reached.union(node.parent().incomers("edge.spawn").sources());
+    }
+    return reached;
   }
 
   /** Where a decision is on the page (centred first when out of view): for the tests, which click it. */
@@ -473,6 +572,24 @@ export class GraphView {
       classes: node.classes(),
       x: node.position("x"),
       y: node.position("y"),
+      visible: node.visible(),
     }));
+  }
+
+  /** The labels in view and the size they are drawn at: for the tests. */
+  legibility(): Legibility {
+    const zoom = this.cy.zoom();
+    const view = this.cy.extent();
+    const labels: { id: string; px: number }[] = [];
+    let hidden = 0;
+    this.cy.nodes().forEach((node) => {
+      if (!node.visible() || !String(node.style("label") ?? "")) return;
+      const p = node.position();
+      if (p.x < view.x1 || p.x > view.x2 || p.y < view.y1 || p.y > view.y2) return;
+      const px = parseFloat(String(node.style("font-size"))) * zoom;
+      if (px < LEGIBLE_PX) hidden += 1;
+      else labels.push({ id: String(node.data("ref")), px });
+    });
+    return { zoom, labels, hidden };
   }
 }

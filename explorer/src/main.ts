@@ -1,20 +1,27 @@
 // The explorer page: finds plans, draws a hierarchy, answers questions about a decision, travels in time, follows live events.
 
 import { ApiError, Live, exported, storeToken, storedToken, type DecisionEvent } from "./api";
-import { GraphView, TYPE_COLOURS, typeName, type Dependency, type Highlight } from "./graph";
+import { decisionCaption, planName, typeName } from "./caption";
+import { GraphView, TYPE_COLOURS, type Dependency, type Highlight } from "./graph";
 import {
   decisionDetail,
+  planOfDecision,
   hierarchyOf,
   impact,
   lineage,
   listPlans,
   planContent,
+  searchDecisions,
+  type FoundDecision,
+  type PlanFilters,
   type DecisionDetail,
+  type DecisionRef,
+  type DecisionToday,
   type PlanContent,
   type PlanInfo,
 } from "./model";
 import { Outline } from "./outline";
-import { renderDecision, renderWalk } from "./panel";
+import { decisionLink, renderDecision, renderWalk, type PanelActions } from "./panel";
 import { readView, writeView } from "./view";
 
 function byId<T extends HTMLElement>(id: string): T {
@@ -28,6 +35,13 @@ const ui = {
   token: byId<HTMLInputElement>("token"),
   tokenForm: byId<HTMLFormElement>("token-form"),
   search: byId<HTMLInputElement>("search"),
+  decisionSearch: byId<HTMLInputElement>("decision-search"),
+  decisionResults: byId<HTMLUListElement>("decision-results"),
+  planSort: byId<HTMLSelectElement>("plan-sort"),
+  planProject: byId<HTMLInputElement>("plan-project"),
+  onlyCorrected: byId<HTMLInputElement>("only-corrected"),
+  onlyPending: byId<HTMLInputElement>("only-pending"),
+  onlyUnsure: byId<HTMLInputElement>("only-unsure"),
   planList: byId<HTMLUListElement>("plan-list"),
   slider: byId<HTMLInputElement>("slider"),
   moment: byId<HTMLOutputElement>("moment"),
@@ -38,6 +52,8 @@ const ui = {
   exportPng: byId<HTMLButtonElement>("export-png"),
   exportSvg: byId<HTMLButtonElement>("export-svg"),
   legend: byId<HTMLUListElement>("legend"),
+  focusOn: byId<HTMLInputElement>("focus-on"),
+  focusHops: byId<HTMLInputElement>("focus-hops"),
   panel: byId<HTMLElement>("panel"),
 };
 
@@ -57,7 +73,8 @@ const state = {
   moments: new Map<string, Moment>(), // the hierarchy's history, from what has been read of it at "now"
   asOf: null as string | null,
   selected: null as string | null,
-  detail: null as DecisionDetail | null,
+  detail: null as DecisionDetail | null, // the selected decision as it stood at the moment shown
+  today: null as DecisionToday | null, // what became of it by now
   highlight: null as { kind: Highlight; decisions: Set<string>; plans: Set<string> } | null,
 };
 
@@ -115,7 +132,7 @@ function renderPlanList(): void {
     open.dataset.planId = p.id;
     if (state.hierarchy.some((h) => h.id === p.id)) open.setAttribute("aria-current", "true");
     const title = document.createElement("strong");
-    title.textContent = p.description;
+    title.textContent = planName(p);
     const meta = document.createElement("small");
     const facts = [p.phase.toLowerCase(), `${p.size} decisions`, p.project ? `project ${p.project}` : "", p.parentPlanId ? "child plan" : ""];
     if (p.invalidatedAt) facts.push("invalidated");
@@ -146,16 +163,73 @@ function renderPlanList(): void {
   }
 }
 
-/** The first page of the plans matching the search box (the server searches), or the next page. */
+/** What decides "low confidence" in the plan list's filter. */
+const LOW_CONFIDENCE = 0.6;
+
+function planFilters(): PlanFilters {
+  return {
+    newestFirst: ui.planSort.value !== "oldest",
+    project: ui.planProject.value.trim() || null,
+    hasCorrections: ui.onlyCorrected.checked || null,
+    hasPendingReviews: ui.onlyPending.checked || null,
+    maxConfidence: ui.onlyUnsure.checked ? LOW_CONFIDENCE : null,
+  };
+}
+
+/** The first page of the plans matching the search box and filters (the server searches), or the next page. */
 async function loadPlans(more = false): Promise<void> {
   const search = ui.search.value.trim() || null;
-  const page = await listPlans(search, more ? state.plansNext : null);
-  if (search !== (ui.search.value.trim() || null)) return; // typed on meanwhile: a newer search follows
+  const filters = planFilters();
+  const asked = JSON.stringify([search, filters]);
+  const page = await listPlans(search, filters, more ? state.plansNext : null);
+  if (asked !== JSON.stringify([ui.search.value.trim() || null, planFilters()])) return; // changed meanwhile: a newer list follows
   state.plans = more ? [...state.plans, ...page.plans] : page.plans;
   state.plansTotal = page.total;
   state.plansNext = page.next;
   renderPlanList();
   say(`${page.total} plan(s)${search ? ` matching “${search}”` : ""}.`);
+}
+
+/** Decisions across plans matching the decision search box (words or an id), best first. */
+async function findDecisions(): Promise<void> {
+  const text = ui.decisionSearch.value.trim();
+  if (!text) {
+    ui.decisionResults.replaceChildren();
+    return;
+  }
+  const { found, total } = await searchDecisions(text);
+  if (text !== ui.decisionSearch.value.trim()) return; // typed on meanwhile
+  const items = found.map((d: FoundDecision) => {
+    const item = document.createElement("li");
+    const open = document.createElement("button");
+    open.type = "button";
+    open.dataset.decisionId = d.id;
+    open.title = d.id;
+    const caption = document.createElement("strong");
+    caption.textContent = decisionCaption(d, d.plan);
+    const where = document.createElement("small");
+    where.textContent = `${d.question} · in ${planName(d.plan)}${d.status === "SUPERSEDED" ? " · superseded" : ""}`;
+    open.append(caption, where);
+    open.addEventListener("click", () => void openDecision(d.id, d.planId));
+    item.append(open);
+    return item;
+  });
+  if (!items.length) {
+    const none = document.createElement("li");
+    none.className = "none";
+    none.textContent = "No decision matches.";
+    items.push(none);
+  }
+  ui.decisionResults.replaceChildren(...items);
+  say(`${total} decision(s) matching “${text}”.`);
+}
+
+/** A decision found: its hierarchy opened with its plan open, and the decision in the panel. */
+async function openDecision(decisionId: string, planId: string): Promise<void> {
+  await working(async () => {
+    if (!state.hierarchy.some((p) => p.id === planId)) await openHierarchy(planId, [planId]);
+    await selectDecision(decisionId);
+  });
 }
 
 // ---- see -------------------------------------------------------------------------------------------
@@ -203,7 +277,7 @@ async function openHierarchy(planId: string, open: string[] = []): Promise<void>
   state.selected = null;
   state.detail = null;
   state.highlight = null;
-  for (const p of plans) addMoment(p.createdAt, `plan instantiated: ${p.description}`);
+  for (const p of plans) addMoment(p.createdAt, `plan instantiated: ${planName(p)}`);
   graph.showPlans(plans);
   graph.setHiddenPlans(hiddenPlans());
   live.stop();
@@ -233,6 +307,10 @@ async function fetchContent(planId: string): Promise<PlanContent> {
     addMoment(d.createdAt, `#${d.sequenceNumber} ${typeName(d.decisionType)} recorded${d.isCorrection ? " (a correction)" : ""}`);
     if (d.supersededAt) addMoment(d.supersededAt, `#${d.sequenceNumber} superseded`);
   }
+  for (const r of (now ?? shown).reviews) {
+    addMoment(r.createdAt, `review asked: ${typeName(r.decisionType)}`);
+    if (r.resolvedAt) addMoment(r.resolvedAt, `review ${r.status.toLowerCase().replace(/_/g, " ")}`);
+  }
   return shown;
 }
 
@@ -243,6 +321,7 @@ async function expand(planId: string): Promise<void> {
   graph.expand(planId, content.decisions, content.pending);
   graph.setLinks(state.hierarchy, dependencies());
   graph.reveal(planId);
+  if (ui.focusOn.checked) refocus();
 }
 
 async function togglePlan(planId: string): Promise<void> {
@@ -266,37 +345,70 @@ async function togglePlan(planId: string): Promise<void> {
 
 // ---- question --------------------------------------------------------------------------------------
 
-/** The selected decision in the side panel, with its status at the moment shown. */
+const panelActions: PanelActions = {
+  lineage: () => void showLineage(),
+  impact: () => void showImpact(),
+  invalidationPath: () => void showInvalidationPath(),
+  showMoment: (moment) => void travel(moment),
+  clearHighlight: () => {
+    state.highlight = null;
+    applyHighlight();
+    renderOutline();
+  },
+  select: (other) => void selectDecision(other),
+  copied: (id, ok) => say(ok ? `Copied ${id}.` : `Could not copy; the id is ${id}.`),
+};
+
+/** The moments either side of the correction that superseded the selected decision (by now), if one did. */
+function correctedAt(): string[] {
+  const today = state.today;
+  return [today?.supersededAt, today?.supersededBy?.createdAt].filter((m): m is string => !!m);
+}
+
+/** The selected decision in the side panel, as the service read it at the moment shown. */
 function showDetail(): void {
   const detail = state.detail;
   if (!detail) return;
-  const review = state.content.get(detail.planId)?.reviews.find((r) => r.decision?.id === detail.id) ?? null;
-  const correctedAt = [detail.supersededAt, detail.supersededBy?.createdAt].filter((m): m is string => !!m);
-  renderDecision(ui.panel, detail, review, correctedAt.length ? momentBefore(correctedAt) : null, state.asOf, {
-    lineage: () => void showLineage(),
-    impact: () => void showImpact(),
-    invalidationPath: () => void showInvalidationPath(),
-    showMoment: (moment) => void travel(moment),
-    clearHighlight: () => {
-      state.highlight = null;
-      applyHighlight();
-      renderOutline();
+  const content = state.content.get(detail.planId);
+  const corrected = correctedAt();
+  renderDecision(
+    ui.panel,
+    detail,
+    state.today,
+    {
+      plans: plansById(),
+      review: content?.reviews.find((r) => r.decision?.id === detail.id) ?? null,
+      waiting: content?.pending.filter((r) => r.parent?.id === detail.id) ?? [],
+      before: corrected.length ? momentBefore(corrected) : null,
+      asOf: state.asOf,
     },
-    select: (other) => void selectDecision(other),
-  });
+    panelActions,
+  );
+}
+
+/** Reads the selected decision as of the moment shown; false when it did not exist then (or may not be seen). */
+async function readSelected(id: string): Promise<boolean> {
+  const { then, today } = await decisionDetail(id, state.asOf);
+  state.today = today;
+  state.detail = then;
+  if (!then) {
+    ui.panel.replaceChildren(hint(today ? "Not yet recorded at the moment shown." : `No decision ${id} that you may see.`));
+    return today !== null;
+  }
+  return true;
 }
 
 async function selectDecision(id: string): Promise<void> {
   await working(async () => {
-    const detail = await decisionDetail(id);
-    if (!detail) {
+    if (!(await readSelected(id))) {
       say(`No decision ${id} that you may see.`);
       return;
     }
-    if (!state.expanded.has(detail.planId) && state.hierarchy.some((p) => p.id === detail.planId)) await expand(detail.planId);
+    const planId = state.detail?.planId;
+    if (planId && !state.expanded.has(planId) && state.hierarchy.some((p) => p.id === planId)) await expand(planId);
     state.selected = id;
-    state.detail = detail;
     graph.select(id);
+    refocus();
     renderOutline();
     outline.reveal(`d:${id}`);
     showDetail();
@@ -342,21 +454,94 @@ async function showImpact(): Promise<void> {
   });
 }
 
-/** For a superseded decision: the chain of edges from the corrected decision to it, as the correction walked it. */
+/** The decisions drawn, by id: for captions where only an id is known. */
+function drawnDecisions(): Map<string, DecisionRef> {
+  const found = new Map<string, DecisionRef>();
+  for (const content of state.content.values()) for (const d of content.decisions) found.set(d.id, d);
+  return found;
+}
+
+/** For a decision superseded by now: the chain of edges from the corrected decision to it, as the correction walked it. */
 async function showInvalidationPath(): Promise<void> {
   const detail = state.detail;
-  if (!detail?.supersededAt) return;
+  const today = state.today;
+  if (!detail || !today?.supersededAt) return;
   await working(async () => {
-    const corrected = detail.supersededBy?.correctsDecisionId ?? detail.id;
-    const correctedAt = [detail.supersededAt, detail.supersededBy?.createdAt].filter((m): m is string => !!m);
-    const walk = await impact(corrected, momentBefore(correctedAt));
+    const corrected = today.supersededBy?.correctsDecisionId ?? detail.id;
+    const walk = await impact(corrected, momentBefore(correctedAt()));
     const path = walk.paths.find((p) => p.decisionId === detail.id);
     const ids = new Set([corrected, detail.id, ...(path?.steps.map((s) => s.nodeId) ?? [])]);
     state.highlight = { kind: "path", decisions: ids, plans: new Set() };
     applyHighlight();
     renderOutline();
-    const steps = path ? path.steps.map((s) => `${s.relationship} → ${s.nodeId}`).join(", ") : "it was the corrected decision itself";
-    renderWalk(ui.panel, `Invalidated through: ${corrected} ${steps}`, null, ids.size, plansById());
+    // Each step by its caption (linked), a plan by its name; an id only for what is not drawn.
+    const known = drawnDecisions();
+    const plans = plansById();
+    const chain = document.createElement("ol");
+    chain.className = "path";
+    for (const [relationship, nodeId] of [["corrected", corrected], ...(path?.steps.map((s) => [s.relationship, s.nodeId]) ?? [])]) {
+      const item = document.createElement("li");
+      const ref = known.get(nodeId);
+      item.append(`${relationship.toLowerCase().replace(/_/g, " ")}: `);
+      if (ref) item.append(decisionLink(ref, plans, panelActions));
+      else {
+        const plan = plans.get(nodeId);
+        item.append(plan ? `plan ${planName(plan)}` : nodeId);
+      }
+      chain.append(item);
+    }
+    const correctedRef = known.get(corrected);
+    const title = `Invalidated through ${correctedRef ? decisionCaption(correctedRef, plans.get(correctedRef.planId)) : corrected}`;
+    renderWalk(ui.panel, title, null, ids.size, plans, chain);
+  });
+}
+
+// ---- focus ---------------------------------------------------------------------------------------
+
+/** Shows only the selected decision's neighbourhood (N hops up and down, across plans) while Focus is on. */
+function refocus(): void {
+  const hops = Math.max(1, Math.min(9, Number(ui.focusHops.value) || 1));
+  const on = ui.focusOn.checked && state.selected !== null;
+  graph.focus(on ? state.selected : null, hops);
+  document.body.classList.toggle("focused", on);
+}
+
+ui.focusOn.addEventListener("change", () => {
+  if (ui.focusOn.checked && !state.selected) say("Select a decision to focus on.");
+  refocus();
+});
+ui.focusHops.addEventListener("change", () => refocus());
+
+// ---- panes -----------------------------------------------------------------------------------------
+
+const PANES_KEY = "decisiontrail.hiddenPanes";
+const PANES = ["plans", "outline", "panel"] as const;
+
+function hiddenPanes(): Set<string> {
+  try {
+    const stored: unknown = JSON.parse(localStorage.getItem(PANES_KEY) ?? "[]");
+    return new Set(Array.isArray(stored) ? stored.filter((p): p is string => typeof p === "string") : []);
+  } catch {
+    return new Set();
+  }
+}
+
+/** Shows each pane as remembered; the drawing takes the room of those hidden. */
+function applyPanes(hidden: Set<string>): void {
+  for (const pane of PANES) {
+    document.body.classList.toggle(`hide-${pane}`, hidden.has(pane));
+    byId<HTMLButtonElement>(`toggle-${pane}`).setAttribute("aria-pressed", String(!hidden.has(pane)));
+  }
+  graph.cy.resize();
+}
+
+for (const pane of PANES) {
+  byId<HTMLButtonElement>(`toggle-${pane}`).addEventListener("click", () => {
+    const hidden = hiddenPanes();
+    if (hidden.has(pane)) hidden.delete(pane);
+    else hidden.add(pane);
+    localStorage.setItem(PANES_KEY, JSON.stringify([...hidden]));
+    applyPanes(hidden);
   });
 }
 
@@ -405,6 +590,8 @@ async function travel(moment: string | null): Promise<void> {
     graph.setLinks(state.hierarchy, dependencies());
     applyHighlight();
     graph.select(state.selected);
+    if (state.selected) await readSelected(state.selected);
+    refocus();
     showDetail();
     renderOutline();
     renderTimeline();
@@ -455,7 +642,7 @@ async function refresh(): Promise<void> {
       if (known.has(p.id)) graph.updatePlan(p);
       else {
         graph.addLatePlan(p);
-        addMoment(p.createdAt, `plan instantiated: ${p.description}`);
+        addMoment(p.createdAt, `plan instantiated: ${planName(p)}`);
       }
     }
     live.follow(hierarchy.map((p) => p.id));
@@ -551,23 +738,31 @@ function renderLegend(): void {
   ui.legend.replaceChildren(...entries, ...extra);
 }
 
-// The list is searched on the server a moment after the typing stops; the page counts as busy from
+/** Runs ``task`` a moment after the typing stops, counting the page busy from the first key. */
+function debounced(task: () => Promise<void>): () => void {
+  let timer = 0;
+  return () => {
+    if (!timer) {
+      busy += 1;
+      document.body.dataset.busy = "true";
+    }
+    window.clearTimeout(timer);
+    timer = window.setTimeout(() => {
+      timer = 0;
+      void working(task).finally(() => {
+        busy -= 1;
+        if (!busy) document.body.dataset.busy = "false";
+      });
+    }, 200);
+  };
+}
+// The lists are searched on the server a moment after the typing stops; the page counts as busy from
 // the first key, so nothing (a person or a test) takes the old list for the answer.
-let searching = 0;
-ui.search.addEventListener("input", () => {
-  if (!searching) {
-    busy += 1;
-    document.body.dataset.busy = "true";
-  }
-  window.clearTimeout(searching);
-  searching = window.setTimeout(() => {
-    searching = 0;
-    void working(() => loadPlans()).finally(() => {
-      busy -= 1;
-      if (!busy) document.body.dataset.busy = "false";
-    });
-  }, 200);
-});
+const relist = debounced(() => loadPlans());
+ui.search.addEventListener("input", relist);
+for (const control of [ui.planSort, ui.onlyCorrected, ui.onlyPending, ui.onlyUnsure]) control.addEventListener("change", relist);
+ui.planProject.addEventListener("input", relist);
+ui.decisionSearch.addEventListener("input", debounced(findDecisions));
 ui.tokenForm.addEventListener("submit", (event) => {
   event.preventDefault();
   storeToken(ui.token.value.trim());
@@ -584,9 +779,15 @@ ui.tokenForm.addEventListener("submit", (event) => {
 async function start(): Promise<void> {
   await working(() => loadPlans());
   const view = readView();
-  if (!view.plan) return;
+  // A decision named alone opens its plan's hierarchy with its plan open.
+  const plan = view.plan ?? (view.decision ? await planOfDecision(view.decision) : null);
+  if (!plan) {
+    if (view.decision) say(`No decision ${view.decision} that you may see.`);
+    return;
+  }
+  const open = view.plan ? view.open : [plan];
   state.asOf = view.asOf;
-  await openHierarchy(view.plan, view.open);
+  await openHierarchy(plan, open);
   if (view.decision) await selectDecision(view.decision);
   renderTimeline();
 }
@@ -595,6 +796,7 @@ declare global {
   interface Window {
     decisiontrailExplorer: {
       graph: () => ReturnType<GraphView["summary"]>;
+      legibility: () => ReturnType<GraphView["legibility"]>;
       position: (decisionId: string) => { x: number; y: number } | null;
       reconnectAfter: (planId: string, cursor: string) => void;
     };
@@ -603,6 +805,7 @@ declare global {
 // For the browser tests and the benchmark: what is drawn, node by node; a lost connection.
 window.decisiontrailExplorer = {
   graph: () => graph.summary(),
+  legibility: () => graph.legibility(),
   position: (id) => graph.clientPosition(id),
   reconnectAfter: (planId, cursor) => live.reconnectAfter(planId, cursor),
 };
@@ -610,4 +813,5 @@ window.decisiontrailExplorer = {
 ui.token.placeholder = storedToken() ? "token stored for this tab" : "none needed locally";
 renderLegend();
 renderTimeline();
+applyPanes(hiddenPanes());
 void working(start);

@@ -12,6 +12,8 @@ export interface PlanInfo {
   parentPlanId: string | null;
   spawnedById: string | null;
   size: number;
+  /** The span an imported (OTLP) plan was read from (its ``arguments.otlp.span_name``); null for a plan recorded here. */
+  spanName: string | null;
 }
 
 export interface DecisionInfo {
@@ -56,13 +58,21 @@ export interface PlanContent {
   reviews: ReviewInfo[];
 }
 
-const PLAN_FIELDS = `id description phase project createdAt invalidatedAt parentPlan { id } spawnedBy { id } decisions(first: 1) { totalCount }`;
+const PLAN_FIELDS = `id description arguments phase project createdAt invalidatedAt parentPlan { id } spawnedBy { id } decisions(first: 1) { totalCount }`;
 
 /** A plan as PLAN_FIELDS asks for it: PlanInfo's own fields, and its relations as the API nests them. */
-interface RawPlan extends Omit<PlanInfo, "parentPlanId" | "spawnedById" | "size"> {
+interface RawPlan extends Omit<PlanInfo, "parentPlanId" | "spawnedById" | "size" | "spanName"> {
+  arguments: unknown;
   parentPlan: { id: string } | null;
   spawnedBy: { id: string } | null;
   decisions: { totalCount: number };
+}
+
+/** The span name an imported plan keeps in its arguments (``{"otlp": {"span_name": ...}}``), if any. */
+export function spanNameOf(args: unknown): string | null {
+  const otlp = typeof args === "object" && args !== null ? (args as { otlp?: unknown }).otlp : undefined;
+  const name = typeof otlp === "object" && otlp !== null ? (otlp as { span_name?: unknown }).span_name : undefined;
+  return typeof name === "string" && name ? name : null;
 }
 
 function plan(raw: RawPlan): PlanInfo {
@@ -76,6 +86,7 @@ function plan(raw: RawPlan): PlanInfo {
     parentPlanId: raw.parentPlan?.id ?? null,
     spawnedById: raw.spawnedBy?.id ?? null,
     size: raw.decisions.totalCount,
+    spanName: spanNameOf(raw.arguments),
   };
 }
 
@@ -87,17 +98,51 @@ export interface PlanList {
   next: string | null;
 }
 
-/** One page (100) of the plans the caller may see, those matching ``search`` (description, id or project). */
-export async function listPlans(search: string | null, after: string | null = null): Promise<PlanList> {
+/** How the plan list is sorted and narrowed (on the server: ``plans(newestFirst:, project:, ...)``). */
+export interface PlanFilters {
+  newestFirst: boolean;
+  project: string | null;
+  hasCorrections: boolean | null;
+  hasPendingReviews: boolean | null;
+  maxConfidence: number | null;
+}
+
+/** One page (100) of the plans the caller may see, those matching ``search`` (description, id or project) and ``filters``. */
+export async function listPlans(search: string | null, filters: PlanFilters, after: string | null = null): Promise<PlanList> {
   const data: {
     plans: { totalCount: number; nodes: RawPlan[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
   } = await query(
-    `query Plans($search: String, $after: String) { plans(first: 100, after: $after, search: $search) {
+    `query Plans($search: String, $after: String, $newestFirst: Boolean!, $project: String, $hasCorrections: Boolean,
+        $hasPendingReviews: Boolean, $maxConfidence: Float) {
+      plans(first: 100, after: $after, search: $search, newestFirst: $newestFirst, project: $project,
+        hasCorrections: $hasCorrections, hasPendingReviews: $hasPendingReviews, maxConfidence: $maxConfidence) {
       totalCount nodes { ${PLAN_FIELDS} } pageInfo { hasNextPage endCursor } } }`,
-    { search, after },
+    { search, after, ...filters },
   );
   const page = data.plans;
   return { plans: page.nodes.map(plan), total: page.totalCount, next: page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null };
+}
+
+/** A decision found by search, with its plan's name for its caption. */
+export interface FoundDecision extends DecisionRef {
+  status: string;
+  plan: { description: string; spanName: string | null };
+}
+
+/** The first 20 decisions across plans whose words or id match ``text``, best first (``searchDecisions``), and how many match. */
+export async function searchDecisions(text: string): Promise<{ found: FoundDecision[]; total: number }> {
+  const data = await query<{
+    searchDecisions: { totalCount: number; nodes: (Omit<FoundDecision, "plan"> & { plan: { description: string; arguments: unknown } })[] };
+  }>(
+    `query Find($text: String!) { searchDecisions(text: $text, first: 20) {
+      totalCount nodes { ${REF_FIELDS} status plan { description arguments } } } }`,
+    { text },
+  );
+  const found = data.searchDecisions.nodes.map((d) => ({
+    ...d,
+    plan: { description: d.plan.description, spanName: spanNameOf(d.plan.arguments) },
+  }));
+  return { found, total: data.searchDecisions.totalCount };
 }
 
 /** A plan with its ancestors and every plan below it: the hierarchy it belongs to, from its top. */
@@ -122,13 +167,10 @@ const REVIEW_FIELDS = `id planId status decisionType question chosenOption confi
 
 type RawDecision = Omit<DecisionInfo, "superseded">;
 
-function before(moment: string, asOf: string | null): boolean {
-  return asOf === null || Date.parse(moment) <= Date.parse(asOf);
-}
-
 /**
- * A plan's decisions as they stood at ``asOf`` (now when null): the current tree then (``tree(asOf)``)
- * and, ghosted, what had been superseded by then; the reviews pending then.
+ * A plan's decisions as they stood at ``asOf`` (now when null), all read as of then by the service
+ * (``plan(asOf:)``): the current tree then and, ghosted, what had been superseded by then; the
+ * reviews as they stood then (``reviews(asOf:)``), those pending then apart.
  */
 export async function planContent(planId: string, asOf: string | null): Promise<PlanContent> {
   const data = await query<{
@@ -136,8 +178,8 @@ export async function planContent(planId: string, asOf: string | null): Promise<
     reviews: { nodes: ReviewInfo[]; pageInfo: { hasNextPage: boolean } };
   }>(
     `query Content($id: ID!, $asOf: DateTime) {
-      plan(id: $id) { tree(asOf: $asOf) { decision { ${DECISION_FIELDS} } } }
-      reviews(planId: $id, first: 100) { nodes { ${REVIEW_FIELDS} } pageInfo { hasNextPage } }
+      plan(id: $id, asOf: $asOf) { tree { decision { ${DECISION_FIELDS} } } }
+      reviews(planId: $id, first: 100, asOf: $asOf) { nodes { ${REVIEW_FIELDS} } pageInfo { hasNextPage } }
     }`,
     { id: planId, asOf },
   );
@@ -148,26 +190,35 @@ export async function planContent(planId: string, asOf: string | null): Promise<
     const page: {
       plan: { decisions: { nodes: RawDecision[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } } | null;
     } = await query(
-      `query Superseded($id: ID!, $after: String, $to: DateTime) {
-        plan(id: $id) { decisions(first: 100, after: $after, filter: {status: SUPERSEDED, createdTo: $to}) {
+      `query Superseded($id: ID!, $after: String, $asOf: DateTime) {
+        plan(id: $id, asOf: $asOf) { decisions(first: 100, after: $after, filter: {status: SUPERSEDED}) {
           nodes { ${DECISION_FIELDS} } pageInfo { hasNextPage endCursor } } }
       }`,
-      { id: planId, after, to: asOf },
+      { id: planId, after, asOf },
     );
     if (!page.plan) break;
-    for (const d of page.plan.decisions.nodes) {
-      if (d.supersededAt && before(d.supersededAt, asOf)) ghosts.push({ ...d, superseded: true });
-    }
+    for (const d of page.plan.decisions.nodes) ghosts.push({ ...d, superseded: true });
     if (!page.plan.decisions.pageInfo.hasNextPage) break;
     after = page.plan.decisions.pageInfo.endCursor;
   }
   const reviews = data.reviews.nodes;
-  const pending = reviews.filter(
-    (r) => before(r.createdAt, asOf) && (r.status === "PENDING" || (asOf !== null && r.resolvedAt !== null && !before(r.resolvedAt, asOf))),
-  );
+  const pending = reviews.filter((r) => r.status === "PENDING");
   const decisions = [...current, ...ghosts].sort((a, b) => a.sequenceNumber - b.sequenceNumber);
   return { decisions, pending, reviews };
 }
+
+/** Another decision as the panel names it: its caption, with its id kept for hover, copy and a link. */
+export interface DecisionRef {
+  id: string;
+  planId: string;
+  parentDecisionId: string | null;
+  sequenceNumber: number;
+  decisionType: string;
+  question: string;
+  chosenOption: string;
+}
+
+const REF_FIELDS = "id planId parentDecisionId sequenceNumber decisionType question chosenOption";
 
 export interface DecisionDetail {
   id: string;
@@ -196,7 +247,14 @@ export interface DecisionDetail {
   correctionReason: string | null;
   supersededById: string | null;
   supersededAt: string | null;
-  supersededBy: { id: string; correctsDecisionId: string | null; createdAt: string } | null;
+  context: string | null;
+  parent: DecisionRef | null;
+  dependsOn: DecisionRef[];
+  dependents: DecisionRef[];
+  children: DecisionRef[];
+  corrects: DecisionRef | null;
+  supersededBy: (DecisionRef & { correctsDecisionId: string | null; createdAt: string; corrects: DecisionRef | null }) | null;
+  plan: { id: string; description: string; arguments: unknown };
   corrections: {
     attemptId: string;
     attemptNumber: number;
@@ -212,21 +270,43 @@ export interface DecisionDetail {
   }[];
 }
 
-export async function decisionDetail(id: string): Promise<DecisionDetail | null> {
-  const data = await query<{ decision: DecisionDetail | null }>(
-    `query Decision($id: ID!) { decision(id: $id) {
+/** What became of a decision by now, whatever the moment shown: for the panel's "today" and its way to either side of a correction. */
+export interface DecisionToday {
+  status: string;
+  supersededAt: string | null;
+  supersededBy: { id: string; correctsDecisionId: string | null; createdAt: string } | null;
+}
+
+/**
+ * A decision as it stood at ``asOf`` (now when null), every field and relation read as of then by
+ * the service (``decision(asOf:)``), and what became of it by now.
+ */
+export async function decisionDetail(id: string, asOf: string | null): Promise<{ then: DecisionDetail | null; today: DecisionToday | null }> {
+  const data = await query<{ decision: DecisionDetail | null; today: DecisionToday | null }>(
+    `query Decision($id: ID!, $asOf: DateTime) {
+      today: decision(id: $id) { status supersededAt supersededBy { id correctsDecisionId createdAt } }
+      decision(id: $id, asOf: $asOf) {
       id planId sequenceNumber decisionType phase question chosenOption alternativesConsidered confidenceScore rationale
       actorReasoning contextSnapshot { hotContextHash hotContextRef relevantResources { resourceId path }
         actorStateRef { threadId checkpointNs checkpointId } }
       checkpointGroup { groupId } artifactsProduced { artifactPath artifactType digest }
       createdAt status isCorrection correctsDecisionId correctionReason supersededById supersededAt
-      supersededBy { id correctsDecisionId createdAt }
+      context parent { ${REF_FIELDS} } dependsOn { ${REF_FIELDS} } dependents { ${REF_FIELDS} } children { ${REF_FIELDS} }
+      corrects { ${REF_FIELDS} }
+      supersededBy { ${REF_FIELDS} correctsDecisionId createdAt corrects { ${REF_FIELDS} } }
+      plan { id description arguments }
       corrections { attemptId attemptNumber mode guidance reason requestedBy at replayOutcome correctionDecisionId
         invalidatedDecisionCount invalidatedPlanCount }
     } }`,
-    { id },
+    { id, asOf },
   );
-  return data.decision;
+  return { then: data.decision, today: data.today };
+}
+
+/** The plan a decision lies in (for a link naming only the decision), or null when the caller may not see it. */
+export async function planOfDecision(id: string): Promise<string | null> {
+  const data = await query<{ decision: { planId: string } | null }>(`query PlanOf($id: ID!) { decision(id: $id) { planId } }`, { id });
+  return data.decision?.planId ?? null;
 }
 
 export interface Walk {

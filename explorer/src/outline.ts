@@ -1,6 +1,6 @@
 // The same hierarchy as a text tree (WAI-ARIA tree pattern): readable by a screen reader, usable with the keyboard.
 
-import { typeName } from "./graph";
+import { chosenText, planName, typeName } from "./caption";
 import type { DecisionInfo, PlanInfo, ReviewInfo } from "./model";
 
 export interface OutlineState {
@@ -72,7 +72,7 @@ export class Outline {
     const invalidated = plan.invalidatedAt ? ", invalidated" : "";
     item.append(
       this.label(
-        `plan: ${plan.description}`,
+        `plan: ${planName(plan)}`,
         `${open ? "open" : "closed"}, ${plan.phase.toLowerCase()}, ${plan.size} decisions${invalidated}`,
         "outline-plan",
       ),
@@ -87,7 +87,7 @@ export class Outline {
         const parent = d.parentDecisionId && present.has(d.parentDecisionId) ? d.parentDecisionId : null;
         byParent.set(parent, [...(byParent.get(parent) ?? []), d]);
       }
-      for (const d of byParent.get(null) ?? []) group.append(this.decisionItem(d, level + 1, state, byParent, children, content.pending));
+      for (const d of byParent.get(null) ?? []) group.append(this.decisionItem(d, level + 1, state, byParent, children, content.pending, plan));
     }
     for (const child of children.get(`p:${plan.id}`) ?? []) group.append(this.planItem(child, level + 1, state, children));
     if (group.childElementCount) item.append(group);
@@ -102,6 +102,7 @@ export class Outline {
     byParent: Map<string | null, DecisionInfo[]>,
     plans: Map<string, PlanInfo[]>,
     pending: ReviewInfo[],
+    plan: PlanInfo,
   ): HTMLLIElement {
     const item = this.item(`d:${d.id}`, level);
     item.dataset.kind = "decision";
@@ -117,7 +118,7 @@ export class Outline {
     ].filter(Boolean);
     item.append(
       this.label(
-        `#${d.sequenceNumber} ${typeName(d.decisionType)}: ${d.chosenOption}`,
+        `#${d.sequenceNumber} ${typeName(d.decisionType)}: ${chosenText(d, plan)}`,
         notes.join(", "),
         `outline-decision t-${typeName(d.decisionType)}`,
       ),
@@ -128,7 +129,7 @@ export class Outline {
       item.setAttribute("aria-expanded", "true");
       const group = document.createElement("ul");
       group.setAttribute("role", "group");
-      for (const kid of kids) group.append(this.decisionItem(kid, level + 1, state, byParent, plans, pending));
+      for (const kid of kids) group.append(this.decisionItem(kid, level + 1, state, byParent, plans, pending, plan));
       for (const plan of spawned) group.append(this.planItem(plan, level + 1, state, plans));
       item.append(group);
     }

@@ -1,7 +1,7 @@
 // The side panel: every field of the clicked decision, and the questions to ask of it.
 
-import { typeName } from "./graph";
-import type { DecisionDetail, Impact, PlanInfo, ReviewInfo } from "./model";
+import { decisionCaption, planName, typeName } from "./caption";
+import { spanNameOf, type DecisionDetail, type DecisionRef, type DecisionToday, type Impact, type PlanInfo, type ReviewInfo } from "./model";
 
 export interface PanelActions {
   lineage(): void;
@@ -10,6 +10,7 @@ export interface PanelActions {
   showMoment(moment: string | null, label: string): void;
   clearHighlight(): void;
   select(decisionId: string): void;
+  copied(id: string, ok: boolean): void;
 }
 
 function element<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, className?: string): HTMLElementTagNameMap[K] {
@@ -46,46 +47,130 @@ function fields(rows: [string, string | Node | null | undefined][]): HTMLDListEl
   return list;
 }
 
-function items(values: string[]): HTMLUListElement | null {
+function items(values: (string | Node)[]): HTMLUListElement | null {
   if (!values.length) return null;
   const list = element("ul");
-  for (const value of values) list.append(element("li", value));
+  for (const value of values) {
+    const item = element("li");
+    item.append(value);
+    list.append(item);
+  }
   return list;
 }
 
-function decisionLink(id: string, actions: PanelActions): HTMLButtonElement {
-  const link = button(id, "go", () => actions.select(id));
+/** An id shown as what it names: the caption links to it, the id is on hover and a button copies it. */
+function copyButton(id: string, actions: PanelActions): HTMLButtonElement {
+  const copy = button("copy id", "copy", () => {
+    navigator.clipboard.writeText(id).then(
+      () => actions.copied(id, true),
+      () => actions.copied(id, false),
+    );
+  });
+  copy.className = "copy";
+  copy.dataset.id = id;
+  copy.title = `Copy ${id}`;
+  return copy;
+}
+
+export function decisionLink(ref: DecisionRef, plans: Map<string, PlanInfo>, actions: PanelActions): HTMLSpanElement {
+  const holder = element("span", undefined, "ref");
+  const link = button(decisionCaption(ref, plans.get(ref.planId)), "go", () => actions.select(ref.id));
   link.className = "link";
-  return link;
+  link.dataset.id = ref.id;
+  link.title = ref.id;
+  holder.append(link, copyButton(ref.id, actions));
+  return holder;
 }
 
-function statusAt(d: DecisionDetail, asOf: string): HTMLElement {
-  const at = Date.parse(asOf);
-  const status =
-    Date.parse(d.createdAt) > at ? "not yet recorded" : d.supersededAt !== null && Date.parse(d.supersededAt) <= at ? "superseded" : "current";
-  const line = element("p", `${status} at the moment shown (${when(asOf)})`, "status-at");
-  line.dataset.status = status;
-  return line;
+function idWithCopy(id: string, actions: PanelActions): HTMLSpanElement {
+  const holder = element("span", undefined, "ref");
+  holder.append(element("code", id), copyButton(id, actions));
+  return holder;
 }
 
-/** Renders a decision's fields; ``review`` is the review it came from, if a person was asked. */
-export function renderDecision(
-  panel: HTMLElement,
-  d: DecisionDetail,
-  review: ReviewInfo | null,
-  before: string | null,
-  asOf: string | null,
-  actions: PanelActions,
-): void {
+/** One message of a stored context: LangChain's ``messages_to_dict`` form, ``{type, data: {content}}``. */
+interface StoredMessage {
+  type: string;
+  data: { content: unknown; name?: string | null; tool_calls?: { name: string; args: unknown }[] };
+}
+
+function isMessages(value: unknown): value is StoredMessage[] {
+  return (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((m) => typeof m === "object" && m !== null && typeof (m as StoredMessage).type === "string" && typeof (m as StoredMessage).data === "object")
+  );
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content.map((part) => (typeof part === "object" && part !== null && "text" in part ? String(part.text) : JSON.stringify(part))).join("\n");
+  }
+  return JSON.stringify(content, null, 2);
+}
+
+/**
+ * The stored context as a person reads it: a conversation as its messages (who said what, the tool
+ * calls made), any other JSON laid out, plain text as it is.
+ */
+function contextView(context: string): HTMLElement {
+  let parsed: unknown = undefined;
+  try {
+    parsed = JSON.parse(context);
+  } catch {
+    // not JSON: shown as the text it is
+  }
+  const box = element("div", undefined, "context");
+  if (isMessages(parsed)) {
+    box.dataset.form = "messages";
+    const list = element("ol", undefined, "messages");
+    for (const message of parsed) {
+      const item = element("li", undefined, `message ${message.type}`);
+      item.dataset.role = message.type;
+      const who = message.data.name ? `${message.type} (${message.data.name})` : message.type;
+      item.append(element("span", who, "role"));
+      const said = contentText(message.data.content);
+      if (said) item.append(element("p", said, "content"));
+      for (const call of message.data.tool_calls ?? []) item.append(element("p", `calls ${call.name}(${JSON.stringify(call.args)})`, "tool-call"));
+      list.append(item);
+    }
+    box.append(list);
+  } else {
+    box.dataset.form = parsed === undefined ? "text" : "json";
+    box.append(element("pre", parsed === undefined ? context : JSON.stringify(parsed, null, 2)));
+  }
+  return box;
+}
+
+/** What the panel knows beside the decision: its plans (for captions), the reviews it went through or waits on then. */
+export interface PanelContext {
+  plans: Map<string, PlanInfo>;
+  review: ReviewInfo | null;
+  /** Reviews waiting under it at the moment shown. */
+  waiting: ReviewInfo[];
+  /** The last moment before the correction that superseded it (by now), for "Before the correction". */
+  before: string | null;
+  asOf: string | null;
+}
+
+/**
+ * Renders a decision as it stood at the moment shown (``d``, read as of then), beside what became
+ * of it by now (``today``).
+ */
+export function renderDecision(panel: HTMLElement, d: DecisionDetail, today: DecisionToday | null, at: PanelContext, actions: PanelActions): void {
+  const plans = at.plans;
   const heading = element("h2", `#${d.sequenceNumber} ${typeName(d.decisionType)}`);
   heading.id = "panel-title";
   panel.setAttribute("aria-labelledby", heading.id);
   const snapshot = d.contextSnapshot;
   const state = snapshot.actorStateRef;
+  const link = (ref: DecisionRef): HTMLSpanElement => decisionLink(ref, plans, actions);
   const superseded = d.supersededAt
     ? fields([
         ["superseded at", when(d.supersededAt)],
-        ["superseded by", d.supersededById ? decisionLink(d.supersededById, actions) : null],
+        ["superseded by", d.supersededBy ? link(d.supersededBy) : d.supersededById],
+        ["invalidated by correcting", d.supersededBy?.corrects ? link(d.supersededBy.corrects) : null],
       ])
     : null;
   const corrections = d.corrections.map(
@@ -95,63 +180,95 @@ export function renderDecision(
       `${c.invalidatedPlanCount} plan(s); replay ${c.replayOutcome.toLowerCase()}`,
   );
   const actionsRow = element("div", undefined, "actions");
-  actionsRow.append(
-    button("Upstream lineage", "lineage", actions.lineage),
-    button("Downstream impact", "impact", actions.impact),
-  );
-  if (d.supersededAt) {
+  actionsRow.append(button("Upstream lineage", "lineage", actions.lineage), button("Downstream impact", "impact", actions.impact));
+  if (today?.supersededAt) {
+    // Superseded by now (whatever the moment shown): the ways to either side of that correction.
     actionsRow.append(button("Why invalidated", "path", actions.invalidationPath));
-    // Before: the last moment of the history before the correction; after: the correction's own.
-    actionsRow.append(button("Before the correction", "before", () => actions.showMoment(before, "before")));
-    actionsRow.append(button("After the correction", "after", () => actions.showMoment(d.supersededAt, "after")));
+    actionsRow.append(button("Before the correction", "before", () => actions.showMoment(at.before, "before")));
+    actionsRow.append(button("After the correction", "after", () => actions.showMoment(today.supersededAt, "after")));
   }
   actionsRow.append(button("Clear highlight", "clear", actions.clearHighlight));
+  const plan = plans.get(d.planId) ?? { description: d.plan.description, spanName: spanNameOf(d.plan.arguments) };
+  const isRoot = d.parent === null && d.decisionType === "PROMPT_DEFINITION";
+  const statusToday = today?.status ?? d.status;
+  const waiting = at.waiting.map(
+    (r) => `${typeName(r.decisionType)}: ${r.chosenOption} (confidence ${r.confidenceScore ?? "-"} under threshold ${r.threshold}: ${r.reason})`,
+  );
   panel.replaceChildren(
     heading,
-    // The status today, and at the moment the drawing shows when that is a past one.
-    element("p", d.status === "SUPERSEDED" ? "superseded today" : "current today", `status ${d.status.toLowerCase()}`),
-    ...(asOf === null ? [] : [statusAt(d, asOf)]),
+    // The status today, and the status at the moment the drawing shows (as the service read it then).
+    element("p", statusToday === "SUPERSEDED" ? "superseded today" : "current today", `status ${statusToday.toLowerCase()}`),
+    ...(at.asOf === null ? [] : [statusAt(d.status, at.asOf)]),
+    ...(superseded ? [superseded] : []),
+    // The questions first, and what they answer just under them, where the eye already is.
+    actionsRow,
+    element("div", undefined, "walk"),
     fields([
       ["question", d.question],
-      ["chosen option", d.chosenOption],
+      ["chosen option", isRoot ? planName(plan) : d.chosenOption],
+      ["arguments", isRoot && d.chosenOption !== planName(plan) ? element("pre", prettyJson(d.chosenOption)) : null],
       ["alternatives considered", items(d.alternativesConsidered)],
       ["confidence", d.confidenceScore === null ? "not scored" : d.confidenceScore.toFixed(2)],
       ["rationale", d.rationale],
       ["actor reasoning", d.actorReasoning],
       ["phase", d.phase.toLowerCase()],
       ["recorded at", when(d.createdAt)],
-      ["decision id", d.id],
-      ["plan", d.planId],
-      ["context", snapshot.hotContextRef],
+      ["decision id", idWithCopy(d.id, actions)],
+      ["plan", planName(plan)],
+      ["parent", d.parent ? link(d.parent) : null],
+      ["depends on", items(d.dependsOn.map(link)) ?? "nothing"],
+      ["dependents", items(d.dependents.map(link)) ?? "none"],
+      ["children", items(d.children.map(link)) ?? "none"],
+      ["corrects", d.corrects ? link(d.corrects) : d.correctsDecisionId],
+      ["correction reason", d.correctionReason],
+      [
+        "review",
+        at.review
+          ? `${at.review.status.toLowerCase().replace(/_/g, " ")} by ${at.review.resolvedBy ?? "-"} at ${when(at.review.resolvedAt)} ` +
+            `(confidence ${at.review.confidenceScore ?? "-"} under threshold ${at.review.threshold}: ${at.review.reason})`
+          : "none: recorded without a review",
+      ],
+      ["review pending under it", items(waiting)],
+      ["correction history", items(corrections) ?? "never corrected"],
+      ["context", d.context === null ? "stored elsewhere (see the reference)" : contextView(d.context)],
+      ["context reference", snapshot.hotContextRef],
       ["context hash", snapshot.hotContextHash],
       ["actor checkpoint", state ? `${state.threadId} / ${state.checkpointNs || "-"} / ${state.checkpointId}` : null],
       ["checkpoint group", d.checkpointGroup?.groupId],
       ["relevant resources", items(snapshot.relevantResources.map((r) => (r.path ? `${r.resourceId} (${r.path})` : r.resourceId)))],
       ["artifacts", items(d.artifactsProduced.map((a) => `${a.artifactType}: ${a.artifactPath}`))],
-      ["corrects", d.correctsDecisionId ? decisionLink(d.correctsDecisionId, actions) : null],
-      ["correction reason", d.correctionReason],
-      [
-        "review",
-        review
-          ? `${review.status.toLowerCase().replace(/_/g, " ")} by ${review.resolvedBy ?? "-"} at ${when(review.resolvedAt)} ` +
-            `(confidence ${review.confidenceScore ?? "-"} under threshold ${review.threshold}: ${review.reason})`
-          : "none: recorded without a review",
-      ],
-      ["correction history", items(corrections) ?? "never corrected"],
     ]),
-    ...(superseded ? [superseded] : []),
-    actionsRow,
-    element("div", undefined, "walk"),
   );
 }
 
+function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+function statusAt(status: string, asOf: string): HTMLElement {
+  const line = element("p", `${status} at the moment shown (${when(asOf)})`, "status-at");
+  line.dataset.status = status.toLowerCase();
+  return line;
+}
+
 /** The walk's summary under the panel's buttons: what a correction would invalidate, by type and by plan. */
-export function renderWalk(panel: HTMLElement, title: string, walk: Impact | null, count: number, plans: Map<string, PlanInfo>): void {
+export function renderWalk(
+  panel: HTMLElement,
+  title: string,
+  walk: Impact | null,
+  count: number,
+  plans: Map<string, PlanInfo>,
+  steps: Node | null = null,
+): void {
   const box = panel.querySelector<HTMLElement>(".walk");
   if (!box) return;
   const heading = element("h3", title);
   if (!walk) {
-    box.replaceChildren(heading, element("p", `${count} decision(s) highlighted.`));
+    box.replaceChildren(heading, ...(steps ? [steps] : []), element("p", `${count} decision(s) highlighted.`));
     return;
   }
   const byType = element("table");
@@ -169,7 +286,8 @@ export function renderWalk(panel: HTMLElement, title: string, walk: Impact | nul
   byPlan.append(element("caption", "by plan"));
   for (const [planId, n] of perPlan) {
     const row = element("tr");
-    row.append(element("td", plans.get(planId)?.description ?? planId), element("td", String(n)));
+    const plan = plans.get(planId);
+    row.append(element("td", plan ? planName(plan) : planId), element("td", String(n)));
     byPlan.append(row);
   }
   box.replaceChildren(

@@ -35,7 +35,7 @@ from decisiontrail.schema.errors import should_mask
 from decisiontrail.schema.execution import DirectFieldsExecutionContext
 from decisiontrail.schema.input_plans import build_inputs_directly
 from decisiontrail.schema.correction import CorrectionAttempt, CorrectionPayload, Impact, Lineage
-from decisiontrail.schema.decision import Decision
+from decisiontrail.schema.decision import Decision, DecisionConnection
 from decisiontrail.schema.payloads import DecisionEvent, RecordDecisionPayload, ResolveReviewPayload
 from decisiontrail.schema.plan import InvariantSet, Plan, PlanConnection
 from decisiontrail.schema.review import Review, ReviewConnection
@@ -61,7 +61,18 @@ class Query:
     )
     plans: PlanConnection = strawberry.field(
         resolver=queries.plans,
-        description="Plans, a page at a time, in creation order; search finds them by description, id or project.",
+        description=(
+            "Plans, a page at a time, in creation order (newestFirst: newest first); search finds them by description, "
+            "id or project; project, phase, hasCorrections, hasPendingReviews and maxConfidence filter them."
+        ),
+        permission_classes=[Authenticated],
+    )
+    search_decisions: DecisionConnection = strawberry.field(
+        resolver=queries.search_decisions,
+        description=(
+            "Decisions across plans found by the words of their question, chosen option or rationale, or by id "
+            "(any case), best first; superseded ones too."
+        ),
         permission_classes=[Authenticated],
     )
     impact: Impact = strawberry.field(

@@ -28,15 +28,17 @@ from decisiontrail.services import Graph, Trail, open_trail
 from decisiontrail.settings import Neo4jSettings, RuntimeSettings
 from decisiontrail.web import endpoints
 from decisiontrail.web.auth import BearerTokens, caller
-from decisiontrail.web.graphql_view import DecisionTrailGraphQL
+from decisiontrail.web.graphql_view import DecisionTrailGraphQL, over_rate_limit
 from decisiontrail.web.middleware import (
     MAX_IN_FLIGHT,
     MAX_TRACES_BODY_BYTES,
     BodySizeLimit,
+    RateLimit,
     ServerTiming,
     ShedLoad,
     StopOnDisconnect,
 )
+from decisiontrail.web.tokens import TokenFile, tokens_from_env
 
 __all__ = ["MAX_IN_FLIGHT", "create_app"]
 
@@ -74,15 +76,22 @@ def create_app(
 ) -> Starlette:
     """The service. It opens Neo4j in its lifespan (embedded unless NEO4J_URI is set), or uses
     ``graph`` when given one (which it then does not close). ``tokens`` default to
-    DECISIONTRAIL_TOKENS_FILE; with none, every caller is trusted (serve binds loopback only).
+    DECISIONTRAIL_TOKENS_FILE; with none, every caller is trusted (serve binds loopback only). A
+    token file (``TokenFile``) is watched while the app runs: read again as it changes, and on
+    SIGHUP when the app was started on the main thread.
     ``server_timing`` adds the ``Server-Timing`` header to every HTTP response (``ServerTiming``).
     ``runtime_workers`` threads drive plan runs (by default DECISIONTRAIL_RUNTIME_WORKERS; 0: none here)."""
-    tokens = tokens if tokens is not None else TokenRegistry.from_env()
+    tokens = tokens if tokens is not None else tokens_from_env()
+    # One for the middleware and the GraphQL view alike (a browser's WebSocket sends its token in
+    # connection_init): the callers' rate limits, the issuer's keys and the open WebSockets are one.
+    bearer = BearerTokens(tokens)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         # What the lifespan yields is every request's ``request.state``.
         with contextlib.ExitStack() as stack:
+            if isinstance(tokens, TokenFile):  # however the app was started (serve, uvicorn --factory, a test)
+                stack.enter_context(tokens.watching())
             events = EventBus()
             if graph is not None:
                 trail = Trail.on(graph, events)
@@ -105,7 +114,7 @@ def create_app(
             async with mcp.running():  # the MCP SDK's session manager serves /mcp's requests in its task group
                 yield {"trail": trail}
 
-    graphql = DecisionTrailGraphQL(BearerTokens(tokens))
+    graphql = DecisionTrailGraphQL(bearer)
     mcp = mcp_server.Endpoint(caller)
     return Starlette(
         routes=[
@@ -124,7 +133,9 @@ def create_app(
             Middleware(ShedLoad, limit=max_in_flight),
             Middleware(StopOnDisconnect),
             Middleware(BodySizeLimit, paths={"/v1/traces": MAX_TRACES_BODY_BYTES}),
-            Middleware(AuthenticationMiddleware, backend=BearerTokens(tokens)),
+            Middleware(AuthenticationMiddleware, backend=bearer),
+            # Inside authentication, which finds the caller; every route but /healthz and /readyz counts.
+            Middleware(RateLimit, answers={"/graphql": over_rate_limit, "/v1/traces": endpoints.traces_rate_limited}),
         ],
         lifespan=lifespan,
     )

@@ -109,6 +109,84 @@ class RuntimeSettings:
         )
 
 
+ASYMMETRIC_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
+"""The JWT signatures an issuer's public keys can check; a shared secret (HS256) or none never is."""
+
+
+@dataclass(frozen=True)
+class OidcSettings:
+    """An OpenID Connect issuer whose JWTs are bearer tokens (docs/security.md): their signature
+    checked against the issuer's JWKS, their ``iss`` and ``aud`` checked, the caller's name, role and
+    project read from the claims named here."""
+
+    issuer: str
+    audience: tuple[str, ...]
+    jwks_url: str | None = None
+    """None: the ``jwks_uri`` of the issuer's ``/.well-known/openid-configuration``."""
+    name_claim: str = "sub"
+    role_claim: str = "roles"
+    project_claim: str | None = None
+    """None: a JWT is limited to no project."""
+    algorithms: tuple[str, ...] = ASYMMETRIC_ALGORITHMS
+    leeway: float = 30.0
+    """Seconds of clock skew allowed on ``exp``, ``nbf`` and ``iat``."""
+    jwks_refresh: float = 10.0
+    """The fewest seconds between two fetches of the JWKS: a flood of unknown key ids fetches it once."""
+    jwks_max_age: float = 300.0
+    """Seconds fetched keys are trusted before they are fetched again (a retired key goes with them)."""
+
+
+@dataclass(frozen=True)
+class AccessSettings:
+    """Who may call the service beside its static tokens, how soon a changed token file counts, and
+    how often each caller may call (docs/security.md)."""
+
+    oidc: OidcSettings | None = None
+    tokens_reload: float = 2.0
+    """Seconds between looks at the token file for a change (0: only on SIGHUP)."""
+    rate_limit: float = 0.0
+    """Requests a second each caller may make, on average (0: no limit)."""
+    rate_burst: int = 100
+    """Requests a caller may make at once before its rate applies."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> AccessSettings:
+        read = Environment.read(env)
+        oidc = None
+        if read.oidc_issuer is not None:
+            if not read.oidc_audience:
+                raise ValidationFailed(
+                    "DECISIONTRAIL_OIDC_AUDIENCE: required with DECISIONTRAIL_OIDC_ISSUER (the audience the service's tokens name)",
+                    field="DECISIONTRAIL_OIDC_AUDIENCE",
+                )
+            algorithms = tuple(a.strip() for a in read.oidc_algorithms.split(",") if a.strip())
+            refused = [a for a in algorithms if a not in ASYMMETRIC_ALGORITHMS]
+            if refused or not algorithms:
+                raise ValidationFailed(
+                    f"DECISIONTRAIL_OIDC_ALGORITHMS: {', '.join(refused) or 'none given'}; allowed are {', '.join(ASYMMETRIC_ALGORITHMS)}",
+                    field="DECISIONTRAIL_OIDC_ALGORITHMS",
+                )
+            for name, url in (
+                ("DECISIONTRAIL_OIDC_ISSUER", read.oidc_issuer),
+                ("DECISIONTRAIL_OIDC_JWKS_URL", read.oidc_jwks_url),
+            ):
+                if url is not None and not url.startswith(("https://", "http://")):
+                    raise ValidationFailed(f"{name}: an http(s) URL, not {url!r}", field=name)
+            oidc = OidcSettings(
+                issuer=read.oidc_issuer,
+                audience=tuple(a.strip() for a in read.oidc_audience.split(",") if a.strip()),
+                jwks_url=read.oidc_jwks_url,
+                name_claim=read.oidc_name_claim,
+                role_claim=read.oidc_role_claim,
+                project_claim=read.oidc_project_claim,
+                algorithms=algorithms,
+                leeway=read.oidc_leeway,
+                jwks_refresh=read.oidc_jwks_refresh,
+                jwks_max_age=read.oidc_jwks_max_age,
+            )
+        return cls(oidc=oidc, tokens_reload=read.tokens_reload, rate_limit=read.rate_limit, rate_burst=read.rate_burst)
+
+
 class Environment(BaseSettings):
     """The environment variables decisiontrail reads, validated (pydantic-settings); an empty one counts as unset."""
 
@@ -140,6 +218,22 @@ class Environment(BaseSettings):
     """Threads of a serving process that drive plan runs; 0 runs none there (another process does)."""
     tokens: str | None = Field(None, validation_alias="DECISIONTRAIL_TOKENS")
     tokens_file: Path | None = Field(None, validation_alias="DECISIONTRAIL_TOKENS_FILE")
+    tokens_reload: float = Field(2.0, ge=0, le=3600, validation_alias="DECISIONTRAIL_TOKENS_RELOAD")
+    """Seconds between looks at the token file for a change; 0: read again only on SIGHUP."""
+    oidc_issuer: str | None = Field(None, validation_alias="DECISIONTRAIL_OIDC_ISSUER")
+    oidc_audience: str | None = Field(None, validation_alias="DECISIONTRAIL_OIDC_AUDIENCE")
+    """One audience, or several separated by commas: a token naming any of them is for this service."""
+    oidc_jwks_url: str | None = Field(None, validation_alias="DECISIONTRAIL_OIDC_JWKS_URL")
+    oidc_name_claim: str = Field("sub", min_length=1, validation_alias="DECISIONTRAIL_OIDC_NAME_CLAIM")
+    oidc_role_claim: str = Field("roles", min_length=1, validation_alias="DECISIONTRAIL_OIDC_ROLE_CLAIM")
+    oidc_project_claim: str | None = Field(None, validation_alias="DECISIONTRAIL_OIDC_PROJECT_CLAIM")
+    oidc_algorithms: str = Field(",".join(ASYMMETRIC_ALGORITHMS), validation_alias="DECISIONTRAIL_OIDC_ALGORITHMS")
+    oidc_leeway: float = Field(30.0, ge=0, le=300, validation_alias="DECISIONTRAIL_OIDC_LEEWAY")
+    oidc_jwks_refresh: float = Field(10.0, ge=0, le=86_400, validation_alias="DECISIONTRAIL_OIDC_JWKS_REFRESH")
+    oidc_jwks_max_age: float = Field(300.0, ge=1, le=86_400, validation_alias="DECISIONTRAIL_OIDC_JWKS_MAX_AGE")
+    rate_limit: float = Field(0.0, ge=0, le=100_000, validation_alias="DECISIONTRAIL_RATE_LIMIT")
+    """Requests a second per caller; 0 is no limit."""
+    rate_burst: int = Field(100, ge=1, le=100_000, validation_alias="DECISIONTRAIL_RATE_BURST")
 
     @classmethod
     def read(cls, env: Mapping[str, str] | None = None) -> Environment:
@@ -163,15 +257,27 @@ def _refusal(error: ValidationError) -> ValidationFailed:
     bounds = {type(m).__name__: m for m in (info.metadata if info else [])}
     low = getattr(bounds.get("Ge"), "ge", None)
     high = getattr(bounds.get("Le"), "le", None)
-    unit = "a whole number" if info is not None and info.annotation is int else "a number of seconds"
+    unit = _UNITS.get(name) or ("a whole number" if info is not None and info.annotation is int else "a number of seconds")
     if problem["type"] in ("int_parsing", "float_parsing", "int_from_float"):
         message = f"{name} must be {unit}, got {raw!r}"
     elif low is not None and high is not None and problem["type"] in ("greater_than_equal", "less_than_equal"):
-        zero = " (no limit)" if unit != "a whole number" and low == 0 else ""
-        message = f"{name} must be between {low:g}{zero} and {high:g}" + (" seconds" if zero else "") + f", got {raw}"
+        zero = f" ({_ZERO.get(name, 'no limit')})" if unit != "a whole number" and low == 0 and _ZERO.get(name) != "" else ""
+        seconds = " seconds" if zero and unit == "a number of seconds" else ""
+        message = f"{name} must be between {low:g}{zero} and {high:g}{seconds}, got {raw}"
     else:
         message = f"{name}: {problem['msg']}" + (f" ({context})" if context else "")
     return ValidationFailed(message, field=name)
+
+
+_UNITS = {"DECISIONTRAIL_RATE_LIMIT": "a number of requests a second"}
+"""The variables whose number is not a whole number or seconds."""
+
+_ZERO = {
+    "DECISIONTRAIL_TOKENS_RELOAD": "on SIGHUP only",
+    "DECISIONTRAIL_OIDC_LEEWAY": "",
+    "DECISIONTRAIL_OIDC_JWKS_REFRESH": "no bound",
+}
+"""What 0 means for the variables where it is not "no limit" ("": nothing to say)."""
 
 
 def _aliases(alias: object) -> list[str]:

@@ -114,17 +114,18 @@ def _schema(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
     import uvicorn
 
-    from decisiontrail.access import TokenRegistry
     from decisiontrail.actors.demonstration import DEMONSTRATOR, record_demonstration, render_demonstration
     from decisiontrail.app import MAX_IN_FLIGHT, create_app
     from decisiontrail.services.checkpoints import checkpointer as checkpointer_of
+    from decisiontrail.settings import AccessSettings
+    from decisiontrail.web.tokens import tokens_from_env
 
-    tokens = TokenRegistry.from_env()
-    if not tokens.enabled:
+    tokens = tokens_from_env()  # the app reads a token file again as it changes, and on SIGHUP (docs/security.md)
+    if not tokens.enabled and AccessSettings.from_env().oidc is None:
         if args.host not in ("127.0.0.1", "localhost", "::1"):
             print(
-                f"decisiontrail: error: no tokens configured (DECISIONTRAIL_TOKENS_FILE), so the API is served "
-                f"on loopback only, not on {args.host}; create tokens with `decisiontrail token`",
+                f"decisiontrail: error: no tokens configured (DECISIONTRAIL_TOKENS_FILE or DECISIONTRAIL_OIDC_ISSUER), so the "
+                f"API is served on loopback only, not on {args.host}; create tokens with `decisiontrail token`",
                 file=sys.stderr,
             )
             return 2

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from decisiontrail.domain.decision import DecisionType, Phase
+from decisiontrail.domain.ids import canonical_ulid
 from decisiontrail.exceptions import ValidationFailed
 
 DEFAULT_PAGE = 50
@@ -119,6 +120,12 @@ class PlanPage:
     project: str | None = None
     search: str | None = None
     """Kept when its description, id or project holds this, in any case."""
+    has_corrections: bool | None = None
+    """Kept when it holds a correction (or, False, none)."""
+    has_pending_reviews: bool | None = None
+    """Kept when a review of it waits for a person (or, False, none does)."""
+    max_confidence: float | None = None
+    """Kept when one of its current decisions has a confidence at most this: low confidence."""
     count: bool = True
     """Whether to count every plan that matches (as ``DecisionPage.count``)."""
     newest_first: bool = False
@@ -136,4 +143,89 @@ class PlanPage:
             "owner": self.owner,
             "project": self.project,
             "search": self.search.lower() if self.search else None,
+            "has_corrections": self.has_corrections,
+            "has_pending_reviews": self.has_pending_reviews,
+            "max_confidence": self.max_confidence,
+        }
+
+
+# How much more a word weighs where it is found: a question says what a decision is about, its
+# chosen option what it chose, its rationale (longer, and about much else) why.
+FIELD_WEIGHTS = (("question", 3), ("chosen_option", 2), ("rationale", 1))
+
+
+def lucene_query(text: str) -> str | None:
+    r"""The full-text query that finds decisions holding every word of ``text`` (a word of it in
+    any of the three fields), weighted by ``FIELD_WEIGHTS``; None when it holds no word.
+
+    Each word is a quoted phrase, its quotes and backslashes escaped, so nothing a person types is
+    read as Lucene's syntax (``a:b``, ``AND``, ``*``); within a phrase the index's analyzer splits
+    it as it split the text (``rate-limit``: "rate" then "limit").
+
+    >>> print(lucene_query('rate-limit'))
+    (question:"rate-limit"^3 OR chosen_option:"rate-limit"^2 OR rationale:"rate-limit"^1)
+    >>> print(lucene_query('a"b c:d'))
+    (question:"a\"b"^3 OR chosen_option:"a\"b"^2 OR rationale:"a\"b"^1) AND (question:"c:d"^3 OR chosen_option:"c:d"^2 OR rationale:"c:d"^1)
+    >>> lucene_query(" -- ") is None
+    True
+    """
+    words = [w for w in text.split() if any(c.isalnum() for c in w)]
+    if not words:
+        return None
+    phrases = ['"' + w.replace("\\", "\\\\").replace('"', '\\"') + '"' for w in words]
+    return " AND ".join(
+        "(" + " OR ".join(f"{field}:{phrase}^{weight}" for field, weight in FIELD_WEIGHTS) + ")" for phrase in phrases
+    )
+
+
+def decision_id_in(text: str) -> str | None:
+    """``text`` as a decision id (a ULID, in any case), or None when it is not one.
+
+    >>> decision_id_in(" 01arz3ndektsv4rrffq69g5fav ")
+    '01ARZ3NDEKTSV4RRFFQ69G5FAV'
+    >>> decision_id_in("Redis") is None
+    True
+    """
+    try:
+        return canonical_ulid(text.strip())
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A decision found: whether by its id, and how well its words matched (Lucene's score; 0 when
+    found by id alone). Hits are ranked by id first, then score, then id: a page's last hit is where
+    the next begins."""
+
+    decision_id: str
+    exact: bool
+    score: float
+
+
+@dataclass(frozen=True)
+class DecisionSearch:
+    """A page of decisions found across plans by text and id, best first, after a hit."""
+
+    text: str
+    first: int = DEFAULT_PAGE
+    after: SearchHit | None = None
+    plan_id: str | None = None
+    owner: str | None = None
+    project: str | None = None
+    count: bool = True
+    """Whether to count every decision found (as ``DecisionPage.count``)."""
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "limit": self.first,
+            "lucene": lucene_query(self.text),
+            "decision_id": decision_id_in(self.text),
+            "after_exact": None if self.after is None else int(self.after.exact),
+            "after_score": None if self.after is None else self.after.score,
+            "after_id": None if self.after is None else self.after.decision_id,
+            "plan_id": self.plan_id,
+            "owner": self.owner,
+            "project": self.project,
         }

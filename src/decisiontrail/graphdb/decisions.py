@@ -11,7 +11,7 @@ import neo4j
 
 from decisiontrail.cypher import query
 from decisiontrail.domain import ArtifactRef, Decision, DecisionType
-from decisiontrail.domain.pages import DecisionPage
+from decisiontrail.domain.pages import DecisionPage, DecisionSearch, SearchHit
 from decisiontrail.domain.placement import Recording
 from decisiontrail.domain.recording import PARENT_TYPES, CapturedContext, CheckpointGroup, checkpoint_group_for
 from decisiontrail.graphdb.database import Rows, Transaction, lock_holder
@@ -73,6 +73,14 @@ def page(tx: Transaction, plan_id: str, page: DecisionPage) -> tuple[int | None,
     them after ``page.after``)."""
     record = tx.run(query("decision/page_plan_decisions"), plan_id=plan_id, **page.params()).single(strict=True)
     return record["total"], list(record["decision_ids"])
+
+
+def search(tx: Transaction, search: DecisionSearch) -> tuple[int | None, list[SearchHit]]:
+    """(how many decisions are found, None unless ``search.count``; one page of the hits, best
+    first, after ``search.after``)."""
+    record = tx.run(query("decision/search_decisions"), **search.params()).single(strict=True)
+    hits = [SearchHit(h["decision_id"], bool(h["exact"]), float(h["score"])) for h in record["hits"]]
+    return record["total"], hits
 
 
 def lineage(tx: Transaction, decision_id: str, *, as_of: datetime | None = None) -> Lineage | None:

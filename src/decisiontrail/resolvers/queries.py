@@ -10,7 +10,7 @@ from strawberry.types import Info
 
 from decisiontrail.domain import Phase as DomainPhase
 from decisiontrail.domain.as_of import existed
-from decisiontrail.domain.pages import PlanPage, ReviewPage, page_size, search_text
+from decisiontrail.domain.pages import DecisionSearch, PlanPage, ReviewPage, page_size, search_text
 from decisiontrail.domain.invariants import Scope
 from decisiontrail.domain.recording import ReviewStatus
 from decisiontrail.events import FellBehind
@@ -20,8 +20,16 @@ from decisiontrail.schema.dataset import CorrectionExample
 from decisiontrail.schema.errors import call, client_error
 from decisiontrail.domain.decision import Phase
 from decisiontrail.schema.correction import Impact, Lineage
-from decisiontrail.schema.decision import Decision, load_decision
-from decisiontrail.schema.pages import PageInfo, asks_for_total, parse_cursor, plan_cursor, review_cursor
+from decisiontrail.schema.decision import Decision, DecisionConnection, DecisionEdge, load_decision
+from decisiontrail.schema.pages import (
+    PageInfo,
+    asks_for_total,
+    parse_cursor,
+    parse_search_cursor,
+    plan_cursor,
+    review_cursor,
+    search_cursor,
+)
 from decisiontrail.schema.payloads import DecisionEvent
 from decisiontrail.schema.plan import InvariantSet, Plan, PlanConnection, PlanEdge, plan_as_of
 from decisiontrail.schema.review import Review, ReviewConnection, ReviewEdge
@@ -82,9 +90,17 @@ async def plans(
     phase: Phase | None = None,
     top_level: bool | None = None,
     search: str | None = None,
+    newest_first: bool | None = False,
+    project: str | None = None,
+    has_corrections: bool | None = None,
+    has_pending_reviews: bool | None = None,
+    max_confidence: float | None = None,
 ) -> PlanConnection:
-    """Plans in creation order, a page at a time (at most 100); ``topLevel`` keeps hierarchy roots,
-    ``search`` those whose description, id or project contains it (case-insensitive)."""
+    """Plans in creation order (``newestFirst``: newest first), a page at a time (at most 100);
+    ``topLevel`` keeps hierarchy roots, ``search`` those whose description, id or project contains it
+    (case-insensitive), ``project`` a project's, ``hasCorrections`` those holding a correction (false:
+    none), ``hasPendingReviews`` those with a review waiting (false: none), ``maxConfidence`` those
+    with a current decision of a confidence at most it."""
     try:
         size = page_size(first)
         search = search_text(search)
@@ -95,8 +111,13 @@ async def plans(
         after=parse_cursor("plan", after),
         phase=DomainPhase(phase.value) if phase else None,
         top_level=top_level,
+        project=project,
         search=search,
+        has_corrections=has_corrections,
+        has_pending_reviews=has_pending_reviews,
+        max_confidence=max_confidence,
         count=asks_for_total(info),
+        newest_first=bool(newest_first),
     )
     total, ids = await call(reading.page_plans, info.context.trail, page, info.context.caller)
     more = len(ids) > size
@@ -104,6 +125,48 @@ async def plans(
     edges = [PlanEdge(cursor=plan_cursor(p.plan_id), node=Plan(model=p)) for p in found if p is not None]
     return PlanConnection(
         edges=edges, page_info=PageInfo(has_next_page=more, end_cursor=edges[-1].cursor if edges else None), total=total
+    )
+
+
+async def search_decisions(
+    info: Info[Context, None],
+    text: str,
+    first: int | None = 20,
+    after: str | None = None,
+    project: str | None = None,
+    plan_id: strawberry.ID | None = None,
+) -> DecisionConnection:
+    """Decisions across plans whose question, chosen option or rationale holds every word of
+    ``text`` (whole words, any case), or whose id it is (any case), best first: the decision of that
+    id, then by how well the words match (a question weighs most, then the chosen option), a page at
+    a time (at most 100). Superseded decisions are found too; ``project`` and ``planId`` narrow it."""
+    try:
+        size = page_size(first)
+    except ValidationFailed as e:
+        raise client_error(e) from e
+    try:
+        wanted = search_text(text)
+    except ValidationFailed as e:
+        raise client_error(ValidationFailed(str(e).replace("search:", "text:", 1), field="text")) from e
+    after_hit = parse_search_cursor(after)
+    if wanted is None:  # nothing to look for: nothing found
+        return DecisionConnection(edges=[], page_info=PageInfo(has_next_page=False, end_cursor=None), total=0)
+    search = DecisionSearch(
+        text=wanted,
+        first=size + 1,
+        after=after_hit,
+        plan_id=str(plan_id) if plan_id is not None else None,
+        project=project,
+        count=asks_for_total(info),
+    )
+    total, hits = await call(reading.search_decisions, info.context.trail, search, info.context.caller)
+    page = hits[:size]
+    found = await info.context.decisions.load_many([h.decision_id for h in page])
+    edges = [DecisionEdge(cursor=search_cursor(h), node=Decision(model=d)) for h, d in zip(page, found, strict=True) if d]
+    return DecisionConnection(
+        edges=edges,
+        page_info=PageInfo(has_next_page=len(hits) > size, end_cursor=search_cursor(page[-1]) if page else None),
+        total=total,
     )
 
 

@@ -10,7 +10,7 @@ from strawberry.types import Info
 
 from decisiontrail.domain.decision import DecisionType, Phase
 
-from decisiontrail.domain.pages import DecisionPage, page_size
+from decisiontrail.domain.pages import DecisionPage, SearchHit, page_size
 from decisiontrail.exceptions import ValidationFailed
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.errors import client_error
@@ -47,6 +47,23 @@ def plan_cursor(plan_id: str) -> str:
 
 def review_cursor(review_id: str) -> str:
     return opaque_cursor("review", review_id)
+
+
+def search_cursor(hit: SearchHit) -> str:
+    """Where a search's next page begins: the hit's rank (by id or not, score) and id."""
+    return opaque_cursor("found", f"{int(hit.exact)}|{hit.score!r}|{hit.decision_id}")
+
+
+def parse_search_cursor(cursor: str | None) -> SearchHit | None:
+    """The hit a search's cursor names; VALIDATION_FAILED for any other string."""
+    value = parse_cursor("found", cursor)
+    if value is None:
+        return None
+    try:
+        exact, score, decision_id = value.split("|")
+        return SearchHit(decision_id, exact == "1", float(score))
+    except ValueError:
+        raise client_error(ValidationFailed(f"after: {cursor!r} is not a cursor of this list", field="after")) from None
 
 
 def parse_cursor(kind: str, cursor: str | None) -> str | None:

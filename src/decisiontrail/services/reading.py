@@ -19,7 +19,7 @@ from decisiontrail.access import Action, Principal
 from decisiontrail.domain import Decision, DecisionTree, Plan
 from decisiontrail.domain.correction import CorrectionAttempt, as_it_stood, visible_at
 from decisiontrail.domain.as_of import existed, review_as_it_stood
-from decisiontrail.domain.pages import DecisionPage, PlanPage, ReviewPage
+from decisiontrail.domain.pages import DecisionPage, DecisionSearch, PlanPage, ReviewPage, SearchHit
 from decisiontrail.domain.recording import CheckpointGroup, Review, ReviewStatus
 from decisiontrail.exceptions import NotFound, ValidationFailed
 from decisiontrail.graphdb import contexts, corrections, decisions, plans, reviews
@@ -185,6 +185,17 @@ def page_decisions(trail: Trail, plan_id: str, page: DecisionPage, principal: Pr
         return decisions.page(tx, plan_id, page)
 
     return trail.database.read(work)
+
+
+def search_decisions(trail: Trail, search: DecisionSearch, principal: Principal) -> tuple[int | None, list[SearchHit]]:
+    """(how many decisions are found, None unless ``search.count``; one page of the hits, best first)
+    across the plans ``principal`` may see, judged in the search's statement; a token limited to a
+    project asking for another finds none."""
+    require_role(principal, Action.READ)
+    if principal.project is not None and search.project is not None and search.project != principal.project:
+        return (0 if search.count else None), []
+    search = replace(search, owner=principal.owner_scope, project=principal.project or search.project)
+    return trail.database.read(decisions.search, search)
 
 
 def lineage(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from decisiontrail.services.analysis import ExportFormat, export_graph
@@ -125,3 +125,16 @@ async def traces(request: Request) -> Response:
             refused.headers["Retry-After"] = "1"
         return refused
     return Response(otlp.response(report.rejected, report.message(), encoding), media_type=encoding.value)
+
+
+def traces_rate_limited(connection: HTTPConnection, retry_after: int) -> Response:
+    """/v1/traces' answer to a caller over its rate limit (``middleware.RateLimit``): 429 with
+    ``Retry-After``, which an OpenTelemetry exporter waits out, and OTLP's own Status as its body."""
+    encoding = otlp.encoding_of(connection.headers.get("content-type")) or otlp.Encoding.JSON
+    message = f"RATE_LIMITED: this caller is over its rate limit; retry after {retry_after} s"
+    return Response(
+        otlp.status(otlp.RESOURCE_EXHAUSTED, message, encoding),
+        status_code=429,
+        media_type=encoding.value,
+        headers={"Retry-After": str(retry_after)},
+    )

@@ -39,3 +39,16 @@ HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "PAYLOAD_TOO_LAR
 def error(status: int, code: str, message: str, **extensions: object) -> JSONResponse:
     named = {k: v for k, v in extensions.items() if v is not None}
     return JSONResponse({"errors": [{"message": message, "extensions": {"code": code, **named}}]}, status_code=status)
+
+
+def rate_limit_error(retry_after: int) -> dict[str, object]:
+    """The error a caller over its rate limit is told, in a GraphQL response's ``errors`` or a subscription's ``error``."""
+    return {
+        "message": f"this caller is over its rate limit; retry after {retry_after} s",
+        "extensions": {"code": "RATE_LIMITED", "retryable": True, "retryAfter": retry_after},
+    }
+
+
+def rate_limited(retry_after: int) -> JSONResponse:
+    """429 with ``Retry-After``: the caller's requests came faster than its rate limit lets them."""
+    return JSONResponse({"errors": [rate_limit_error(retry_after)]}, status_code=429, headers={"Retry-After": str(retry_after)})

@@ -3,17 +3,19 @@ and graphql-transport-ws subscriptions."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
+from collections.abc import Callable
 from typing import Any, cast
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 from cross_web import AsyncHTTPRequestAdapter, HTTPException, StarletteRequestAdapter
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnected
-from strawberry.asgi import GraphQL
+from strawberry.asgi import ASGIWebSocketAdapter, GraphQL
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.http.parse_content_type import parse_content_type
 from strawberry.http.types import QueryParams
@@ -21,22 +23,31 @@ from strawberry.exceptions import MissingQueryError
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
-from strawberry.subscriptions.protocols.graphql_transport_ws.types import ConnectionInitMessage
+from strawberry.subscriptions.protocols.graphql_transport_ws.types import ConnectionInitMessage, Message, SubscribeMessage
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 
 from decisiontrail.access import TokenRegistry
 from decisiontrail.api import schema
 from decisiontrail import http_graphql
 from decisiontrail.schema.context import Context
-from decisiontrail.web.auth import BearerTokens, caller
-from decisiontrail.web.errors import HTTP_CODES, error
+from decisiontrail.web.auth import BearerTokens, caller, identified
+from decisiontrail.web.errors import HTTP_CODES, error, rate_limit_error, rate_limited
+from decisiontrail.web.limits import retry_after
 
 log = logging.getLogger(__name__)
 
 
+REVOKED = 4403
+"""The close code of a WebSocket whose token was revoked or expired (graphql-transport-ws's Forbidden)."""
+
+
 class _TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
     """strawberry's graphql-transport-ws handler, except that a subscriber who leaves while an
-    event is on its way is no failure of ours: said at debug, not logged with a traceback."""
+    event is on its way is no failure of ours (said at debug, not logged with a traceback); that
+    the connection closes, its subscriptions ended, when its token is revoked or expires; and
+    that each subscription counts against its caller's rate limit."""
+
+    _forget: Callable[[], None] | None = None
 
     async def handle_task_exception(self, error: Exception) -> None:
         if isinstance(error, WebSocketDisconnected):
@@ -45,13 +56,40 @@ class _TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
         await super().handle_task_exception(error)
 
     async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
+        view = cast(DecisionTrailGraphQL, self.view)
+        found = identified(cast(ASGIWebSocketAdapter, self.websocket).ws)
         # A browser cannot put headers on a WebSocket: the explorer sends its bearer token as
         # {"Authorization": "Bearer ..."} in connection_init's payload instead.
         payload = message.get("payload")
         authorization = payload.get("Authorization") if isinstance(payload, dict) else None
-        if self.context.principal is None and isinstance(authorization, str) and isinstance(self.view, DecisionTrailGraphQL):
-            self.context.principal = self.view.tokens.principal(authorization)
+        if self.context.principal is None and isinstance(authorization, str):
+            found = await view.tokens.credentials.identify(authorization)
+            self.context.principal = found.principal if found is not None else None
         await super().handle_connection_init(message)
+        if self.connection_acknowledged and found is not None and self._forget is None:
+            self._forget = view.tokens.credentials.opened(found, self.revoke)
+
+    async def handle_subscribe(self, message: SubscribeMessage) -> None:
+        principal = self.context.principal
+        if self.connection_acknowledged and principal is not None:
+            wait = cast(DecisionTrailGraphQL, self.view).tokens.credentials.spend(principal)
+            if wait > 0:
+                refused = {"id": message["id"], "type": "error", "payload": [rate_limit_error(retry_after(wait))]}
+                await self.send_message(cast(Message, refused))
+                return
+        await super().handle_subscribe(message)
+
+    async def revoke(self, reason: str) -> None:
+        """End every subscription of this connection, then close it: what opened it no longer holds."""
+        for operation_id in list(self.operations):
+            await self.cleanup_operation(operation_id)
+        with contextlib.suppress(RuntimeError):  # it may have closed meanwhile (Starlette's WebSocketDisconnected)
+            await self.websocket.close(REVOKED, reason)
+
+    async def shutdown(self) -> None:
+        if self._forget is not None:
+            self._forget()
+        await super().shutdown()
 
 
 class _RequestAdapter(StarletteRequestAdapter):
@@ -203,6 +241,14 @@ class _MutationOverGet(HTTPException):
 
     def __init__(self, reason: str) -> None:
         super().__init__(405, reason)
+
+
+def over_rate_limit(connection: HTTPConnection, retry_after: int) -> Response:
+    """/graphql's answer to a caller over its rate limit (``middleware.RateLimit``), over HTTP or at
+    a WebSocket's handshake: ``errors.rate_limited``, saying its charset as /graphql's answers do."""
+    refused = rate_limited(retry_after)
+    refused.headers["content-type"] = http_graphql.content_type(http_graphql.JSON)
+    return refused
 
 
 def _refusal(e: HTTPException) -> JSONResponse:

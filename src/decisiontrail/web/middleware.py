@@ -1,5 +1,5 @@
-"""The service's ASGI middleware: load shedding, Server-Timing, body size limits, and stopping the work of a
-request whose client left."""
+"""The service's ASGI middleware: load shedding, Server-Timing, body size limits, each caller's rate limit,
+and stopping the work of a request whose client left."""
 
 from __future__ import annotations
 
@@ -8,13 +8,19 @@ import contextlib
 import logging
 import time
 
+from collections.abc import Callable, Collection, Mapping
+
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import HTTPConnection
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.websockets import WebSocket
 
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.services import Trail
 from decisiontrail.services.requests import serving, stop_request, timing
-from decisiontrail.web.errors import error
+from decisiontrail.web.auth import over_limit
+from decisiontrail.web.errors import error, rate_limited
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +55,7 @@ class ShedLoad:
         self.in_flight = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in ("/healthz", "/readyz"):
+        if scope["type"] != "http" or scope["path"] in HEALTH:
             await self.app(scope, receive, send)
             return
         if self.in_flight >= self.limit:
@@ -147,6 +153,46 @@ class BodySizeLimit:
 
     async def refuse(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
         await error(413, "PAYLOAD_TOO_LARGE", f"request body over {limit} bytes")(scope, receive, send)
+
+
+HEALTH = ("/healthz", "/readyz")
+"""Always answered: an orchestrator tells a busy service from a dead one by them."""
+
+
+class RateLimit:
+    """Each request of a caller drawn from its rate limit (``Caller.limits``, web/limits.py), on every
+    route but ``exempt``: past it, an HTTP request is answered 429 with ``Retry-After``, in JSON with
+    a code (``errors.rate_limited``) unless ``answers`` has its path's own answer (OTLP's, for
+    /v1/traces), and a WebSocket handshake is refused the same, before it opens. A request with no
+    caller counts against nothing. Placed inside ``AuthenticationMiddleware``, which finds the caller.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        exempt: Collection[str] = HEALTH,
+        answers: Mapping[str, Callable[[HTTPConnection, int], Response]] | None = None,
+    ) -> None:
+        self.app = app
+        self.exempt = exempt
+        self.answers = answers or {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or scope["path"] in self.exempt:
+            return await self.app(scope, receive, send)
+        connection = HTTPConnection(scope)
+        wait = over_limit(connection)
+        if wait is None:
+            return await self.app(scope, receive, send)
+        answer = self.answers.get(scope["path"])
+        refused = answer(connection, wait) if answer is not None else rate_limited(wait)
+        if scope["type"] == "http":
+            return await refused(scope, receive, send)
+        websocket = WebSocket(scope, receive, send)
+        if "websocket.http.response" in scope.get("extensions", {}):
+            await websocket.send_denial_response(refused)
+        else:  # closed before it opens: the server answers 403
+            await websocket.close(code=1013, reason=f"over its rate limit; retry after {wait} s")
 
 
 class StopOnDisconnect:
