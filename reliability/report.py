@@ -76,6 +76,26 @@ NOTES = """\
   8x slower; the p95 ratio is reported, not required: on 2 cores it moves with the noise), every
   acknowledged recording is stored once, a refused one not at all, and every check passes. The
   quick part is `tests/test_shed_load.py`.
+
+## Tests that cannot hide
+
+A test that passes only after another, or only on the examples it drew last time, hides a bug.
+`make test` (which CI runs) therefore draws one seed per run and uses it twice: pytest-randomly
+shuffles the modules and the tests within each module with it (`--randomly-seed`), and Hypothesis
+draws every property test's examples from it (`--hypothesis-seed`; Hypothesis's own CI profile,
+which would draw the same examples on every run, is redefined in `tests/conftest.py` without
+`derandomize`). The fuzzing test (`tests/test_fuzz.py`) fuzzes from the same seed. The seed is
+printed first (`test seed N`) and again under the results (`test order: --randomly-seed=N;
+Hypothesis: --hypothesis-seed=N`). To run a failing order again:
+
+    make test SEED=N          # or, for the suite alone: make test-random SEED=N
+    .venv/bin/python -m pytest --randomly-seed=N --hypothesis-seed=N tests/test_x.py tests/test_y.py
+
+The second line runs a few modules in the order the seed gives them; Hypothesis's examples
+depend only on the seed and the test, not on what ran before. A failing property test also
+prints its smallest failing example and, in CI, a `@reproduce_failure` line that replays it.
+Tests that change the schema (`tests/test_migrations.py` drops indexes and forgets the migration
+ledger) run on an embedded Neo4j of their own, started for that module, never on the session's.
 """
 
 
