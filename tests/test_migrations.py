@@ -68,7 +68,11 @@ def test_applying_again_changes_nothing(graph: Graph) -> None:
     assert schema_names(graph) == before
 
 
-def test_a_forgotten_ledger_is_rebuilt_without_errors(graph: Graph) -> None:
+def test_a_forgotten_ledger_is_rebuilt_without_errors(store: Trail, graph: Graph) -> None:
+    # On the module's database emptied (``store``): shuffled (seed 3170743812), it ran after the
+    # upgrade tests' data, two decisions sharing a derived key in two plans, and re-applying 0007's
+    # constraint (dropped again by 0019) failed on them. A populated database that loses its ledger
+    # is not what this test is about (see the session note on issue 49).
     graph.driver.execute_query("MATCH (m:SchemaMigration) DELETE m", database_=graph.database)
 
     applied = apply_migrations(graph)
