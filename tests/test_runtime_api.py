@@ -140,6 +140,7 @@ def test_a_run_waits_for_its_reviews_and_goes_on_when_they_are_resolved(api: htt
     first = plan_when(api, started["id"], "WAITING")
     assert (first["run"]["waitingFor"], first["run"]["currentActor"]) == ("review", "STRATEGY")
     resolved = 0
+    deadline = time.monotonic() + 180
     while True:
         plan = plan_when(api, started["id"], "WAITING", "SUCCEEDED", "FAILED")
         if plan["run"]["status"] != "WAITING":
@@ -147,6 +148,8 @@ def test_a_run_waits_for_its_reviews_and_goes_on_when_they_are_resolved(api: htt
         # the parent waits for its reviews, then for its child plan, whose run waits for its own
         pending = ok(api, INBOX, project=project)["reviews"]["nodes"]
         if not pending:
+            # a run left waiting with nothing to wait for (a lost wake: test_run_races) ends here, said
+            assert time.monotonic() < deadline, f"the run waits with no review pending: {plan['run']}, {plan['childPlans']}"
             time.sleep(0.1)
             continue
         for review in pending:

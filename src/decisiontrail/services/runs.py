@@ -92,7 +92,10 @@ def cancel_run(trail: Trail, run_id: str, reason: str = "", *, principal: Princi
         check_cancellable(found)
         cancelled = runs.cancel(tx, run_id, note, utc_now())
         assert cancelled is not None  # found above, under the same transaction
-        return cancelled[0]
+        run, was = cancelled
+        # judged again as the statement found it once locked: a worker may have finished it meanwhile
+        check_cancellable(run.model_copy(update={"status": RunStatus(was)}))
+        return run
 
     return trail.write(work, _announced)
 

@@ -2,7 +2,15 @@
 // replay for meanwhile, or one woken while it was held (what it would wait for happened), goes
 // back to the queue instead; a run that finished wakes its parent's run, waiting for its children.
 // Nothing when the claim is no longer the worker's own.
+//
+// Each run is locked (the SET of `_locked`) before it is judged: a value read before the lock is
+// the one committed when the statement began, and a child's finish or a review's wake committed
+// in between (`woken`, `status`) would be overwritten by what was judged from it, the parent left
+// waiting for a child that has finished (neo4j's "lost update"; claim_run does the same).
 MATCH (run:PlanRun {run_id: $run_id})
+SET run._locked = true
+REMOVE run._locked
+WITH run
 WHERE run.status = 'running' AND run.claimed_by = $worker AND run.attempts = $attempts
 WITH run,
      CASE
@@ -20,7 +28,11 @@ SET run += $changes,
 WITH run
 CALL (run) {
   MATCH (parent:PlanRun {run_id: run.parent_run_id})
-  WHERE run.status IN ['succeeded', 'failed', 'cancelled'] AND parent.status IN ['waiting', 'running']
+  WHERE run.status IN ['succeeded', 'failed', 'cancelled']
+  SET parent._locked = true
+  REMOVE parent._locked
+  WITH parent
+  WHERE parent.status IN ['waiting', 'running']
   SET parent.woken = parent.status = 'running',
       parent.status = CASE WHEN parent.status = 'waiting' THEN 'queued' ELSE parent.status END,
       parent.updated_at = $now

@@ -6,6 +6,9 @@ WHERE NOT run.status = 'cancelled'
 WITH run ORDER BY run.created_at DESC LIMIT 1
 CALL (run) {
   WITH run WHERE run IS NOT NULL
+  SET run._locked = true  // locked before its replays and status are read, as in finish_run
+  REMOVE run._locked
+  WITH run
   SET run.replays = coalesce(run.replays, []) + $attempt_id,
       run.status = CASE WHEN run.status = 'running' THEN 'running' ELSE 'queued' END,
       run.error = null,
@@ -14,6 +17,9 @@ CALL (run) {
 CALL () {
   UNWIND $invalidated_plan_ids AS plan_id
   MATCH (child:PlanRun {plan_id: plan_id})
+  SET child._locked = true
+  REMOVE child._locked
+  WITH child
   WHERE NOT child.status IN ['succeeded', 'failed', 'cancelled']
   SET child.status = 'cancelled',
       child.error = 'its plan was invalidated by correction attempt ' + $attempt_id,
