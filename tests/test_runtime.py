@@ -4,15 +4,17 @@ the service itself, with no client acting."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
-from decisiontrail.actors.runtime import Runtime
+from decisiontrail.actors.runtime import RUNTIME, Runtime
 from decisiontrail.domain import DecisionType, Invariant, Phase
 from decisiontrail.domain.correction import ReplayOutcome
-from decisiontrail.domain.runs import RunRequest, RunStatus
+from decisiontrail.domain.runs import MAX_ATTEMPTS, RunRequest, RunStatus
 from decisiontrail.graphdb.checkpoints import Neo4jCheckpointSaver
 from decisiontrail.services import Trail, analysis, reading, runs
 from decisiontrail.services.correction import correct
@@ -161,3 +163,40 @@ def test_a_replay_that_outlasts_its_time_limit_fails_its_attempt_and_its_run(sto
     turn[0].join(timeout=30)
     assert not turn[0].is_alive()
     assert reading.list_decisions(store, plan.plan_id, current_only=True, principal=LOCAL) == before
+
+
+def _lapsed_claims(store: Trail, times: int) -> None:
+    """Workers that claim the queued run and die at once, ``times`` over: each claim's lease lapses."""
+    for _ in range(times):
+        held = runs.claim(store, "a worker that dies", timedelta(milliseconds=1), principal=RUNTIME)
+        assert held is not None
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("taken_up", [False, True], ids=["queued", "taken up"])
+def test_a_replay_whose_workers_keep_dying_fails_its_attempt_and_its_run(store: Trail, saver: Any, taken_up: bool) -> None:
+    """A stuck replay is retried (each claim that lapsed is one), then marked FAILED with its run:
+    never left pending for ever, whether it was still queued or its generation had begun."""
+    runtime = Runtime(store, saver)
+    plan, _ = instantiate_plan(runtime.trail, "Rotate the API keys", {"depth": 1}, run=RunRequest(), principal=LOCAL)
+    runtime.run_until_settled(plan.plan_id, timeout=120)
+    strategy = next(
+        d for d in reading.list_decisions(store, plan.plan_id, principal=LOCAL) if d.decision_type is DecisionType.STRATEGY_CHOICE
+    )
+    result = correct(runtime.trail, strategy.decision_id, "revert", "Rotate them monthly", principal=LOCAL)
+
+    if taken_up:  # the first worker took the replay up (a new generation) before it died
+        held = runs.claim(store, "a worker that dies", timedelta(milliseconds=1), principal=RUNTIME)
+        assert held is not None
+        assert runs.take_replay(store, held, "a worker that dies", result.attempt.attempt_id, principal=RUNTIME) is not None
+        time.sleep(0.01)
+        _lapsed_claims(store, MAX_ATTEMPTS - 1)
+    else:
+        _lapsed_claims(store, MAX_ATTEMPTS)
+    run = runtime.run_once()  # the claim after the last one allowed
+
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.error == f"gave up after {MAX_ATTEMPTS} claims (workers stopped)"
+    attempt = reading.get_attempt(store, result.attempt.attempt_id, principal=LOCAL)
+    assert attempt.replay_outcome is ReplayOutcome.FAILED, attempt.replay_detail
+    assert attempt.replay_detail == run.error

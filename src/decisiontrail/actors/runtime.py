@@ -191,14 +191,9 @@ class Runtime:
 
     def _drive(self, held: PlanRun) -> PlanRun | None:
         if held.attempts > MAX_ATTEMPTS:
-            return runs.finish(
-                self.trail,
-                held,
-                self.worker,
-                RunStatus.FAILED,
-                principal=RUNTIME,
-                error=f"gave up after {MAX_ATTEMPTS} claims (workers stopped)",
-            )
+            given_up = f"gave up after {MAX_ATTEMPTS} claims (workers stopped)"
+            self._give_up_replays(held, given_up)
+            return runs.finish(self.trail, held, self.worker, RunStatus.FAILED, principal=RUNTIME, error=given_up)
         state: RunState = {}
         try:
             config, start = self._start(held)
@@ -320,6 +315,16 @@ class Runtime:
             record_replay(self.trail, replay["attempt_id"], outcome, detail, ids, principal=RUNTIME)
         except DecisionTrailError as e:
             log.warning("could not record the outcome of correction attempt %s: %s", replay["attempt_id"], e.message)
+
+    def _give_up_replays(self, held: PlanRun, detail: str) -> None:
+        """A run given up owes its replays an outcome: the one its generation was replaying and those
+        still queued are FAILED, not left pending for ever."""
+        for attempt_id in dict.fromkeys(a for a in (held.replaying, *held.replays) if a):
+            try:
+                if reading.get_attempt(self.trail, attempt_id, RUNTIME).replay_outcome is ReplayOutcome.PENDING:
+                    record_replay(self.trail, attempt_id, ReplayOutcome.FAILED, detail, [], principal=RUNTIME)
+            except DecisionTrailError as e:
+                log.warning("could not record the outcome of correction attempt %s: %s", attempt_id, e.message)
 
     def _update_held(self, run: PlanRun) -> None:
         with self._lock:

@@ -56,6 +56,8 @@ class PlanRun(BaseModel):
     """How many corrections the run has replayed: each replay is a new pass of the orchestrator."""
     replays: tuple[str, ...] = ()
     """Correction attempts queued for replay, oldest first (queued in each correction's transaction)."""
+    replaying: str | None = None
+    """The correction attempt the current generation replays (taken from ``replays``), if any."""
     claimed_by: str | None = None
     lease_until: UtcDatetime | None = None
     attempts: int = 0

@@ -132,7 +132,7 @@ def take_replay(trail: Trail, held: PlanRun, worker: str, attempt_id: str, *, pr
     def work(tx: Transaction) -> PlanRun | None:
         if runs.pop_replay(tx, held, worker, attempt_id) is None:
             return None
-        return runs.update(tx, held, worker, {"generation": held.generation + 1}, utc_now())
+        return runs.update(tx, held, worker, {"generation": held.generation + 1, "replaying": attempt_id}, utc_now())
 
     return trail.write(work, _announced)
 
