@@ -24,7 +24,11 @@ The journal (JSONL, one line per event, flushed as written) holds every acknowle
 (``ack``, with a child plan's spawn, a resolution's review, a correction's invalidated plans and
 cancelled reviews), every error with its code and rule (``error``), every read (``read``), the
 plans (``plan``), reviews held (``review``), phase changes (``phase``), writes given up without an
-answer (``unresolved``) and a closing ``summary``. ``verify`` then compares it with the database.
+answer (``unresolved``) and a closing ``summary``. Each operation's line carries when it was
+invoked (its first sending) and completed (``invoked``, ``completed``: wall clock, as the service
+stamps what it stores) and what it was answered (a correction's attempt, and what it superseded,
+invalidated, cancelled and made lapse). ``verify`` then compares it with the database, and holds
+it as a history against the final graph (``reliability.history``).
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ from decisiontrail.graphdb import Graph, database
 from decisiontrail.graphdb.database import SILENT_CONNECTION, SILENT_CONNECTION_MESSAGE
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.graphdb.loading import load_graph
+from reliability import history
 from reliability.outcome import Outcome
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,7 +132,7 @@ RECORD_MANY = (
 CORRECT = (
     "mutation($input: CorrectDecisionInput!) { correctDecision(input: $input) { correction { "
     + _DECISION
-    + " } invalidated { id } invalidatedPlans { id } cancelledReviews { id } } }"
+    + " } attempt { attemptId } invalidated { id } invalidatedPlans { id } cancelledReviews { id } lapsedApprovals { id } } }"
 )
 LINEAGE = "query($id: ID!) { lineage(decisionId: $id) { decisions { id } plans { id } } }"
 IMPACT = "query($id: ID!) { impact(decisionId: $id) { decisions { id } plans { id } } }"
@@ -167,6 +172,15 @@ class Answer:
     message: str
     ms: float
     rule: str | None = None  # the rule a VALIDATION_FAILED or PHASE_VIOLATION names
+    # When the operation was invoked (its first sending, for a write sent again) and when this
+    # answer completed it: wall clock (time.time), the clock the service stamps what it stores with.
+    invoked: float = 0.0
+    completed: float = 0.0
+
+    @property
+    def times(self) -> dict[str, float]:
+        """The operation's invocation and completion, as the journal keeps them (reliability.history reads them)."""
+        return {"invoked": round(self.invoked, 3), "completed": round(self.completed, 3)}
 
 
 class Api:
@@ -306,11 +320,13 @@ class Client:
     ) -> Answer:
         """Send until answered; with ``retry``, unknown outcomes are sent again (same keys) while the run allows.
         ``about`` (the spawn or review a racing write acts on) goes into the journal with an error."""
-        delay, attempts, first = 0.1, 0, time.perf_counter()
+        delay, attempts, first, invoked = 0.1, 0, time.perf_counter(), time.time()
         while True:
             attempts += 1
             self.requests += 1
+            sent = time.time()
             answer = self.api.post(document, **variables)
+            answer.invoked, answer.completed = invoked, time.time()
             if answer.code is None:
                 answer.ms = round(answer.ms, 2)
                 if attempts > 1:
@@ -326,6 +342,8 @@ class Client:
                 rule=answer.rule,
                 about=about,
                 ms=round(answer.ms, 2),
+                invoked=round(sent, 3),
+                completed=round(answer.completed, 3),
                 retry=again,
                 message=answer.message,
                 client=self.index,
@@ -362,7 +380,7 @@ class Client:
             },
         }
 
-    def _ack(self, op: str, decision: dict[str, Any], ms: float, key: str | None, **extra: Any) -> None:
+    def _ack(self, op: str, decision: dict[str, Any], answer: Answer, key: str | None, **extra: Any) -> None:
         self.journal.write(
             "ack",
             op=op,
@@ -370,7 +388,8 @@ class Client:
             plan_id=decision["planId"],
             sequence_number=decision["sequenceNumber"],
             idempotency_key=key,
-            ms=ms,
+            ms=answer.ms,
+            **answer.times,
             client=self.index,
             request=self.requests,
             **extra,
@@ -394,7 +413,7 @@ class Client:
         created = answer.data["instantiatePlan"]
         plan = PlanState(created["id"])
         self.journal.write("plan", plan_id=plan.plan_id, client=self.index)
-        self._ack("instantiate", created["rootDecision"], answer.ms, None)
+        self._ack("instantiate", created["rootDecision"], answer, None)
         key = self._key()
         answer = self._request(
             "record",
@@ -406,7 +425,7 @@ class Client:
         if answer.data is None or answer.data["recordDecision"]["decision"] is None:
             return None
         strategy = answer.data["recordDecision"]["decision"]
-        self._ack("record", strategy, answer.ms, key)
+        self._ack("record", strategy, answer, key)
         plan.current.append(strategy["id"])
         plan.recorded.append(strategy["id"])
         return plan
@@ -420,7 +439,7 @@ class Client:
         answer = self._request("record", RECORD, retry=True, keys=[key], input=variables)
         if answer.data is not None:
             decision = answer.data["recordDecision"]["decision"]
-            self._ack("record", decision, answer.ms, key)
+            self._ack("record", decision, answer, key)
             plan.recorded.append(decision["id"])
             if grows:
                 plan.current.append(decision["id"])
@@ -432,7 +451,7 @@ class Client:
         if answer.data is not None:
             for key, payload in zip(keys, answer.data["recordDecisions"], strict=True):
                 decision = payload["decision"]
-                self._ack("batch", decision, answer.ms, key, size=len(keys))
+                self._ack("batch", decision, answer, key, size=len(keys))
                 plan.recorded.append(decision["id"])
                 plan.current.append(decision["id"])
 
@@ -457,13 +476,15 @@ class Client:
         self._ack(
             op,
             result["correction"],
-            answer.ms,
+            answer,
             None,
             corrected=target,
             mode=mode,
             invalidated=[d["id"] for d in result["invalidated"]],
             invalidated_plans=[p["id"] for p in result["invalidatedPlans"]],
             cancelled_reviews=[r["id"] for r in result["cancelledReviews"]],
+            lapsed_reviews=[r["id"] for r in result["lapsedApprovals"]],
+            attempt_id=result["attempt"]["attemptId"],
         )
         return result
 
@@ -471,7 +492,7 @@ class Client:
         answer = self._request("tree", TREE, retry=False, id=plan.plan_id)
         if answer.data is None or answer.data["plan"] is None:
             return
-        self.journal.write("read", op="tree", ms=round(answer.ms, 2))
+        self.journal.write("read", op="tree", ms=round(answer.ms, 2), **answer.times)
         entries = answer.data["plan"]["tree"]
         plan.current = [e["decision"]["id"] for e in entries if e["decision"]["decisionType"] != "PROMPT_DEFINITION"]
         plan.stale = not plan.current
@@ -485,7 +506,7 @@ class Client:
         else:
             answer = self._request(op, IMPACT, retry=False, id=self.rng.choice(plan.current))
         if answer.data is not None:
-            self.journal.write("read", op=op, ms=answer.ms)
+            self.journal.write("read", op=op, ms=answer.ms, **answer.times)
 
     # -- races: the shared hierarchies ---------------------------------------------------
 
@@ -523,7 +544,7 @@ class Client:
             return []
         spawns = []
         for key, payload in zip(keys, answer.data["recordDecisions"], strict=True):
-            self._ack(op, payload["decision"], answer.ms, key, size=n)
+            self._ack(op, payload["decision"], answer, key, size=n)
             spawns.append(payload["decision"]["id"])
         return spawns
 
@@ -531,7 +552,9 @@ class Client:
         """Move a spawning plan (back) to Execute; a client that finds it done already is refused, and that is fine."""
         answer = self._request("advance", ADVANCE, retry=False, planId=plan_id, phase="EXECUTE")
         if answer.data is not None:
-            self.journal.write("phase", op="advance", plan_id=plan_id, phase="EXECUTE", ms=answer.ms, client=self.index)
+            self.journal.write(
+                "phase", op="advance", plan_id=plan_id, phase="EXECUTE", ms=answer.ms, **answer.times, client=self.index
+            )
         return answer.data is not None
 
     def race(self) -> None:
@@ -588,13 +611,13 @@ class Client:
             # that committed in between superseded it (and invalidated the plan). Nothing to grow.
             self.journal.write("child_invalidated_before_answer", plan_id=child.plan_id, spawned_by=spawn, client=self.index)
             return
-        self._ack("child", created["rootDecision"], answer.ms, None, spawned_by=spawn, parent_plan_id=parent_plan)
+        self._ack("child", created["rootDecision"], answer, None, spawned_by=spawn, parent_plan_id=parent_plan)
         key = self._key()
         variables = self._input(child, created["rootDecision"]["id"], key, "STRATEGY_CHOICE")
         answer = self._request("record_child", RECORD, retry=True, keys=[key], input=variables)
         if answer.data is not None:
             strategy = answer.data["recordDecision"]["decision"]
-            self._ack("record_child", strategy, answer.ms, key)
+            self._ack("record_child", strategy, answer, key)
             child.current.append(strategy["id"])
             with self.arena.lock:
                 self.arena.children.append(Child(child, spawn))
@@ -614,7 +637,7 @@ class Client:
         with self.arena.lock:
             if answer.data is not None:
                 decision = answer.data["recordDecision"]["decision"]
-                self._ack("record_child", decision, answer.ms, key)
+                self._ack("record_child", decision, answer, key)
                 child.plan.current.append(decision["id"])
             elif answer.rule in ("parent_is_current", "dependency_is_current"):
                 gone = {parent, *variables["dependsOn"]}  # one of them was superseded meanwhile
@@ -684,7 +707,7 @@ class Client:
             return
         payload = answer.data["recordDecision"]
         if payload["review"] is None:  # not held after all: a decision like any other
-            self._ack("propose", payload["decision"], answer.ms, key)
+            self._ack("propose", payload["decision"], answer, key)
             return
         review_id = payload["review"]["id"]
         self.journal.write(
@@ -695,6 +718,7 @@ class Client:
             parent=anchor,
             idempotency_key=key,
             ms=answer.ms,
+            **answer.times,
             client=self.index,
         )
         with self.arena.lock:
@@ -718,7 +742,7 @@ class Client:
             self.arena.pending.pop(review_id, None)  # resolved now, or cancelled or resolved by another client
         if answer.data is not None:
             resolved = answer.data["resolveReview"]
-            self._ack("resolve", resolved["decision"], answer.ms, key, review_id=review_id, status=resolved["review"]["status"])
+            self._ack("resolve", resolved["decision"], answer, key, review_id=review_id, status=resolved["review"]["status"])
 
     def correct_anchor(self) -> None:
         """Correct a decision proposals hang under (its pending reviews become moot), then record one in its place."""
@@ -748,7 +772,7 @@ class Client:
         answer = self._request("anchor", RECORD, retry=True, keys=[key], input=variables)
         if answer.data is not None:
             decision = answer.data["recordDecision"]["decision"]
-            self._ack("anchor", decision, answer.ms, key)
+            self._ack("anchor", decision, answer, key)
             with self.arena.lock:
                 reviewed.current.append(decision["id"])
 
@@ -771,7 +795,7 @@ class Client:
         answer = self._request("record_shared", RECORD, retry=True, keys=[key], input=variables)
         if answer.data is not None:
             decision = answer.data["recordDecision"]["decision"]
-            self._ack("record_shared", decision, answer.ms, key)
+            self._ack("record_shared", decision, answer, key)
             plan.recorded.append(decision["id"])
 
     def setup(self, plans: int, attempts: int = 5) -> None:
@@ -1095,7 +1119,9 @@ def verify(
     has none); nothing is half superseded; every check of ``run_checks`` over the whole database
     passes; no error outside ``expected_codes`` was seen but the refusals a race explains and, for
     each code in ``explained``, as many as the serving process saw causes for; and what
-    ``verify_races`` requires of the races.
+    ``verify_races`` requires of the races; and every invariant ``reliability.history`` holds the
+    journal to, as a history of operations, against the final graph (``judge_history``).
+    ``stored`` is counted: the acknowledged decisions found once, in their plan, under their number.
     """
     acks = [e for e in events if e["type"] == "ack"]
     errors = [e for e in events if e["type"] == "error"]
@@ -1112,6 +1138,11 @@ def verify(
         d
         for d, r in found.items()
         if r["copies"] and (r["plan_ids"] != [acked[d]["plan_id"]] or r["sequence_numbers"] != [acked[d]["sequence_number"]])
+    )
+    stored_once = sum(
+        1
+        for d, r in found.items()
+        if r["copies"] == 1 and r["plan_ids"] == [acked[d]["plan_id"]] and r["sequence_numbers"] == [acked[d]["sequence_number"]]
     )
     stored = [r for r in _rows(graph, _IN_PLANS, plan_ids=plan_ids)]
     by_key: dict[str, list[str]] = defaultdict(list)
@@ -1159,7 +1190,8 @@ def verify(
             "errors": len(errors),
             "acknowledged": len(acked),
             "acknowledged_by_op": dict(sorted(Counter(a["op"] for a in acked.values()).items())),
-            "stored": len(acked) - len(lost) - len(misplaced),
+            # Counted: the acknowledged decisions found once, in their plan, under their number.
+            "stored": stored_once,
             "lost": len(lost),
             "misplaced": len(misplaced),
             "duplicated": len(duplicated),
@@ -1197,6 +1229,20 @@ def verify(
         + "; ".join(v.message for v in report.violations[:3]),
     )
     outcome.require(not unexpected, f"errors that should not happen: {unexpected}")
+    judge_history(events, graph, outcome)
+
+
+def judge_history(events: list[dict[str, Any]], graph: Graph, outcome: Outcome) -> history.Verdict:
+    """Hold the journal, as a history of operations, against the final graph (``reliability.history``):
+    its verdict into ``outcome``'s figures, each invariant violated as a failed guarantee."""
+    verdict = history.check_history(events, history.read_snapshot(graph))
+    outcome.figures["history"] = verdict.figures()
+    by_invariant: dict[str, list[history.Violation]] = defaultdict(list)
+    for v in verdict.violations:
+        by_invariant[v.invariant].append(v)
+    for invariant, found in by_invariant.items():
+        outcome.require(False, f"history: {len(found)} violation(s) of {invariant}: " + "; ".join(v.message for v in found[:3]))
+    return verdict
 
 
 def refusal(error: dict[str, Any]) -> str:

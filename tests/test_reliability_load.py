@@ -33,6 +33,13 @@ def test_a_short_load_stores_every_acknowledged_decision_exactly_once(graph: Gra
     assert outcome.failures == [], figures
     assert figures["acknowledged"] == figures["stored"] > 10
     assert figures["lost"] == figures["duplicated"] == figures["check_violations"] == 0
+    # The journal held as a history against the final graph (reliability.history): every invariant held,
+    # every acknowledged decision counted in the graph, every correction's set the closure at its moment.
+    history = figures["history"]
+    assert history["violations"] == 0 and set(history["violations by invariant"].values()) == {0}
+    assert history["operations checked"] >= figures["acknowledged"]
+    assert history["acknowledged decisions found stored once"] == figures["acknowledged"]
+    assert history["corrections checked against the closure at their moment"] >= history["acknowledged corrections"] > 0
     # (spawns are recorded in batches: recordDecisions)
     assert figures["acknowledged_by_op"].keys() >= {"instantiate", "record", "spawn", "child", "resolve", "correct_spawn"}
     # The races happened: spawns were corrected with children added under them (invalidated with them),
@@ -150,4 +157,8 @@ def test_the_verifier_reports_lost_duplicated_and_half_written_decisions(graph: 
     assert (figures["acknowledged"], figures["stored"], figures["lost"], figures["duplicated"]) == (3, 2, 1, 1)
     assert figures["half_written"] == 1 and figures["check_violations"] >= 1
     assert outcome.errors_by_code == {"UNEXPECTED": 1}
-    assert len(outcome.failures) == 5  # lost, duplicated, half written, checks, the unexpected error
+    # lost, duplicated, half written, checks, the unexpected error; and the history's recorded_once
+    assert len(outcome.failures) == 6
+    assert figures["history"]["violations by invariant"]["recorded_once"] == 2  # the decision lost, k-1 on two decisions
+    assert [f for f in outcome.failures if f.startswith("history:")] == [outcome.failures[-1]]
+    assert "recorded_once" in outcome.failures[-1]
