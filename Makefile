@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: help install constraints explorer run demo test test-random lint typecheck bench bench-full reliability neo4j clean
+.PHONY: help install constraints explorer run demo test test-random lint typecheck bench bench-full reliability reliability-quick neo4j clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -79,8 +79,11 @@ bench: install  ## quick benchmarks side by side with their baselines (a few min
 bench-full: install  ## the whole range of benchmark sizes: up to 1M decisions, 10M for the offline checks and export (two hours or more)
 	$(BIN)/python -m bench --full
 
-reliability: install  ## fuzz, load, faults and access against a Neo4j of its own (a few minutes); writes docs/reliability.md
+reliability: install  ## fuzz, load, faults and access against a Neo4j of its own (about ten minutes); writes docs/reliability.md
 	$(BIN)/python -m reliability
+
+reliability-quick: install  ## every reliability scenario at a small size, as CI runs it after make test (a few minutes); report in build/reliability-quick/
+	$(BIN)/python -m reliability --quick
 
 neo4j: install  ## run the embedded Neo4j in the foreground
 	$(BIN)/decisiontrail neo4j start

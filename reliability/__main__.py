@@ -1,5 +1,6 @@
 """``python -m reliability``: fuzz, access, load and faults against a Neo4j of the harness's own;
-writes docs/reliability.md. Exits 0 when every guarantee held, 1 when one did not."""
+writes docs/reliability.md (``--quick``: every scenario small, its report in build/). Exits 0 when
+every guarantee held, 1 when one did not."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -23,35 +24,43 @@ from decisiontrail.graphdb.admin import count_graph, delete_all_data, server_ver
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.graphdb.loading import load_graph
 from decisiontrail.settings import Neo4jSettings
-from reliability import access, events, faults, fuzz, load, report, shed
+from reliability import access, balanced, events, faults, fuzz, load, report, shed
 from reliability.outcome import Outcome
 from reliability.serving import served
 
-SCENARIOS = ("fuzz", "access", "load", "neo4j_restart", "neo4j_crash", "service_kill", "events_replicas", "shed_load")
+SCENARIOS = (
+    "fuzz",
+    "access",
+    "load",
+    "neo4j_restart",
+    "neo4j_crash",
+    "service_kill",
+    "events_replicas",
+    "replicas_nginx",
+    "shed_load",
+)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How big a run is: fuzzing requests, seconds of each load (shed load's steps and the events
+    scenario follow it), concurrent load clients."""
+
+    examples: int
+    seconds: float
+    clients: int
+
+
+FULL = Sizes(examples=2000, seconds=60.0, clients=8)
+"""The sizes of the figures of record (docs/reliability.md): about ten minutes on 2 cores."""
+QUICK = Sizes(examples=200, seconds=10.0, clients=4)
+"""The sizes CI runs on every landing (``--quick``): every scenario, a few minutes on 2 cores."""
+QUICK_REPORT = Path(__file__).parents[1] / "build" / "reliability-quick"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m reliability",
-        description=(
-            "Fuzz the API, try every operation with every role, load it, stop Neo4j and kill the service "
-            "under load, serve live events from two processes on one Neo4j; check after each scenario that "
-            "nothing acknowledged was lost or duplicated and that the database is valid. Writes "
-            "docs/reliability.md. Exits 1 if any guarantee failed."
-        ),
-    )
-    parser.add_argument("--examples", type=int, default=2000, help="fuzzing requests to generate (default: 2000)")
-    parser.add_argument("--seconds", type=float, default=60.0, help="how long each load runs (default: 60)")
-    parser.add_argument("--clients", type=int, default=8, help="concurrent load clients (default: 8)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the fuzzing and the load (default: 0)")
-    parser.add_argument("--only", nargs="+", choices=SCENARIOS, help="run only these scenarios")
-    parser.add_argument("--no-write", action="store_true", help="print the report, do not write docs/reliability*")
-    parser.add_argument(
-        "--wipe",
-        action="store_true",
-        help="with NEO4J_URI set: delete everything in that database first (without it, a non-empty database is refused)",
-    )
-    args = parser.parse_args(argv)
+    args = options(argv)
+    out: Path | None = args.out
     chosen = args.only or list(SCENARIOS)
 
     started = time.monotonic()
@@ -142,6 +151,19 @@ def main(argv: list[str] | None = None) -> int:
                     lambda: events.replicas(scratch / "events-replicas", seconds=args.seconds / 2, seed=args.seed, progress=_say),
                 )
             )
+        if "replicas_nginx" in chosen:  # docs/deployment.md's recipe: two replicas behind nginx, their own Neo4j
+            outcomes.append(
+                _checked(
+                    "replicas_nginx",
+                    lambda: balanced.replicas_behind_nginx(
+                        scratch / "replicas-nginx",
+                        seconds=args.seconds,
+                        clients=max(2, args.clients // 2),
+                        seed=args.seed,
+                        progress=_say,
+                    ),
+                )
+            )
         if "shed_load" in chosen:  # its own Neo4j and service; it runs every check on that database itself
             outcomes.append(
                 _checked(
@@ -156,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
             )
 
     run_result = {
+        **({"quick": True} if args.quick else {}),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": git_commit(),
         "machine": machine(),
@@ -166,11 +189,77 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(report.render(run_result))
     if not args.no_write:
-        _say(f"wrote {report.write(run_result)} and {report.RESULTS}")
+        page, results = report.write(run_result, out)
+        _say(f"wrote {page} and {results}")
     failed = [o.name for o in outcomes if not o.passed]
     if failed:
         _say("guarantees failed in: " + ", ".join(failed))
     return 1 if failed else 0
+
+
+def options(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, sizes filled in: the full run's, or ``--quick``'s, each unless given; ``out``
+    is the directory the report goes to (None: docs/, merged with the saved run).
+
+    >>> quick = options(["--quick", "--seconds", "5"])
+    >>> (quick.examples, quick.seconds, quick.clients, quick.out == QUICK_REPORT)
+    (200, 5.0, 4, True)
+    >>> full = options([])
+    >>> (full.examples, full.seconds, full.clients, full.out)
+    (2000, 60.0, 8, None)
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m reliability",
+        description=(
+            "Fuzz the API, try every operation with every role, load it, stop Neo4j and kill the service "
+            "under load, serve live events from two processes on one Neo4j, run two replicas behind nginx and "
+            "kill one; check after each scenario that "
+            "nothing acknowledged was lost or duplicated and that the database is valid. Writes "
+            "docs/reliability.md and docs/reliability/results.json (the figures of record). With --quick, "
+            "every scenario runs at a small size, as CI runs it on every landing (a few minutes), and the "
+            "report goes to build/reliability-quick/ (or --out), never to docs/. Exits 1 if any guarantee "
+            "failed, quick or not."
+        ),
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=(
+            f"every scenario at a small size ({QUICK.examples} fuzzing requests, {QUICK.seconds:.0f} s of load per "
+            f"scenario, {QUICK.clients} clients unless given): what CI runs after make test; writes its report to "
+            f"build/reliability-quick/ (or --out), never docs/reliability*"
+        ),
+    )
+    parser.add_argument(
+        "--examples", type=int, help=f"fuzzing requests to generate (default: {FULL.examples}, --quick {QUICK.examples})"
+    )
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        help=f"how long each load runs (default: {FULL.seconds:.0f}, --quick {QUICK.seconds:.0f})",
+    )
+    parser.add_argument("--clients", type=int, help=f"concurrent load clients (default: {FULL.clients}, --quick {QUICK.clients})")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the fuzzing and the load (default: 0)")
+    parser.add_argument("--only", nargs="+", choices=SCENARIOS, help="run only these scenarios")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="write reliability.md and results.json into this directory, the run alone (default: docs/, merged "
+        "with the saved run when --only; with --quick, build/reliability-quick/)",
+    )
+    parser.add_argument("--no-write", action="store_true", help="print the report, write no file")
+    parser.add_argument(
+        "--wipe",
+        action="store_true",
+        help="with NEO4J_URI set: delete everything in that database first (without it, a non-empty database is refused)",
+    )
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    args.examples = sizes.examples if args.examples is None else args.examples
+    args.seconds = sizes.seconds if args.seconds is None else args.seconds
+    args.clients = sizes.clients if args.clients is None else args.clients
+    args.out = args.out or (QUICK_REPORT if args.quick else None)
+    return args
 
 
 def _checked(name: str, run: Callable[[], Outcome], graph: Graph | None = None) -> Outcome:

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +32,10 @@ Progress = Callable[[str], None]
 
 UNAVAILABLE_BOUND = 5.0
 """Seconds within which a request must be answered UNAVAILABLE while Neo4j is down."""
+
+WINDOW_GRACE = 1.0
+"""Seconds a fault's window stays open after the service answered again: the harness asks every
+0.1 s, and requests the load sent in that moment may still have met Neo4j not yet serving them."""
 
 PROBE = "query { plans(first: 1) { totalCount } }"
 
@@ -164,6 +168,27 @@ def _first_success(url: str, timeout: float) -> float | None:
     return None
 
 
+def outside_windows(
+    events: Iterable[dict[str, Any]], windows: Sequence[tuple[float, float]], grace: float = WINDOW_GRACE
+) -> list[dict[str, Any]]:
+    """The load's UNAVAILABLE answers no fault explains: their request was not in flight at any
+    moment of a window (from a fault's injection until Neo4j served again, ``grace`` seconds more).
+
+    A journalled request was sent ``ms`` before it was answered ``at`` (wall clock, as the windows).
+
+    >>> def unavailable(at, ms):
+    ...     return {"type": "error", "code": "UNAVAILABLE", "at": at, "ms": ms}
+    >>> events = [unavailable(99.0, 5), unavailable(105.0, 5), unavailable(111.0, 3000), unavailable(111.5, 5)]
+    >>> [e["at"] for e in outside_windows(events, [(100.0, 110.0)], grace=1.0)]
+    [99.0, 111.5]
+    """
+    return [
+        e
+        for e in load.iter_codes(events, "UNAVAILABLE")
+        if not any(e["at"] - e["ms"] / 1000 <= end + grace and e["at"] >= start for start, end in windows)
+    ]
+
+
 def _own_neo4j(scratch: Path, progress: Progress, *, heap_mb: int, pagecache_mb: int) -> EmbeddedNeo4j:
     """An embedded Neo4j of the scenario's own, on a fixed port so that a restart keeps its address."""
     return EmbeddedNeo4j(
@@ -225,7 +250,10 @@ def neo4j_restart(
     request to be answered UNAVAILABLE within ``unavailable_bound`` seconds and /readyz to say
     unavailable; after Neo4j is back the same service process must answer again by itself, and
     the load's retries (same idempotency keys) must leave every acknowledged decision stored
-    exactly once. ``scratch_dir`` holds the server's store, the service's log and the journal.
+    exactly once. The load's UNAVAILABLE answers are excused only inside a fault's window, from the
+    fault until the service answers again (``outside_windows``); outside, as in the load scenario,
+    only as many as the service logged silent connections. ``scratch_dir`` holds the server's
+    store, the service's log and the journal.
     """
     how = "killed (SIGKILL)" if crash else "stopped"
     outcome = Outcome(
@@ -242,6 +270,7 @@ def neo4j_restart(
     survived = 0
     probes: list[Probe] = []
     down_windows: list[tuple[float, float]] = []  # wall-clock spans from Neo4j gone to its restart
+    fault_windows: list[tuple[float, float]] = []  # wall-clock spans from the fault to the service answering again
     stopping: list[float] = []
     with ExitStack() as stack:
         neo4j = _own_neo4j(scratch_dir, progress, heap_mb=heap_mb, pagecache_mb=pagecache_mb)
@@ -276,6 +305,7 @@ def neo4j_restart(
             neo4j.start()
             restarts.append(time.monotonic() - back)
             recovery = _first_success(service.url, timeout=60)
+            fault_windows.append((began, time.time()))
             recovered = recovery is not None and service.alive and service.pid == pid
             if recovery is not None:
                 recoveries.append(recovery)
@@ -297,7 +327,9 @@ def neo4j_restart(
         events = load.read_journal(journal)
         with _graph(neo4j.uri) as graph:
             # A crash cuts requests off mid-transaction: they are UNAVAILABLE, retried, recorded once.
+            # Only inside a fault's window, though (judged below).
             load.verify(events, graph, outcome, expected_codes={"UNAVAILABLE"})
+        silent = load.silent_in_log(service.log_path)
 
     # The bound is for requests sent while Neo4j is down. Those in flight while it shuts down
     # wait for it (Neo4j lets running transactions end first), reported apart.
@@ -315,8 +347,32 @@ def neo4j_restart(
     outcome.require(
         outcome.figures["unresolved_writes"] == 0, f"{outcome.figures['unresolved_writes']} write(s) never got an answer"
     )
+    # Outside every window Neo4j was up: an UNAVAILABLE there is what the load scenario allows, an
+    # answer lost between the service and Neo4j (as many as the service logged), or a failure.
+    stray = outside_windows(events, fault_windows)
+    # How long after the service answered again a request was still sent and answered UNAVAILABLE:
+    # the part of WINDOW_GRACE a run used.
+    late = [
+        e["at"] - e["ms"] / 1000 - end
+        for e in load.iter_codes(events, "UNAVAILABLE")
+        for start, end in fault_windows
+        if start <= e["at"] and e["at"] - e["ms"] / 1000 <= end + WINDOW_GRACE
+    ]
+    unexplained = len(stray) - min(len(stray), silent)
+    outcome.require(
+        unexplained == 0,
+        f"{unexplained} UNAVAILABLE answer(s) outside every fault's window, beyond the {silent} silent connection(s) "
+        "the service logged: "
+        + ", ".join(f"{e['op']} at {_clock(e['at'])} after {e['ms']:.0f} ms" for e in stray[:5])
+        + f" (windows: {', '.join(f'{_clock(a)}-{_clock(b)}' for a, b in fault_windows)})",
+    )
     outcome.figures.update(
         {
+            "unavailable outside a fault's window": len(stray),
+            "connections given up silent (answers lost on the way)": silent,
+            "fault_window_seconds": [round(end - start, 1) for start, end in fault_windows],
+            "fault_window_grace_seconds": WINDOW_GRACE,
+            "latest_unavailable_sent_after_recovery_seconds": round(max([0.0, *late]), 3),
             "faults_injected": cycles,
             "faults_survived": survived,
             "unavailable_answers": len(answered),
@@ -332,6 +388,11 @@ def neo4j_restart(
     )
     outcome.seconds = time.monotonic() - started
     return outcome
+
+
+def _clock(at: float) -> str:
+    """A journal's wall-clock time as a failure names it."""
+    return time.strftime("%H:%M:%S", time.gmtime(at)) + f".{int(at % 1 * 1000):03d}"
 
 
 def service_kill(

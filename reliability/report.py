@@ -12,14 +12,30 @@ MARKDOWN = Path(__file__).parents[1] / "docs" / "reliability.md"
 INTRO = """\
 # Reliability
 
-Written by the harness in `reliability/` (`make reliability`, a few minutes), never by hand.
+Written by the harness in `reliability/` (`make reliability`, about ten minutes), never by hand.
 Every figure below comes from that run: the harness fuzzes the API, loads it, stops Neo4j and
 kills the service under load, tries every operation with every role, and after each scenario
-loads the whole database into networkx and runs every `decisiontrail check` rule. The quick
-part of each scenario runs in `make test` (`tests/test_fuzz.py`, `tests/test_reliability_load.py`,
-`tests/test_access_matrix.py`). The raw results are in `docs/reliability/results.json`, with the
-git commit they were measured at; a run of some scenarios (`python -m reliability --only load`)
-replaces those and keeps the others, each with its own date and commit.
+loads the whole database into networkx and runs every `decisiontrail check` rule. The raw results
+are in `docs/reliability/results.json`; each scenario below names the git commit its figures were
+measured at. A run of some scenarios (`python -m reliability --only load`) replaces those and keeps
+the others, each with its own date and commit.
+
+CI checks the same guarantees on every landing: after `make test`, `.ci/run` runs
+`make reliability-quick` (`python -m reliability --quick`: every scenario at a small size, a few
+minutes and bounded at 15), and a guarantee that does not hold there fails CI. Run it yourself with
+`make reliability-quick`. It writes its report to `build/reliability-quick/`, never to this page:
+the figures here stay the full run's, from the commits named. The quick part of each scenario also
+runs in `make test` (`tests/test_fuzz.py`, `tests/test_reliability_load.py`,
+`tests/test_access_matrix.py`).
+"""
+
+QUICK_INTRO = """\
+# Reliability: a quick run
+
+Written by `make reliability-quick` (`python -m reliability --quick`), as CI runs it on every
+landing: every scenario of the harness in `reliability/` at a small size (the settings below).
+It says whether every guarantee held at this commit; the figures of record, at full size, are the
+full run's (`make reliability`) in docs/reliability.md.
 """
 
 NOTES = """\
@@ -52,11 +68,15 @@ NOTES = """\
   docs/embedded-neo4j.md). The same holds under shed load and when the service is killed.
 - **neo4j restart**: Neo4j is stopped under that load and started again. While it is down every
   request is answered UNAVAILABLE within the bound, nothing half-written appears, the service
-  recovers by itself, and retries with the same idempotency keys are recorded exactly once.
-- **neo4j crash**: as neo4j restart, but Neo4j's JVM is killed (SIGKILL) under load: commits cut
-  off mid-way. It recovers from its transaction log at the next start; every acknowledged
-  decision is stored exactly once, nothing is half-written, the same service process answers
-  again without a restart, and every check rule passes on what was recovered.
+  recovers by itself, and retries with the same idempotency keys are recorded exactly once. An
+  UNAVAILABLE is excused only inside the fault's window: the request was in flight at some moment
+  from the fault until the service answered again, or within a second of that. Outside every
+  window, as under load, there are at most as many as the service logged silent connections
+  ("unavailable outside a fault's window" counts them all).
+- **neo4j crash**: as neo4j restart (the same window), but Neo4j's JVM is killed (SIGKILL) under
+  load: commits cut off mid-way. It recovers from its transaction log at the next start; every
+  acknowledged decision is stored exactly once, nothing is half-written, the same service process
+  answers again without a restart, and every check rule passes on what was recovered.
 - **service kill**: the service process is killed (SIGKILL) under load and started again; nothing
   it acknowledged is lost.
 - **events replicas**: two `decisiontrail serve` processes on one Neo4j; writers record and
@@ -65,6 +85,15 @@ NOTES = """\
   subscriber receives its plan's events exactly as the outbox committed them (none missed, none
   twice, in commit order), and every acknowledged write has its event. The quick part is
   `tests/test_events_outbox.py`.
+- **replicas nginx**: docs/deployment.md's recipe on one machine (`reliability/balanced.py`): two
+  `decisiontrail serve` replicas behind nginx (Debian's package) on one Neo4j. Through the balancer
+  only: the load's clients, live subscribers (staying, and reconnecting every second or so with
+  their cursor) and plans run by the replicas' runtimes, each corrected so that it is replayed;
+  one replica killed (SIGKILL) with the replays in flight and started again. Everything the load
+  requires; every subscriber's stream exactly as committed; every replay REPLAYED and run once
+  (one replayed strategy, one replay generation), though the replica driving it died. The quick
+  part is `tests/test_runtime_replicas.py` and `tests/test_deployment.py` (`nginx -t` on its
+  configuration).
 - **shed load**: `decisiontrail serve --max-in-flight 8` under 2, 4, 8, 16, 32 and 64 clients, each
   sending its next request (a recording or a read, in a plan of its own) as soon as the last is
   answered, and after a refusal waiting as `Retry-After` says. The clients speak a lean HTTP/1.1 of
@@ -99,14 +128,19 @@ ledger) run on an embedded Neo4j of their own, started for that module, never on
 """
 
 
-def write(run: dict[str, Any]) -> Path:
-    """Save a run (merged into the saved one when it ran only some scenarios) and rewrite the page."""
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    if RESULTS.exists():
-        run = merge(json.loads(RESULTS.read_text(encoding="utf-8")), run)
-    RESULTS.write_text(json.dumps(run, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    MARKDOWN.write_text(render(run), encoding="utf-8")
-    return MARKDOWN
+def write(run: dict[str, Any], directory: Path | None = None) -> tuple[Path, Path]:
+    """Save a run and write its page; returns both paths.
+
+    By default into docs/, the run merged into the saved one when it ran only some scenarios; into
+    ``directory`` (``reliability.md`` and ``results.json``), the run alone, as it is.
+    """
+    results, markdown = (RESULTS, MARKDOWN) if directory is None else (directory / RESULTS.name, directory / MARKDOWN.name)
+    results.parent.mkdir(parents=True, exist_ok=True)
+    if directory is None and results.exists():
+        run = merge(json.loads(results.read_text(encoding="utf-8")), run)
+    results.write_text(json.dumps(run, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    markdown.write_text(render(run), encoding="utf-8")
+    return markdown, results
 
 
 def merge(previous: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
@@ -156,11 +190,13 @@ def render(run: dict[str, Any]) -> str:
     m = run["machine"]
     outcomes = run["outcomes"]
     passed = all(o["passed"] for o in outcomes)
+    quick = bool(run.get("quick"))  # a quick run's page lies beside its results, outside docs/
+    results = "`results.json` beside this page" if quick else "`docs/reliability/results.json`"
     lines = [
-        INTRO,
-        f"## Run of {run['date']}: {'every guarantee held' if passed else '**guarantees failed**'}",
+        QUICK_INTRO if quick else INTRO,
+        f"## {'Quick run' if quick else 'Run'} of {run['date']}: {'every guarantee held' if passed else '**guarantees failed**'}",
         "",
-        f"Commit: `{run.get('commit') or 'not recorded'}` (results: `docs/reliability/results.json`).  ",
+        f"Commit: `{run.get('commit') or 'not recorded'}` (results: {results}).  ",
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}.  ",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in run["versions"].items()) + ".  ",
         "Settings: " + ", ".join(f"{k} {v}" for k, v in run["settings"].items()) + f". Whole run: {run['seconds']:.0f} s.",
