@@ -1,16 +1,16 @@
-"""The docs' examples: every GraphQL example is valid against the schema the service serves, and
-those below run, against a served API or the command line, and answer as their page shows.
+"""The docs' examples: every GraphQL example is valid against the schema the service serves, every
+fence of the pages in ``PAGES`` is run by a test of a tests/test_docs_*.py module or marked not run
+on its page, with the reason; and the graphql.md examples below run against a served API.
 
 An example names the records it works on with the placeholder ``"01M8..."``; a test running it puts
-the ids of records it made in their place (``_with_ids``: ``planId: "01M8..."`` a plan's id, and so on).
+the ids of records it made in their place (``with_ids``: ``planId: "01M8..."`` a plan's id, and so on).
 """
 
 from __future__ import annotations
 
-import json
+import ast
 import re
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -18,16 +18,15 @@ from graphql import parse, validate
 
 from decisiontrail.access import LOCAL
 from decisiontrail.api import schema
-from decisiontrail.cli import main
 from decisiontrail.domain import DecisionType, Phase
-from decisiontrail.graphdb import Graph
 from decisiontrail.services import Trail, reading
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
+import docs_examples
+from docs_examples import DOCS, PAGES, fences, run_graphql, with_ids
 from factories import decision as a_decision
 
-ROOT = Path(__file__).resolve().parent.parent
-DOCS = ROOT / "docs"
+TESTS = Path(__file__).resolve().parent
 BLOCK = re.compile(r"```graphql\n(.*?)```", re.DOTALL)
 FENCED = re.compile(r"```[\w.]*\n(.*?)```", re.DOTALL)
 
@@ -54,6 +53,57 @@ def test_a_docs_example_is_valid_against_the_schema(page: str, line: int, docume
     assert not errors, f"{page}:{line}: " + "; ".join(e.message for e in errors)
 
 
+def _asked_for() -> set[tuple[str, str]]:
+    """Every ``example(page, first_line)`` a docs test module asks for, each given as a literal or
+    a module constant (``PAGE = "docs/actors.md"``)."""
+    asked = set()
+    for module in sorted(TESTS.glob("test_docs_*.py")):
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        constants = {
+            target.id: node.value.value
+            for node in tree.body
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "example":
+                page, first = (
+                    arg.value if isinstance(arg, ast.Constant) else constants.get(arg.id) if isinstance(arg, ast.Name) else None
+                    for arg in node.args
+                )
+                assert isinstance(page, str) and isinstance(first, str), f"{module.name}:{node.lineno}: name the fence literally"
+                asked.add((page, first))
+    return asked
+
+
+def test_every_fence_of_the_covered_pages_is_run_or_marked_not_run() -> None:
+    asked = _asked_for()
+    found = {(f.page, f.anchor): f for page in PAGES for f in fences(page)}
+    for page in PAGES:
+        anchors = [f.anchor for f in fences(page)]
+        assert len(anchors) == len(set(anchors)), f"{page}: two fences begin alike; give one another first line"
+
+    neither = [f"{f.page}:{f.line} {f.anchor!r}" for key, f in found.items() if key not in asked and f.not_run is None]
+    assert not neither, "fences no test runs and no `<!-- not run: why -->` marks:\n" + "\n".join(neither)
+    both = [f"{f.page}:{f.line}" for key, f in found.items() if key in asked and f.not_run is not None]
+    assert not both, f"marked not run, yet run: {both}"
+    gone = sorted(key for key in asked if key[0] in PAGES and key not in found)
+    assert not gone, f"tests run fences their pages no longer hold (first line edited?): {gone}"
+
+
+def test_the_fence_check_sees_an_unmarked_fence_and_a_mark(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "page.md").write_text("a\n\n<!-- not run: a diagram -->\n```\nx -> y\n```\n\n```sh\nls\n```\n", encoding="utf-8")
+    monkeypatch.setattr(docs_examples, "ROOT", tmp_path)
+
+    found = fences("page.md")
+
+    assert [(f.line, f.language, f.anchor, f.not_run) for f in found] == [(4, "", "x -> y", "a diagram"), (8, "sh", "ls", None)]
+
+
+# -- docs/graphql.md (not yet in PAGES: run here as before) ----------------------------------------
+
+
 def _block(page: str, holding: str) -> str:
     """The one fenced block of ``docs/<page>`` that holds ``holding``."""
     blocks = [b for b in FENCED.findall((DOCS / page).read_text(encoding="utf-8")) if holding in b]
@@ -61,28 +111,11 @@ def _block(page: str, holding: str) -> str:
     return str(blocks[0])
 
 
-def _with_ids(document: str, **ids: str) -> str:
-    """``document`` with ``<name>: "01M8..."`` made ``<name>: "<the id given for name>"``."""
-    for name, value in ids.items():
-        document = document.replace(f'{name}: "01M8..."', f'{name}: "{value}"')
-    assert '"01M8..."' not in document, document
-    return document
-
-
-def _run(api: httpx.Client, document: str, operation: str | None = None) -> dict[str, Any]:
-    body = api.post("/graphql", json={"query": document, "operationName": operation}).json()
-    assert "errors" not in body, body
-    return dict(body["data"])
-
-
-# -- docs/graphql.md ---------------------------------------------------------------------------
-
-
 def test_the_record_decision_example_records_the_decision_with_its_context(api: httpx.Client, store: Trail) -> None:
     plan, root = instantiate_plan(store, "Add rate limiting", principal=LOCAL)
     document = _block("graphql.md", "recordDecision(input:")
 
-    recorded = _run(api, _with_ids(document, planId=plan.plan_id))["recordDecision"]
+    recorded = run_graphql(api, with_ids(document, planId=plan.plan_id))["recordDecision"]
 
     assert recorded["review"] is None and recorded["decision"]["parent"] == {"id": root.decision_id}
     assert recorded["decision"]["context"] == "user: Add rate limiting to the public billing API"
@@ -99,57 +132,10 @@ def test_the_attach_then_apply_example_attaches_and_applies(api: httpx.Client, s
     change = recording_service.record(
         store, a_decision(plan.plan_id, DecisionType.IMPLEMENTATION_CHOICE, strategy.decision_id), principal=LOCAL
     )
-    document = _with_ids(_block("graphql.md", "mutation Attach"), decisionId=change.decision_id, planId=plan.plan_id)
+    document = with_ids(_block("graphql.md", "mutation Attach"), decisionId=change.decision_id, planId=plan.plan_id)
 
-    attached = _run(api, document, "Attach")["attachArtifacts"]
-    applied = _run(api, document, "Apply")["advancePhase"]
+    attached = run_graphql(api, document, "Attach")["attachArtifacts"]
+    applied = run_graphql(api, document, "Apply")["advancePhase"]
 
     assert [a["artifactPath"] for a in attached["artifactsProduced"]] == ["reports/load-test.html"]
     assert applied["phase"] == "APPLY" and applied["phaseHistory"][-1]["reason"] == "load test passed"
-
-
-# -- docs/interop.md ---------------------------------------------------------------------------
-
-
-def _curl(block: str) -> tuple[Path, str, list[str]]:
-    """What a ``$ curl ... /v1/traces`` session of ``block`` sends (the file, its content type) and
-    the answers it shows, one a line, in order."""
-    command = re.search(r"^\$ curl (.*?)\n(?!\s)", block, flags=re.MULTILINE | re.DOTALL)
-    assert command is not None, block
-    sent = command.group(1)
-    path = re.search(r"--data-binary @(\S+)", sent)
-    content_type = re.search(r"-H 'content-type: ([^']+)'", sent)
-    assert path is not None and content_type is not None, sent
-    answers = [line for line in block.splitlines() if line.startswith(("{", "HTTP "))]
-    return ROOT / path.group(1), content_type.group(1), answers
-
-
-def _post(base_url: str, path: Path, content_type: str) -> httpx.Response:
-    return httpx.post(f"{base_url}/v1/traces", content=path.read_bytes(), headers={"content-type": content_type}, timeout=30)
-
-
-def test_the_otlp_curl_example_answers_as_shown(base_url: str, store: Trail) -> None:
-    path, content_type, answers = _curl(_block("interop.md", '{"partialSuccess"'))
-
-    answer = _post(base_url, path, content_type)
-
-    assert answer.status_code == 200 and [answer.json()] == [json.loads(a) for a in answers]
-
-
-def test_the_otlp_curl_after_the_cli_import_is_refused_as_shown(
-    base_url: str, store: Trail, graph: Graph, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("NEO4J_URI", graph.uri)
-    monkeypatch.setenv("NEO4J_DATABASE", graph.database)
-    path, content_type, answers = _curl(_block("interop.md", "HTTP 409"))
-    assert main(["-q", "import", "otlp", str(path)]) == 0
-    capsys.readouterr()
-
-    answer = _post(base_url, path, content_type)
-
-    body, status = answers
-    assert status == f"HTTP {answer.status_code}"
-    shown, got = json.loads(body), answer.json()
-    login = re.search(r"\((cli:[^)]+)\)", got["message"])
-    assert login is not None, got
-    assert got | {"message": got["message"].replace(login.group(1), "cli:ana")} == shown
