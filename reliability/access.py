@@ -115,6 +115,7 @@ class Operation:
     # Whether a refusal must read the same when the records named do not exist; not for a
     # list, whose answer depends on everything else there is.
     compare_missing: bool = True
+    about_caller: bool = False  # about the caller itself (viewer): every caller with a token, whatever it sees
 
     @property
     def over_graphql(self) -> bool:
@@ -126,6 +127,8 @@ class Operation:
             return "UNAUTHENTICATED"
         if self.action not in MAY[caller.role]:
             return "FORBIDDEN"
+        if self.about_caller:
+            return ALLOWED_
         if self.by_project:
             return ALLOWED_ if caller.project in (None, ALPHA) else self.absent
         if not self.targeted:
@@ -140,6 +143,7 @@ _SNAPSHOT = (
 _RECORD_INPUT = '{planId: $plan, decisionType: STRATEGY_CHOICE, question: "q", chosenOption: "o", rationale: "r", %s}' % _SNAPSHOT
 
 OPERATIONS: tuple[Operation, ...] = (
+    Operation("viewer", "Query.viewer", Action.READ, "query { viewer { name role project may } }", about_caller=True),
     Operation(
         "decision",
         "Query.decision",
@@ -215,6 +219,15 @@ OPERATIONS: tuple[Operation, ...] = (
         " correction { decisionId } replayed { decisionId planId } } metadata { attemptId planId invalidatedDecisionCount"
         " invalidatedPlanCount } record } }" % ALPHA,
         absent=HIDDEN,  # an empty list: no plan of the project the caller may see has a correction
+    ),
+    Operation(
+        "trends",
+        "Query.trends",
+        Action.READ,
+        'query { trends(project: "%s") { projects decisionsPerDay { day decisions corrections }'
+        " correctionRateByActor { actor decisions corrected } topInvalidating { decisionId planId invalidatedDecisions } } }"
+        % ALPHA,
+        absent=HIDDEN,  # empty trends: no plan of the project the caller may see
     ),
     Operation(
         "instantiatePlan",
@@ -362,6 +375,14 @@ OPERATIONS: tuple[Operation, ...] = (
         'mutation($plan: ID!, $root: ID!) { addGuidance(input: {planId: $plan, parentDecisionId: $root, guidance: "g"})'
         " { id planId decisionType } }",
         writes=True,
+    ),
+    Operation(
+        "auditTrail",
+        "Query.auditTrail",
+        Action.CONFIGURE,
+        "query($plan: ID!) { auditTrail(planId: $plan, first: 5) { nodes { id principal operation requestId planIds"
+        " decisionIds reviewIds otherIds } } }",
+        absent=HIDDEN,  # an admin limited to another project reads an empty page
     ),
     Operation("export plan", None, Action.READ, "/export/plans/{plan}.graphml"),
     Operation("export hierarchy", None, Action.READ, "/export/plans/{plan}.json?scope=hierarchy"),
@@ -549,9 +570,14 @@ def observe(operation: Operation, answer: Answer, fixture: Fixture) -> str:
     if operation.field == "Query.searchDecisions":
         nodes = (data.get("searchDecisions") or {}).get("nodes") or []
         return ALLOWED_ if [n["id"] for n in nodes][:1] == [fixture.ids["decision"]] else HIDDEN
+    if operation.field == "Query.auditTrail":
+        nodes = (data.get("auditTrail") or {}).get("nodes") or []
+        return ALLOWED_ if any(fixture.ids["plan"] in n["planIds"] for n in nodes) else HIDDEN
     if operation.field == "Query.reviews":
         nodes = (data.get("reviews") or {}).get("nodes") or []
         return ALLOWED_ if [n["id"] for n in nodes] == [fixture.ids["review"]] else HIDDEN
+    if operation.field == "Query.trends":
+        return ALLOWED_ if (data.get("trends") or {}).get("decisionsPerDay") else HIDDEN
     return ALLOWED_ if data.get(operation.field.split(".")[1] if operation.field else "") else HIDDEN
 
 

@@ -90,6 +90,13 @@ SCANNING = {
     # A page's total, read only when asked for (the page itself is an ordered seek).
     "plan/page_plans",
     "review/page_reviews",
+    # The trends: counts over every plan the caller sees, by design (a page of plots, not a lookup).
+    "trends/confidence_outcomes",
+    "trends/correction_rates",
+    "trends/decisions_per_day",
+    "trends/review_waiting_times",
+    "trends/top_invalidating",
+    "trends/visible_projects",
 }
 """The statements that may read a label, a relationship type or an index whole."""
 
@@ -206,5 +213,11 @@ def test_visibility_is_written_once_and_included_where_a_view_judges_a_plan() ->
         "decision/search_decisions",
         "plan/page_plans",
         "review/page_reviews",
+        "trends/confidence_outcomes",
+        "trends/correction_rates",
+        "trends/decisions_per_day",
+        "trends/review_waiting_times",
+        "trends/top_invalidating",
+        "trends/visible_projects",
     ]
     assert all("$owner" in cypher.query(name) and "$project" in cypher.query(name) for name in including)

@@ -149,8 +149,10 @@ def test_superseded_history_of_an_applied_plan_goes_and_the_current_tree_stays(s
     assert reading.checkpoint_group(store, work["implementation"].decision_id, principal=LOCAL) is not None
     # The spawn's, the tool's and the review's contexts go; the child root's is the twin's too.
     assert (result.contexts, result.checkpoint_groups, result.reviews, result.phase_changes) == (3, 1, 1, 1)
+    # With the child plan go the audit entries about it alone: its review recorded and resolved, its move to Execute.
     assert before - _labels(graph) == Counter(
         {"Decision": 4, "Plan": 1, "PlanLock": 1, "Context": 3, "CheckpointGroup": 1, "Review": 1, "PhaseChange": 1}
+        | {"AuditEntry": 3}
     )
 
 

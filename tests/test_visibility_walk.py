@@ -123,6 +123,9 @@ RECIPES: Recipes = {
     "Query.lineage": lambda r: [{"decisionId": r["dependent"]}, {"decisionId": r["childStrategy"], "asOf": r.before}],
     "Query.run": lambda r: [{"id": r["run"]}],
     "Query.correctionDataset": lambda r: [{"project": r.project}],
+    "Query.trends": lambda r: [{}, {"project": r.project, "since": "2000-01-01T00:00:00+00:00", "until": r.before}],
+    # A plan's entries (its correction's attempt among them), the gated plan's (its reviews), and the newest of all.
+    "Query.auditTrail": lambda r: [{"planId": r["plan"]}, {"planId": r["gated"]}, {"first": 100}],
     # An object field's argument sets are aliases of it wherever it is selected.
     "Plan.analytics": lambda r: [{}, {"scope": "HIERARCHY"}],
     "Plan.correctionExamples": lambda r: [{}, {"hierarchy": True}],
@@ -131,6 +134,10 @@ RECIPES: Recipes = {
 
 # Query fields whose arguments name a project's settings rather than its plans (who reads them: Caller.settings).
 SETTINGS = {"Query.invariantSet"}
+
+# Query fields only an admin may ask (docs/security.md): every limited caller here has another role, and is
+# refused FORBIDDEN, with no data and nothing named.
+ADMINS_ONLY = {"Query.auditTrail"}
 
 # Object types no Query field reaches, and where their access is tried instead.
 COVERED_ELSEWHERE: dict[str, str] = {
@@ -151,6 +158,9 @@ NEVER_FILLED: dict[str, str] = {
         f"PlanRun.{name}": "the runs never run: the app is served without runtime workers, so the walk reads still data"
         for name in ("currentActor", "waitingFor", "pendingReplays", "parentRunId")
     },
+    "Viewer.project": "the admin's token is limited to no project (the analyst's is: tests/test_viewer.py reads it)",
+    "AuditEntry.principalProject": "the walk's data is written by the admin, whose token is limited to no project "
+    "(tests/test_audit.py has a project's admin)",
 }
 
 ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
@@ -533,6 +543,9 @@ def walk(api: Api, world: World, shape: Shape, findings: Findings) -> None:
             whose = CALLERS[caller].settings if d.root.key in SETTINGS else CALLERS[caller].plans
             refusing = d.about is not None and d.about not in whose
             judge.leaks(caller, d, body)
+            if d.root.key in ADMINS_ONLY:
+                judge.forbidden(caller, d, body)
+                continue
             judge.errors(caller, d, body, refusing=refusing)
             if refusing:
                 judge.refused(caller, d, body)
@@ -612,6 +625,13 @@ class Judge:
                 continue
             key = key_at(document.tree, error.get("path") or []) or document.root.key
             self.findings.add(caller, key, f"{document.label}: error {code} {error.get('message')!r} at {error.get('path')}")
+
+    def forbidden(self, caller: str, document: Document, body: dict[str, Any]) -> None:
+        """A root only an admin may ask answers a limited caller FORBIDDEN, and nothing else."""
+        self.findings.checked["admins' roots refused"] += 1
+        codes = [(e.get("extensions") or {}).get("code") for e in body.get("errors") or []]
+        if codes != ["FORBIDDEN"] or body.get("data") is not None:
+            self.findings.add(caller, document.root.key, f"{document.label}: not refused FORBIDDEN: {json.dumps(body)[:300]}")
 
     def refused(self, caller: str, document: Document, body: dict[str, Any]) -> None:
         """A root about hidden records answers null, NOT_FOUND or nothing."""

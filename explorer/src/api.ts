@@ -1,4 +1,5 @@
-// The page's only connection to the service: GraphQL over HTTP, the export routes, and decisionEvents over graphql-transport-ws.
+// The page's only connection to the service: GraphQL over HTTP (queries, and the mutations it acts with), the export routes,
+// and decisionEvents over graphql-transport-ws.
 
 const TOKEN_KEY = "decisiontrail.token";
 
@@ -6,6 +7,8 @@ export class ApiError extends Error {
   constructor(
     message: string,
     readonly code: string | undefined,
+    /** The input field a VALIDATION_FAILED names (``extensions.field``), if any. */
+    readonly field: string | undefined = undefined,
   ) {
     super(message);
   }
@@ -29,7 +32,7 @@ function headers(): Record<string, string> {
 
 interface GraphQLAnswer<T> {
   data?: T | null;
-  errors?: { message: string; extensions?: { code?: string } }[];
+  errors?: { message: string; extensions?: { code?: string; field?: string } }[];
 }
 
 /**
@@ -40,8 +43,20 @@ interface GraphQLAnswer<T> {
 const ANSWER_TIMEOUT_MS = 35_000;
 const ATTEMPTS = 2;
 
-/** One GraphQL query (the page only reads, so asking again is safe); its first error, if any, is thrown with its code. */
+/** One GraphQL query (reading, so asking again is safe); its first error, if any, is thrown with its code. */
 export async function query<T>(text: string, variables: Record<string, unknown> = {}): Promise<T> {
+  return send<T>(text, variables, ATTEMPTS);
+}
+
+/**
+ * One GraphQL mutation, sent once: an answer lost on the way is reported, never asked again, since
+ * the service may have done it (the page reads what changed afterwards).
+ */
+export async function mutate<T>(text: string, variables: Record<string, unknown> = {}): Promise<T> {
+  return send<T>(text, variables, 1);
+}
+
+async function send<T>(text: string, variables: Record<string, unknown>, attempts: number): Promise<T> {
   let response: Response | undefined;
   for (let attempt = 1; response === undefined; attempt += 1) {
     try {
@@ -55,13 +70,15 @@ export async function query<T>(text: string, variables: Record<string, unknown> 
     } catch (error) {
       const timedOut = error instanceof DOMException && error.name === "TimeoutError";
       if (!timedOut) throw error;
-      if (attempt >= ATTEMPTS) throw new ApiError(`no answer from the service within ${ANSWER_TIMEOUT_MS / 1000} s, twice`, "TIMEOUT");
+      if (attempt >= attempts) {
+        throw new ApiError(`no answer from the service within ${ANSWER_TIMEOUT_MS / 1000} s${attempts > 1 ? ", twice" : ""}`, "TIMEOUT");
+      }
     }
   }
   const answer = (await response.json()) as GraphQLAnswer<T>;
   if (answer.errors?.length) {
     const [first] = answer.errors;
-    throw new ApiError(first.message, first.extensions?.code);
+    throw new ApiError(first.message, first.extensions?.code, first.extensions?.field);
   }
   if (!answer.data) throw new ApiError(`the API answered ${response.status} without data`, undefined);
   return answer.data;

@@ -1,7 +1,10 @@
-// The explorer page: finds plans, draws a hierarchy, answers questions about a decision, travels in time, follows live events.
+// The explorer page: finds plans, draws a hierarchy, answers questions about a decision, travels in time, follows live events,
+// sets a correction beside its replay, and acts (correct, guide, review) as far as the token may.
 
+import { describeViewer, readViewer, renderActions, type ActHooks, type Viewer } from "./actions";
 import { ApiError, Live, exported, storeToken, storedToken, type DecisionEvent } from "./api";
 import { decisionCaption, planName, typeName } from "./caption";
+import { readComparison, renderComparison } from "./compare";
 import { GraphView, TYPE_COLOURS, type Dependency, type Highlight } from "./graph";
 import {
   decisionDetail,
@@ -55,6 +58,8 @@ const ui = {
   focusOn: byId<HTMLInputElement>("focus-on"),
   focusHops: byId<HTMLInputElement>("focus-hops"),
   panel: byId<HTMLElement>("panel"),
+  compare: byId<HTMLElement>("compare"),
+  viewer: byId<HTMLParagraphElement>("viewer"),
 };
 
 interface Moment {
@@ -76,6 +81,8 @@ const state = {
   detail: null as DecisionDetail | null, // the selected decision as it stood at the moment shown
   today: null as DecisionToday | null, // what became of it by now
   highlight: null as { kind: Highlight; decisions: Set<string>; plans: Set<string> } | null,
+  compare: null as string | null, // the correction shown beside its replay
+  viewer: null as Viewer | null, // who the token is, and what it may do
 };
 
 let busy = 0;
@@ -260,7 +267,7 @@ function renderOutline(): void {
 }
 
 function share(): void {
-  writeView({ plan: state.top, open: [...state.expanded], decision: state.selected, asOf: state.asOf });
+  writeView({ plan: state.top, open: [...state.expanded], decision: state.selected, asOf: state.asOf, compare: state.compare });
 }
 
 async function openHierarchy(planId: string, open: string[] = []): Promise<void> {
@@ -271,6 +278,7 @@ async function openHierarchy(planId: string, open: string[] = []): Promise<void>
   }
   state.top = plans[0].id;
   state.hierarchy = plans;
+  hideComparison();
   state.expanded.clear();
   state.content.clear();
   state.moments.clear();
@@ -357,6 +365,7 @@ const panelActions: PanelActions = {
   },
   select: (other) => void selectDecision(other),
   copied: (id, ok) => say(ok ? `Copied ${id}.` : `Could not copy; the id is ${id}.`),
+  compare: (correctionId) => void showComparison(correctionId),
 };
 
 /** The moments either side of the correction that superseded the selected decision (by now), if one did. */
@@ -383,6 +392,19 @@ function showDetail(): void {
       asOf: state.asOf,
     },
     panelActions,
+  );
+  renderActions(
+    ui.panel,
+    state.viewer,
+    {
+      id: detail.id,
+      planId: detail.planId,
+      current: state.today?.status === "CURRENT",
+      waiting: state.asOf === null ? (content?.pending.filter((r) => r.parent?.id === detail.id) ?? []) : [],
+      plans: plansById(),
+    },
+    actHooks,
+    state.asOf === null,
   );
 }
 
@@ -494,6 +516,66 @@ async function showInvalidationPath(): Promise<void> {
     const title = `Invalidated through ${correctedRef ? decisionCaption(correctedRef, plans.get(correctedRef.planId)) : corrected}`;
     renderWalk(ui.panel, title, null, ids.size, plans, chain);
   });
+}
+
+// ---- a correction beside its replay -----------------------------------------------------------------
+
+/** Shows the correction ``id`` names (a correction, a corrected decision, or one it superseded) beside its replay. */
+async function showComparison(id: string): Promise<void> {
+  await working(async () => {
+    const comparison = await readComparison(id);
+    if (!comparison) {
+      say(`No correction of ${id} that you may see.`);
+      return;
+    }
+    state.compare = comparison.correction.id;
+    renderComparison(ui.compare, comparison, { select: (other) => void selectDecision(other), close: () => hideComparison(true) });
+    ui.compare.hidden = false;
+    document.body.classList.add("comparing");
+    const shown = comparison.pairs.flatMap((p) => [p.old?.id, p.new?.id]).filter((d): d is string => d !== undefined);
+    state.highlight = { kind: "path", decisions: new Set([comparison.correction.id, ...shown]), plans: new Set() };
+    applyHighlight();
+    renderOutline();
+    share();
+    say(`Correction beside its replay: ${comparison.pairs.length} row(s).`);
+  });
+}
+
+/** Gives the drawing its place back (and, closed by the person, the address drops ``compare``). */
+function hideComparison(closed = false): void {
+  state.compare = null;
+  ui.compare.hidden = true;
+  ui.compare.replaceChildren();
+  document.body.classList.remove("comparing");
+  if (closed) share();
+  graph.cy.resize();
+}
+
+// ---- act -------------------------------------------------------------------------------------------
+
+/** Reads again what an action changed (the plans it touched and every plan open), then selects what it recorded. */
+async function afterAction(planIds: string[], select: string | null, message: string): Promise<void> {
+  for (const id of [...planIds, ...state.expanded]) changed.add(id);
+  window.clearTimeout(refreshing);
+  await refresh();
+  if (select) await selectDecision(select);
+  say(message);
+}
+
+const actHooks: ActHooks = {
+  run: (task) => working(task).then(() => undefined),
+  changed: afterAction,
+  preview: (decisions, plans) => {
+    state.highlight = { kind: "impact", decisions: new Set(decisions), plans: new Set(plans) };
+    applyHighlight();
+    renderOutline();
+  },
+};
+
+async function readWho(): Promise<void> {
+  state.viewer = await readViewer();
+  ui.viewer.textContent = describeViewer(state.viewer);
+  ui.viewer.dataset.may = [...(state.viewer?.may ?? [])].join(" ");
 }
 
 // ---- focus ---------------------------------------------------------------------------------------
@@ -778,17 +860,20 @@ ui.tokenForm.addEventListener("submit", (event) => {
 
 async function start(): Promise<void> {
   await working(() => loadPlans());
+  await working(readWho);
   const view = readView();
-  // A decision named alone opens its plan's hierarchy with its plan open.
-  const plan = view.plan ?? (view.decision ? await planOfDecision(view.decision) : null);
+  // A decision (or a correction to compare) named alone opens its plan's hierarchy with its plan open.
+  const named = view.decision ?? view.compare;
+  const plan = view.plan ?? (named ? await planOfDecision(named) : null);
   if (!plan) {
-    if (view.decision) say(`No decision ${view.decision} that you may see.`);
+    if (named) say(`No decision ${named} that you may see.`);
     return;
   }
   const open = view.plan ? view.open : [plan];
   state.asOf = view.asOf;
   await openHierarchy(plan, open);
   if (view.decision) await selectDecision(view.decision);
+  if (view.compare) await showComparison(view.compare);
   renderTimeline();
 }
 

@@ -11,6 +11,8 @@ export interface PanelActions {
   clearHighlight(): void;
   select(decisionId: string): void;
   copied(id: string, ok: boolean): void;
+  /** Opens the comparison of a correction (named by its correction decision) beside its replay. */
+  compare(correctionId: string): void;
 }
 
 function element<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, className?: string): HTMLElementTagNameMap[K] {
@@ -186,6 +188,21 @@ export function renderDecision(panel: HTMLElement, d: DecisionDetail, today: Dec
     actionsRow.append(button("Why invalidated", "path", actions.invalidationPath));
     actionsRow.append(button("Before the correction", "before", () => actions.showMoment(at.before, "before")));
     actionsRow.append(button("After the correction", "after", () => actions.showMoment(today.supersededAt, "after")));
+  }
+  // Each correction this decision took part in, beside its replay: as the correction, as the
+  // decision corrected (each attempt), or as a decision it superseded.
+  const comparable = new Map<string, string>();
+  if (d.isCorrection) comparable.set(d.id, "Compare with what it replaced");
+  for (const c of d.corrections) {
+    if (!comparable.has(c.correctionDecisionId)) comparable.set(c.correctionDecisionId, `Compare attempt ${c.attemptNumber} with its replay`);
+  }
+  if (today?.supersededBy?.correctsDecisionId && !comparable.has(today.supersededBy.id)) {
+    comparable.set(today.supersededBy.id, "Compare with its replay");
+  }
+  for (const [correctionId, label] of comparable) {
+    const compare = button(label, "compare", () => actions.compare(correctionId));
+    compare.dataset.correction = correctionId;
+    actionsRow.append(compare);
   }
   actionsRow.append(button("Clear highlight", "clear", actions.clearHighlight));
   const plan = plans.get(d.planId) ?? { description: d.plan.description, spanName: spanNameOf(d.plan.arguments) };

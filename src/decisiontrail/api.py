@@ -28,6 +28,8 @@ from strawberry.extensions import (
 from decisiontrail.resolvers import mutations, queries
 from decisiontrail.resolvers.writes import ReadsAfterWrite
 from decisiontrail.resolvers.permissions import Authenticated
+from decisiontrail.resolvers.trends import trends as trends_resolver
+from decisiontrail.schema.audit import AuditPage
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.dataset import CorrectionExample
 from decisiontrail.schema.runs import PlanRun
@@ -39,6 +41,7 @@ from decisiontrail.schema.decision import Decision, DecisionConnection
 from decisiontrail.schema.payloads import DecisionEvent, RecordDecisionPayload, ResolveReviewPayload
 from decisiontrail.schema.plan import InvariantSet, Plan, PlanConnection
 from decisiontrail.schema.review import Review, ReviewConnection
+from decisiontrail.schema.viewer import Viewer
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +52,11 @@ MAX_TOKENS = 5000
 
 @strawberry.type
 class Query:
+    viewer: Viewer = strawberry.field(
+        resolver=queries.viewer,
+        description="The caller: its token's name, role and project, and the actions its role allows.",
+        permission_classes=[Authenticated],
+    )
     decision: Decision | None = strawberry.field(
         resolver=queries.decision,
         description="A decision by id; with asOf, as it stood then, and every relation read through it as of then too.",
@@ -111,6 +119,19 @@ class Query:
     correction_dataset: list[CorrectionExample] = strawberry.field(
         resolver=queries.correction_dataset,
         description="A project's corrections as evaluation examples (LangSmith, Langfuse, Phoenix), oldest first.",
+        permission_classes=[Authenticated],
+    )
+    trends = strawberry.field(
+        resolver=trends_resolver,
+        description="A project's trends: the trends page's plots (docs/trends.md).",
+        permission_classes=[Authenticated],
+    )
+    audit_trail: AuditPage = strawberry.field(
+        resolver=queries.audit_trail,
+        description=(
+            "Every write's audit entry (who, what, when, the request id), newest first; planId, principal, since, "
+            "until and requestId filter it (admins: docs/security.md, Audit trail)."
+        ),
         permission_classes=[Authenticated],
     )
 

@@ -54,7 +54,7 @@ def bundle() -> Traversable:
 def _file(name: str) -> Response:
     found = bundle() / name
     if not found.is_file():
-        if name == "index.html":
+        if name.endswith(".html"):
             return JSONResponse(
                 {
                     "errors": [
@@ -79,6 +79,11 @@ async def page(request: Request) -> Response:
     return _file("index.html")
 
 
+async def trends_page(request: Request) -> Response:
+    """The trends page (``/explore/trends?project=...``): a project's plots, from the ``trends`` query, with the caller's token."""
+    return _file("trends.html")
+
+
 async def asset(request: Request) -> Response:
     name = request.path_params["name"]
     if not _ASSET.match(name):
@@ -89,9 +94,11 @@ async def asset(request: Request) -> Response:
 
 
 def routes() -> list[Route]:
-    """``/explore`` (and ``/explore/``) is the page, ``/explore/<name>`` its scripts and styles."""
+    """``/explore`` (and ``/explore/``) is the page, ``/explore/trends`` the trends page, ``/explore/<name>`` their
+    scripts and styles."""
     return [
         Route(PATH, page, methods=["GET", "HEAD"]),
         Route(PATH + "/", page, methods=["GET", "HEAD"]),
+        Route(PATH + "/trends", trends_page, methods=["GET", "HEAD"]),
         Route(PATH + "/{name:str}", asset, methods=["GET", "HEAD"]),
     ]

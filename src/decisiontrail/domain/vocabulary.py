@@ -27,6 +27,7 @@ class Label(StrEnum):
     CHECKPOINT_BLOB = "CheckpointBlob"  # one channel's value at one version, held by the checkpoints that have it
     CHECKPOINT_WRITE = "CheckpointWrite"  # a task's pending write against a checkpoint, keyed like it plus task and index
     PLAN_RUN = "PlanRun"  # the runtime running a plan: its durable work, claimed by one worker (graphdb/runs)
+    AUDIT_ENTRY = "AuditEntry"  # who wrote what, when, in which request: one per write (graphdb/audit)
 
 
 class Rel(StrEnum):
@@ -51,6 +52,7 @@ class Rel(StrEnum):
     INVALIDATED_BY = "INVALIDATED_BY"  # (child:Plan)-[:INVALIDATED_BY]->(:CorrectionAttempt)
     HOLDS = "HOLDS"  # (:Checkpoint)-[:HOLDS]->(:CheckpointBlob): a channel value of the checkpoint, shared while unchanged
     RUNS = "RUNS"  # (:PlanRun)-[:RUNS]->(:Plan)
+    AUDITS = "AUDITS"  # (:AuditEntry)-[:AUDITS]->(:Plan): a plan a write wrote in (its entry goes with it)
 
 
 class LoadScope(StrEnum):

@@ -36,6 +36,10 @@ class Graph:
 request_tag: ContextVar[str | None] = ContextVar("request_tag", default=None)
 """The HTTP request being served, if any: its transactions carry it in their metadata."""
 
+request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
+"""The id the caller knows the request by: the HTTP request's (its X-Request-ID, or the one the service
+gave it), a WebSocket operation's; what the audit trail records of each write (``services.trail.Audit``)."""
+
 REQUEST_METADATA_KEY = "decisiontrail_request"
 
 # The driver does not retry: with a retry time of 0 it gives up after the first failure (it

@@ -10,11 +10,13 @@ from strawberry.types import Info
 
 from decisiontrail.domain import Phase as DomainPhase
 from decisiontrail.domain.as_of import existed
+from decisiontrail.domain.audit import AuditPage as AuditWanted
 from decisiontrail.domain.pages import DecisionSearch, PlanPage, ReviewPage, page_size, search_text
 from decisiontrail.domain.invariants import Scope
 from decisiontrail.domain.recording import ReviewStatus
 from decisiontrail.events import FellBehind
 from decisiontrail.exceptions import Unavailable, ValidationFailed
+from decisiontrail.schema.audit import AuditEdge, AuditEntry, AuditPage, audit_cursor, parse_audit_cursor
 from decisiontrail.schema.context import Context
 from decisiontrail.schema.dataset import CorrectionExample
 from decisiontrail.schema.errors import call, client_error
@@ -34,8 +36,14 @@ from decisiontrail.schema.payloads import DecisionEvent
 from decisiontrail.schema.plan import InvariantSet, Plan, PlanConnection, PlanEdge, plan_as_of
 from decisiontrail.schema.review import Review, ReviewConnection, ReviewEdge
 from decisiontrail.schema.runs import PlanRun
-from decisiontrail.services import correction, dataset, reading, relay, reviews, runs
+from decisiontrail.schema.viewer import Viewer
+from decisiontrail.services import audit, correction, dataset, reading, relay, reviews, runs
 from decisiontrail.services import invariants as invariants_service
+
+
+def viewer(info: Info[Context, None]) -> Viewer:
+    """The caller itself: any caller the request's authentication found may read its own."""
+    return Viewer.of(info.context.caller)
 
 
 async def decision(info: Info[Context, None], id: strawberry.ID, as_of: datetime | None = None) -> Decision | None:
@@ -266,3 +274,35 @@ async def invariant_set(info: Info[Context, None], scope: Scope, project: str | 
     than the caller's)."""
     found = await call(invariants_service.invariant_set, info.context.trail, scope, project, info.context.caller)
     return InvariantSet.of(found) if found is not None else None
+
+
+async def audit_trail(
+    info: Info[Context, None],
+    first: int | None = None,
+    after: str | None = None,
+    plan_id: strawberry.ID | None = None,
+    principal: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    request_id: str | None = None,
+) -> AuditPage:
+    """Every write's audit entry, newest first, a page at a time (at most 100): of a plan, by a
+    principal (its name), written at or after ``since`` and before ``until``, in a request. Admins only."""
+    try:
+        size = page_size(first)
+    except ValidationFailed as e:
+        raise client_error(e) from e
+    wanted = AuditWanted(
+        first=size + 1,
+        after=parse_audit_cursor(after),
+        plan_id=str(plan_id) if plan_id is not None else None,
+        principal=principal,
+        since=since,
+        until=until,
+        request_id=request_id,
+    )
+    found = await call(audit.audit_trail, info.context.trail, wanted, info.context.caller)
+    edges = [AuditEdge(cursor=audit_cursor(e), node=AuditEntry.of(e)) for e in found[:size]]
+    return AuditPage(
+        edges=edges, page_info=PageInfo(has_next_page=len(found) > size, end_cursor=edges[-1].cursor if edges else None)
+    )

@@ -40,7 +40,7 @@ from decisiontrail.graphdb import corrections, decisions, outbox, plans, runs
 from decisiontrail.graphdb.corrections import PhaseMove
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
-from decisiontrail.services.trail import Trail
+from decisiontrail.services.trail import Audit, Touched, Trail
 from decisiontrail.services.visibility import require_role, require_visible
 
 LOCK_ROUNDS = 5
@@ -84,6 +84,7 @@ def correct(
     try:
         result = trail.write(
             lambda tx: correct_in(tx, decision_id, parsed, guidance, reason, by, principal, prompt),
+            audit=Audit(principal, "correction.correct", Touched(decisions=[decision_id]), touched_by_correction),
             conflict=f"decision {decision_id} was corrected concurrently",
         )
     except TooLarge as e:
@@ -97,6 +98,17 @@ def correct(
     reentered(trail, result, principal)
     trail.work_queued()  # a plan the runtime runs replays it
     return result
+
+
+def touched_by_correction(result: CorrectionResult) -> Touched:
+    """What a correction's audit entry names of what it wrote: its decision, its attempt, the plans it
+    invalidated and the reviews it cancelled or lapsed (the decisions it superseded are the attempt's to list)."""
+    return Touched(
+        plans=[result.correction.plan_id, *result.invalidated_plans],
+        decisions=[result.correction.decision_id],
+        reviews=[*result.cancelled_reviews, *result.lapsed_reviews],
+        others=[result.attempt.attempt_id],
+    )
 
 
 def reentered(trail: Trail, result: CorrectionResult, principal: Principal) -> None:
@@ -350,7 +362,15 @@ def record_replay(
         )
         return stored
 
-    return trail.database.write(work)
+    return trail.write(
+        work,
+        audit=Audit(
+            principal,
+            "correction.record_replay",
+            Touched(decisions=named, others=[attempt_id]),
+            lambda stored: Touched(decisions=[stored.corrected_decision_id, stored.correction_decision_id]),
+        ),
+    )
 
 
 def attempt(trail: Trail, attempt_id: str, principal: Principal) -> CorrectionAttempt:
@@ -368,7 +388,7 @@ def supersede(trail: Trail, decision_id: str, superseded_by: str, at: datetime |
         require_visible(tx, principal, decision_ids=[decision_id, superseded_by])
         return decisions.supersede(tx, decision_id, superseded_by, at or utc_now())
 
-    if trail.database.write(work):
+    if trail.write(work, audit=Audit(principal, "correction.supersede", Touched(decisions=[decision_id, superseded_by]))):
         return
     original = reading.get_decision(trail, decision_id, principal)  # NotFound if it does not exist
     if original.superseded_by is not None:

@@ -34,7 +34,7 @@ from decisiontrail.graphdb import traces
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services.lifecycle import change_phase, store_plan
 from decisiontrail.services.recording import events_of, place
-from decisiontrail.services.trail import Trail
+from decisiontrail.services.trail import Audit, Touched, Trail
 from decisiontrail.services.visibility import require_role
 
 PROJECT_ATTRIBUTE = "decisiontrail.project"
@@ -144,7 +144,14 @@ def import_spans(trail: Trail, spans: Sequence[Span], *, principal: Principal) -
         )
         return report, events
 
-    report, _ = trail.write(work, lambda done: done[1])
+    def imported(done: tuple[ImportReport, list[DecisionEvent]]) -> Touched | None:
+        # Spans only of traces imported before (sent again, or late) write nothing, and leave no entry.
+        report = done[0]
+        if not report.traces and not report.waiting:
+            return None
+        return Touched(plans=report.plan_ids, decisions=report.decision_ids, others=sorted({s.trace_id for s in spans}))
+
+    report, _ = trail.write(work, lambda done: done[1], audit=Audit(principal, "importing.import_spans", made=imported))
     return report
 
 

@@ -30,9 +30,9 @@ from decisiontrail.domain.recording import CapturedContext, check_type_in_phase
 from decisiontrail.exceptions import Conflict, NotFound, ValidationFailed, validation_failed
 from decisiontrail.graphdb import decisions, invariants as invariant_sets, plans
 from decisiontrail.graphdb.database import Transaction
-from decisiontrail.services.correction import correct_in, reentered
+from decisiontrail.services.correction import correct_in, reentered, touched_by_correction
 from decisiontrail.services.recording import events_of, place
-from decisiontrail.services.trail import Trail
+from decisiontrail.services.trail import Audit, Touched, Trail
 from decisiontrail.services.visibility import require_role, require_visible
 
 
@@ -52,7 +52,10 @@ def set_invariants(
     placed = for_set(scope, invariants)
     reconcile(placed)
     wanted = InvariantSet(scope, project, placed, utc_now(), principal.name)
-    return trail.database.write(invariant_sets.put_set, wanted)
+    return trail.write(
+        lambda tx: invariant_sets.put_set(tx, wanted),
+        audit=Audit(principal, "invariants.set_invariants", Touched(others=[wanted.key])),
+    )
 
 
 def invariant_set(trail: Trail, scope: Scope, project: str | None, principal: Principal) -> InvariantSet | None:
@@ -127,7 +130,11 @@ def add_invariant(
         invariant_sets.set_plan_invariants(tx, plan_id, declared)
         return placed
 
-    placed = trail.write(work, events_of)
+    placed = trail.write(
+        work,
+        events_of,
+        audit=Audit(principal, "invariants.add_invariant", Touched(plans=[plan_id]), lambda placed: Touched.of(placed.outcomes)),
+    )
     return placed.decisions[0][0]
 
 
@@ -165,7 +172,11 @@ def remove_invariant(
         return corrected
 
     # correct_in announces the correction.
-    result = trail.write(work, conflict=f"invariant {name!r} of plan {plan_id} was changed concurrently")
+    result = trail.write(
+        work,
+        audit=Audit(principal, "invariants.remove_invariant", Touched(plans=[plan_id]), touched_by_correction),
+        conflict=f"invariant {name!r} of plan {plan_id} was changed concurrently",
+    )
     reentered(trail, result, principal)
     return result
 
@@ -177,7 +188,11 @@ def regather_invariants(trail: Trail, plan_id: str, principal: Principal) -> Pla
     removed from it stays out."""
     require_role(principal, Action.RECORD)
 
+    changed = False
+
     def work(tx: Transaction) -> Plan:
+        nonlocal changed
+        changed = False
         require_visible(tx, principal, plan_ids=[plan_id])
         plan = plans.get_many(tx, [plan_id])[0]
         if plan is None:
@@ -192,9 +207,14 @@ def regather_invariants(trail: Trail, plan_id: str, principal: Principal) -> Pla
         if now == plan.invariants:
             return plan
         invariant_sets.set_plan_invariants(tx, plan_id, now)
+        changed = True
         return plan.model_copy(update={"invariants": now})
 
-    return trail.database.write(work)
+    # Unchanged (the usual case at each Strategize entry), it wrote nothing, and leaves no entry.
+    def made(_: Plan) -> Touched | None:
+        return Touched() if changed else None
+
+    return trail.write(work, audit=Audit(principal, "invariants.regather_invariants", Touched(plans=[plan_id]), made))
 
 
 def _enforces_name(decision: Decision, name: str) -> bool:

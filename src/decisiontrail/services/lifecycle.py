@@ -24,7 +24,7 @@ from decisiontrail.graphdb import decisions, invariants as invariant_sets, plans
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading, recording
 from decisiontrail.services.recording import place
-from decisiontrail.services.trail import Trail
+from decisiontrail.services.trail import Audit, Touched, Trail
 from decisiontrail.services.visibility import require_role, require_visible
 
 
@@ -33,7 +33,11 @@ def create_plan(trail: Trail, plan: Plan, *, principal: Principal) -> Plan:
     parent plan and its spawning decision, which must be a current spawn of that plan. The plan
     is stored as given, its owner included: for ``principal``s that may record."""
     require_role(principal, Action.RECORD)
-    trail.database.write_or(f"plan {plan.plan_id} already exists", store_plan, plan)
+    trail.write(
+        lambda tx: store_plan(tx, plan),
+        audit=Audit(principal, "lifecycle.create_plan", Touched(plans=[plan.plan_id])),
+        conflict=f"plan {plan.plan_id} already exists",
+    )
     return plan
 
 
@@ -131,6 +135,12 @@ def instantiate_plan(
             DecisionEvent(EventKind.RECORDED, made[0].plan_id, decision_id=made[1].decision_id),
             *([DecisionEvent(EventKind.RUN_UPDATED, made[0].plan_id)] if run is not None else []),
         ],
+        audit=Audit(
+            principal,
+            "lifecycle.instantiate_plan",
+            Touched(decisions=[spawned_by_decision_id] if spawned_by_decision_id is not None else []),
+            lambda made: Touched.of(made),
+        ),
         conflict="the plan already exists",
     )
     if run is None:
@@ -208,7 +218,14 @@ def record_user_intervention(
         )
     except ValidationError as e:
         raise validation_failed(e) from e
-    return recording.record(trail, decision, context=context, principal=principal, needs=Action.CORRECT)
+    return recording.record(
+        trail,
+        decision,
+        context=context,
+        principal=principal,
+        needs=Action.CORRECT,
+        operation="lifecycle.record_user_intervention",
+    )
 
 
 def add_guidance(
@@ -254,7 +271,7 @@ def advance_phase(
         require_visible(tx, principal, plan_ids=[plan_id])
         change_phase(tx, plan_id, target, reason, at=utc_now(), by=who)
 
-    trail.database.write(work)
+    trail.write(work, audit=Audit(principal, "lifecycle.advance_phase", Touched(plans=[plan_id])))
     plan = reading.get_plan(trail, plan_id, principal)
     if target is Phase.STRATEGIZE:
         trail.entered_strategize(plan)

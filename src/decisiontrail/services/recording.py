@@ -34,7 +34,7 @@ from decisiontrail.exceptions import NotFound, ValidationFailed, validation_fail
 from decisiontrail.graphdb import corrections, decisions, plans, reviews
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
-from decisiontrail.services.trail import Trail, announcement
+from decisiontrail.services.trail import Audit, Touched, Trail, announcement
 from decisiontrail.services.visibility import require_role, require_visible
 
 TOOL_NAME = "record_decision"
@@ -261,7 +261,16 @@ def record_decisions(
         return place(tx, recordings, announce=True)
 
     with trail.keys_in_flight.holding({(p.plan_id, p.idempotency_key) for p, _ in items}):
-        placed = trail.write(work, conflict="a decision with one of these idempotency keys was recorded concurrently")
+        placed = trail.write(
+            work,
+            audit=Audit(
+                principal,
+                "recording.record_decisions",
+                Touched(plans=[r.draft.plan_id for r in recordings]),
+                written,
+            ),
+            conflict="a decision with one of these idempotency keys was recorded concurrently",
+        )
     return _answers(trail, placed.outcomes, principal)
 
 
@@ -273,12 +282,14 @@ def record(
     context: CapturedContext | None = None,
     principal: Principal,
     needs: Action = Action.RECORD,
+    operation: str = "recording.record",
 ) -> Decision:
     """Store a decision the service built whole (a user's guidance, say) under the next sequence
     number of its plan, in the plan's current phase, which must allow its type. With an
     ``idempotency_key`` seen before in the plan, the decision recorded then is returned instead.
     ``principal`` must be allowed what the use-case building it ``needs`` (a user's guidance is a
-    correction's), and the plan, the parent and the dependencies must be its to see."""
+    correction's), and the plan, the parent and the dependencies must be its to see. Its audit
+    entry names ``operation``, the use-case that built the decision."""
     require_role(principal, needs)
     recording = Recording(decision, context=context, idempotency_key=idempotency_key)
 
@@ -289,11 +300,23 @@ def record(
 
     keys = {(decision.plan_id, idempotency_key)} if idempotency_key is not None else set()
     with trail.keys_in_flight.holding(keys):
-        placed = trail.write(work, conflict=f"decision {decision.decision_id} is already recorded")
+        placed = trail.write(
+            work,
+            audit=Audit(principal, operation, Touched(plans=[decision.plan_id]), written),
+            conflict=f"decision {decision.decision_id} is already recorded",
+        )
     outcome = placed.outcomes[0]
     [found] = _answers(trail, [outcome], principal)
     assert isinstance(found, Decision)  # only an actor's proposal is ever held for review
     return found
+
+
+def written(placed: Placed) -> Touched | None:
+    """What a placement's audit entry names: its decisions and reviews; None (no entry) when every one
+    was found already recorded under its idempotency key, and the request wrote nothing."""
+    if all(isinstance(o, Seen) for o in placed.outcomes):
+        return None
+    return Touched.of(placed.outcomes)
 
 
 def place(tx: Transaction, recordings: Sequence[Recording], *, announce: bool = False) -> Placed:
@@ -367,7 +390,7 @@ def add_dependency(trail: Trail, decision_id: str, depends_on_id: str, *, princi
         check_new_dependency(decision, dependency, corrections.downstream(tx, decision_id).decision_ids)
         decisions.add_dependency(tx, decision_id, depends_on_id)
 
-    trail.database.write(work)
+    trail.write(work, audit=Audit(principal, "recording.add_dependency", Touched(decisions=[decision_id, depends_on_id])))
     return reading.get_decision(trail, decision_id, principal)
 
 
@@ -387,5 +410,5 @@ def attach_artifacts(trail: Trail, decision_id: str, artifacts: Sequence[Artifac
         assert locked is not None  # a decision's plan exists
         decisions.set_artifacts(tx, decision_id, with_artifacts(decision, locked.phase, artifacts, utc_now()))
 
-    trail.database.write(work)
+    trail.write(work, audit=Audit(principal, "recording.attach_artifacts", Touched(decisions=[decision_id])))
     return reading.get_decision(trail, decision_id, principal)

@@ -13,7 +13,7 @@ from decisiontrail.graphdb import reviews, runs
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services import reading
 from decisiontrail.services.recording import place
-from decisiontrail.services.trail import Trail
+from decisiontrail.services.trail import Audit, Touched, Trail
 from decisiontrail.services.visibility import require_role, require_visible
 
 
@@ -83,6 +83,12 @@ def resolve_review(
             DecisionEvent(EventKind.REVIEW_RESOLVED, outcome[1].plan_id, decision_id=outcome[1].decision_id, review_id=review_id),
             DecisionEvent(EventKind.RECORDED, outcome[1].plan_id, decision_id=outcome[1].decision_id),
         ],
+        audit=Audit(
+            principal,
+            "reviews.resolve_review",
+            Touched(reviews=[review_id]),
+            lambda outcome: Touched(plans=[outcome[1].plan_id], decisions=[outcome[1].decision_id]),
+        ),
         conflict=f"review {review_id} was resolved concurrently",
     )
     plan = reading.get_plan(trail, decision.plan_id, principal)

@@ -23,7 +23,7 @@ from decisiontrail.events import DecisionEvent, EventKind
 from decisiontrail.exceptions import NotFound
 from decisiontrail.graphdb import runs
 from decisiontrail.graphdb.database import Transaction
-from decisiontrail.services.trail import Trail
+from decisiontrail.services.trail import Audit, Touched, Trail
 from decisiontrail.services.visibility import require_role, require_visible
 
 
@@ -97,7 +97,7 @@ def cancel_run(trail: Trail, run_id: str, reason: str = "", *, principal: Princi
         check_cancellable(run.model_copy(update={"status": RunStatus(was)}))
         return run
 
-    return trail.write(work, _announced)
+    return trail.write(work, _announced, audit=Audit(principal, "runs.cancel_run", made=lambda run: Touched.of([run])))
 
 
 # The worker's side (actors.runtime): a claim, its lease, and the writes it guards, each by the
@@ -122,7 +122,8 @@ def heartbeat(trail: Trail, worker: str, run_ids: Sequence[str], lease: timedelt
 def update(trail: Trail, held: PlanRun, worker: str, *, principal: Principal, **changes: Any) -> PlanRun | None:
     """Record what the worker holding ``held`` is doing (its actor, generation); None if it lost it."""
     require_role(principal, Action.RECORD)
-    return trail.write(lambda tx: runs.update(tx, held, worker, _values(changes), utc_now()), _announced)
+    # The runtime's bookkeeping of a run it holds, no caller's request: not audited (nor the claim, nor its lease).
+    return trail.write(lambda tx: runs.update(tx, held, worker, _values(changes), utc_now()), _announced, audit=None)
 
 
 def take_replay(trail: Trail, held: PlanRun, worker: str, attempt_id: str, *, principal: Principal) -> PlanRun | None:
@@ -134,7 +135,7 @@ def take_replay(trail: Trail, held: PlanRun, worker: str, attempt_id: str, *, pr
             return None
         return runs.update(tx, held, worker, {"generation": held.generation + 1, "replaying": attempt_id}, utc_now())
 
-    return trail.write(work, _announced)
+    return trail.write(work, _announced, audit=None)  # the runtime's bookkeeping, as update's
 
 
 def finish(
@@ -142,7 +143,8 @@ def finish(
 ) -> PlanRun | None:
     """End the worker's turn with the run; a finished run wakes its parent's. None if it lost it."""
     require_role(principal, Action.RECORD)
-    return trail.write(lambda tx: runs.finish(tx, held, worker, status.value, _values(changes), utc_now()), _announced)
+    work = lambda tx: runs.finish(tx, held, worker, status.value, _values(changes), utc_now())  # noqa: E731
+    return trail.write(work, _announced, audit=None)  # the runtime's bookkeeping, as update's
 
 
 def wake(tx: Transaction, plan_ids: Sequence[str]) -> list[str]:

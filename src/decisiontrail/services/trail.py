@@ -8,14 +8,18 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TypeVar
+from typing import Generic, TypeVar
 
+from decisiontrail.access import Principal
 from decisiontrail.domain import Plan
+from decisiontrail.domain.audit import AuditEntry
 from decisiontrail.domain.decision import utc_now
+from decisiontrail.domain.ids import new_ulid
 from decisiontrail.events import DecisionEvent, EventBus
 from decisiontrail.exceptions import IdempotencyKeyInUse
+from decisiontrail.graphdb import audit as audit_log
 from decisiontrail.graphdb import outbox
-from decisiontrail.graphdb.connection import Graph, open_graph
+from decisiontrail.graphdb.connection import Graph, open_graph, request_id
 from decisiontrail.graphdb.database import Database, Transaction
 from decisiontrail.graphdb.embedded import Progress
 from decisiontrail.services.relay import EventRelay, row_of
@@ -61,6 +65,72 @@ class KeysInFlight:
         finally:
             with self._lock:
                 self._running -= wanted
+
+
+@dataclass(frozen=True)
+class Touched:
+    """The ids a write names or makes, as its audit entry keeps them."""
+
+    plans: Collection[str] = ()
+    decisions: Collection[str] = ()
+    reviews: Collection[str] = ()
+    others: Collection[str] = ()  # a correction attempt, a run, an invariant set's key, a trace
+
+    @classmethod
+    def of(cls, records: Iterable[object], *others: str) -> Touched:
+        """The ids the domain's records carry (a decision's, a review's, a plan's, a run's: ``plan_id``,
+        ``decision_id``, ``review_id``, ``run_id``, ``attempt_id``), and ``others``."""
+        found: dict[str, list[str]] = {"plan_id": [], "decision_id": [], "review_id": [], "run_id": [], "attempt_id": []}
+        for record in records:
+            for name, ids in found.items():
+                value = getattr(record, name, None)
+                if isinstance(value, str):
+                    ids.append(value)
+        extra = [*found["run_id"], *found["attempt_id"], *others]
+        return cls(found["plan_id"], found["decision_id"], found["review_id"], extra)
+
+    def __or__(self, other: Touched) -> Touched:
+        return Touched(
+            [*self.plans, *other.plans],
+            [*self.decisions, *other.decisions],
+            [*self.reviews, *other.reviews],
+            [*self.others, *other.others],
+        )
+
+
+@dataclass(frozen=True)
+class Audit(Generic[T]):
+    """Who asked for a write and which use-case it is: ``Trail.write`` leaves its audit entry in the
+    write's own transaction (committed with it, rolled back with it), stamped with the request's id."""
+
+    principal: Principal
+    operation: str  # the use-case: ``<service module>.<function>`` (recording.record_decisions)
+    named: Touched = Touched()  # what the caller named, known before the write
+    made: Callable[[T], Touched | None] | None = None
+    """What the write made or reached, from its result; None when it wrote nothing after all (no entry)."""
+
+    def entry(self, result: T, at: datetime) -> AuditEntry | None:
+        made = self.made(result) if self.made is not None else Touched()
+        if made is None:
+            return None
+        touched = self.named | made
+        return AuditEntry(
+            entry_id=new_ulid(),
+            at=at,
+            principal=self.principal.name,
+            role=self.principal.role.value,
+            principal_project=self.principal.project,
+            operation=self.operation,
+            request_id=request_id.get(),
+            plan_ids=_distinct(touched.plans),
+            decision_ids=_distinct(touched.decisions),
+            review_ids=_distinct(touched.reviews),
+            other_ids=_distinct(touched.others),
+        )
+
+
+def _distinct(ids: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(ids))
 
 
 @dataclass(frozen=True)
@@ -110,6 +180,7 @@ class Trail:
         work: Callable[[Transaction], T],
         events: Callable[[T], Iterable[DecisionEvent]] | None = None,
         *,
+        audit: Audit[T] | None,
         conflict: str | None = None,
     ) -> T:
         """``work`` in one write transaction (as ``Database.write``, saying ``conflict`` when a
@@ -117,12 +188,20 @@ class Trail:
         outbox: announced if and only if committed. ``events`` gives them from the result, and
         they are written as the transaction's last statement; without it, ``work`` announces its
         own with its last write (a statement given an ``outbox.Announcement``: ``announcement``),
-        which saves that statement's round trip."""
+        which saves that statement's round trip.
+
+        ``audit`` says who asked and what for: the write's audit entry is written after ``work``, in
+        the same transaction. It is a required argument, so that no use-case forgets it; None only
+        for the runtime's own bookkeeping of a run it holds (its lease, its progress), which no caller asked for."""
 
         def announced(tx: Transaction) -> T:
             result = work(tx)
+            at = utc_now()
             if events is not None:
-                outbox.append(tx, announcement(events(result), utc_now()))
+                outbox.append(tx, announcement(events(result), at))
+            entry = audit.entry(result, at) if audit is not None else None
+            if entry is not None:
+                audit_log.append(tx, entry)
             return result
 
         result = self.database.write_or(conflict, announced) if conflict else self.database.write(announced)

@@ -27,6 +27,8 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.types import Connec
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import BaseGraphQLTransportWSHandler
 
 from decisiontrail.access import TokenRegistry
+from decisiontrail.domain.ids import new_ulid
+from decisiontrail.services.requests import known_as
 from decisiontrail.api import schema
 from decisiontrail import http_graphql
 from decisiontrail.schema.context import Context
@@ -48,6 +50,8 @@ class _TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
     that each subscription counts against its caller's rate limit."""
 
     _forget: Callable[[], None] | None = None
+    _connection: str | None = None
+    """This connection's id: its operations' writes are audited as request ``ws:<connection>:<operation id>``."""
 
     async def handle_task_exception(self, error: Exception) -> None:
         if isinstance(error, WebSocketDisconnected):
@@ -77,7 +81,11 @@ class _TransportWSHandler(BaseGraphQLTransportWSHandler[Context, None]):
                 refused = {"id": message["id"], "type": "error", "payload": [rate_limit_error(retry_after(wait))]}
                 await self.send_message(cast(Message, refused))
                 return
-        await super().handle_subscribe(message)
+        if self._connection is None:
+            self._connection = new_ulid()
+        # The operation's task, made within, copies the context and with it the request's id.
+        with known_as(f"ws:{self._connection}:{message['id']}"):
+            await super().handle_subscribe(message)
 
     async def revoke(self, reason: str) -> None:
         """End every subscription of this connection, then close it: what opened it no longer holds."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 
 from collections.abc import Callable, Collection, Mapping
@@ -195,11 +196,17 @@ class RateLimit:
             await websocket.close(code=1013, reason=f"over its rate limit; retry after {wait} s")
 
 
+REQUEST_ID = re.compile(r"[!-~]{1,128}")
+"""An X-Request-ID the service takes as the request's id: 1 to 128 visible ASCII characters."""
+
+
 class StopOnDisconnect:
     """Stops the Neo4j work of a request whose client went away before its answer was sent.
 
     Each HTTP request runs under its own tag (``services.requests.serving``), which every transaction
-    it opens carries in its metadata. This middleware reads the client's messages itself, relaying
+    it opens carries in its metadata. Its id, which its writes' audit entries record, is the client's
+    ``X-Request-ID`` when it sends a usable one, else the tag; the answer carries it back in
+    ``X-Request-ID`` (the tag stays the service's own: a client's id need not be unique). This middleware reads the client's messages itself, relaying
     them to the app; when the client disconnects before the response is complete, it cancels the
     request and terminates its transactions, so a query nobody waits for stops at once instead
     of running to its time limit.
@@ -212,6 +219,8 @@ class StopOnDisconnect:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         tag = new_ulid()
+        given = HTTPConnection(scope).headers.get("x-request-id", "")
+        known_as = given if REQUEST_ID.fullmatch(given) else tag
         messages: asyncio.Queue[Message] = asyncio.Queue()
         complete = False
 
@@ -224,11 +233,14 @@ class StopOnDisconnect:
 
         async def sending(message: Message) -> None:
             nonlocal complete
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"]
+                message = {**message, "headers": [*headers, (b"x-request-id", known_as.encode("ascii"))]}
             await send(message)
             if message["type"] == "http.response.body" and not message.get("more_body", False):
                 complete = True
 
-        with serving(tag):  # the task copies the context, and with it the tag
+        with serving(tag, known_as):  # the task copies the context, and with it the tag
             answering = asyncio.ensure_future(self.app(scope, messages.get, sending))
         listening = asyncio.ensure_future(relay())
         try:

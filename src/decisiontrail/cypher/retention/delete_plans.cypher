@@ -1,6 +1,6 @@
 // Deletes one batch of pruned plans (their decisions went in earlier batches) with their reviews,
-// phase changes and LangGraph checkpoints (with their pending writes, and the blobs only they held),
-// then the context snapshots nothing captures any more.
+// phase changes, LangGraph checkpoints (with their pending writes, and the blobs only they held) and
+// audit entries (those about no plan that stays), then the context snapshots nothing captures any more.
 UNWIND $plan_ids AS plan_id
 MATCH (plan:Plan {plan_id: plan_id})
 WITH collect(plan) AS plans, collect(plan.plan_id) AS deleted_ids
@@ -50,6 +50,14 @@ CALL (deleted_ids) {
     DELETE blob
   }
   RETURN size(checkpoints) AS deleted_checkpoints
+}
+CALL (plans) {
+  // An entry about a plan that stays stays with it, keeping this plan's id as a property.
+  UNWIND plans AS plan
+  MATCH (entry:AuditEntry)-[:AUDITS]->(plan)
+  WITH DISTINCT entry, plans
+  WHERE all(other IN [(entry)-[:AUDITS]->(audited:Plan) | audited] WHERE other IN plans)
+  DETACH DELETE entry
 }
 CALL (reviews, plans) {
   UNWIND reviews + plans AS gone
