@@ -5,6 +5,7 @@ the command list, test_docs_synopses.py's.)"""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import time
@@ -18,7 +19,17 @@ cli = docs_examples.cli  # the fixture: the command line on the test's database
 
 
 def _dry_run(target: str) -> list[str]:
-    done = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    # As a user types it: not as a sub-make of `make test`, which would say "make[1]: Leaving directory" last.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+    done = subprocess.run(
+        ["make", "--no-print-directory", "-n", target],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 

@@ -378,6 +378,10 @@ def attempt(trail: Trail, attempt_id: str, principal: Principal) -> CorrectionAt
     return reading.get_attempt(trail, attempt_id, principal)
 
 
+def _if_written(written: bool) -> Touched | None:
+    return Touched() if written else None
+
+
 def supersede(trail: Trail, decision_id: str, superseded_by: str, at: datetime | None = None, *, principal: Principal) -> None:
     """Mark ``decision_id`` as replaced by ``superseded_by`` alone (no downstream, no attempt);
     refused if it already was. For repairs and tests, by a ``principal`` that may correct and see
@@ -388,7 +392,9 @@ def supersede(trail: Trail, decision_id: str, superseded_by: str, at: datetime |
         require_visible(tx, principal, decision_ids=[decision_id, superseded_by])
         return decisions.supersede(tx, decision_id, superseded_by, at or utc_now())
 
-    if trail.write(work, audit=Audit(principal, "correction.supersede", Touched(decisions=[decision_id, superseded_by]))):
+    # Nothing written when it was refused (the reason read below): no audit entry either.
+    audited = Audit(principal, "correction.supersede", Touched(decisions=[decision_id, superseded_by]), _if_written)
+    if trail.write(work, audit=audited):
         return
     original = reading.get_decision(trail, decision_id, principal)  # NotFound if it does not exist
     if original.superseded_by is not None:
