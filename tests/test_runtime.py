@@ -15,6 +15,7 @@ from decisiontrail.actors.runtime import RUNTIME, Runtime
 from decisiontrail.domain import DecisionType, Invariant, Phase
 from decisiontrail.domain.correction import ReplayOutcome
 from decisiontrail.domain.runs import MAX_ATTEMPTS, RunRequest, RunStatus
+from decisiontrail.exceptions import Unavailable
 from decisiontrail.graphdb.checkpoints import Neo4jCheckpointSaver
 from decisiontrail.services import Trail, analysis, reading, runs
 from decisiontrail.services.correction import correct
@@ -119,6 +120,50 @@ def test_a_replay_whose_actor_fails_fails_its_attempt_and_its_run(store: Trail, 
     attempt = reading.get_attempt(store, result.attempt.attempt_id, principal=LOCAL)
     assert attempt.replay_outcome is ReplayOutcome.FAILED  # was: left pending, the run failed on its first turn
     assert attempt.replay_detail == "RuntimeError: the model provider is down"
+
+
+def test_a_replay_cut_off_by_a_neo4j_outage_goes_on_from_its_checkpoint_and_is_replayed(store: Trail, saver: Any) -> None:
+    """Neo4j unavailable in the middle of a replay's turn is the store's outage, not the run's
+    failure: the run is left to its claim's lapse and the next claim replays it (was: the run and
+    its replay FAILED as soon as the store answered again, by a Neo4j restart)."""
+    from decisiontrail.actors.models import chat_model
+    from decisiontrail.settings import RuntimeSettings
+
+    outage = {"on": False, "met": 0}
+
+    def models(name: str, actor: Any, brief: Any, settings: Any) -> Any:
+        if outage["on"]:
+            outage["met"] += 1
+            raise Unavailable("Neo4j is unavailable; the request wrote nothing and can be retried")
+        return chat_model(name, actor, brief, settings)
+
+    runtime = Runtime(store, saver, models=models, settings=RuntimeSettings(lease=0.5))
+    plan, _ = instantiate_plan(runtime.trail, "Rotate the API keys", {"depth": 1}, run=RunRequest(), principal=LOCAL)
+    runtime.run_until_settled(plan.plan_id, timeout=120)
+    strategy = next(
+        d for d in reading.list_decisions(store, plan.plan_id, principal=LOCAL) if d.decision_type is DecisionType.STRATEGY_CHOICE
+    )
+    result = correct(runtime.trail, strategy.decision_id, "revert", "Rotate them monthly", principal=LOCAL)
+
+    outage["on"] = True
+    assert runtime.run_once() is None  # the turn met the outage and stopped, nothing finished
+    run = runs.runs_of_plans(store, [plan.plan_id])[0]
+    assert outage["met"] == 1 and run is not None and run.status is RunStatus.RUNNING
+    assert reading.get_attempt(store, result.attempt.attempt_id, principal=LOCAL).replay_outcome is ReplayOutcome.PENDING
+
+    outage["on"] = False  # Neo4j is back; the claim lapses and the run is taken up again
+    time.sleep(0.6)
+    run = runtime.run_until_settled(plan.plan_id, timeout=120)
+
+    assert run.status is RunStatus.SUCCEEDED, run.error
+    attempt = reading.get_attempt(store, result.attempt.attempt_id, principal=LOCAL)
+    assert attempt.replay_outcome is ReplayOutcome.REPLAYED, attempt.replay_detail
+    chosen = [
+        d.chosen_option
+        for d in reading.list_decisions(store, plan.plan_id, current_only=True, principal=LOCAL)
+        if d.decision_type is DecisionType.STRATEGY_CHOICE
+    ]
+    assert chosen == ["Rotate them monthly"]
 
 
 def test_a_replay_that_outlasts_its_time_limit_fails_its_attempt_and_its_run(store: Trail, saver: Any) -> None:

@@ -60,7 +60,7 @@ from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome
 from decisiontrail.domain.recording import ReviewStatus
 from decisiontrail.domain.runs import MAX_ATTEMPTS, Actor, PlanRun, RunRequest, RunStatus, actor_of_thread, child_descriptions
 from decisiontrail.domain.runs import thread_id as actor_thread
-from decisiontrail.exceptions import DecisionTrailError, TimedOut
+from decisiontrail.exceptions import DecisionTrailError, TimedOut, Unavailable
 from decisiontrail.services import Trail, reading, runs
 from decisiontrail.services.correction import record_replay
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
@@ -220,6 +220,13 @@ class Runtime:
             )
         except Lost:
             log.info("run %s is no longer this worker's (cancelled, or claimed again); left as it is", held.run_id)
+            return None
+        except Unavailable as e:
+            # The store's outage, not the run's failure (nor its replay's): the turn stops where its
+            # last checkpoint left it, the claim lapses, and the next claim goes on from there (one
+            # of MAX_ATTEMPTS). Failing it here would fail a replay for a Neo4j restart, and the
+            # failure could not be written anyway while Neo4j is down.
+            log.warning("run %s stopped mid-turn, Neo4j unavailable (%s); taken up again once its claim lapses", held.run_id, e)
             return None
         except Exception as e:  # an actor's or a step's failure is the run's: visible on it, and on its replay
             log.warning("run %s failed: %s", held.run_id, e, exc_info=not isinstance(e, (Failed, DecisionTrailError)))
