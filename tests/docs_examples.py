@@ -11,8 +11,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import signal
+import socket
 import subprocess
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -36,11 +40,18 @@ PAGES = (
     "docs/approvals.md",
     "docs/architecture.md",
     "docs/backup.md",
+    "docs/benchmarks.md",
     "docs/checkpoints.md",
     "docs/checks.md",
     "docs/correction.md",
+    "docs/decision-store.md",
+    "docs/embedded-neo4j.md",
+    "docs/graphql.md",
     "docs/interop.md",
     "docs/mcp.md",
+    "docs/recording.md",
+    "docs/security.md",
+    "docs/trends.md",
 )
 """The pages every fence of which a test runs or the page marks as not run (the rest: to come)."""
 
@@ -91,9 +102,11 @@ def example(page: str, first_line: str) -> str:
 
 
 def with_ids(document: str, **ids: str) -> str:
-    """``document`` with ``<name>: "01M8..."`` made ``<name>: "<the id given for name>"``."""
+    """``document`` with ``<name>: "01M8..."`` made ``<name>: "<the id given for name>"`` (and a
+    list of one, ``<name>: ["01M8..."]``, ``<name>: ["<the id>"]``)."""
     for name, value in ids.items():
         document = document.replace(f'{name}: "01M8..."', f'{name}: "{value}"')
+        document = document.replace(f'{name}: ["01M8..."]', f'{name}: ["{value}"]')
     assert '"01M8..."' not in document, document
     return document
 
@@ -202,6 +215,40 @@ class Cli:
             check=False,
         )
         return Said(done.returncode, done.stdout, done.stderr)
+
+    @contextmanager
+    def serving(self, script: str, **env: str) -> Iterator[str]:
+        """``script`` (its last line a ``decisiontrail serve`` command, ``--port`` left out) run by bash
+        in the background as the test's directory, on a free port, until ``/healthz`` answers: the
+        service's address. Stopped, with whatever the script started, when the ``with`` ends."""
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        log = self.cwd / f"serve-{port}.log"
+        with log.open("w") as written:
+            server = subprocess.Popen(
+                ["bash", "-eu", "-c", f"{script.rstrip()} --port {port}"],
+                cwd=self.cwd,
+                env=self.subprocess_env(**env),
+                stdout=written,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group, so bash and serve stop together
+            )
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                assert server.poll() is None, log.read_text(encoding="utf-8")
+                try:
+                    if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert time.monotonic() < deadline, "the service did not answer: " + log.read_text(encoding="utf-8")
+                time.sleep(0.3)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=60)
 
     def subprocess_env(self, **env: str) -> dict[str, str]:
         """This process's environment, .venv/bin first on PATH, on the test's database."""

@@ -1,6 +1,6 @@
 """The docs' examples: every GraphQL example is valid against the schema the service serves, every
 fence of the pages in ``PAGES`` is run by a test of a tests/test_docs_*.py module or marked not run
-on its page, with the reason; and the graphql.md examples below run against a served API.
+on its page, with the reason (graphql.md's run in tests/test_docs_graphql.py).
 
 An example names the records it works on with the placeholder ``"01M8..."``; a test running it puts
 the ids of records it made in their place (``with_ids``: ``planId: "01M8..."`` a plan's id, and so on).
@@ -12,23 +12,15 @@ import ast
 import re
 from pathlib import Path
 
-import httpx
 import pytest
 from graphql import parse, validate
 
-from decisiontrail.access import LOCAL
 from decisiontrail.api import schema
-from decisiontrail.domain import DecisionType, Phase
-from decisiontrail.services import Trail, reading
-from decisiontrail.services import recording as recording_service
-from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 import docs_examples
-from docs_examples import DOCS, PAGES, fences, run_graphql, with_ids
-from factories import decision as a_decision
+from docs_examples import DOCS, PAGES, fences
 
 TESTS = Path(__file__).resolve().parent
 BLOCK = re.compile(r"```graphql\n(.*?)```", re.DOTALL)
-FENCED = re.compile(r"```[\w.]*\n(.*?)```", re.DOTALL)
 
 
 def _examples() -> list[tuple[str, int, str]]:
@@ -99,43 +91,3 @@ def test_the_fence_check_sees_an_unmarked_fence_and_a_mark(tmp_path: Path, monke
     found = fences("page.md")
 
     assert [(f.line, f.language, f.anchor, f.not_run) for f in found] == [(4, "", "x -> y", "a diagram"), (8, "sh", "ls", None)]
-
-
-# -- docs/graphql.md (not yet in PAGES: run here as before) ----------------------------------------
-
-
-def _block(page: str, holding: str) -> str:
-    """The one fenced block of ``docs/<page>`` that holds ``holding``."""
-    blocks = [b for b in FENCED.findall((DOCS / page).read_text(encoding="utf-8")) if holding in b]
-    assert len(blocks) == 1, f"{page}: {len(blocks)} blocks hold {holding!r}"
-    return str(blocks[0])
-
-
-def test_the_record_decision_example_records_the_decision_with_its_context(api: httpx.Client, store: Trail) -> None:
-    plan, root = instantiate_plan(store, "Add rate limiting", principal=LOCAL)
-    document = _block("graphql.md", "recordDecision(input:")
-
-    recorded = run_graphql(api, with_ids(document, planId=plan.plan_id))["recordDecision"]
-
-    assert recorded["review"] is None and recorded["decision"]["parent"] == {"id": root.decision_id}
-    assert recorded["decision"]["context"] == "user: Add rate limiting to the public billing API"
-    stored = reading.get_decision(store, recorded["decision"]["id"], principal=LOCAL)
-    assert stored.chosen_option == "Token bucket in the API gateway"
-
-
-def test_the_attach_then_apply_example_attaches_and_applies(api: httpx.Client, store: Trail) -> None:
-    plan, root = instantiate_plan(store, "Add rate limiting", principal=LOCAL)
-    strategy = recording_service.record(
-        store, a_decision(plan.plan_id, DecisionType.STRATEGY_CHOICE, root.decision_id), principal=LOCAL
-    )
-    advance_phase(store, plan.plan_id, Phase.EXECUTE, "strategy complete", by="test", principal=LOCAL)
-    change = recording_service.record(
-        store, a_decision(plan.plan_id, DecisionType.IMPLEMENTATION_CHOICE, strategy.decision_id), principal=LOCAL
-    )
-    document = with_ids(_block("graphql.md", "mutation Attach"), decisionId=change.decision_id, planId=plan.plan_id)
-
-    attached = run_graphql(api, document, "Attach")["attachArtifacts"]
-    applied = run_graphql(api, document, "Apply")["advancePhase"]
-
-    assert [a["artifactPath"] for a in attached["artifactsProduced"]] == ["reports/load-test.html"]
-    assert applied["phase"] == "APPLY" and applied["phaseHistory"][-1]["reason"] == "load test passed"
