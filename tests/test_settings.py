@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from decisiontrail.exceptions import ValidationFailed
-from decisiontrail.settings import Neo4jSettings
+from decisiontrail.settings import Neo4jSettings, RetentionSettings
 
 
 def test_no_uri_means_the_embedded_server_with_defaults() -> None:
@@ -70,3 +71,11 @@ def test_bad_values_are_refused_naming_the_variable(name: str, value: str, messa
     with pytest.raises(ValidationFailed, match=message) as raised:
         Neo4jSettings.from_env({name: value})
     assert raised.value.field == name
+
+
+def test_the_trace_wait_is_an_age_as_prune_takes_one_and_a_bad_one_names_its_variable() -> None:
+    assert RetentionSettings.from_env({}).trace_wait == timedelta(days=7)
+    assert RetentionSettings.from_env({"DECISIONTRAIL_TRACE_WAIT": "2w"}).trace_wait == timedelta(weeks=2)
+    with pytest.raises(ValidationFailed, match="DECISIONTRAIL_TRACE_WAIT: 'a week' is not an age") as raised:
+        RetentionSettings.from_env({"DECISIONTRAIL_TRACE_WAIT": "a week"})
+    assert raised.value.field == "DECISIONTRAIL_TRACE_WAIT"

@@ -8,9 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datetime import timedelta
+
 from pydantic import AliasChoices, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from decisiontrail.domain.retention import TRACE_WAIT, parse_age
 from decisiontrail.exceptions import ValidationFailed
 
 NEO4J_VERSION = "5.26.30"
@@ -107,6 +110,22 @@ class RuntimeSettings:
             scripted_pace=read.scripted_pace,
             time_limit=read.run_time_limit,
         )
+
+
+@dataclass(frozen=True)
+class RetentionSettings:
+    """What ``prune`` keeps unless told otherwise (docs/checks.md#retention)."""
+
+    trace_wait: timedelta = TRACE_WAIT
+    """How long spans wait for their trace's root span: a trace that received nothing for this long
+    expires at the next prune (``prune --spans-older-than`` for one prune)."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> RetentionSettings:
+        """``DECISIONTRAIL_TRACE_WAIT``, an age as ``prune --older-than`` takes one (``7d``, ``12h``);
+        a value that is not one is refused naming the variable."""
+        text = Environment.read(env).trace_wait
+        return cls(trace_wait=TRACE_WAIT if text is None else parse_age(text, name="DECISIONTRAIL_TRACE_WAIT"))
 
 
 ASYMMETRIC_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
@@ -234,6 +253,9 @@ class Environment(BaseSettings):
     rate_limit: float = Field(0.0, ge=0, le=100_000, validation_alias="DECISIONTRAIL_RATE_LIMIT")
     """Requests a second per caller; 0 is no limit."""
     rate_burst: int = Field(100, ge=1, le=100_000, validation_alias="DECISIONTRAIL_RATE_BURST")
+    trace_wait: str | None = Field(None, validation_alias="DECISIONTRAIL_TRACE_WAIT")
+    """How long spans wait for their trace's root before a prune expires them: an age, ``7d``, ``12h``
+    (read by ``RetentionSettings``, which names the variable when it is not one)."""
 
     @classmethod
     def read(cls, env: Mapping[str, str] | None = None) -> Environment:

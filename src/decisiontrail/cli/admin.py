@@ -41,7 +41,9 @@ def add_prune(commands: Commands) -> None:
             "Apply the retention policy: decisions superseded longer ago than --older-than in plans that reached "
             "Apply, and child plans invalidated that long ago under such plans, are deleted with the contexts, "
             "checkpoint groups, reviews and phase changes only they used. Whatever a kept record still refers to "
-            "stays (a correction's original, say). Correction attempts are kept. "
+            "stays (a correction's original, say). Correction attempts are kept. The marker of an imported "
+            "OTLP trace goes with the last of its plans. OTLP spans still waiting for their trace's root span "
+            "expire with their trace once nothing of it was received for --spans-older-than. "
             "--dry-run lists what would go and deletes nothing."
         ),
     )
@@ -50,6 +52,12 @@ def add_prune(commands: Commands) -> None:
         required=True,
         metavar="AGE",
         help="retention period: 30d, 2w, 12h, 90m, or a number of days",
+    )
+    prune.add_argument(
+        "--spans-older-than",
+        metavar="AGE",
+        help="how long spans wait for their trace's root span before they expire, an AGE as above "
+        "(default: DECISIONTRAIL_TRACE_WAIT, else 7d)",
     )
     prune.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
     prune.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
@@ -95,10 +103,15 @@ def _prune(args: argparse.Namespace, trail: Trail) -> None:
     import json
 
     from decisiontrail.access import operator
-    from decisiontrail.domain.retention import RetentionPolicy
+    from decisiontrail.domain.retention import RetentionPolicy, parse_age
     from decisiontrail.services.retention import prune
+    from decisiontrail.settings import RetentionSettings
 
-    policy = RetentionPolicy.parse(args.older_than)
+    if args.spans_older_than is None:
+        trace_wait = RetentionSettings.from_env().trace_wait
+    else:
+        trace_wait = parse_age(args.spans_older_than, name="--spans-older-than")
+    policy = RetentionPolicy.parse(args.older_than, trace_wait=trace_wait)
     pruned = prune(trail, policy, principal=operator(), dry_run=args.dry_run, progress=log.info)
     print(json.dumps(pruned.model_dump(mode="json"), indent=2) if args.format == "json" else pruned.render())
 

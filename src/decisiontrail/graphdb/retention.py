@@ -5,7 +5,13 @@ plans in Apply, and plans invalidated before the cutoff whose nearest live (not 
 ancestor plan is in Apply, whole. An invalidated plan's own phase froze when it was invalidated,
 so its decisions wait for that ancestor too. With them go their context snapshots and checkpoint
 groups unless something that stays still captured them, and a pruned plan's reviews and phase
-changes. Correction attempts always stay: they keep every id they name as a property.
+changes. Correction attempts always stay: they keep every id they name as a property. The marker of
+an OTLP trace (``:Trace``) goes with the last of the plans it was imported as (each names its trace:
+``trace/mark_imported``); while one stays, the marker stays, so spans of the trace sent again are
+told apart from a new trace's and record nothing twice.
+
+What expires (``cypher/retention/find_expired_traces.cypher``): the spans of a trace whose root
+span never came, with its marker, once nothing of the trace was received since the spans cutoff.
 
 A stale record stays while a record that stays refers to it, directly or through other stale
 records (PARENT, DEPENDS_ON, SUPERSEDED_BY, CORRECTS, IN_PLAN, CHILD_OF, SPAWNED_BY): no
@@ -33,12 +39,18 @@ from decisiontrail.domain.retention import PRUNABLE_PHASE, PruneResult
 from decisiontrail.graphdb.database import Transaction
 
 
-def find_prunable(tx: Transaction, cutoff: datetime, dry_run: bool) -> PruneResult:
-    """What a policy with ``cutoff`` lets go (``retention/find_prunable``)."""
+def find_prunable(tx: Transaction, cutoff: datetime, spans_cutoff: datetime, dry_run: bool) -> PruneResult:
+    """What a policy with ``cutoff`` lets go (``retention/find_prunable``) and the traces that expire
+    as of ``spans_cutoff`` (``retention/find_expired_traces``)."""
     row = tx.run(query("retention/find_prunable"), cutoff=cutoff, phase=PRUNABLE_PHASE.value).single(strict=True)
+    expired = {r["trace_id"]: r["spans"] for r in tx.run(query("retention/find_expired_traces"), cutoff=spans_cutoff)}
     return PruneResult(
         cutoff=cutoff,
         dry_run=dry_run,
+        traces=row["traces"],
+        spans_cutoff=spans_cutoff,
+        expired_trace_ids=tuple(expired),
+        expired_spans=sum(expired.values()),
         decision_ids=tuple(row["decision_ids"]),
         plan_ids=tuple(row["plan_ids"]),
         contexts=row["contexts"],
@@ -57,5 +69,12 @@ def delete_decisions(tx: Transaction, decision_ids: Sequence[str]) -> dict[str, 
 
 
 def delete_plans(tx: Transaction, plan_ids: Sequence[str]) -> dict[str, Any]:
-    """Delete these plans whole; deleted_ids, deleted_reviews, deleted_phase_changes, deleted_contexts."""
+    """Delete these plans whole; deleted_ids, deleted_reviews, deleted_phase_changes, deleted_contexts,
+    deleted_traces (the markers of traces these were the last plans of)."""
     return dict(tx.run(query("retention/delete_plans"), plan_ids=list(plan_ids)).single(strict=True))
+
+
+def expire_traces(tx: Transaction, trace_ids: Sequence[str], cutoff: datetime) -> dict[str, Any]:
+    """Delete these traces and their kept spans if, under their locks, they still wait for their root
+    and received nothing since ``cutoff``; expired_ids, expired_spans."""
+    return dict(tx.run(query("retention/expire_traces"), trace_ids=sorted(trace_ids), cutoff=cutoff).single(strict=True))

@@ -23,8 +23,9 @@ def recorded(tx: Transaction, ids: Sequence[str]) -> set[str]:
     return set(tx.run(query("trace/find_recorded"), ids=list(ids)).single(strict=True)["found"])
 
 
-def keep(tx: Transaction, spans: Sequence[Span]) -> None:
-    """Keep spans until their trace is imported; a span kept already is not kept twice."""
+def keep(tx: Transaction, spans: Sequence[Span], at: datetime) -> None:
+    """Keep spans until their trace is imported, from ``at`` (what a prune's trace wait counts from);
+    a span kept already is not kept twice."""
     rows = [
         {
             "key": f"{s.trace_id}:{s.span_id}",
@@ -35,7 +36,7 @@ def keep(tx: Transaction, spans: Sequence[Span]) -> None:
         }
         for s in spans
     ]
-    tx.run(query("trace/stage_spans"), spans=rows).consume()
+    tx.run(query("trace/stage_spans"), spans=rows, at=at).consume()
 
 
 def complete(tx: Transaction, trace_ids: Sequence[str]) -> dict[str, list[Span]]:
@@ -44,7 +45,10 @@ def complete(tx: Transaction, trace_ids: Sequence[str]) -> dict[str, list[Span]]
     return {row["trace_id"]: [Span.from_json(json.loads(body)) for body in row["bodies"]] for row in rows}
 
 
-def mark_imported(tx: Transaction, counts: Mapping[str, tuple[int, int]], at: datetime) -> None:
-    """Record each trace as imported (with its plans and decisions) and drop its kept spans."""
-    traces = [{"trace_id": t, "plans": plans, "decisions": decisions} for t, (plans, decisions) in counts.items()]
+def mark_imported(tx: Transaction, imported: Mapping[str, tuple[Sequence[str], int]], at: datetime) -> None:
+    """Record each trace as imported (with the ids of its plans, each plan naming the trace, and its
+    count of decisions) and drop its kept spans."""
+    traces = [
+        {"trace_id": t, "plan_ids": list(plan_ids), "decisions": decisions} for t, (plan_ids, decisions) in imported.items()
+    ]
     tx.run(query("trace/mark_imported"), traces=traces, at=at).consume()

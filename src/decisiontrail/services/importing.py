@@ -4,7 +4,9 @@ One request (an OTLP export, or a file given to ``decisiontrail import otlp``) i
 transaction: its traces are locked, its spans kept until their trace's root span has arrived,
 and each trace whose root is in is imported whole by ``domain.traces.import_steps``, its
 decisions placed by the same rules as every other recording. A trace is imported once: spans
-sent again, or after their trace was imported, record nothing.
+sent again, or after their trace was imported, record nothing. Spans whose root never comes do not
+wait forever: a prune expires a trace that received nothing for the trace wait
+(``services.retention``), and a span of it sent later is kept again, as a new trace's.
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ def import_spans(trail: Trail, spans: Sequence[Span], *, principal: Principal) -
         fresh = [s for s in spans if s.trace_id not in imported_before]
         # What carries no decision is kept only as a place in the trace (with a model call's output, which
         # may be the plan of the plan span around it), except a root, which may stand in for its agent.
-        traces.keep(tx, [s if kinds[(s.trace_id, s.span_id)] is not None or is_trace_root(s) else s.slim() for s in fresh])
+        traces.keep(tx, [s if kinds[(s.trace_id, s.span_id)] is not None or is_trace_root(s) else s.slim() for s in fresh], at)
         again = [(s, recorded_id(s)) for s in spans if s.trace_id in imported_before]
         found = traces.recorded(tx, [i for _, i in again if i is not None])
         late = sum(1 for _, i in again if i is not None and i not in found)
@@ -114,7 +116,7 @@ def import_spans(trail: Trail, spans: Sequence[Span], *, principal: Principal) -
         events: list[DecisionEvent] = []
         plan_ids: list[str] = []
         decision_ids: list[str] = []
-        counts: dict[str, tuple[int, int]] = {}
+        counts: dict[str, tuple[list[str], int]] = {}
         for trace_id, trace_spans in complete.items():
             before = (len(plan_ids), len(decision_ids))
             for step in import_steps(trace_spans, owner=owner, project=projects.get(trace_id)):
@@ -130,7 +132,7 @@ def import_spans(trail: Trail, spans: Sequence[Span], *, principal: Principal) -
                     continue
                 decision_ids.extend(d.decision_id for d, _ in placed.decisions)
                 events.extend(events_of(placed))
-            counts[trace_id] = (len(plan_ids) - before[0], len(decision_ids) - before[1])
+            counts[trace_id] = (plan_ids[before[0] :], len(decision_ids) - before[1])
         traces.mark_imported(tx, counts, at)
         report = ImportReport(
             spans=len(spans),

@@ -1,4 +1,5 @@
-"""Pruning superseded history: one read finds what a retention policy lets go, bounded writes delete it.
+"""Pruning superseded history, and expiring OTLP spans whose trace's root never came: one read finds
+what a retention policy lets go, bounded writes delete it.
 
 What goes, and why what stays stays, is written where it is found: ``graphdb/retention.py``.
 """
@@ -33,29 +34,40 @@ def prune(
     progress: Callable[[str], None] | None = None,
     batch_size: int = BATCH_SIZE,
 ) -> PruneResult:
-    """Delete (or, with ``dry_run``, only find) the history ``policy`` lets go as of ``now``.
+    """Delete (or, with ``dry_run``, only find) the history ``policy`` lets go as of ``now``, and the
+    traces still waiting for their root span that received nothing for ``policy.trace_wait``.
 
-    The dry run returns exactly the set the real run would delete. The real run deletes the
-    decisions first, then the plans, ``batch_size`` at a time, each batch in its own write
-    transaction, and reports each batch through ``progress``; it returns what it deleted. Only for
-    a ``principal`` that may configure and sees every plan (the command line, a retention job).
+    The dry run returns exactly the set the real run would delete. The real run expires the
+    waiting traces first, then deletes the decisions, then the plans (with the markers of the
+    traces whose last plans they were), ``batch_size`` at a time, each batch in its own write
+    transaction, and reports each batch through ``progress``; it returns what it deleted. A trace
+    that received a span or its root between the read and its batch is judged again and kept.
+    Only for a ``principal`` that may configure and sees every plan (the command line, a retention job).
     """
     require_whole_store(principal, Action.CONFIGURE)
     if batch_size < 1:
         raise ValidationFailed(f"batch_size: a batch deletes at least one record, not {batch_size}", field="batch_size")
-    cutoff = policy.cutoff(now or utc_now())
+    moment = now or utc_now()
+    cutoff, spans_cutoff = policy.cutoff(moment), policy.spans_cutoff(moment)
     report = progress or log.info
-    found = trail.database.read(retention.find_prunable, cutoff, dry_run)
+    found = trail.database.read(retention.find_prunable, cutoff, spans_cutoff, dry_run)
     report(
         f"found {len(found.decision_ids)} decision(s) and {len(found.plan_ids)} plan(s) "
-        f"superseded or invalidated before {cutoff.isoformat()}"
+        f"superseded or invalidated before {cutoff.isoformat()}, and {len(found.expired_trace_ids)} trace(s) "
+        f"waiting for their root span with nothing received since {spans_cutoff.isoformat()}"
     )
     if dry_run or found.empty:
         return found
 
+    expired_traces: list[str] = []
     deleted_decisions: list[str] = []
     deleted_plans: list[str] = []
-    contexts = groups = reviews = changes = 0
+    contexts = groups = reviews = changes = traces = spans = 0
+    for batch in _batches(found.expired_trace_ids, batch_size):
+        row = trail.database.write_or("the prune conflicts with another write", retention.expire_traces, batch, spans_cutoff)
+        expired_traces += row["expired_ids"]
+        spans += row["expired_spans"]
+        report(f"expired {len(expired_traces)}/{len(found.expired_trace_ids)} trace(s)")
     for batch in _batches(found.decision_ids, batch_size):
         row = trail.database.write_or("the prune conflicts with another write", retention.delete_decisions, batch)
         deleted_decisions += row["deleted_ids"]
@@ -68,6 +80,7 @@ def prune(
         reviews += row["deleted_reviews"]
         changes += row["deleted_phase_changes"]
         contexts += row["deleted_contexts"]
+        traces += row["deleted_traces"]
         report(f"deleted {len(deleted_plans)}/{len(found.plan_ids)} plan(s)")
     return PruneResult(
         cutoff=cutoff,
@@ -78,6 +91,10 @@ def prune(
         checkpoint_groups=groups,
         reviews=reviews,
         phase_changes=changes,
+        traces=traces,
+        spans_cutoff=spans_cutoff,
+        expired_trace_ids=tuple(expired_traces),
+        expired_spans=spans,
     )
 
 

@@ -1,6 +1,8 @@
 // Deletes one batch of pruned plans (their decisions went in earlier batches) with their reviews,
 // phase changes, LangGraph checkpoints (with their pending writes, and the blobs only they held) and
-// audit entries (those about no plan that stays), then the context snapshots nothing captures any more.
+// audit entries (those about no plan that stays), the markers of the traces they were the last plans
+// imported from (with any span of such a trace still kept), then the context snapshots nothing
+// captures any more.
 UNWIND $plan_ids AS plan_id
 MATCH (plan:Plan {plan_id: plan_id})
 WITH collect(plan) AS plans, collect(plan.plan_id) AS deleted_ids
@@ -59,6 +61,21 @@ CALL (plans) {
   WHERE all(other IN [(entry)-[:AUDITS]->(audited:Plan) | audited] WHERE other IN plans)
   DETACH DELETE entry
 }
+CALL (plans, deleted_ids) {
+  // A trace's marker stays while a plan it was imported as stays: it tells a span sent again from a
+  // new trace's (trace/mark_imported names each plan's trace, and the trace its plans).
+  UNWIND plans AS plan
+  WITH DISTINCT plan.trace_id AS trace_id, deleted_ids
+  WHERE trace_id IS NOT NULL
+  MATCH (t:Trace {trace_id: trace_id})
+  WHERE all(id IN t.plan_ids WHERE id IN deleted_ids OR NOT EXISTS { MATCH (:Plan {plan_id: id}) })
+  CALL (trace_id) {
+    MATCH (span:Span {trace_id: trace_id})
+    DETACH DELETE span
+  }
+  DETACH DELETE t
+  RETURN count(*) AS deleted_traces
+}
 CALL (reviews, plans) {
   UNWIND reviews + plans AS gone
   DETACH DELETE gone
@@ -69,4 +86,5 @@ CALL (contexts) {
   DETACH DELETE context
   RETURN count(*) AS deleted_contexts
 }
-RETURN deleted_ids, size(reviews) AS deleted_reviews, deleted_phase_changes, deleted_contexts, deleted_checkpoints
+RETURN deleted_ids, size(reviews) AS deleted_reviews, deleted_phase_changes, deleted_contexts, deleted_checkpoints,
+  deleted_traces

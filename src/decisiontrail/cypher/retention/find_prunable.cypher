@@ -57,7 +57,17 @@ CALL (pruned) {
   WHERE COUNT { ()-[:CHECKPOINTED_IN]->(group) } = checkpointed_by_going
   RETURN count(group) AS checkpoint_groups
 }
+CALL (pruned) {
+  // The markers of the traces whose last remaining plans are pruned (retention/delete_plans).
+  UNWIND pruned AS plan
+  WITH plan WHERE plan:Plan AND plan.trace_id IS NOT NULL
+  WITH collect(plan.plan_id) AS plan_ids, collect(DISTINCT plan.trace_id) AS trace_ids
+  UNWIND trace_ids AS trace_id
+  MATCH (t:Trace {trace_id: trace_id})
+  WHERE all(id IN t.plan_ids WHERE id IN plan_ids OR NOT EXISTS { MATCH (:Plan {plan_id: id}) })
+  RETURN count(t) AS traces
+}
 RETURN
   [x IN pruned WHERE x:Decision | x.decision_id] AS decision_ids,
   [x IN pruned WHERE x:Plan | x.plan_id] AS plan_ids,
-  contexts, checkpoint_groups, size(reviews) AS reviews, phase_changes
+  contexts, checkpoint_groups, size(reviews) AS reviews, phase_changes, traces
