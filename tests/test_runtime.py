@@ -245,3 +245,28 @@ def test_a_replay_whose_workers_keep_dying_fails_its_attempt_and_its_run(store: 
     attempt = reading.get_attempt(store, result.attempt.attempt_id, principal=LOCAL)
     assert attempt.replay_outcome is ReplayOutcome.FAILED, attempt.replay_detail
     assert attempt.replay_detail == run.error
+    assert run.replays == ()  # was: the replay reported failed stayed queued, to be run by the next correction's turn
+
+
+def test_a_replay_is_claimed_afresh_whatever_the_run_s_past_turns_were_claimed(store: Trail, saver: Any) -> None:
+    """A queued replay is new work: its claims count from none, not on from the run's own past turns
+    (was: a run claimed MAX_ATTEMPTS times before it succeeded gave its first replay up at once)."""
+    runtime = Runtime(store, saver)
+    plan, _ = instantiate_plan(runtime.trail, "Rotate the API keys", {"depth": 1}, run=RunRequest(), principal=LOCAL)
+    runtime.run_until_settled(plan.plan_id, timeout=120)
+    store.graph.driver.execute_query(  # as if its turns had been claimed that often (workers died before)
+        "MATCH (run:PlanRun {plan_id: $plan_id}) SET run.attempts = $n",
+        plan_id=plan.plan_id,
+        n=MAX_ATTEMPTS,
+        database_=store.graph.database,
+    )
+    strategy = next(
+        d for d in reading.list_decisions(store, plan.plan_id, principal=LOCAL) if d.decision_type is DecisionType.STRATEGY_CHOICE
+    )
+    result = correct(runtime.trail, strategy.decision_id, "revert", "Rotate them monthly", principal=LOCAL)
+
+    run = runtime.run_until_settled(plan.plan_id, timeout=120)
+
+    assert run.status is RunStatus.SUCCEEDED, run.error
+    attempt = reading.get_attempt(store, result.attempt.attempt_id, principal=LOCAL)
+    assert attempt.replay_outcome is ReplayOutcome.REPLAYED, attempt.replay_detail

@@ -192,8 +192,10 @@ class Runtime:
     def _drive(self, held: PlanRun) -> PlanRun | None:
         if held.attempts > MAX_ATTEMPTS:
             given_up = f"gave up after {MAX_ATTEMPTS} claims (workers stopped)"
-            self._give_up_replays(held, given_up)
-            return runs.finish(self.trail, held, self.worker, RunStatus.FAILED, principal=RUNTIME, error=given_up)
+            failed = self._give_up_replays(held, given_up)
+            return runs.finish(
+                self.trail, held, self.worker, RunStatus.FAILED, principal=RUNTIME, failed_replays=failed, error=given_up
+            )
         state: RunState = {}
         try:
             config, start = self._start(held)
@@ -323,15 +325,18 @@ class Runtime:
         except DecisionTrailError as e:
             log.warning("could not record the outcome of correction attempt %s: %s", replay["attempt_id"], e.message)
 
-    def _give_up_replays(self, held: PlanRun, detail: str) -> None:
+    def _give_up_replays(self, held: PlanRun, detail: str) -> list[str]:
         """A run given up owes its replays an outcome: the one its generation was replaying and those
-        still queued are FAILED, not left pending for ever."""
+        still queued are FAILED, not left pending for ever; their ids, to take off its queue."""
+        reported = []
         for attempt_id in dict.fromkeys(a for a in (held.replaying, *held.replays) if a):
             try:
                 if reading.get_attempt(self.trail, attempt_id, RUNTIME).replay_outcome is ReplayOutcome.PENDING:
                     record_replay(self.trail, attempt_id, ReplayOutcome.FAILED, detail, [], principal=RUNTIME)
-            except DecisionTrailError as e:
+                reported.append(attempt_id)
+            except DecisionTrailError as e:  # left queued: the run goes back to the queue for it
                 log.warning("could not record the outcome of correction attempt %s: %s", attempt_id, e.message)
+        return reported
 
     def _update_held(self, run: PlanRun) -> None:
         with self._lock:

@@ -59,9 +59,17 @@ def pop_replay(tx: Transaction, held: PlanRun, worker: str, attempt_id: str) -> 
     return None if record is None else run_from_record(record["run"])
 
 
-def finish(tx: Transaction, held: PlanRun, worker: str, status: str, changes: Mapping[str, Any], now: datetime) -> PlanRun | None:
+def finish(
+    tx: Transaction,
+    held: PlanRun,
+    worker: str,
+    status: str,
+    changes: Mapping[str, Any],
+    now: datetime,
+    failed_replays: Sequence[str] = (),
+) -> PlanRun | None:
     """End ``worker``'s turn with the run (waiting, succeeded, failed; queued again if a replay
-    waits); None if it holds it no more."""
+    waits), ``failed_replays`` taken off its queue; None if it holds it no more."""
     record = tx.run(
         query("run/finish_run"),
         run_id=held.run_id,
@@ -70,6 +78,7 @@ def finish(tx: Transaction, held: PlanRun, worker: str, status: str, changes: Ma
         status=status,
         changes=dict(changes),
         now=now,
+        failed_replays=list(failed_replays),
     ).single()
     return None if record is None else run_from_record(record["run"])
 

@@ -139,11 +139,19 @@ def take_replay(trail: Trail, held: PlanRun, worker: str, attempt_id: str, *, pr
 
 
 def finish(
-    trail: Trail, held: PlanRun, worker: str, status: RunStatus, *, principal: Principal, **changes: Any
+    trail: Trail,
+    held: PlanRun,
+    worker: str,
+    status: RunStatus,
+    *,
+    principal: Principal,
+    failed_replays: Sequence[str] = (),
+    **changes: Any,
 ) -> PlanRun | None:
-    """End the worker's turn with the run; a finished run wakes its parent's. None if it lost it."""
+    """End the worker's turn with the run, ``failed_replays`` (reported failed) off its queue; a
+    finished run wakes its parent's. None if it lost it."""
     require_role(principal, Action.RECORD)
-    work = lambda tx: runs.finish(tx, held, worker, status.value, _values(changes), utc_now())  # noqa: E731
+    work = lambda tx: runs.finish(tx, held, worker, status.value, _values(changes), utc_now(), failed_replays)  # noqa: E731
     return trail.write(work, _announced, audit=None)  # the runtime's bookkeeping, as update's
 
 

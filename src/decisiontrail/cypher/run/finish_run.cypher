@@ -1,6 +1,8 @@
 // A worker ends its turn with the run: waiting, succeeded or failed. A run a correction queued a
-// replay for meanwhile, or one woken while it was held (what it would wait for happened), goes
-// back to the queue instead; a run that finished wakes its parent's run, waiting for its children.
+// replay for meanwhile (a failed one too: that correction's replay is owed a turn of its own), or
+// one woken while it was held (what it would wait for happened), goes back to the queue instead;
+// a run that finished wakes its parent's run, waiting for its children. The replays the worker
+// reported failed ($failed_replays: a run given up) leave the queue, never to be run.
 // Nothing when the claim is no longer the worker's own.
 //
 // Each run is locked (the SET of `_locked`) before it is judged: a value read before the lock is
@@ -12,13 +14,15 @@ SET run._locked = true
 REMOVE run._locked
 WITH run
 WHERE run.status = 'running' AND run.claimed_by = $worker AND run.attempts = $attempts
-WITH run,
+WITH run, [attempt IN coalesce(run.replays, []) WHERE NOT attempt IN $failed_replays] AS replays
+WITH run, replays,
      CASE
-       WHEN $status <> 'failed' AND size(coalesce(run.replays, [])) > 0 THEN 'queued'
+       WHEN size(replays) > 0 THEN 'queued'
        WHEN $status = 'waiting' AND coalesce(run.woken, false) THEN 'queued'
        ELSE $status
      END AS status
 SET run += $changes,
+    run.replays = replays,
     run.status = status,
     run.woken = false,
     run.claimed_by = null,

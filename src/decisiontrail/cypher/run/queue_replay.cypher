@@ -10,6 +10,8 @@ CALL (run) {
   REMOVE run._locked
   WITH run
   SET run.replays = coalesce(run.replays, []) + $attempt_id,
+      // a replay is new work: its claims are counted from none (MAX_ATTEMPTS), not after the run's past turns
+      run.attempts = CASE WHEN run.status = 'running' THEN run.attempts ELSE 0 END,
       run.status = CASE WHEN run.status = 'running' THEN 'running' ELSE 'queued' END,
       run.error = null,
       run.updated_at = $now
