@@ -270,3 +270,20 @@ def test_a_replay_is_claimed_afresh_whatever_the_run_s_past_turns_were_claimed(s
     assert run.status is RunStatus.SUCCEEDED, run.error
     attempt = reading.get_attempt(store, result.attempt.attempt_id, principal=LOCAL)
     assert attempt.replay_outcome is ReplayOutcome.REPLAYED, attempt.replay_detail
+
+
+def test_an_advance_taken_up_again_finds_its_own_advance_made_and_goes_on(store: Trail, saver: Any) -> None:
+    """A turn cut off after its advance committed (Neo4j gone before the answer came back) runs the
+    advance again from its last checkpoint: the plan in that phase already is that advance made, not
+    a phase violation (was: the run failed "not execute -> execute"). Any other transition is refused."""
+    from decisiontrail.exceptions import RuleViolation
+
+    runtime = Runtime(store, saver)
+    plan, _ = instantiate_plan(runtime.trail, "Rotate the API keys", {"depth": 1}, run=RunRequest(), principal=LOCAL)
+    assert runtime.run_until_settled(plan.plan_id, timeout=120).status is RunStatus.SUCCEEDED  # in Apply now
+
+    runtime._advance(plan.plan_id, Phase.APPLY, "execution complete")  # made before: nothing to do
+
+    assert reading.get_plan(store, plan.plan_id, LOCAL).phase is Phase.APPLY
+    with pytest.raises(RuleViolation, match="not apply -> execute"):
+        runtime._advance(plan.plan_id, Phase.EXECUTE, "strategy complete")

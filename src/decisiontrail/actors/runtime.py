@@ -60,7 +60,7 @@ from decisiontrail.domain.correction import CorrectionMode, ReplayOutcome
 from decisiontrail.domain.recording import ReviewStatus
 from decisiontrail.domain.runs import MAX_ATTEMPTS, Actor, PlanRun, RunRequest, RunStatus, actor_of_thread, child_descriptions
 from decisiontrail.domain.runs import thread_id as actor_thread
-from decisiontrail.exceptions import DecisionTrailError, TimedOut, Unavailable
+from decisiontrail.exceptions import DecisionTrailError, RuleViolation, TimedOut, Unavailable
 from decisiontrail.services import Trail, reading, runs
 from decisiontrail.services.correction import record_replay
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
@@ -449,7 +449,7 @@ class Runtime:
         if plan.phase is Phase.STRATEGIZE:
             self._check(state)
             self._await_reviews(state, plan, Actor.STRATEGY)
-            advance_phase(self.trail, plan.plan_id, Phase.EXECUTE, "strategy complete", principal=RUNTIME)
+            self._advance(plan.plan_id, Phase.EXECUTE, "strategy complete")
         return {}
 
     def _children(self, state: RunState) -> dict[str, Any]:
@@ -511,8 +511,18 @@ class Runtime:
         plan = self._plan(state)
         if plan.phase is Phase.EXECUTE:
             self._check(state)
-            advance_phase(self.trail, plan.plan_id, Phase.APPLY, "execution complete", principal=RUNTIME)
+            self._advance(plan.plan_id, Phase.APPLY, "execution complete")
         return {}
+
+    def _advance(self, plan_id: str, to: Phase, reason: str) -> None:
+        """Move the plan on, unless it is there already: a turn taken up again after a cut (Neo4j
+        gone while the answer to this very advance was on its way) finds its own advance made."""
+        try:
+            advance_phase(self.trail, plan_id, to, reason, principal=RUNTIME)
+        except RuleViolation as e:
+            if e.rule != "phase_transition" or reading.get_plan(self.trail, plan_id, RUNTIME).phase is not to:
+                raise
+            log.info("plan %s is in %s already: the advance of a turn cut short was made", plan_id, to.value)
 
     def _await_reviews(self, state: RunState, plan: Plan, actor: Actor) -> None:
         """Pause the run while reviews wait in the plan (resolving one queues the run again)."""
