@@ -878,6 +878,21 @@ def test_neo4j_down_is_unavailable_at_once_and_retryable() -> None:
     assert ready.status_code == 503 and ready.json()["status"] == "unavailable"
 
 
+def test_readiness_asks_the_database_for_a_transaction_not_the_server_for_a_connection(graph: Graph) -> None:
+    """A Neo4j that answers while its database takes no transaction (after a full disk, Neo4j's
+    database waits for a restart; here: a database that does not exist) is not ready: a balancer
+    must not send it requests (was: 200, /readyz only verified the connection)."""
+    elsewhere = Graph(driver=graph.driver, database="nosuchdatabase", uri=graph.uri)
+
+    with served(create_app(graph=elsewhere)) as url:
+        not_ready = httpx.get(f"{url}/readyz", timeout=30)
+    with served(create_app(graph=graph)) as url:
+        ready = httpx.get(f"{url}/readyz", timeout=30)
+
+    assert not_ready.status_code == 503 and not_ready.json()["status"] == "unavailable", not_ready.text
+    assert ready.status_code == 200 and ready.json() == {"status": "ready"}
+
+
 def test_a_reviewer_sees_what_the_review_asks_them_to_judge(api: httpx.Client) -> None:
     plan = ok(api, INSTANTIATE, input={"description": "p", "automationProfile": {"editCode": 0.8}})["instantiatePlan"]
     held = record(api, plan["id"], confidenceScore=0.5, alternativesConsidered=["other way"], context="judged")["review"]

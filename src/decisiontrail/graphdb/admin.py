@@ -18,6 +18,11 @@ class GraphCounts:
     relationships: int
 
 
+def ping(tx: Transaction) -> None:
+    """A transaction on the database, and nothing else: raises when the database takes none."""
+    tx.run(query("admin/ping")).consume()
+
+
 def count_graph(graph: Graph) -> GraphCounts:
     """How many data nodes and relationships the database holds (the migration ledger excluded)."""
     records, _, _ = graph.driver.execute_query(query("admin/count_graph"), database_=graph.database, routing_="r")

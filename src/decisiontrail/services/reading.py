@@ -22,12 +22,19 @@ from decisiontrail.domain.as_of import existed, review_as_it_stood
 from decisiontrail.domain.pages import DecisionPage, DecisionSearch, PlanPage, ReviewPage, SearchHit
 from decisiontrail.domain.recording import CheckpointGroup, Review, ReviewStatus
 from decisiontrail.exceptions import NotFound, ValidationFailed
-from decisiontrail.graphdb import contexts, corrections, decisions, plans, reviews
+from decisiontrail.graphdb import admin, contexts, corrections, decisions, plans, reviews
 from decisiontrail.graphdb.database import Transaction
 from decisiontrail.services.trail import Trail
 from decisiontrail.services.visibility import require_role, require_visible, visible_plans
 
 # -- plans -------------------------------------------------------------------------------------
+
+
+def ready(trail: Trail) -> None:
+    """Whether the service can serve: its database takes a transaction. A Neo4j that answers but
+    whose database has stopped taking them (its disk full: Neo4j then waits for a restart) is not
+    ready, as one that cannot be reached; raises ``Unavailable`` either way."""
+    trail.database.read(admin.ping)
 
 
 def get_plans(trail: Trail, plan_ids: list[str], principal: Principal) -> list[Plan | None]:

@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from decisiontrail.services.analysis import ExportFormat, export_graph
 from decisiontrail.exceptions import DecisionTrailError, ValidationFailed
 from decisiontrail import otlp
-from decisiontrail.services import Trail, analysis, importing
+from decisiontrail.services import Trail, analysis, importing, reading
 from decisiontrail.services.analysis import View
 from decisiontrail.web.auth import caller
 from decisiontrail.web.errors import RPC_CODES, STATUS, error
@@ -38,9 +38,9 @@ async def healthz(request: Request) -> Response:
 
 async def readyz(request: Request) -> Response:
     trail: Trail = request.state.trail
-    try:
-        await run_in_threadpool(trail.graph.driver.verify_connectivity)
-    except Exception as e:  # any failure to reach Neo4j means not ready
+    try:  # a transaction, not only a connection: a database that takes none (its disk full) is not ready
+        await run_in_threadpool(reading.ready, trail)
+    except Exception as e:  # any failure to reach Neo4j's database means not ready
         return JSONResponse({"status": "unavailable", "neo4j": type(e).__name__}, status_code=503)
     return JSONResponse({"status": "ready"})
 
