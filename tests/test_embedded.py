@@ -129,3 +129,22 @@ def _exits_within(pid: int, seconds: float) -> bool:
             return True
         time.sleep(0.2)
     return False
+
+
+def test_extra_settings_reach_neo4j_and_an_unknown_one_stops_the_start(tmp_path: Path) -> None:
+    cache = Neo4jSettings.from_env().cache_dir
+    settings = {"db.tx_log.preallocate": "false", "db.tx_log.rotation.size": "1M"}
+    with EmbeddedNeo4j(tmp_path / "tuned", cache_dir=cache, heap_mb=512, pagecache_mb=32, extra_settings=settings) as server:
+        assert server.uri is not None
+        with neo4j.GraphDatabase.driver(server.uri, auth=None) as driver:
+            records, _, _ = driver.execute_query(
+                "SHOW SETTINGS YIELD name, value WHERE name IN $names RETURN name, value", names=sorted(settings)
+            )
+    assert {r["name"]: r["value"] for r in records} == {"db.tx_log.preallocate": "false", "db.tx_log.rotation.size": "1.00MiB"}
+
+    misspelt = EmbeddedNeo4j(
+        tmp_path / "misspelt", cache_dir=cache, heap_mb=512, pagecache_mb=32, extra_settings={"db.tx_log.prealocate": "false"}
+    )
+    with pytest.raises(Unavailable, match=r"db\.tx_log\.prealocate"):
+        misspelt.start()
+    assert not misspelt.running

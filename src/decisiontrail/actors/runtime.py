@@ -37,9 +37,9 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, TypedDict
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -51,6 +51,7 @@ from langgraph.types import Command, interrupt
 
 from decisiontrail.access import process
 from decisiontrail.actors.graph import build_actor
+from decisiontrail.actors import outcomes
 from decisiontrail.actors.models import CORRECTION_PREFIX, Brief, ModelFactory, chat_model
 from decisiontrail.actors.reconciliation import Reconciler
 from decisiontrail.actors.replay import checkpoint_config
@@ -62,7 +63,6 @@ from decisiontrail.domain.runs import MAX_ATTEMPTS, Actor, PlanRun, RunRequest, 
 from decisiontrail.domain.runs import thread_id as actor_thread
 from decisiontrail.exceptions import DecisionTrailError, RuleViolation, TimedOut, Unavailable
 from decisiontrail.services import Trail, reading, runs
-from decisiontrail.services.correction import record_replay
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
 from decisiontrail.settings import RuntimeSettings
 
@@ -192,7 +192,7 @@ class Runtime:
     def _drive(self, held: PlanRun) -> PlanRun | None:
         if held.attempts > MAX_ATTEMPTS:
             given_up = f"gave up after {MAX_ATTEMPTS} claims (workers stopped)"
-            failed = self._give_up_replays(held, given_up)
+            failed = outcomes.give_up(self.trail, RUNTIME, held, given_up)
             return runs.finish(
                 self.trail, held, self.worker, RunStatus.FAILED, principal=RUNTIME, failed_replays=failed, error=given_up
             )
@@ -216,7 +216,7 @@ class Runtime:
                     actor=waiting.get("actor"),
                     error=None,
                 )
-            self._replay_done(state, ReplayOutcome.REPLAYED, None)
+            outcomes.report(self.trail, RUNTIME, self.worker, state, ReplayOutcome.REPLAYED, None)
             return runs.finish(
                 self.trail, held, self.worker, RunStatus.SUCCEEDED, principal=RUNTIME, actor=None, waiting_for=None, error=None
             )
@@ -233,7 +233,7 @@ class Runtime:
         except Exception as e:  # an actor's or a step's failure is the run's: visible on it, and on its replay
             log.warning("run %s failed: %s", held.run_id, e, exc_info=not isinstance(e, (Failed, DecisionTrailError)))
             detail = f"{type(e).__name__}: {e}" if not isinstance(e, DecisionTrailError) else f"{e.code}: {e.message}"
-            self._replay_done(state, ReplayOutcome.FAILED, detail)
+            outcomes.report(self.trail, RUNTIME, self.worker, state, ReplayOutcome.FAILED, detail)
             return runs.finish(self.trail, held, self.worker, RunStatus.FAILED, principal=RUNTIME, error=detail[:2000])
 
     def _start(self, held: PlanRun) -> tuple[RunnableConfig, Any]:
@@ -243,7 +243,10 @@ class Runtime:
         if held.replays:
             previous = snapshot.values.get("replay") if snapshot.values and snapshot.next else None
             if previous is not None:
-                self._replay_done(
+                outcomes.report(
+                    self.trail,
+                    RUNTIME,
+                    self.worker,
                     dict(snapshot.values),
                     ReplayOutcome.NOT_NEEDED,
                     f"correction attempt {held.replays[0]} came before this replay finished; that replay continues from it",
@@ -259,7 +262,7 @@ class Runtime:
                 "model": held.model,
                 "generation": taken.generation,
                 "round": 0,
-                "replay": self._replay_of(attempt_id, held.plan_id),
+                "replay": outcomes.replay_of(self.trail, RUNTIME, attempt_id, held.plan_id),
                 "replayed": False,
             }
             return self._config(held, taken.generation), start
@@ -279,64 +282,6 @@ class Runtime:
 
     def _config(self, held: PlanRun, generation: int) -> RunnableConfig:
         return {"configurable": {"thread_id": f"run:{held.run_id}:orchestrator:g{generation}", "plan_id": held.plan_id}}
-
-    def _replay_of(self, attempt_id: str, plan_id: str) -> dict[str, Any]:
-        attempt = reading.get_attempt(self.trail, attempt_id, RUNTIME)
-        point = next(
-            (
-                p
-                for p in attempt.replay_frontier
-                if p.plan_id == plan_id and actor_of_thread(p.thread_id) in (Actor.STRATEGY, Actor.EXECUTION)
-            ),
-            None,
-        )
-        return {
-            "attempt_id": attempt_id,
-            "at": attempt.at.isoformat(),
-            "guidance": attempt.guidance,
-            "mode": attempt.mode.value,
-            "correction_decision_id": attempt.correction_decision_id,
-            "thread_id": point.thread_id if point is not None else None,
-            "checkpoint": point.checkpoint.model_dump() if point is not None and point.checkpoint is not None else None,
-        }
-
-    def _replay_done(self, state: Mapping[str, Any], outcome: ReplayOutcome, detail: str | None) -> None:
-        """Set the outcome of the correction ``state``'s generation replayed, if it replayed one."""
-        replay = state.get("replay")
-        if (
-            not replay
-            or reading.get_attempt(self.trail, replay["attempt_id"], RUNTIME).replay_outcome is not ReplayOutcome.PENDING
-        ):
-            return
-        ids: list[str] = []
-        if outcome is ReplayOutcome.REPLAYED:
-            since = datetime.fromisoformat(replay["at"])
-            ids = [
-                d.decision_id
-                for d in reading.list_decisions(self.trail, state["plan_id"], RUNTIME, current_only=True)
-                if d.created_at > since and d.decision_id != replay["correction_decision_id"]
-            ]
-            if not ids:
-                outcome, detail = ReplayOutcome.NOT_NEEDED, "the plan went on from the correction without re-deciding anything"
-            else:
-                detail = f"{len(ids)} decision(s) recorded anew by worker {self.worker}"
-        try:
-            record_replay(self.trail, replay["attempt_id"], outcome, detail, ids, principal=RUNTIME)
-        except DecisionTrailError as e:
-            log.warning("could not record the outcome of correction attempt %s: %s", replay["attempt_id"], e.message)
-
-    def _give_up_replays(self, held: PlanRun, detail: str) -> list[str]:
-        """A run given up owes its replays an outcome: the one its generation was replaying and those
-        still queued are FAILED, not left pending for ever; their ids, to take off its queue."""
-        reported = []
-        for attempt_id in dict.fromkeys(a for a in (held.replaying, *held.replays) if a):
-            try:
-                if reading.get_attempt(self.trail, attempt_id, RUNTIME).replay_outcome is ReplayOutcome.PENDING:
-                    record_replay(self.trail, attempt_id, ReplayOutcome.FAILED, detail, [], principal=RUNTIME)
-                reported.append(attempt_id)
-            except DecisionTrailError as e:  # left queued: the run goes back to the queue for it
-                log.warning("could not record the outcome of correction attempt %s: %s", attempt_id, e.message)
-        return reported
 
     def _update_held(self, run: PlanRun) -> None:
         with self._lock:

@@ -1,4 +1,4 @@
-"""The unit of work: the one way work reaches Neo4j, as bounded reads and write transactions, errors translated.
+"""The unit of work: the one way work reaches Neo4j, as bounded reads and write transactions, errors translated (``errors``).
 
 Every write transaction, and every read (its statements together), carries a timeout
 (``Graph.query_timeout``), so a query that runs too long is stopped by Neo4j and answered
@@ -12,18 +12,14 @@ from __future__ import annotations
 
 import logging
 import random
-import re
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, Concatenate, LiteralString, ParamSpec, Protocol, TypeVar
 
 import neo4j
 from neo4j.exceptions import (
-    ConnectionAcquisitionTimeoutError,
-    ConstraintError,
     DatabaseUnavailable,
     ForbiddenOnReadOnlyDatabase,
     IncompleteCommit,
@@ -31,14 +27,27 @@ from neo4j.exceptions import (
     NotALeader,
     ResultFailedError,
     ServiceUnavailable,
-    SessionExpired,
     TransientError,
 )
 
 from decisiontrail.cypher import query
-from decisiontrail.exceptions import Conflict, TimedOut, TooLarge, Unavailable
+from decisiontrail.exceptions import Unavailable
 from decisiontrail.graphdb import timing
 from decisiontrail.graphdb.connection import REQUEST_METADATA_KEY, Graph, request_tag
+from decisiontrail.graphdb.errors import (
+    _CONFLICT,
+    SILENT_CONNECTION,
+    SILENT_CONNECTION_MESSAGE,
+    TERMINATED_CODES,
+    TIMED_OUT_CODES,
+    _cannot_write,
+    _out_of_memory,
+    _timed_out_reading,
+    timed_out,
+    translated_errors,
+)
+
+__all__ = ["SILENT_CONNECTION", "SILENT_CONNECTION_MESSAGE", "Database", "Rows", "Statements", "Transaction", "translated_errors"]
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -118,50 +127,6 @@ MIN_ATTEMPT_SECONDS = 0.5
 CONTENTION_FIRST_DELAY = 0.02
 CONTENTION_MAX_DELAY = 1.0
 
-TIMED_OUT_CODES = frozenset(
-    {
-        "Neo.ClientError.Transaction.TransactionTimedOut",
-        "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
-    }
-)
-TERMINATED_CODES = frozenset(
-    {
-        "Neo.ClientError.Transaction.Terminated",
-        "Neo.TransientError.Transaction.Terminated",
-        # A transaction stopped while it waited for a lock: by its time limit, a terminate or a shutdown.
-        "Neo.ClientError.Transaction.LockClientStopped",
-        "Neo.TransientError.Transaction.LockClientStopped",
-    }
-)
-# A transaction past db.memory.transaction.max, or past a total the server's transactions share. Neo4j
-# 5.26 reports both as transient; retrying one that is too large by itself fails the same way each time.
-OUT_OF_MEMORY_CODES = frozenset(
-    {
-        "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
-        "Neo.ClientError.General.TransactionOutOfMemoryError",
-    }
-)
-_MEMORY_LIMIT = re.compile(r"the limit ([\d.]+ ?\w+)\..*?([\w.]+) threshold reached", re.DOTALL)
-
-# No connection free within the driver's acquisition timeout (every one busy, or each found dead on
-# its health check) is an outage to the client as well: nothing was sent, a retry may find one.
-_OUTAGES = (
-    ServiceUnavailable,
-    SessionExpired,
-    DatabaseUnavailable,
-    NotALeader,
-    ForbiddenOnReadOnlyDatabase,
-    ConnectionAcquisitionTimeoutError,
-)
-
-SILENT_CONNECTION = "silent_connection"
-"""Set (``extra``) on the log record of a connection given up because Neo4j sent nothing on it for
-the driver's read timeout (the server's ``connection.recv_timeout_seconds`` hint): an answer lost on
-the way. The reliability harness counts them (or, from a service's log, its message) to tell that
-UNAVAILABLE from any other."""
-SILENT_CONNECTION_MESSAGE = "Neo4j sent nothing on a connection for the read timeout; given up"
-"""How such a record's message begins."""
-
 
 class Database:
     """Read and write transactions on one Neo4j database, each a function of a transaction.
@@ -199,7 +164,8 @@ class Database:
         with short, jittered, doubling delays, attempts and waits all within the request's time
         limit (``query_timeout``; ``CONTENTION_RETRY_TIME`` when there is none). A server that is
         stopped, unreachable, shutting down or not the leader is ``UNAVAILABLE`` at once: waiting
-        for it would hold the request for as long as the outage lasts. A transaction that needs more
+        for it would hold the request for as long as the outage lasts; so is one that cannot write its
+        files (its disk full), which is not retried either. A transaction that needs more
         memory than Neo4j allows is ``TOO_LARGE`` at once: it would need as much the next time.
         """
         return self.write_or(_CONFLICT, work, *args, **kwargs)
@@ -267,6 +233,8 @@ class Database:
                     raise  # stopped on purpose (a time limit, a client gone): running it again would not help
                 if _out_of_memory(e):
                     raise  # too large for Neo4j's transaction memory: it would be as large the next time
+                if _cannot_write(e):
+                    raise  # Neo4j cannot write until an operator acts: retrying now would only fail again
                 if time.monotonic() >= deadline:
                     raise
                 wait = min(delay * random.uniform(0.5, 1.5), max(0.0, deadline - time.monotonic()))
@@ -274,9 +242,6 @@ class Database:
                 log.info("a write met concurrent writes (%s); trying again in %.2fs", code, wait)
                 time.sleep(wait)  # never past the limit
                 delay = min(delay * 2, CONTENTION_MAX_DELAY)
-
-
-_CONFLICT = "the write conflicts with another"
 
 
 def transaction_metadata() -> dict[str, Any] | None:
@@ -306,92 +271,3 @@ def _in_transaction(session: neo4j.Session, timeout: float | None, work: Callabl
     value = work(tx, *args, **kwargs)
     tx.commit()
     return value
-
-
-@contextmanager
-def translated_errors(conflict: str = _CONFLICT, *, timeout: float | None = None) -> Iterator[None]:
-    """Turn the driver's expected failures into the project's own; anything else is a bug and propagates.
-
-    A transaction Neo4j ended (terminated, or stopped waiting for a lock) is ``TIMEOUT`` when it
-    ran for its whole time limit; otherwise Neo4j ended it for its own reasons (it is stopping,
-    or an operator terminated it) and that is an outage: ``UNAVAILABLE``, which a client retries.
-    """
-    started = time.monotonic()
-    try:
-        yield
-    except ConstraintError as e:
-        raise Conflict(f"{conflict} ({e.message})") from e
-    # Before TransientError: these are transient to the server (stopping, starting, a leader switch) but outages to a client.
-    except _OUTAGES as e:
-        raise _unavailable(e) from e
-    except Neo4jError as e:
-        ran_out = timeout is not None and time.monotonic() - started >= timeout
-        if e.code in TIMED_OUT_CODES or (e.code in TERMINATED_CODES and ran_out):
-            raise timed_out(timeout) from e
-        if e.code in TERMINATED_CODES:
-            raise _unavailable(e) from e
-        if e.code in OUT_OF_MEMORY_CODES and _out_of_memory(e):
-            raise _too_large(e) from e
-        if isinstance(e, TransientError):
-            raise Conflict(f"the write kept conflicting with concurrent writes and was given up: {e.message}") from e
-        raise
-    except ResultFailedError as e:
-        # The driver reports a failure it met earlier in the same transaction this way; the
-        # cause is what happened (a connection lost while Neo4j stops, say).
-        if isinstance(e.__cause__, _OUTAGES):
-            raise _unavailable(e.__cause__) from e
-        if _out_of_memory(e) and isinstance(e.__cause__, Neo4jError):
-            raise _too_large(e.__cause__) from e
-        raise
-
-
-def timed_out(timeout: float | None) -> TimedOut:
-    limit = f" of {timeout:g}s" if timeout else ""
-    return TimedOut(f"the request ran past its time limit{limit} and was stopped; it wrote nothing")
-
-
-def _out_of_memory(error: Exception) -> bool:
-    """Whether ``error`` (or the failure the driver wrapped in it) is one transaction over its own
-    memory limit. Over the pool all transactions share (``db.memory.transaction.total.max``) is
-    contention, not size: other transactions will finish, and a retry can succeed."""
-    return any(
-        isinstance(e, Neo4jError) and e.code in OUT_OF_MEMORY_CODES and "total" not in _limit_setting(e)
-        for e in (error, error.__cause__)
-    )
-
-
-def _limit_setting(error: Neo4jError) -> str:
-    found = _MEMORY_LIMIT.search(error.message or "")
-    return found[2] if found else ""
-
-
-def _too_large(error: Neo4jError) -> TooLarge:
-    found = _MEMORY_LIMIT.search(error.message or "")
-    limit = f"{found[1]}, {found[2]}" if found else "db.memory.transaction.max"
-    return TooLarge(
-        f"the request needs more memory in one transaction than Neo4j allows ({limit}) and was rolled back: "
-        "it wrote nothing. Make it smaller, or raise the limit (DECISIONTRAIL_NEO4J_TX_MEMORY_MB for the "
-        "embedded Neo4j, db.memory.transaction.max on a server of your own)",
-        limit=limit,
-    )
-
-
-def _unavailable(error: Exception) -> Unavailable:
-    # The driver's message names hosts and ports: it goes to the log, not to clients.
-    if _timed_out_reading(error):
-        log.warning("%s: %s", SILENT_CONNECTION_MESSAGE, error, extra={SILENT_CONNECTION: True})
-    else:
-        log.warning("Neo4j is unavailable: %s", error)
-    return Unavailable("Neo4j is unavailable; the request wrote nothing and can be retried")
-
-
-def _timed_out_reading(error: BaseException) -> bool:
-    """Whether a socket read timed out somewhere in ``error``'s chain of causes."""
-    seen: set[int] = set()
-    found: BaseException | None = error
-    while found is not None and id(found) not in seen:
-        if isinstance(found, TimeoutError):
-            return True
-        seen.add(id(found))
-        found = found.__cause__ or found.__context__
-    return False

@@ -19,7 +19,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from importlib.resources import files
 from pathlib import Path
@@ -174,6 +174,7 @@ class EmbeddedNeo4j:
         startup_timeout: float = 180.0,
         transaction_timeout: float = Neo4jSettings.transaction_timeout,
         shutdown_timeout: float = Neo4jSettings.shutdown_timeout,
+        extra_settings: Mapping[str, str] | None = None,
         progress: Progress = log.info,
     ) -> None:
         self.data_dir = data_dir
@@ -186,6 +187,9 @@ class EmbeddedNeo4j:
         self.startup_timeout = startup_timeout
         self.transaction_timeout = transaction_timeout
         self.shutdown_timeout = shutdown_timeout
+        self.extra_settings = dict(extra_settings or {})
+        """More Neo4j settings by name (``{"db.tx_log.preallocate": "false"}``), over the launcher's
+        own; Neo4j validates them, so an unknown name or a bad value stops the start."""
         self.progress = progress
         self._process: subprocess.Popen[bytes] | None = None
         self._log_path = data_dir / "launcher.log"
@@ -252,6 +256,7 @@ class EmbeddedNeo4j:
             "--shutdown-transaction-end-ms",
             str(round(self.shutdown_timeout * 1000)),
             "--exit-on-stdin-eof",
+            *(arg for name, value in self.extra_settings.items() for arg in ("--setting", f"{name}={value}")),
         ]
         self.progress(
             f"starting embedded Neo4j {self.neo4j_version} on bolt://127.0.0.1:{port} "

@@ -4,9 +4,13 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import org.neo4j.configuration.Config;
 import org.neo4j.configuration.GraphDatabaseInternalSettings;
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
@@ -14,6 +18,7 @@ import org.neo4j.configuration.connectors.HttpConnector;
 import org.neo4j.configuration.helpers.SocketAddress;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
+import org.neo4j.graphdb.config.Setting;
 import org.neo4j.io.ByteUnit;
 
 /**
@@ -28,7 +33,8 @@ public final class EmbeddedNeo4j {
     private EmbeddedNeo4j() {}
 
     public static void main(String[] argv) throws Exception {
-        Map<String, String> args = parse(argv);
+        List<String> settings = new ArrayList<>();
+        Map<String, String> args = parse(argv, settings);
         Path dataDir = Path.of(required(args, "--data-dir")).toAbsolutePath();
         String host = args.getOrDefault("--host", "127.0.0.1");
         int boltPort = Integer.parseInt(required(args, "--bolt-port"));
@@ -52,7 +58,7 @@ public final class EmbeddedNeo4j {
         long keepAliveMs = Long.parseLong(args.getOrDefault("--bolt-keep-alive-ms", "5000"));
         int keepAliveProbes = Integer.parseInt(args.getOrDefault("--bolt-keep-alive-probes", "2"));
 
-        DatabaseManagementService dbms = new DatabaseManagementServiceBuilder(dataDir)
+        DatabaseManagementServiceBuilder builder = new DatabaseManagementServiceBuilder(dataDir)
                 .setConfig(BoltConnector.enabled, true)
                 .setConfig(BoltConnector.listen_address, new SocketAddress(host, boltPort))
                 .setConfig(BoltConnector.advertised_address, new SocketAddress(host, boltPort))
@@ -78,8 +84,9 @@ public final class EmbeddedNeo4j {
                 .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0)
                 .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_timeout, Duration.ofSeconds(2))
                 // Loopback only; the Python side connects without credentials.
-                .setConfig(GraphDatabaseSettings.auth_enabled, false)
-                .build();
+                .setConfig(GraphDatabaseSettings.auth_enabled, false);
+        applySettings(builder, settings);
+        DatabaseManagementService dbms = builder.build();
 
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -117,12 +124,39 @@ public final class EmbeddedNeo4j {
         watcher.start();
     }
 
-    private static Map<String, String> parse(String[] argv) {
+    /**
+     * Any further Neo4j setting, given as {@code --setting name=value} (repeatable), over the ones
+     * above: what a fault scenario needs (transaction logs not preallocated, say) and nobody else.
+     * Neo4j parses and validates them by their declarations, so an unknown name or a bad value
+     * stops the start with Neo4j's own message.
+     */
+    private static void applySettings(DatabaseManagementServiceBuilder builder, List<String> settings) {
+        Map<String, String> raw = new LinkedHashMap<>();
+        for (String setting : settings) {
+            int equals = setting.indexOf('=');
+            if (equals <= 0) {
+                throw new IllegalArgumentException("--setting wants name=value, not: " + setting);
+            }
+            raw.put(setting.substring(0, equals).trim(), setting.substring(equals + 1).trim());
+        }
+        if (raw.isEmpty()) {
+            return;
+        }
+        Config parsed = Config.newBuilder().setRaw(raw).build();
+        for (String name : raw.keySet()) {
+            Setting<Object> setting = parsed.getSetting(name);
+            builder.setConfig(setting, parsed.get(setting));
+        }
+    }
+
+    private static Map<String, String> parse(String[] argv, List<String> settings) {
         Map<String, String> args = new HashMap<>();
         for (int i = 0; i < argv.length; i++) {
             String key = argv[i];
             if (key.equals("--exit-on-stdin-eof")) {
                 args.put(key, "true");
+            } else if (key.equals("--setting") && i + 1 < argv.length) {
+                settings.add(argv[++i]);
             } else if (key.startsWith("--") && i + 1 < argv.length) {
                 args.put(key, argv[++i]);
             } else {
