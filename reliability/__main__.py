@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from decisiontrail.graphdb.admin import count_graph, delete_all_data, server_ver
 from decisiontrail.domain.vocabulary import LoadScope
 from decisiontrail.graphdb.loading import load_graph
 from decisiontrail.settings import Neo4jSettings
-from reliability import access, balanced, events, faults, fuzz, load, report, shed
+from reliability import access, balanced, combined, disk, events, faults, fuzz, load, report, shed
 from reliability.outcome import Outcome
 from reliability.serving import served
 
@@ -38,6 +39,11 @@ SCENARIOS = (
     "events_replicas",
     "replicas_nginx",
     "shed_load",
+    "correction_crash",
+    "otlp_service_kill",
+    "lost_batch",
+    "disk_full",
+    "slow_neo4j",
 )
 
 
@@ -177,6 +183,41 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
 
+        # Two faults at once, each aimed by a proxy at the moment it hurts most (reliability/combined.py).
+        for name, combination in combined.SCENARIOS.items():
+            if name in chosen:
+                outcomes.append(
+                    _checked(
+                        name,
+                        partial(
+                            combination,
+                            scratch / name.replace("_", "-"),
+                            seconds=args.seconds,
+                            clients=args.clients,
+                            seed=args.seed,
+                            progress=_say,
+                        ),
+                    )
+                )
+        if "disk_full" in chosen:  # Neo4j's data on a small filesystem, filled under load (root: it mounts a tmpfs)
+            outcomes.append(
+                _checked(
+                    "disk_full",
+                    lambda: disk.disk_full(
+                        scratch / "disk-full", seconds=args.seconds, clients=args.clients, seed=args.seed, progress=_say
+                    ),
+                )
+            )
+        if "slow_neo4j" in chosen:  # Neo4j behind a latency proxy, the service shedding what it cannot serve
+            outcomes.append(
+                _checked(
+                    "slow_neo4j",
+                    lambda: shed.slow_neo4j(
+                        scratch / "slow-neo4j", step_seconds=max(5.0, args.seconds / 2), seed=args.seed, progress=_say
+                    ),
+                )
+            )
+
     run_result = {
         **({"quick": True} if args.quick else {}),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -213,7 +254,7 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
         description=(
             "Fuzz the API, try every operation with every role, load it, stop Neo4j and kill the service "
             "under load, serve live events from two processes on one Neo4j, run two replicas behind nginx and "
-            "kill one; check after each scenario that "
+            "kill one, inject two faults at once, fill Neo4j's disk and slow Neo4j down; check after each scenario that "
             "nothing acknowledged was lost or duplicated and that the database is valid. Writes "
             "docs/reliability.md and docs/reliability/results.json (the figures of record). With --quick, "
             "every scenario runs at a small size, as CI runs it on every landing (a few minutes), and the "

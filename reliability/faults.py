@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,11 +48,19 @@ class Service:
     """``decisiontrail serve`` as its own process on one fixed port, so a restart comes back on the same address."""
 
     def __init__(
-        self, neo4j_uri: str, database: str, log_path: Path, port: int | None = None, options: tuple[str, ...] = ()
+        self,
+        neo4j_uri: str,
+        database: str,
+        log_path: Path,
+        port: int | None = None,
+        options: tuple[str, ...] = (),
+        environment: Mapping[str, str] | None = None,
     ) -> None:
         self.port = port or free_port()
         self.options = options
         """More ``serve`` options (``--max-in-flight 8``)."""
+        self.environment = dict(environment or {})
+        """Settings it runs with beyond this process's environment (``DECISIONTRAIL_QUERY_TIMEOUT``)."""
         self.url = f"http://127.0.0.1:{self.port}"
         self.neo4j_uri = neo4j_uri
         self.database = database
@@ -71,7 +79,7 @@ class Service:
     def start(self, timeout: float = 120.0) -> float:
         """Start it and wait until /readyz answers 200; returns the seconds that took."""
         started = time.monotonic()
-        env = {**os.environ, "NEO4J_URI": self.neo4j_uri, "NEO4J_DATABASE": self.database}
+        env = {**os.environ, **self.environment, "NEO4J_URI": self.neo4j_uri, "NEO4J_DATABASE": self.database}
         env.pop("DECISIONTRAIL_TOKENS_FILE", None)
         env.pop("DECISIONTRAIL_TOKENS", None)
         # Its log goes to a file: a pipe nobody reads would fill and stall the service.
@@ -169,10 +177,14 @@ def _first_success(url: str, timeout: float) -> float | None:
 
 
 def outside_windows(
-    events: Iterable[dict[str, Any]], windows: Sequence[tuple[float, float]], grace: float = WINDOW_GRACE
+    events: Iterable[dict[str, Any]],
+    windows: Sequence[tuple[float, float]],
+    grace: float = WINDOW_GRACE,
+    codes: Collection[str] = ("UNAVAILABLE",),
 ) -> list[dict[str, Any]]:
-    """The load's UNAVAILABLE answers no fault explains: their request was not in flight at any
-    moment of a window (from a fault's injection until Neo4j served again, ``grace`` seconds more).
+    """The load's answers of ``codes`` (UNAVAILABLE) no fault explains: their request was not in
+    flight at any moment of a window (from a fault's injection until Neo4j served again, ``grace``
+    seconds more).
 
     A journalled request was sent ``ms`` before it was answered ``at`` (wall clock, as the windows).
 
@@ -184,8 +196,10 @@ def outside_windows(
     """
     return [
         e
-        for e in load.iter_codes(events, "UNAVAILABLE")
-        if not any(e["at"] - e["ms"] / 1000 <= end + grace and e["at"] >= start for start, end in windows)
+        for e in events
+        if e["type"] == "error"
+        and e["code"] in codes
+        and not any(e["at"] - e["ms"] / 1000 <= end + grace and e["at"] >= start for start, end in windows)
     ]
 
 
@@ -347,32 +361,9 @@ def neo4j_restart(
     outcome.require(
         outcome.figures["unresolved_writes"] == 0, f"{outcome.figures['unresolved_writes']} write(s) never got an answer"
     )
-    # Outside every window Neo4j was up: an UNAVAILABLE there is what the load scenario allows, an
-    # answer lost between the service and Neo4j (as many as the service logged), or a failure.
-    stray = outside_windows(events, fault_windows)
-    # How long after the service answered again a request was still sent and answered UNAVAILABLE:
-    # the part of WINDOW_GRACE a run used.
-    late = [
-        e["at"] - e["ms"] / 1000 - end
-        for e in load.iter_codes(events, "UNAVAILABLE")
-        for start, end in fault_windows
-        if start <= e["at"] and e["at"] - e["ms"] / 1000 <= end + WINDOW_GRACE
-    ]
-    unexplained = len(stray) - min(len(stray), silent)
-    outcome.require(
-        unexplained == 0,
-        f"{unexplained} UNAVAILABLE answer(s) outside every fault's window, beyond the {silent} silent connection(s) "
-        "the service logged: "
-        + ", ".join(f"{e['op']} at {_clock(e['at'])} after {e['ms']:.0f} ms" for e in stray[:5])
-        + f" (windows: {', '.join(f'{_clock(a)}-{_clock(b)}' for a, b in fault_windows)})",
-    )
+    judge_windows(outcome, events, fault_windows, silent)
     outcome.figures.update(
         {
-            "unavailable outside a fault's window": len(stray),
-            "connections given up silent (answers lost on the way)": silent,
-            "fault_window_seconds": [round(end - start, 1) for start, end in fault_windows],
-            "fault_window_grace_seconds": WINDOW_GRACE,
-            "latest_unavailable_sent_after_recovery_seconds": round(max([0.0, *late]), 3),
             "faults_injected": cycles,
             "faults_survived": survived,
             "unavailable_answers": len(answered),
@@ -388,6 +379,47 @@ def neo4j_restart(
     )
     outcome.seconds = time.monotonic() - started
     return outcome
+
+
+def judge_windows(
+    outcome: Outcome,
+    events: list[dict[str, Any]],
+    windows: Sequence[tuple[float, float]],
+    silent: int,
+    codes: Collection[str] = ("UNAVAILABLE",),
+) -> None:
+    """Require every UNAVAILABLE the load was answered to be explained: inside a fault's window
+    (from the fault until the service answered again, ``outside_windows``), or, outside every
+    window, as many as the service logged connections given up silent (an answer lost between
+    the service and Neo4j, which the load scenario allows too); and report the windows. Other
+    ``codes`` (a TIMEOUT while Neo4j recovers its store) are excused inside a window only."""
+    stray = outside_windows(events, windows, codes=codes)
+    # How long after the service answered again a request was still sent and answered UNAVAILABLE:
+    # the part of WINDOW_GRACE a run used.
+    late = [
+        e["at"] - e["ms"] / 1000 - end
+        for e in load.iter_codes(events, "UNAVAILABLE")
+        for start, end in windows
+        if start <= e["at"] and e["at"] - e["ms"] / 1000 <= end + WINDOW_GRACE
+    ]
+    unavailable = sum(1 for e in stray if e["code"] == "UNAVAILABLE")
+    unexplained = unavailable - min(unavailable, silent) + len(stray) - unavailable
+    outcome.require(
+        unexplained == 0,
+        f"{unexplained} {'/'.join(codes)} answer(s) outside every fault's window, beyond the {silent} silent connection(s) "
+        "the service logged: "
+        + ", ".join(f"{e['op']} at {_clock(e['at'])} after {e['ms']:.0f} ms" for e in stray[:5])
+        + f" (windows: {', '.join(f'{_clock(a)}-{_clock(b)}' for a, b in windows)})",
+    )
+    outcome.figures.update(
+        {
+            "unavailable outside a fault's window": len(stray),
+            "connections given up silent (answers lost on the way)": silent,
+            "fault_window_seconds": [round(end - start, 1) for start, end in windows],
+            "fault_window_grace_seconds": WINDOW_GRACE,
+            "latest_unavailable_sent_after_recovery_seconds": round(max([0.0, *late]), 3),
+        }
+    )
 
 
 def _clock(at: float) -> str:

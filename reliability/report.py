@@ -14,7 +14,8 @@ INTRO = """\
 
 Written by the harness in `reliability/` (`make reliability`, about ten minutes), never by hand.
 Every figure below comes from that run: the harness fuzzes the API, loads it, stops Neo4j and
-kills the service under load, tries every operation with every role, and after each scenario
+kills the service under load, injects two faults at once, slows Neo4j down, tries every
+operation with every role, and after each scenario
 loads the whole database into networkx and runs every `decisiontrail check` rule. The raw results
 are in `docs/reliability/results.json`; each scenario below names the git commit its figures were
 measured at. A run of some scenarios (`python -m reliability --only load`) replaces those and keeps
@@ -105,6 +106,43 @@ NOTES = """\
   8x slower; the p95 ratio is reported, not required: on 2 cores it moves with the noise), every
   acknowledged recording is stored once, a refused one not at all, and every check passes. The
   quick part is `tests/test_shed_load.py`.
+- **correction crash** (`reliability/combined.py`, like the next two): two plans run by the
+  service's runtime and corrected under the load; while the first correction's replay runs,
+  Neo4j is killed (SIGKILL) the instant the second correction's COMMIT has reached it, placed by
+  a proxy between the service and Neo4j that knows the statement by its text and the COMMIT by
+  its bytes (`reliability/proxy.py`), and started again. The client cannot tell whether the
+  correction was made: it reads back before sending it again. Each correction is made once and
+  wholly (nothing half superseded, check --all clean), each replay REPLAYED and run once though
+  the first lost its database mid-turn, the same service process answers again, the load's
+  guarantees hold and its UNAVAILABLEs only inside the fault's window.
+- **otlp service kill**: OTLP exports of 20 traces of 41 spans each, under the load; the service
+  killed (SIGKILL) while the first export's import transaction runs in Neo4j, and again the
+  instant the second's COMMIT has reached Neo4j (made, its answer lost); the exporter sends each
+  again until answered, as OTLP exporters do. No trace is ever half imported (counted while the
+  service is dead), each is imported once and whole, the load's guarantees hold.
+- **lost batch**: answers lost on both sides of the service while clients record batches
+  (`recordDecisions`): every second batch's HTTP answer dropped before its client (the connection
+  closed: sent again with its keys), and Neo4j's answers to two recordings' COMMITs swallowed
+  before the service (its driver gives the silent connection up, the request is UNAVAILABLE and
+  sent again). Every acknowledged decision stored once, nothing half-written, UNAVAILABLE no
+  more than the silent connections the service logged.
+- **disk full** (`reliability/disk.py`): Neo4j's data directory on a 256 MB tmpfs (the harness mounts
+  it, as root), its transaction log neither preallocated nor in big files, so that a commit needs
+  new blocks; the filesystem filled under the load, then freed. The commit that meets the full
+  disk is refused and not applied; Neo4j then takes no transaction until restarted (its
+  database "panics"; it does not come back by itself, and a clean stop leaves a log it will not
+  start from, so the harness, as an operator would, kills and starts it). Clients get
+  UNAVAILABLE saying the disk may be full (never an internal error) and retry with their keys;
+  `/readyz` says not ready while the database takes no transaction; nothing half-written,
+  every acknowledged write stored once, the same service process answers again, UNAVAILABLE only
+  inside the fault's window.
+- **slow neo4j** (`reliability/shed.py`): the service reaches Neo4j through a proxy that holds
+  every answer back 100 ms, with `--max-in-flight 8` and a 5 s time limit
+  (`DECISIONTRAIL_QUERY_TIMEOUT`), under 8 and then 32 clients. Load is shed (503 with
+  `Retry-After`), every request is answered within its transactions' time limits (a recording
+  reads, then writes: 10 s, and a second), nothing
+  acknowledged is lost, a recording refused or of unknown outcome is sent again with its key and
+  stored once, nothing half-written.
 
 ## Tests that cannot hide
 

@@ -29,6 +29,7 @@ from decisiontrail.domain.ids import new_ulid
 from reliability import load
 from reliability.faults import Service, _graph, _own_neo4j
 from reliability.outcome import Outcome
+from reliability.proxy import Proxy
 from reliability.wire import Connection, WireError
 
 Progress = Callable[[str], None]
@@ -53,6 +54,10 @@ TIMEOUT_S = 30.0
 """How long a client waits for an answer before counting it TIMEOUT."""
 P95_CEILING_MS = 2000.0
 """However the step at the limit went, an admitted request at the highest step is answered within this (p95)."""
+
+UNKNOWN_OUTCOME = frozenset({"OVERLOADED", "TIMEOUT", "UNAVAILABLE", "UNREACHABLE"})
+"""Answers after which a recording is sent again with its idempotency key: refused before any work
+(``OVERLOADED``), or with an outcome the client cannot know."""
 
 _READ = "query($id: ID!) { decision(id: $id) { id sequenceNumber } lineage(decisionId: $id) { decisions { id } } }"
 
@@ -201,7 +206,7 @@ class Crowd:
                     decision = answered.data["recordDecision"]["decision"]
                     self.ack(client, "record", decision, answered.ms, payload["idempotencyKey"])
                     self.recorded[client].append(decision["id"])
-                if answered.code != "OVERLOADED":
+                if answered.code not in UNKNOWN_OUTCOME:
                     refused = None
             else:
                 answered = await self.post(http, step, "read", _READ, id=rng.choice(self.recorded[client]))
@@ -394,3 +399,101 @@ def judge(outcome: Outcome, by_step: dict[int, dict[str, Any]], limit: int) -> N
     outcome.require(missing == 0, f"{missing} refusal(s) came without 503 and Retry-After")
     other = sum(f["other_errors"] for f in by_step.values())
     outcome.require(other == 0, f"{other} request(s) failed otherwise than shed (see errors by code)")
+
+
+SLOW_STEPS = (8, 32)
+SLOW_DELAY_S = 0.1
+"""Seconds each answer from Neo4j is held back by the proxy: every round trip of a transaction
+(a recording's is two or three) that much slower."""
+SLOW_TIME_LIMIT_S = 5.0
+"""``DECISIONTRAIL_QUERY_TIMEOUT`` for the slow-Neo4j scenario: the time limit of each transaction."""
+SLOW_ANSWER_GRACE_S = 1.0
+"""What an answer may take beyond its transactions' time limits: the service's own work around
+them, and the clients' loop on a loaded machine."""
+SLOW_TRANSACTIONS = 2
+"""Transactions a request of the crowd's runs at most, each within the time limit: a recording
+reads where it goes, then writes; a read is one."""
+
+
+def slow_neo4j(
+    scratch_dir: Path,
+    *,
+    step_seconds: float = 5.0,
+    steps: Sequence[int] = SLOW_STEPS,
+    delay: float = SLOW_DELAY_S,
+    time_limit: float = SLOW_TIME_LIMIT_S,
+    max_in_flight: int = MAX_IN_FLIGHT,
+    seed: int = 0,
+    heap_mb: int = 512,
+    pagecache_mb: int = 64,
+    progress: Progress = _say,
+) -> Outcome:
+    """The service reaching Neo4j through a proxy that holds each answer back ``delay`` seconds,
+    under ``steps`` clients: ``serve --max-in-flight`` sheds what it cannot serve at once (503
+    with Retry-After), every request is answered within its transactions' time limits
+    (``SLOW_TRANSACTIONS`` x ``time_limit`` plus ``SLOW_ANSWER_GRACE_S``: admitted, refused, or
+    TIMEOUT), and nothing
+    acknowledged is lost (recordings refused or of unknown outcome are sent again with their
+    key), nothing half-written, check --all clean."""
+    steps = sorted(steps)
+    outcome = Outcome(
+        "slow_neo4j",
+        f"Neo4j {delay * 1000:.0f} ms slower per answer (a latency proxy), serve --max-in-flight {max_in_flight} "
+        f"and a {time_limit:g} s time limit, under {', '.join(map(str, steps))} clients, {step_seconds:.0f} s each",
+    )
+    started = time.monotonic()
+    scratch_dir.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as stack:
+        neo4j = stack.enter_context(_own_neo4j(scratch_dir, progress, heap_mb=heap_mb, pagecache_mb=pagecache_mb))
+        assert neo4j.uri is not None
+        proxy = stack.enter_context(Proxy("127.0.0.1", urlsplit(neo4j.uri).port or 7687, delay=delay))
+        graph = stack.enter_context(_graph(neo4j.uri))
+        service = Service(
+            f"bolt://127.0.0.1:{proxy.port}",
+            graph.database,
+            scratch_dir / "serve.log",
+            options=("--max-in-flight", str(max_in_flight)),
+            environment={"DECISIONTRAIL_QUERY_TIMEOUT": str(time_limit)},
+        )
+        stack.callback(service.stop)
+        service.start()
+        crowd = Crowd(service.url)
+        asyncio.run(crowd.run(steps, step_seconds, seed, progress))
+        service.stop()
+        silent = load.silent_in_log(service.log_path)
+        outcome.figures["connections given up silent (answers lost on the way)"] = silent
+        load.verify(crowd.events, graph, outcome, expected_codes={"OVERLOADED", "TIMEOUT"}, explained={"UNAVAILABLE": silent})
+    by_step = {s: step_figures([a for a in crowd.answers if a.step == s], step_seconds) for s in steps}
+    slowest = max(crowd.answers, key=lambda a: a.ms, default=None)
+    bound_ms = (SLOW_TRANSACTIONS * time_limit + SLOW_ANSWER_GRACE_S) * 1000
+    shed = sum(f["shed"] for f in by_step.values())
+    timed_out = sum(1 for a in crowd.answers if a.code == "TIMEOUT")
+    outcome.require(
+        slowest is None or slowest.ms <= bound_ms,
+        f"a request took {slowest.ms if slowest else 0:.0f} ms, beyond the {bound_ms:.0f} ms its time limits allow",
+    )
+    outcome.require(shed > 0, f"nothing was shed under {steps[-1]} clients against a limit of {max_in_flight}")
+    outcome.require(
+        all(f["shed_without_retry_after"] == 0 for f in by_step.values()), "a refusal came without 503 and Retry-After"
+    )
+    outcome.require(
+        outcome.figures["stored_unacknowledged"] == 0,
+        f"{outcome.figures['stored_unacknowledged']} decision(s) stored that no answer acknowledged",
+    )
+    outcome.figures.update(
+        {
+            "neo4j_answer_delay_ms": round(delay * 1000),
+            "time_limit_seconds": time_limit,
+            "slowest_answer_ms": round(slowest.ms, 1) if slowest else None,
+            "slowest_answer": f"{slowest.op} ({slowest.code or 'admitted'}) with {slowest.step or 'setup'} clients"
+            if slowest
+            else None,
+            "answer_bound_ms": bound_ms,
+            "shed": shed,
+            "timed_out": timed_out,
+            "max_in_flight": max_in_flight,
+            **{f"at {s} clients": by_step[s] for s in steps},
+        }
+    )
+    outcome.seconds = time.monotonic() - started
+    return outcome
