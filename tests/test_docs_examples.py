@@ -91,3 +91,8 @@ def test_the_fence_check_sees_an_unmarked_fence_and_a_mark(tmp_path: Path, monke
     found = fences("page.md")
 
     assert [(f.line, f.language, f.anchor, f.not_run) for f in found] == [(4, "", "x -> y", "a diagram"), (8, "sh", "ls", None)]
+
+
+def test_every_page_of_the_docs_is_one_whose_fences_are_run_or_marked() -> None:
+    """A new page joins the rule when it is written, not when someone remembers it."""
+    assert set(PAGES) == {"README.md"} | {f"docs/{page.name}" for page in DOCS.glob("*.md")}

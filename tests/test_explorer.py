@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,26 +27,13 @@ from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import delete_all_data
 from decisiontrail.services import Trail
 from decisiontrail.services.checkpoints import checkpointer
-from bench.explorer import CHROMIUM, FLAGS  # the bench drives the same Chromium the same way
+from browser import CHROMIUM, FLAGS, require_chromium
 from serving import served
 
 SCREENSHOTS = os.environ.get("DECISIONTRAIL_SCREENSHOTS")
 
 
-def _unavailable() -> str | None:
-    if shutil.which(CHROMIUM) is None:
-        return f"no Chromium at {CHROMIUM} (apt-get install chromium, or set DECISIONTRAIL_CHROMIUM)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "Playwright for Python is not installed (pip install -e '.[test]')"
-    return None
-
-
-if (_missing := _unavailable()) is not None:
-    if os.environ.get("CI"):
-        pytest.fail(f"the browser tests cannot run in CI: {_missing}", pytrace=False)
-    pytest.skip(_missing, allow_module_level=True)
+require_chromium()
 
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright  # noqa: E402
 
@@ -202,7 +188,6 @@ def test_plans_are_listed_searchable_and_a_hierarchy_opens_collapsed(page: Page,
     nodes = drawn(page)
     assert {n["id"] for n in nodes if n["kind"] == "plan"} == {demo.root_plan.plan_id, demo.child_plan.plan_id}
     assert not [n for n in nodes if n["kind"] == "decision"]
-    shot(page, "collapsed")
 
 
 def test_many_plans_are_listed_a_page_at_a_time_and_searched_on_the_server(page: Page, site: Site) -> None:

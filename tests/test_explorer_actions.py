@@ -1,8 +1,8 @@
 """The explorer's correction beside its replay, and its actions (correct, add guidance, resolve a review), in Chromium.
 
-The same served app and browser as tests/test_explorer.py (its helpers are imported; its skip
-rules apply), with tokens of three roles: a reviewer may correct and review, an analyst only reads,
-an admin sets the data up. Each action is done from the page with a token that may (offered, done,
+The same served app and browser as tests/test_explorer.py (its helpers are imported; skipped, or
+failed under CI, without Chromium as it is: tests/browser.py), with tokens of three roles: a
+reviewer may correct and review, an analyst only reads, an admin sets the data up. Each action is done from the page with a token that may (offered, done,
 the drawing updated, the stored state read back through GraphQL) and looked for with one that may
 not (not offered; the same mutation sent with that token is refused and nothing is stored).
 ``DECISIONTRAIL_SCREENSHOTS=docs`` also saves the screenshots docs/explorer.md shows.
@@ -26,11 +26,15 @@ from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import delete_all_data
 from decisiontrail.services import Trail
 from decisiontrail.services.checkpoints import checkpointer
+from browser import require_chromium
 from serving import served
-import test_explorer
-from test_explorer import Site, _console, drawn, open_page, outline_ids, settle, shot
 
-from playwright.sync_api import Browser, Page, expect  # noqa: E402  (after test_explorer's skip when Chromium is missing)
+require_chromium()
+
+import test_explorer  # noqa: E402
+from test_explorer import Site, _console, drawn, open_page, outline_ids, settle, shot  # noqa: E402
+
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
 browser = test_explorer.browser  # the module's Chromium, a fixture shared with test_explorer.py
 

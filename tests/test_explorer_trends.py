@@ -11,7 +11,6 @@ import csv
 import io
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,27 +30,14 @@ from decisiontrail.services import recording as recording_service
 from decisiontrail.services.correction import correct
 from decisiontrail.services.lifecycle import instantiate_plan
 from decisiontrail.services.reviews import resolve_review
-from bench.explorer import CHROMIUM, FLAGS
+from browser import CHROMIUM, FLAGS, require_chromium
 from factories import actor_snapshot, decision, to_execute, tool_input
 from serving import served
 
 SCREENSHOTS = os.environ.get("DECISIONTRAIL_SCREENSHOTS")
 
 
-def _unavailable() -> str | None:
-    if shutil.which(CHROMIUM) is None:
-        return f"no Chromium at {CHROMIUM} (apt-get install chromium, or set DECISIONTRAIL_CHROMIUM)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "Playwright for Python is not installed (pip install -e '.[test]')"
-    return None
-
-
-if (_missing := _unavailable()) is not None:
-    if os.environ.get("CI"):
-        pytest.fail(f"the browser tests cannot run in CI: {_missing}", pytrace=False)
-    pytest.skip(_missing, allow_module_level=True)
+require_chromium()
 
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright  # noqa: E402
 

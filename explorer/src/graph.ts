@@ -1,9 +1,9 @@
-// The drawing: plans as collapsible compound nodes holding their decision trees, laid out left to right.
+// The drawing: closed plans as summary cards laid out as a tree by spawn depth; an opened plan a compound node holding its decision tree.
 
 import cytoscape from "cytoscape";
 import svg from "cytoscape-svg";
 
-import { chosenText, planName, short, typeName } from "./caption";
+import { chosenText, planFacts, planFlags, planName, short, typeName } from "./caption";
 import { treePositions } from "./layout";
 import type { DecisionInfo, PlanInfo, ReviewInfo } from "./model";
 
@@ -44,9 +44,26 @@ const decisionNode = (id: string): string => `d:${id}`;
 
 export { typeName };
 
-function planLabel(plan: PlanInfo): string {
-  const invalidated = plan.invalidatedAt ? " · invalidated" : "";
-  return `${short(planName(plan), 48)}\n${plan.phase.toLowerCase()} · ${plan.size} decisions${invalidated}`;
+/** A closed plan's card: its name, its phase and size, then what an analyst scans for (a line left out when there is none). */
+function cardLabel(plan: PlanInfo): string {
+  return [short(planName(plan), 34), planFacts(plan), planFlags(plan.summary).join(" · ")].filter(Boolean).join("\n");
+}
+
+/** An open plan's label, above its box: its name, phase and size. */
+function openLabel(plan: PlanInfo): string {
+  return `${short(planName(plan), 48)}\n${planFacts(plan)}`;
+}
+
+/** A plan node's data and classes: the card's and the open box's labels, and what the card is marked for. */
+function planLook(plan: PlanInfo): { data: { label: string; openLabel: string }; classes: string[] } {
+  return {
+    data: { label: cardLabel(plan), openLabel: openLabel(plan) },
+    classes: [
+      ...(plan.invalidatedAt ? ["invalidated"] : []),
+      ...(plan.summary?.pendingReviews ? ["pending"] : []),
+      ...(plan.summary?.superseded ? ["corrected"] : []),
+    ],
+  };
 }
 
 /** The smallest a label is ever drawn on screen, in CSS pixels: below it Cytoscape leaves labels out. */
@@ -58,8 +75,12 @@ const LEGIBLE_ZOOM = 1;
 /** A small drawing is not blown up past this when it is fitted. */
 const MOST_ZOOM = 1.5;
 
-const PLAN_WIDTH = 240;
-const PLAN_HEIGHT = 58;
+/** A closed plan's card: room for four lines of labels (name, phase and size, and its flags wrapped once). */
+const CARD_WIDTH = 250;
+const CARD_HEIGHT = 60;
+/** Between the cards of one depth and the next, and between stacked cards. */
+const CARD_RANK_GAP = 60;
+const CARD_ROW_GAP = 8;
 const DECISION_WIDTH = 190;
 const DECISION_HEIGHT = 46;
 const RANK_GAP = 60;
@@ -105,14 +126,20 @@ const STYLE: cytoscape.StylesheetJson = [
       "background-color": "#eef0f3",
       "border-color": "#404040",
       "border-width": 2,
-      width: PLAN_WIDTH,
-      height: PLAN_HEIGHT,
-      "font-weight": "bold",
+      width: CARD_WIDTH,
+      height: CARD_HEIGHT,
+      "text-max-width": `${CARD_WIDTH - 16}px`,
+      "line-height": 1.2,
     },
   },
+  { selector: "node.plan.corrected:childless", style: { "background-color": "#fbeae8" } },
+  { selector: "node.plan.pending:childless", style: { "border-width": 4, "border-color": "#d4a000" } },
   {
     selector: "node.plan:parent",
     style: {
+      label: "data(openLabel)",
+      "font-weight": "bold",
+      "text-max-width": "400px",
       "text-valign": "top",
       "text-halign": "center",
       "text-margin-y": -4,
@@ -147,8 +174,17 @@ const STYLE: cytoscape.StylesheetJson = [
   },
   { selector: "edge.depends", style: { "line-style": "dashed", "line-color": "#3b6fb6", "target-arrow-color": "#3b6fb6" } },
   {
+    // Elbows, as a tree is drawn: from a card (or the spawning decision) out right, along, then into the child's card.
     selector: "edge.spawn",
-    style: { width: 3, "line-color": "#d62728", "target-arrow-color": "#d62728", "line-style": "dotted" },
+    style: {
+      width: 3,
+      "line-color": "#d62728",
+      "target-arrow-color": "#d62728",
+      "line-style": "dotted",
+      "curve-style": "taxi",
+      "taxi-direction": "rightward",
+      "taxi-turn": CARD_RANK_GAP / 2,
+    },
   },
   { selector: "edge.to-review", style: { "line-color": "#d4a000", "target-arrow-color": "#d4a000", "line-style": "dashed" } },
   { selector: ".dimmed", style: { opacity: 0.15 } },
@@ -162,6 +198,8 @@ const STYLE: cytoscape.StylesheetJson = [
 export interface GraphNodeSummary {
   id: string;
   kind: "plan" | "decision" | "review";
+  /** Its label as drawn (a closed plan's is its card; an open plan's is drawn from openLabel, above its box). */
+  label: string;
   parent: string | null;
   classes: string[];
   /** The centre, in the drawing's own coordinates. */
@@ -207,32 +245,35 @@ export class GraphView {
     this.grown.clear();
   }
 
-  /** The hierarchy's plans, collapsed, laid out left to right along their spawn links. */
+  /**
+   * The hierarchy's plans, closed, each a summary card, laid out as a tree by spawn depth: a plan's
+   * column is its depth, the plans at the bottom take successive rows and a parent sits midway
+   * between its first and last child, siblings in id (creation) order. It opens on the top plan.
+   */
   showPlans(plans: PlanInfo[]): void {
     this.clear();
     this.plans = plans;
-    this.cy.batch(() => {
-      for (const plan of plans) this.addPlan(plan);
-    });
-    this.relink();
     const at = treePositions(
       plans.map((p) => ({ id: planNode(p.id), parent: p.parentPlanId ? planNode(p.parentPlanId) : null })),
-      { rank: PLAN_WIDTH + 90, row: PLAN_HEIGHT + 40 },
+      { rank: CARD_WIDTH + CARD_RANK_GAP, row: CARD_HEIGHT + CARD_ROW_GAP },
     );
     this.cy.batch(() => {
-      for (const [id, point] of at) this.cy.getElementById(id).position(point);
+      for (const plan of plans) this.addPlan(plan, at.get(planNode(plan.id)));
     });
-    this.legibleView(this.cy.nodes().first());
+    this.relink();
+    this.legibleView(this.cy.getElementById(planNode(plans[0]?.id ?? "")), undefined, "cards");
   }
 
   /**
    * Everything when it fits at a legible zoom; otherwise the legible zoom itself, panned to show
-   * ``start`` (a plan's first decision, say) at the top left: labels are never shrunk out of reading.
+   * ``start`` (a plan's first decision, say) at the top left, at the centre, or at the left edge
+   * with as many cards beside it as fit (a top plan, among its descendants): labels are never
+   * shrunk out of reading.
    */
   private legibleView(
     start: cytoscape.CollectionReturnValue | cytoscape.NodeSingular,
     within?: cytoscape.Collection,
-    anchor: "top-left" | "centre" = "top-left",
+    anchor: "top-left" | "centre" | "cards" = "top-left",
   ): void {
     const shown = within ?? this.cy.elements(":visible");
     if (shown.empty()) return;
@@ -244,8 +285,41 @@ export class GraphView {
       this.cy.zoom(LEGIBLE_ZOOM);
       const from = start.nonempty() ? start : shown;
       if (anchor === "centre") this.cy.center(from);
+      else if (anchor === "cards") this.cy.pan(this.mostCardsPan(from.boundingBox()));
       else this.cy.pan({ x: 30 - from.boundingBox().x1 * LEGIBLE_ZOOM, y: 30 - from.boundingBox().y1 * LEGIBLE_ZOOM });
     }
+  }
+
+  /**
+   * The pan, at the legible zoom, with ``box`` 30 px from the left edge and, of the ways to show it
+   * whole, the one that shows the most cards beside it (each its whole height, at least its centre
+   * across; nearest to it halfway down among equals): the parent centred on its children lies far from them in a big hierarchy, so a top
+   * plan halfway down would often be drawn alone between its spawn links.
+   */
+  private mostCardsPan(box: cytoscape.BoundingBox12): { x: number; y: number } {
+    const zoom = LEGIBLE_ZOOM;
+    const margin = 30;
+    const x = margin - box.x1 * zoom;
+    const width = this.cy.width() / zoom;
+    const height = this.cy.height() / zoom;
+    const left = box.x1 - margin / zoom;
+    const cards = this.cy
+      .nodes("node.plan:childless:visible")
+      .map((n) => n.boundingBox())
+      .filter((b) => (b.x1 + b.x2) / 2 >= left && (b.x1 + b.x2) / 2 <= left + width); // a narrow pane shows the next column's halves
+    // A view's top (in the drawing's units) that shows the box whole: from its bottom at the view's bottom to its top at the view's top.
+    const lowest = box.y2 + margin / zoom - height;
+    const highest = box.y1 - margin / zoom;
+    const middle = (box.y1 + box.y2) / 2 - height / 2;
+    const clamp = (top: number): number => Math.min(highest, Math.max(lowest, top));
+    const candidates = [middle, ...cards.flatMap((b) => [b.y1 - margin / zoom, b.y2 + margin / zoom - height])].map(clamp);
+    let best = { top: clamp(middle), shown: -1 };
+    for (const top of candidates) {
+      const shown = cards.filter((b) => b.y1 >= top && b.y2 <= top + height).length;
+      const nearer = Math.abs(top - middle) < Math.abs(best.top - middle);
+      if (shown > best.shown || (shown === best.shown && nearer)) best = { top, shown };
+    }
+    return { x, y: -best.top * zoom };
   }
 
   /** A plan that appeared later (live): placed right of its parent plan, below its siblings. */
@@ -255,17 +329,19 @@ export class GraphView {
     const parent = plan.parentPlanId ? this.cy.getElementById(planNode(plan.parentPlanId)) : null;
     if (parent?.nonempty()) {
       const box = parent.boundingBox();
-      node.position({ x: box.x2 + 170, y: box.y1 + 30 });
+      const x = box.x2 + CARD_RANK_GAP + CARD_WIDTH / 2;
+      node.position({ x, y: box.y1 + CARD_HEIGHT / 2 });
       const sibling = this.cy.nodes("node.plan").filter((n) => n.id() !== node.id() && n.boundingBox().x1 > box.x2);
-      if (sibling.nonempty()) node.position({ x: box.x2 + 170, y: sibling.boundingBox().y2 + 60 });
+      if (sibling.nonempty()) node.position({ x, y: sibling.boundingBox().y2 + CARD_ROW_GAP + CARD_HEIGHT / 2 });
     }
     this.relink();
   }
 
   updatePlan(plan: PlanInfo): void {
     const node = this.cy.getElementById(planNode(plan.id));
-    node.data("label", planLabel(plan));
-    node.toggleClass("invalidated", plan.invalidatedAt !== null);
+    const look = planLook(plan);
+    node.data(look.data);
+    for (const mark of ["invalidated", "pending", "corrected"]) node.toggleClass(mark, look.classes.includes(mark));
   }
 
   setHiddenPlans(hidden: Set<string>): void {
@@ -276,11 +352,13 @@ export class GraphView {
     });
   }
 
-  private addPlan(plan: PlanInfo): cytoscape.NodeSingular {
+  private addPlan(plan: PlanInfo, position?: cytoscape.Position): cytoscape.NodeSingular {
+    const look = planLook(plan);
     return this.cy.add({
       group: "nodes",
-      data: { id: planNode(plan.id), ref: plan.id, label: planLabel(plan) },
-      classes: ["plan", ...(plan.invalidatedAt ? ["invalidated"] : [])],
+      data: { id: planNode(plan.id), ref: plan.id, ...look.data },
+      classes: ["plan", "card", ...look.classes],
+      ...(position ? { position } : {}),
     });
   }
 
@@ -323,6 +401,7 @@ export class GraphView {
     const waitedOn = new Set(pending.flatMap((r) => (r.parent && present.has(r.parent.id) ? [r.parent.id] : [])));
     this.cy.batch(() => {
       plan.children().remove();
+      plan.removeClass("card");
       this.cy.add([
         ...decisions.map((d) => ({
           group: "nodes" as const,
@@ -379,7 +458,8 @@ export class GraphView {
     const before = plan.boundingBox();
     const topLeft = { x: before.x1, y: before.y1 };
     plan.children().remove();
-    plan.position({ x: topLeft.x + PLAN_WIDTH / 2, y: topLeft.y + PLAN_HEIGHT / 2 });
+    plan.addClass("card");
+    plan.position({ x: topLeft.x + CARD_WIDTH / 2, y: topLeft.y + CARD_HEIGHT / 2 });
     const after = plan.boundingBox();
     this.moveAside(planId, before, after.w - before.w, after.h - before.h);
     this.grown.delete(planId);
@@ -543,9 +623,10 @@ export class GraphView {
     return reached;
   }
 
-  /** Where a decision is on the page (centred first when out of view): for the tests, which click it. */
-  clientPosition(decisionId: string): { x: number; y: number } | null {
-    const node = this.cy.getElementById(decisionNode(decisionId));
+  /** Where a decision (or a plan's card) is on the page (centred first when out of view): for the tests, which click it. */
+  clientPosition(id: string): { x: number; y: number } | null {
+    const decision = this.cy.getElementById(decisionNode(id));
+    const node = decision.nonempty() ? decision : this.cy.getElementById(planNode(id));
     if (node.empty()) return null;
     const view = this.cy.extent();
     const p = node.position();
@@ -568,6 +649,7 @@ export class GraphView {
     return this.cy.nodes().map((node) => ({
       id: String(node.data("ref")),
       kind: node.hasClass("plan") ? "plan" : node.hasClass("review") ? "review" : "decision",
+      label: String(node.data(node.isParent() ? "openLabel" : "label") ?? ""),
       parent: node.parent().nonempty() ? String(node.parent().first().data("ref")) : null,
       classes: node.classes(),
       x: node.position("x"),

@@ -15,6 +15,7 @@ import {
   listPlans,
   planContent,
   searchDecisions,
+  LOW_CONFIDENCE,
   type FoundDecision,
   type PlanFilters,
   type DecisionDetail,
@@ -169,9 +170,6 @@ function renderPlanList(): void {
     ui.planList.append(more);
   }
 }
-
-/** What decides "low confidence" in the plan list's filter. */
-const LOW_CONFIDENCE = 0.6;
 
 function planFilters(): PlanFilters {
   return {

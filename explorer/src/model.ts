@@ -14,7 +14,22 @@ export interface PlanInfo {
   size: number;
   /** The span an imported (OTLP) plan was read from (its ``arguments.otlp.span_name``); null for a plan recorded here. */
   spanName: string | null;
+  /** What a closed plan's card says beside its size; read for the open hierarchy only (null in the plan list). */
+  summary: PlanSummary | null;
 }
+
+/** What an analyst scans a closed plan for, as things stand now. */
+export interface PlanSummary {
+  /** Its decisions superseded (by a correction, or a correction upstream). */
+  superseded: number;
+  /** Reviews waiting under its decisions. */
+  pendingReviews: number;
+  /** Its current decisions of a confidence at most LOW_CONFIDENCE: what the plan list's filter finds. */
+  lowConfidence: number;
+}
+
+/** What counts as low confidence: the plan list's filter and the cards' count. */
+export const LOW_CONFIDENCE = 0.6;
 
 export interface DecisionInfo {
   id: string;
@@ -60,12 +75,18 @@ export interface PlanContent {
 
 const PLAN_FIELDS = `id description arguments phase project createdAt invalidatedAt parentPlan { id } spawnedBy { id } decisions(first: 1) { totalCount }`;
 
+/** A plan's counts for its card, beside PLAN_FIELDS: each a ``Plan.decisions`` filter the API already has. */
+const SUMMARY_FIELDS = `superseded: decisions(first: 1, filter: {status: SUPERSEDED}) { totalCount }
+  unsure: decisions(first: 1, filter: {status: CURRENT, maxConfidence: ${LOW_CONFIDENCE}}) { totalCount }`;
+
 /** A plan as PLAN_FIELDS asks for it: PlanInfo's own fields, and its relations as the API nests them. */
-interface RawPlan extends Omit<PlanInfo, "parentPlanId" | "spawnedById" | "size" | "spanName"> {
+interface RawPlan extends Omit<PlanInfo, "parentPlanId" | "spawnedById" | "size" | "spanName" | "summary"> {
   arguments: unknown;
   parentPlan: { id: string } | null;
   spawnedBy: { id: string } | null;
   decisions: { totalCount: number };
+  superseded?: { totalCount: number };
+  unsure?: { totalCount: number };
 }
 
 /** The span name an imported plan keeps in its arguments (``{"otlp": {"span_name": ...}}``), if any. */
@@ -87,6 +108,10 @@ function plan(raw: RawPlan): PlanInfo {
     spawnedById: raw.spawnedBy?.id ?? null,
     size: raw.decisions.totalCount,
     spanName: spanNameOf(raw.arguments),
+    summary:
+      raw.superseded && raw.unsure
+        ? { superseded: raw.superseded.totalCount, pendingReviews: 0, lowConfidence: raw.unsure.totalCount }
+        : null,
   };
 }
 
@@ -145,7 +170,7 @@ export async function searchDecisions(text: string): Promise<{ found: FoundDecis
   return { found, total: data.searchDecisions.totalCount };
 }
 
-/** A plan with its ancestors and every plan below it: the hierarchy it belongs to, from its top. */
+/** A plan with its ancestors and every plan below it: the hierarchy it belongs to, from its top, each plan with its summary. */
 export async function hierarchyOf(planId: string): Promise<PlanInfo[]> {
   const data = await query<{ plan: (RawPlan & { ancestors: { id: string }[] }) | null }>(
     `query Top($id: ID!) { plan(id: $id) { ${PLAN_FIELDS} ancestors { id } } }`,
@@ -154,10 +179,38 @@ export async function hierarchyOf(planId: string): Promise<PlanInfo[]> {
   if (!data.plan) return [];
   const top = data.plan.ancestors.at(-1)?.id ?? planId;
   const below = await query<{ plan: (RawPlan & { descendants: RawPlan[] }) | null }>(
-    `query Hierarchy($id: ID!) { plan(id: $id) { ${PLAN_FIELDS} descendants(maxDepth: 50) { ${PLAN_FIELDS} } } }`,
+    `query Hierarchy($id: ID!) { plan(id: $id) { ${PLAN_FIELDS} ${SUMMARY_FIELDS}
+      descendants(maxDepth: 50) { ${PLAN_FIELDS} ${SUMMARY_FIELDS} } } }`,
     { id: top },
   );
-  return below.plan ? [plan(below.plan), ...below.plan.descendants.map(plan)] : [];
+  const plans = below.plan ? [plan(below.plan), ...below.plan.descendants.map(plan)] : [];
+  const waiting = await pendingReviews(plans.map((p) => p.id));
+  for (const p of plans) if (p.summary) p.summary.pendingReviews = waiting.get(p.id) ?? 0;
+  return plans;
+}
+
+/** How many aliases one request may hold, under the service's limit (30, ``api.MAX_ALIASES``). */
+const ALIASES_PER_REQUEST = 25;
+
+/**
+ * How many reviews wait in each plan (``reviews(planId:, status: PENDING) { totalCount }``, the
+ * schema's one way to count them by plan), a request per 25 plans, sent together.
+ */
+async function pendingReviews(planIds: string[]): Promise<Map<string, number>> {
+  const batches: string[][] = [];
+  for (let i = 0; i < planIds.length; i += ALIASES_PER_REQUEST) batches.push(planIds.slice(i, i + ALIASES_PER_REQUEST));
+  const answers = await Promise.all(
+    batches.map((ids) =>
+      query<Record<string, { totalCount: number }>>(
+        `query Pending(${ids.map((_, i) => `$p${i}: ID!`).join(", ")}) {
+          ${ids.map((_, i) => `p${i}: reviews(planId: $p${i}, status: PENDING, first: 1) { totalCount }`).join("\n")} }`,
+        Object.fromEntries(ids.map((id, i) => [`p${i}`, id])),
+      ),
+    ),
+  );
+  const found = new Map<string, number>();
+  batches.forEach((ids, b) => ids.forEach((id, i) => found.set(id, answers[b][`p${i}`]?.totalCount ?? 0)));
+  return found;
 }
 
 const DECISION_FIELDS = `id planId parentDecisionId sequenceNumber decisionType question chosenOption createdAt supersededAt

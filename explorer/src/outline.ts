@@ -1,6 +1,6 @@
 // The same hierarchy as a text tree (WAI-ARIA tree pattern): readable by a screen reader, usable with the keyboard.
 
-import { chosenText, planName, typeName } from "./caption";
+import { chosenText, planFacts, planFlags, planName, typeName } from "./caption";
 import type { DecisionInfo, PlanInfo, ReviewInfo } from "./model";
 
 export interface OutlineState {
@@ -69,14 +69,8 @@ export class Outline {
     // hierarchy reads whole while every plan is closed; aria-expanded says whether anything is under it.
     item.dataset.open = String(open);
     if (state.highlight && !open && state.highlight.plans.has(plan.id)) item.dataset.highlight = state.highlight.kind;
-    const invalidated = plan.invalidatedAt ? ", invalidated" : "";
-    item.append(
-      this.label(
-        `plan: ${planName(plan)}`,
-        `${open ? "open" : "closed"}, ${plan.phase.toLowerCase()}, ${plan.size} decisions${invalidated}`,
-        "outline-plan",
-      ),
-    );
+    const facts = [open ? "open" : "closed", ...planFacts(plan).split(" · "), ...planFlags(plan.summary)];
+    item.append(this.label(`plan: ${planName(plan)}`, facts.join(", "), "outline-plan"));
     const group = document.createElement("ul");
     group.setAttribute("role", "group");
     const content = state.content.get(plan.id);
