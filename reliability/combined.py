@@ -179,12 +179,11 @@ def correction_crash(
             neo4j.kill()
 
         trap.then = kill
-        # A turn that met Neo4j gone is taken up again once its claim lapses (10 s: heartbeats must
-        # still keep it on a loaded machine after Neo4j's return); each scripted turn takes a moment,
-        # so that the first replay is under way when Neo4j dies.
-        stack.enter_context(
-            _environment(DECISIONTRAIL_RUN_LEASE="10", DECISIONTRAIL_RUNTIME_WORKERS="2", DECISIONTRAIL_SCRIPTED_PACE="0.3")
-        )
+        # A turn that met Neo4j gone is taken up again once its claim lapses: the lease is the
+        # default's (30 s), which heartbeats keep while a Neo4j just recovered answers slowly (with
+        # 3 s and 10 s, slow heartbeats let claims lapse until the run was given up). Each scripted
+        # turn takes a moment, so that the first replay is under way when Neo4j dies.
+        stack.enter_context(_environment(DECISIONTRAIL_RUNTIME_WORKERS="2", DECISIONTRAIL_SCRIPTED_PACE="0.3"))
         service = Service(f"bolt://127.0.0.1:{proxy.port}", graph.database, scratch_dir / "serve.log")
         stack.callback(service.stop)
         service.start()

@@ -137,10 +137,10 @@ NOTES = """\
   every acknowledged write stored once, the same service process answers again, UNAVAILABLE only
   inside the fault's window.
 - **slow neo4j** (`reliability/shed.py`): the service reaches Neo4j through a proxy that holds
-  every answer back 100 ms, with `--max-in-flight 8` and a 5 s time limit
+  every answer back 50 ms, with `--max-in-flight 8` and a 10 s time limit
   (`DECISIONTRAIL_QUERY_TIMEOUT`), under 8 and then 32 clients. Load is shed (503 with
   `Retry-After`), every request is answered within its transactions' time limits (a recording
-  reads, then writes: 10 s, and a second), nothing
+  reads, then writes: 20 s, and a second), nothing
   acknowledged is lost, a recording refused or of unknown outcome is sent again with its key and
   stored once, nothing half-written.
 

@@ -155,10 +155,11 @@ class Crowd:
         }
 
     async def until_admitted(self, http: Connection, op: str, document: str, **variables: Any) -> Answered:
-        """Setup: send until served, waiting out refusals as ``Retry-After`` says."""
+        """Setup: send until served, waiting out refusals as ``Retry-After`` says (and a request
+        stopped at its time limit, which wrote nothing)."""
         for _ in range(50):
             answered = await self.post(http, 0, op, document, **variables)
-            if answered.code != "OVERLOADED":
+            if answered.code not in ("OVERLOADED", "TIMEOUT"):  # a TIMEOUT was stopped by Neo4j: it wrote nothing
                 return answered
             await asyncio.sleep(float(answered.retry_after or 1))
         return answered
@@ -402,10 +403,10 @@ def judge(outcome: Outcome, by_step: dict[int, dict[str, Any]], limit: int) -> N
 
 
 SLOW_STEPS = (8, 32)
-SLOW_DELAY_S = 0.1
+SLOW_DELAY_S = 0.05
 """Seconds each answer from Neo4j is held back by the proxy: every round trip of a transaction
 (a recording's is two or three) that much slower."""
-SLOW_TIME_LIMIT_S = 5.0
+SLOW_TIME_LIMIT_S = 10.0
 """``DECISIONTRAIL_QUERY_TIMEOUT`` for the slow-Neo4j scenario: the time limit of each transaction."""
 SLOW_ANSWER_GRACE_S = 1.0
 """What an answer may take beyond its transactions' time limits: the service's own work around
