@@ -287,3 +287,33 @@ def test_an_advance_taken_up_again_finds_its_own_advance_made_and_goes_on(store:
     assert reading.get_plan(store, plan.plan_id, LOCAL).phase is Phase.APPLY
     with pytest.raises(RuleViolation, match="not apply -> execute"):
         runtime._advance(plan.plan_id, Phase.EXECUTE, "strategy complete")
+
+
+def test_a_replay_cut_off_before_its_first_checkpoint_is_replayed_by_the_next_claim(store: Trail, saver: Any) -> None:
+    """A worker that took a replay up (a new generation) and died before the generation's first
+    checkpoint leaves the generation owing its replay: the next claim replays the correction (was:
+    it ran the generation from its beginning as a plain run, and the replay stayed PENDING for ever;
+    found by Neo4j killed mid-turn in the correction-crash scenario)."""
+    runtime = Runtime(store, saver)
+    plan, _ = instantiate_plan(runtime.trail, "Rotate the API keys", {"depth": 1}, run=RunRequest(), principal=LOCAL)
+    runtime.run_until_settled(plan.plan_id, timeout=120)
+    strategy = next(
+        d for d in reading.list_decisions(store, plan.plan_id, principal=LOCAL) if d.decision_type is DecisionType.STRATEGY_CHOICE
+    )
+    result = correct(runtime.trail, strategy.decision_id, "revert", "Rotate them monthly", principal=LOCAL)
+    held = runs.claim(store, "a worker that dies", timedelta(milliseconds=1), principal=RUNTIME)
+    assert held is not None
+    assert runs.take_replay(store, held, "a worker that dies", result.attempt.attempt_id, principal=RUNTIME) is not None
+    time.sleep(0.01)  # its claim lapses with no checkpoint of the new generation written
+
+    run = runtime.run_until_settled(plan.plan_id, timeout=120)
+
+    assert run.status is RunStatus.SUCCEEDED, run.error
+    attempt = reading.get_attempt(store, result.attempt.attempt_id, principal=LOCAL)
+    assert attempt.replay_outcome is ReplayOutcome.REPLAYED, attempt.replay_detail
+    chosen = [
+        d.chosen_option
+        for d in reading.list_decisions(store, plan.plan_id, current_only=True, principal=LOCAL)
+        if d.decision_type is DecisionType.STRATEGY_CHOICE
+    ]
+    assert chosen == ["Rotate them monthly"]

@@ -267,13 +267,16 @@ class Runtime:
             }
             return self._config(held, taken.generation), start
         if not snapshot.values:
+            # Its beginning: a new run's, or a replay's whose turn was cut off after it was taken up
+            # (``replaying``) and before its first checkpoint: that generation still owes its replay.
+            replay = outcomes.replay_of(self.trail, RUNTIME, held.replaying, held.plan_id) if held.replaying else None
             return config, {
                 "run_id": held.run_id,
                 "plan_id": held.plan_id,
                 "model": held.model,
                 "generation": held.generation,
                 "round": 0,
-                "replay": None,
+                "replay": replay,
                 "replayed": False,
             }
         if snapshot.interrupts:
