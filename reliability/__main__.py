@@ -5,6 +5,7 @@ every guarantee held, 1 when one did not."""
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 import time
@@ -217,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
                     ),
                 )
             )
+        if not all(o.passed for o in outcomes):  # the scratch goes with the run: what a failure needs, kept
+            _say(f"the failed scenarios' logs and journals: {_keep_logs(scratch, [o.name for o in outcomes if not o.passed])}")
 
     run_result = {
         **({"quick": True} if args.quick else {}),
@@ -320,6 +323,26 @@ def _checked(name: str, run: Callable[[], Outcome], graph: Graph | None = None) 
     outcome.seconds = outcome.seconds or time.monotonic() - started
     _say(f"{name}: {'passed' if outcome.passed else 'FAILED: ' + '; '.join(outcome.failures)}")
     return outcome
+
+
+FAILED_LOGS = Path(__file__).parents[1] / "build" / "reliability-failed"
+
+
+def _keep_logs(scratch: Path, names: list[str]) -> Path:
+    """Copy the logs (the service's, Neo4j's) and journals of the failed scenarios out of the run's
+    scratch directory into build/reliability-failed/<scenario>/, before the scratch is deleted."""
+    for name in names:
+        found = scratch / name.replace("_", "-")
+        kept = FAILED_LOGS / name
+        if not found.is_dir():
+            continue
+        shutil.rmtree(kept, ignore_errors=True)
+        for path in found.rglob("*"):
+            if path.is_file() and (path.suffix in (".log", ".jsonl") or path.name == "debug.log"):
+                target = kept / path.relative_to(found)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, target)
+    return FAILED_LOGS
 
 
 def _versions() -> dict[str, str]:
