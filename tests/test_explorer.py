@@ -27,7 +27,7 @@ from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import delete_all_data
 from decisiontrail.services import Trail
 from decisiontrail.services.checkpoints import checkpointer
-from browser import CHROMIUM, FLAGS, require_chromium
+from browser import CHROMIUM, FLAGS, close_settled, require_chromium
 from serving import served
 
 SCREENSHOTS = os.environ.get("DECISIONTRAIL_SCREENSHOTS")
@@ -91,7 +91,7 @@ def page(browser: Browser, site: Site) -> Iterator[Page]:
     tab.on("console", lambda message: _console(errors, message))
     tab.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
     yield tab
-    context.close()
+    close_settled(context)
     assert not errors, f"the browser console reported errors: {errors}"
 
 
@@ -498,7 +498,7 @@ def test_an_actors_token_shows_none_of_another_actors_plans(browser: Browser, si
             assert hidden not in {n["id"] for n in drawn(page)}
         assert page.evaluate("sessionStorage.getItem('decisiontrail.token')") == site.tokens["alice"]
     finally:
-        context.close()
+        close_settled(context)
     assert not errors, errors
 
 
@@ -611,7 +611,7 @@ def small_page(browser: Browser, site: Site) -> Iterator[Page]:
     tab.on("console", lambda message: _console(errors, message))
     tab.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
     yield tab
-    context.close()
+    close_settled(context)
     assert not errors, f"the browser console reported errors: {errors}"
 
 

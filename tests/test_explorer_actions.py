@@ -26,7 +26,7 @@ from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.admin import delete_all_data
 from decisiontrail.services import Trail
 from decisiontrail.services.checkpoints import checkpointer
-from browser import require_chromium
+from browser import close_settled, require_chromium
 from serving import served
 
 require_chromium()
@@ -67,7 +67,7 @@ def tab(browser: Browser, site: Site, who: str) -> Iterator[Page]:
     try:
         yield page
     finally:
-        context.close()
+        close_settled(context)
     assert not errors, f"the browser console reported errors: {errors}"
 
 

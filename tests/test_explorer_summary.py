@@ -24,7 +24,7 @@ from decisiontrail.services import Trail
 from decisiontrail.services import recording as recording_service
 from decisiontrail.services.correction import correct
 from decisiontrail.services.lifecycle import advance_phase, instantiate_plan
-from browser import require_chromium
+from browser import close_settled, require_chromium
 from factories import actor_snapshot, decision, tool_input
 from serving import served
 
@@ -125,7 +125,7 @@ def page(browser: Browser, site: Site) -> Iterator[Page]:
     tab.on("console", lambda message: _console(errors, message))
     tab.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
     yield tab
-    context.close()
+    close_settled(context)
     assert not errors, f"the browser console reported errors: {errors}"
 
 

@@ -30,7 +30,7 @@ from decisiontrail.services import recording as recording_service
 from decisiontrail.services.correction import correct
 from decisiontrail.services.lifecycle import instantiate_plan
 from decisiontrail.services.reviews import resolve_review
-from browser import CHROMIUM, FLAGS, require_chromium
+from browser import CHROMIUM, FLAGS, close_settled, require_chromium
 from factories import actor_snapshot, decision, to_execute, tool_input
 from serving import served
 
@@ -186,7 +186,7 @@ def tab(browser: Browser, token: str) -> Iterator[Page]:
     opened.on("console", lambda message: _console(errors, message))
     opened.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
     yield opened
-    context.close()
+    close_settled(context)
     assert not errors, f"the browser console reported errors: {errors}"
 
 
