@@ -82,7 +82,7 @@ bench-full: install  ## the whole range of benchmark sizes: up to 1M decisions, 
 reliability: install  ## fuzz, load, faults and access against a Neo4j of its own (about ten minutes); writes docs/reliability.md
 	$(BIN)/python -m reliability
 
-reliability-quick: install  ## every reliability scenario at a small size, as CI runs it after make test (a few minutes); report in build/reliability-quick/
+reliability-quick: install  ## every reliability scenario at a small size, as CI runs it after make test (about 13 minutes); report in build/reliability-quick/
 	$(BIN)/python -m reliability --quick
 
 neo4j: install  ## run the embedded Neo4j in the foreground

@@ -61,7 +61,7 @@ class Sizes:
 FULL = Sizes(examples=2000, seconds=60.0, clients=8)
 """The sizes of the figures of record (docs/reliability.md): about ten minutes on 2 cores."""
 QUICK = Sizes(examples=200, seconds=10.0, clients=4)
-"""The sizes CI runs on every landing (``--quick``): every scenario, a few minutes on 2 cores."""
+"""The sizes CI runs on every landing (``--quick``): every scenario, about 13 minutes on 2 cores."""
 QUICK_REPORT = Path(__file__).parents[1] / "build" / "reliability-quick"
 
 
@@ -260,7 +260,7 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
             "kill one, inject two faults at once, fill Neo4j's disk and slow Neo4j down; check after each scenario that "
             "nothing acknowledged was lost or duplicated and that the database is valid. Writes "
             "docs/reliability.md and docs/reliability/results.json (the figures of record). With --quick, "
-            "every scenario runs at a small size, as CI runs it on every landing (a few minutes), and the "
+            "every scenario runs at a small size, as CI runs it on every landing (about 13 minutes), and the "
             "report goes to build/reliability-quick/ (or --out), never to docs/. Exits 1 if any guarantee "
             "failed, quick or not."
         ),

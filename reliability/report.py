@@ -22,8 +22,8 @@ measured at. A run of some scenarios (`python -m reliability --only load`) repla
 the others, each with its own date and commit.
 
 CI checks the same guarantees on every landing: after `make test`, `.ci/run` runs
-`make reliability-quick` (`python -m reliability --quick`: every scenario at a small size, a few
-minutes and bounded at 15), and a guarantee that does not hold there fails CI. Run it yourself with
+`make reliability-quick` (`python -m reliability --quick`: every scenario at a small size, about
+13 minutes on 2 cores and bounded at 20), and a guarantee that does not hold there fails CI. Run it yourself with
 `make reliability-quick`. It writes its report to `build/reliability-quick/`, never to this page:
 the figures here stay the full run's, from the commits named. The quick part of each scenario also
 runs in `make test` (`tests/test_fuzz.py`, `tests/test_reliability_load.py`,
