@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from bench import report, scenarios
+from bench import events, offline_rows, report, scenarios
 from bench.harness import Row, git_commit, served_api
 from bench.scenarios import FULL, QUICK, Sizes
 from decisiontrail.graphdb import Graph, open_graph
@@ -102,8 +102,8 @@ def _run(graph: Graph, sizes: Sizes, chosen: list[str]) -> tuple[list[Row], str]
         loaded = load_workload(decisions)
         samples = {"lineage": loaded.deep_decision_id, "impact": loaded.top_decision_id}
         if "offline" in chosen:
-            rows.append(scenarios.offline(graph, loaded.decisions, _say))
-            rows += scenarios.offline_grouped(graph, loaded.decisions, _say, repeat=sizes.offline_repeat)
+            rows.append(offline_rows.offline(graph, loaded.decisions, _say))
+            rows += offline_rows.offline_grouped(graph, loaded.decisions, _say, repeat=sizes.offline_repeat)
         if i < len(sizes.offline) - 1:
             delete_all_data(graph)
     with served_api(graph.uri, graph.database) as api:
@@ -116,7 +116,7 @@ def _run(graph: Graph, sizes: Sizes, chosen: list[str]) -> tuple[list[Row], str]
         if "tree" in chosen:
             rows += scenarios.nested_tree(graph, api, sizes, _say)
         if "events" in chosen:
-            rows += scenarios.live_events(api, sizes, _say)
+            rows += events.live_events(api, sizes, _say)
         if "explorer" in chosen:
             from bench.explorer import explorer
 
@@ -129,7 +129,7 @@ def _run(graph: Graph, sizes: Sizes, chosen: list[str]) -> tuple[list[Row], str]
         # Last, on a database of its own: too many decisions to load whole, and the other scenarios ran above.
         delete_all_data(graph)
         loaded = load_workload(decisions)
-        rows += scenarios.offline_grouped(graph, loaded.decisions, _say, jobs=(1,))
+        rows += offline_rows.offline_grouped(graph, loaded.decisions, _say, jobs=(1,))
     return rows, "; ".join(described)
 
 

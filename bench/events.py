@@ -14,12 +14,16 @@ import hashlib
 import json
 import time
 from datetime import datetime
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
-from bench.harness import Stats
+from bench.harness import Row, Stats
+
+if TYPE_CHECKING:
+    from bench.scenarios import Sizes
 
 SUBSCRIBERS = 100
 SUBSCRIBE = "subscription($id: ID!) { decisionEvents(planId: $id) { kind decisionId at } }"
@@ -108,3 +112,21 @@ async def _ok(client: httpx.AsyncClient, query: str, **variables: Any) -> dict[s
         raise RuntimeError(f"GraphQL error: {answer['errors'][0]}")
     data: dict[str, Any] = answer["data"]
     return data
+
+
+def live_events(api: str, sizes: Sizes, progress: Callable[[str], None]) -> list[Row]:
+    progress(f"events: {sizes.events} corrections with {SUBSCRIBERS} decisionEvents subscribers over WebSocket")
+    stats, connected = delivery(api, sizes.events)
+    return [
+        Row(
+            "events",
+            f"a correction's SUPERSEDED event, from commit to each of {connected} subscribers",
+            stats,
+            None,
+            "",
+            target="p95 < 100 ms",
+            met=stats.p95_ms is not None and stats.p95_ms < 100,
+            note=f"{len(stats.samples_ms):,} deliveries: {sizes.events} corrections x {connected} subscribers, "
+            f"after {WARMUP} corrections delivered to all of them and not measured",
+        )
+    ]

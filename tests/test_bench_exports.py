@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import scenarios
+from bench import offline_rows
 from bench import exports as exports_module
 from bench.exports import Compared, Exports, compare_graphml, sha256_of
 from bench.workload import WorkloadSpec, load
@@ -136,7 +136,7 @@ def test_the_offline_rows_run_end_to_end_each_export_compared(
     monkeypatch.setattr(exports_module, "compare_graphml", in_full)
     monkeypatch.setattr(exports_module, "sha256_of", by_digest)
 
-    rows = scenarios.offline_grouped(graph, loaded.decisions, progress=lambda _: None)
+    rows = offline_rows.offline_grouped(graph, loaded.decisions, progress=lambda _: None)
 
     assert [r.case.split(": ", 1)[1] for r in rows] == [
         "check --all group by group, --jobs 1",
