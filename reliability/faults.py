@@ -85,7 +85,20 @@ class Service:
         # Its log goes to a file: a pipe nobody reads would fill and stall the service.
         with self.log_path.open("ab") as log_file:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "decisiontrail.cli", "-q", "serve", "--port", str(self.port), *self.options],
+                # One worker process: the scenarios shed load at one process's --max-in-flight, and a
+                # replica behind the balancer is one process.
+                [
+                    sys.executable,
+                    "-m",
+                    "decisiontrail.cli",
+                    "-q",
+                    "serve",
+                    "--workers",
+                    "1",
+                    "--port",
+                    str(self.port),
+                    *self.options,
+                ],
                 env=env,
                 stdout=log_file,
                 stderr=subprocess.STDOUT,

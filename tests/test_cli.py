@@ -41,7 +41,7 @@ def test_serve_logs_each_request_unless_told_not_to(monkeypatch: pytest.MonkeyPa
     monkeypatch.delenv("DECISIONTRAIL_TOKENS_FILE", raising=False)
     monkeypatch.setattr(uvicorn, "run", lambda app, **options: served.update(options))
 
-    assert main(["serve", *flags]) == 0
+    assert main(["serve", "--workers", "1", *flags]) == 0  # one process: the uvicorn.run replaced above
     assert served["access_log"] is logged and served["host"] == "127.0.0.1"
 
 

@@ -112,6 +112,28 @@ class RuntimeSettings:
         )
 
 
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system tells it), at least 1."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """How ``serve`` uses the machine (docs/deployment.md#the-cores-of-one-machine): how many worker
+    processes serve its port, each with its own connections to Neo4j."""
+
+    workers: int = field(default_factory=available_cores)
+    """One a core by default; 1 serves from the ``serve`` process itself."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> ServeSettings:
+        """``DECISIONTRAIL_SERVE_WORKERS``, or one worker a core."""
+        workers = Environment.read(env).serve_workers
+        return cls() if workers is None else cls(workers=workers)
+
+
 @dataclass(frozen=True)
 class RetentionSettings:
     """What ``prune`` keeps unless told otherwise (docs/checks.md#retention)."""
@@ -235,6 +257,8 @@ class Environment(BaseSettings):
     scripted_pace: float = Field(0.0, ge=0, le=60, validation_alias="DECISIONTRAIL_SCRIPTED_PACE")
     """Seconds the scripted model takes per turn (0: at once), to watch a run, or to stop a service in the middle of one."""
     """Threads of a serving process that drive plan runs; 0 runs none there (another process does)."""
+    serve_workers: int | None = Field(None, ge=1, le=1024, validation_alias="DECISIONTRAIL_SERVE_WORKERS")
+    """Processes ``serve`` serves its port with; unset: one a core."""
     tokens: str | None = Field(None, validation_alias="DECISIONTRAIL_TOKENS")
     tokens_file: Path | None = Field(None, validation_alias="DECISIONTRAIL_TOKENS_FILE")
     tokens_reload: float = Field(2.0, ge=0, le=3600, validation_alias="DECISIONTRAIL_TOKENS_RELOAD")
@@ -291,7 +315,7 @@ def _refusal(error: ValidationError) -> ValidationFailed:
     return ValidationFailed(message, field=name)
 
 
-_UNITS = {"DECISIONTRAIL_RATE_LIMIT": "a number of requests a second"}
+_UNITS = {"DECISIONTRAIL_RATE_LIMIT": "a number of requests a second", "DECISIONTRAIL_SERVE_WORKERS": "a whole number"}
 """The variables whose number is not a whole number or seconds."""
 
 _ZERO = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import signal
 import sys
 import threading
@@ -12,10 +13,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from decisiontrail.cli.arguments import Commands, at_least_one
-from decisiontrail.settings import Neo4jSettings
+from decisiontrail.settings import Neo4jSettings, available_cores
 
 if TYPE_CHECKING:
-    from decisiontrail.services import Trail
+    from decisiontrail.access import TokenRegistry
+    from decisiontrail.services import Graph, Trail
 
 __all__ = ["COMMANDS", "SHUTDOWN_GRACE", "add_neo4j", "add_schema", "add_serve", "add_token", "execute"]
 
@@ -41,11 +43,19 @@ def add_serve(commands: Commands) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port to bind (default: 8000)")
     serve.add_argument(
+        "--workers",
+        type=at_least_one,
+        metavar="N",
+        help="processes serving the port, each with its own connections to Neo4j, its own runtime workers and "
+        "its own --max-in-flight and rate limits; 1 serves from this process alone (default: "
+        f"DECISIONTRAIL_SERVE_WORKERS, else one a core: {available_cores()} here)",
+    )
+    serve.add_argument(
         "--max-in-flight",
         type=at_least_one,
         metavar="N",
-        help="requests served at once; beyond them a request is refused at once with 503 and Retry-After "
-        "instead of waiting in an unbounded queue (default: 128)",
+        help="requests each worker process serves at once; beyond them a request is refused at once with 503 and "
+        "Retry-After instead of waiting in an unbounded queue (default: 128)",
     )
     serve.add_argument(
         "--access-log",
@@ -112,12 +122,9 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
-    import uvicorn
-
     from decisiontrail.actors.demonstration import DEMONSTRATOR, record_demonstration, render_demonstration
-    from decisiontrail.app import MAX_IN_FLIGHT, create_app
     from decisiontrail.services.checkpoints import checkpointer as checkpointer_of
-    from decisiontrail.settings import AccessSettings
+    from decisiontrail.settings import AccessSettings, ServeSettings
     from decisiontrail.web.tokens import tokens_from_env
 
     tokens = tokens_from_env()  # the app reads a token file again as it changes, and on SIGHUP (docs/security.md)
@@ -130,6 +137,7 @@ def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
             )
             return 2
         log.warning("no tokens configured: authentication is off and the API is served on loopback only")
+    workers = args.workers if args.workers is not None else ServeSettings.from_env().workers
 
     from decisiontrail.services import open_trail, reading
 
@@ -142,34 +150,73 @@ def _serve(args: argparse.Namespace, settings: Neo4jSettings) -> int:
 
     with contextlib.ExitStack() as stack:
         graph = None
-        if args.demo_if_empty:
-            # Recorded before the app starts its runtime workers, on the connection the app then serves:
-            # the demonstration's runtime, in this thread, is the only one of this process claiming its
-            # runs, and they have settled before the app serves.
+        if args.demo_if_empty or workers > 1:
+            # Once, before any worker serves: the embedded Neo4j started (it lives as long as this
+            # process), the migrations applied, the demonstration recorded. The demonstration's
+            # runtime, in this thread, is the only one claiming its runs, and they have settled
+            # before the app serves.
             opened = stack.enter_context(open_trail(settings, progress=log.info))
-            load_demo(opened)
+            if args.demo_if_empty:
+                load_demo(opened)
             graph = opened.graph
         log.info("serving GraphQL on http://%s:%d/graphql (GraphiQL in a browser)", args.host, args.port)
         log.info("exploring lineage on http://%s:%d/explore (the explorer page, in a browser)", args.host, args.port)
         log.info("taking OpenTelemetry traces on http://%s:%d/v1/traces (OTLP/HTTP, see docs/interop.md)", args.host, args.port)
-        app = create_app(
-            settings,
-            graph=graph,
-            tokens=tokens,
-            max_in_flight=args.max_in_flight if args.max_in_flight is not None else MAX_IN_FLIGHT,
-            server_timing=args.server_timing,
-        )
-        # On SIGTERM, requests still running get SHUTDOWN_GRACE seconds; then they are cancelled (and
-        # their queries stopped by Neo4j's own timeouts), so the service always stops within a bound.
-        uvicorn.run(
-            app,
-            host=args.host,
-            port=args.port,
-            log_level="info",
-            access_log=args.access_log,
-            timeout_graceful_shutdown=SHUTDOWN_GRACE,
-        )
+        if workers > 1:
+            assert graph is not None
+            return _serve_in_processes(args, workers, settings, graph.uri)
+        _serve_here(args, settings, graph, tokens)
     return 0
+
+
+def _serve_here(args: argparse.Namespace, settings: Neo4jSettings, graph: Graph | None, tokens: TokenRegistry) -> None:
+    """Serve from this process alone (``--workers 1``)."""
+    import uvicorn
+
+    from decisiontrail.app import MAX_IN_FLIGHT, create_app
+
+    app = create_app(
+        settings,
+        graph=graph,
+        tokens=tokens,
+        max_in_flight=args.max_in_flight if args.max_in_flight is not None else MAX_IN_FLIGHT,
+        server_timing=args.server_timing,
+    )
+    # On SIGTERM, requests still running get SHUTDOWN_GRACE seconds; then they are cancelled (and
+    # their queries stopped by Neo4j's own timeouts), so the service always stops within a bound.
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="info",
+        access_log=args.access_log,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+    )
+
+
+def _serve_in_processes(args: argparse.Namespace, workers: int, settings: Neo4jSettings, uri: str) -> int:
+    """Serve the port from ``workers`` processes, this one supervising them (``processes``); its exit status."""
+    from decisiontrail.cli import processes
+
+    if settings.embedded:  # the workers reach the embedded server this process started
+        os.environ["NEO4J_URI"] = uri
+        for name in ("NEO4J_USER", "NEO4J_USERNAME", "NEO4J_PASSWORD"):
+            os.environ.pop(name, None)
+    options = processes.WorkerOptions(
+        parent=os.getpid(),
+        max_in_flight=args.max_in_flight,
+        server_timing=args.server_timing,
+        log_level=logging.getLogger().getEffectiveLevel(),
+    )
+    log.info("serving from %d worker processes (--workers), each with its own connections to Neo4j", workers)
+    return processes.serve(
+        options,
+        workers=workers,
+        host=args.host,
+        port=args.port,
+        access_log=args.access_log,
+        grace=SHUTDOWN_GRACE,
+    )
 
 
 def _token(args: argparse.Namespace) -> int:
