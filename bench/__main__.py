@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
                 **({"largest": args.largest} if args.largest is not None else {}),
                 "seconds": time.monotonic() - started,
                 "rows": [row.as_json() for row in rows],
-                "misses": [_miss(row) for row in rows if row.met is False],
+                "misses": [_miss(row, sizes.name) for row in rows if row.met is False or (row.met is None and row.target)],
             }
     print(report.render([result]))
     if not args.no_write:
@@ -162,9 +162,22 @@ def _versions(graph: Graph, with_peer: bool) -> dict[str, str]:
     return found
 
 
-def _miss(row: Row) -> str:
-    ratio = f"{row.ratio:.2f}x" if row.ratio is not None else ""
-    return f"{row.scenario}, {row.case}: target {row.target}, measured {row.ours.p50_ms:.1f} ms p50 {ratio}".strip()
+def _miss(row: Row, sizes: str) -> str:
+    """A target missed (or too close to call), with its profile: the ratio's interval, Neo4j's db
+    hits of both sides and where ours' time went, as the row recorded them."""
+    data = row.as_json()
+    ratio = f" {row.ratio:.2f}x" if row.ratio is not None else ""
+    interval = f" (95% interval {row.interval[0]:.2f}-{row.interval[1]:.2f})" if row.interval else ""
+    verdict = "too close to call: " if row.met is None else ""
+    profile = []
+    if hits := row.extra.get("db_hits"):
+        theirs = f" against the anchor's statement's {hits['baseline']:,}" if "baseline" in hits else ""
+        profile.append(f"db hits {hits['ours']:,}{theirs}")
+    if "breakdown" in row.extra:
+        profile.append(report.cite_time([{"sizes": sizes, "rows": [data]}], sizes, row.scenario, row.case))
+    return f"{verdict}{row.scenario}, {row.case}: target {row.target}, measured {row.ours.p50_ms:.1f} ms p50{ratio}{interval}" + (
+        f"; {'; '.join(profile)}" if profile else ""
+    )
 
 
 def _say(message: str) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -12,14 +14,20 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, LiteralString
 
 import httpx
 import neo4j
 
+from decisiontrail.access import process
+from decisiontrail.graphdb import Graph
 from decisiontrail.graphdb.embedded import free_port
-from decisiontrail.graphdb.timing import Timing
+from decisiontrail.graphdb.timing import Timing, timing
+from decisiontrail.graphdb.timing import db_hits as profiled_hits
 
+
+BENCH = process("bench")
+"""Who the benchmarks' fixtures are recorded and read as, in process."""
 
 # A p95 needs at least this many samples (with fewer, the "p95" is the largest sample or close to
 # it); rows with fewer report p50 and the sample count only.
@@ -86,6 +94,7 @@ class Row:
     met: bool | None = None
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    interval: tuple[float, float] | None = None  # the ratio's 95% bootstrap interval, where the target is judged by it
 
     @property
     def ratio(self) -> float | None:
@@ -113,6 +122,97 @@ def timed(run: Callable[[], object], *, repeat: int, warmup: int = 1, ops: int =
         run()
         samples.append((time.perf_counter() - start) * 1000)
     return Stats(tuple(samples), ops)
+
+
+def interleaved(runs: list[Callable[[], object]], *, samples: int, warmup: int = 3, ops: int = 1) -> list[Stats]:
+    """Time several contenders interleaved sample by sample, after ``warmup`` runs of each: ours and
+    every anchor it is measured against in the same minute of the machine. Who goes first turns
+    round each sample.
+
+    >>> calls = []
+    >>> stats = interleaved([lambda: calls.append("a"), lambda: calls.append("b"), lambda: calls.append("c")], samples=3, warmup=0)
+    >>> "".join(calls), [len(s.samples_ms) for s in stats]
+    ('abcbcacab', [3, 3, 3])
+    """
+    return interleaved_each([[run] * (warmup + samples) for run in runs], warmup=warmup, ops=ops)
+
+
+def interleaved_each(runs: list[list[Callable[[], object]]], *, warmup: int = 0, ops: int = 1) -> list[Stats]:
+    """Interleave lists of one-shot runs (each consuming a fixture of its own), one of each list in
+    turn, who goes first turning round; the first ``warmup`` of each list run first, the same way,
+    and are not measured.
+
+    >>> calls = []
+    >>> stats = interleaved_each([[lambda: calls.append("a")] * 3, [lambda: calls.append("b")] * 3], warmup=1)
+    >>> "".join(calls), [len(s.samples_ms) for s in stats]
+    ('abbaab', [2, 2])
+    """
+    if len({len(each) for each in runs}) != 1:
+        raise ValueError("interleaving needs as many runs of each contender")
+    if not 0 <= warmup < len(runs[0]):
+        raise ValueError("interleaving needs a run of each left to measure after its warm-up runs")
+    times: list[list[float]] = [[] for _ in runs]
+    for i in range(len(runs[0])):
+        for k in range(len(runs)):
+            which = (i + k) % len(runs)
+            start = time.perf_counter()
+            runs[which][i]()
+            if i >= warmup:
+                times[which].append((time.perf_counter() - start) * 1000)
+    return [Stats(tuple(t), ops) for t in times]
+
+
+def judged(ours: Stats, baseline: Stats, bound: float, *, at_least: bool = False) -> tuple[bool | None, tuple[float, float]]:
+    """Whether ours / baseline (p50s) is within ``bound`` (at most it, or ``at_least`` it for a
+    throughput), judged by the ratio's 95% interval (2,000 bootstrap resamplings of both sides'
+    samples, seeded): met when the whole interval is on the right side of the bound, missed when it
+    is wholly on the wrong side, and ``None`` (too close to call with these samples) when it holds
+    the bound. A verdict that would flip between runs is not given. For throughput rows the
+    samples are latencies, so the ratio is inverted (baseline / ours per operation).
+
+    >>> fast, slow = Stats(tuple(float(x) for x in range(10, 30))), Stats(tuple(float(x) for x in range(40, 60)))
+    >>> judged(fast, slow, 1.0)[0], judged(slow, fast, 1.0)[0], judged(fast, fast, 1.0)[0]
+    (True, False, None)
+    >>> judged(slow, fast, 0.5, at_least=True)[0]
+    False
+    """
+    rng = random.Random(0)
+    a, b = ours.samples_ms, baseline.samples_ms
+    ratios = []
+    for _ in range(2000):
+        ra = statistics.median(rng.choices(a, k=len(a)))
+        rb = statistics.median(rng.choices(b, k=len(b)))
+        ratios.append(rb / ra if at_least else ra / rb)
+    ratios.sort()
+    low, high = ratios[int(0.025 * len(ratios))], ratios[int(0.975 * len(ratios)) - 1]
+    if at_least:
+        met = True if low >= bound else False if high < bound else None
+    else:
+        met = True if high <= bound else False if low > bound else None
+    return met, (round(low, 3), round(high, 3))
+
+
+def db_hits(graph: Graph, document: str, /, **variables: Any) -> int:
+    """The database hits of one GraphQL request, the same document the row times, executed once in
+    this process by the same schema (every statement it runs profiled: ``graphdb.timing``), outside
+    the timed runs. A write is made: give it a fixture of its own."""
+    from decisiontrail.api import schema
+    from decisiontrail.schema.context import Context
+    from decisiontrail.services import Trail
+
+    with timing(profile=True) as spent:
+        result = asyncio.run(
+            schema.execute(document, variable_values=variables, context_value=Context(trail=Trail.on(graph), principal=BENCH))
+        )
+    if result.errors:
+        raise RuntimeError(f"profiling a request failed: {result.errors}")
+    return spent.db_hits
+
+
+def raw_db_hits(driver: neo4j.Driver, database: str, statement: LiteralString, **parameters: Any) -> int:
+    """The database hits of one statement run through the driver with PROFILE (a write is made)."""
+    result = driver.execute_query("PROFILE " + statement, parameters, database_=database)
+    return profiled_hits(result.summary.profile)
 
 
 def side_by_side(

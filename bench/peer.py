@@ -1,7 +1,9 @@
-"""The benchmark's peer: the same nested query served by @neo4j/graphql on the same Neo4j.
+"""The benchmark's peer: the same queries served by @neo4j/graphql on the same Neo4j.
 
 ``bench/peer/`` holds a small Node server (``server.mjs``) over @neo4j/graphql 7, pinned in
-``package.json`` and ``package-lock.json``. :func:`install` installs it with npm,
+``package.json`` and ``package-lock.json``: the nested tree through the library's generated
+reads, and the lineage and impact walks as its ``@cypher`` fields running our own walk statements
+(see :data:`LINEAGE_QUERY`). :func:`install` installs it with npm,
 :func:`running_peer` runs it against a Neo4j for the length of a ``with`` block, and
 :func:`versions` names what ran, for the report. The peer is read-only: no mutations, no
 subscriptions, and none of the library's index or constraint checks.
@@ -20,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import httpx
 
@@ -58,6 +60,75 @@ peer does not see the ``ordinal`` our API orders them by: compare them as sets).
 ``sequenceNumber`` is selected because @neo4j/graphql 7.6 sorts a nested list after projecting
 it, and leaves an ``@alias``-ed sort field out of that projection unless it is selected: the
 ``ORDER BY`` then compares nulls and the list comes back unsorted, without an error."""
+
+
+LINEAGE_QUERY = """\
+query Lineage($decisionId: ID!) {
+  lineage(decisionId: $decisionId) {
+    __typename
+    ... on Decision {
+      id
+    }
+    ... on Plan {
+      id
+    }
+  }
+}
+"""
+"""Where a decision comes from, by its decision_id (the answer is ``data.lineage``; read it with
+:func:`walk_ids`): the peer's ``@cypher`` field over our ``decision/lineage.cypher``, whose walk it
+runs as is, each decision and plan reached projected by the library. Ours answers the same as
+``lineage(decisionId:) { decisions { id } plans { id } }``. One list of the union ``Reached``, not
+two fields, since each ``@cypher`` field runs its statement: two would walk twice."""
+
+IMPACT_QUERY = """\
+query Impact($decisionId: ID!) {
+  impact(decisionId: $decisionId) {
+    __typename
+    ... on Decision {
+      id
+    }
+    ... on Plan {
+      id
+    }
+  }
+}
+"""
+"""What correcting a decision reaches, by its decision_id (the answer is ``data.impact``; read it
+with :func:`walk_ids`): the walk of our ``correction/downstream.cypher``, the decision itself
+among the decisions, as our ``impact(decisionId:) { decisions { id } plans { id } }`` answers it."""
+
+
+def walk_ids(reached: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
+    """A walk's answer from the peer (``data.lineage`` or ``data.impact``) as (decision ids, plan ids).
+
+    Each node comes once: a repeated one, or a type other than Decision or Plan, is an error, as
+    a wrong answer must not be timed.
+
+    >>> decisions, plans = walk_ids([{"__typename": "Decision", "id": "d1"}, {"__typename": "Plan", "id": "p1"},
+    ...                              {"__typename": "Decision", "id": "d2"}])
+    >>> sorted(decisions), sorted(plans)
+    (['d1', 'd2'], ['p1'])
+    >>> walk_ids([])
+    (set(), set())
+    >>> walk_ids([{"__typename": "Plan", "id": "p1"}, {"__typename": "Plan", "id": "p1"}])
+    Traceback (most recent call last):
+    ...
+    ValueError: the peer's walk answered Plan p1 twice
+    >>> walk_ids([{"__typename": "Review", "id": "r1"}])
+    Traceback (most recent call last):
+    ...
+    ValueError: the peer's walk answered a Review (r1), neither a Decision nor a Plan
+    """
+    found: dict[str, set[str]] = {"Decision": set(), "Plan": set()}
+    for node in reached:
+        kind, node_id = node["__typename"], node["id"]
+        if kind not in found:
+            raise ValueError(f"the peer's walk answered a {kind} ({node_id}), neither a Decision nor a Plan")
+        if node_id in found[kind]:
+            raise ValueError(f"the peer's walk answered {kind} {node_id} twice")
+        found[kind].add(node_id)
+    return found["Decision"], found["Plan"]
 
 
 def _tool(name: str) -> str:

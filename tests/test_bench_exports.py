@@ -6,6 +6,7 @@ difference is planted in a real export here and must be named."""
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,48 @@ def test_the_offline_rows_run_end_to_end_each_export_compared(
     assert [size for _, size in checked] == [row.extra["export_bytes"] for row in rows[2:]]
     for row in rows[2:]:
         assert row.extra["compared"] == Exports.COMPARED
+    for row in rows:
+        # Each side a whole process, timed by the bench from spawn to exit; memory summed over the command's processes.
+        assert row.baseline is not None
+        assert len(row.ours.samples_ms) == len(row.baseline.samples_ms) == 1
+        assert min(row.ours.samples_ms + row.baseline.samples_ms) > 0
+        assert row.ours.ops_per_sample == row.baseline.ops_per_sample == loaded.decisions
+        assert row.extra["peak_rss_mb_summed"] >= row.extra["peak_rss_mb_largest"] > 0
+        assert row.extra["peak_rss_mb_each"][0] == round(row.extra["peak_rss_mb_largest"], 1)
+        assert row.extra["baseline_peak_rss_mb_summed"] > 0
+        assert "peak_rss_mb_summed" in row.note
+    for row in rows[:2]:
+        assert (row.extra["violations"], row.extra["rules"]) == (0, 16)  # as check --all's JSON report said
+
+    reference = offline_rows.offline(graph, loaded.decisions, progress=lambda _: None)
+    assert reference.case == f"{loaded.decisions:,} decisions as one graph: load, 16 rules, GraphML export"
+    assert reference.baseline is not None
+    assert reference.ours.samples_ms[0] > max(reference.extra[phase] for phase in ("load_ms", "checks_ms", "export_ms"))
+    assert reference.extra["peak_rss_mb_summed"] >= reference.extra["peak_rss_mb_largest"] > 0
+
+
+def test_the_offline_rows_hold_the_command_to_the_workloads_count(graph: Graph, store: Trail) -> None:
+    loaded = load(graph, SMALL)
+    more = loaded.decisions + 1
+
+    with pytest.raises(
+        RuntimeError,
+        match=f"check --all group by group, --jobs 1 counted {loaded.decisions:,} decisions, the workload has {more:,}",
+    ):
+        offline_rows.offline_grouped(graph, more, progress=lambda _: None, jobs=(1,))
+
+
+def test_memory_is_summed_over_a_command_and_the_processes_it_starts() -> None:
+    """A process holding 64 MB that starts one holding 32 MB: both are found, each one's own peak
+    read (the child's not its parent's, which it held until its exec), and the two summed."""
+    child = "import time; held = 'x' * (32 << 20); time.sleep(0.5)"
+    parent = f"import subprocess, sys; held = 'x' * (64 << 20); subprocess.run([sys.executable, '-c', {child!r}], check=True)"
+
+    run = offline_rows.run_measured([sys.executable, "-c", parent])
+
+    assert len(run.peaks_kb) == 2
+    smaller, larger = sorted(kb / 1024 for kb in run.peaks_kb.values())
+    assert 32 < smaller < 64 < larger < 64 + 32  # the child's peak its own, not its parent's
+    assert run.largest_mb == larger
+    assert run.summed_mb == smaller + larger
+    assert run.wall_ms >= 500

@@ -46,8 +46,13 @@ def test_the_report_shows_every_row_and_says_which_targets_were_missed() -> None
         "hand-written Cypher",
         target="<= 1.5x",
         met=False,
+        interval=(2.5, 4.0),
+        extra={"db_hits": {"ours": 1234, "baseline": 200}},
     )
     met = Row("nested tree", "1,000 decisions", Stats((5.0,)), Stats((9.0,)), "@neo4j/graphql", target="<= 1.0x", met=True)
+    close = Row(
+        "lineage", "a walk", Stats((10.0,)), Stats((9.0,)), "an endpoint", target="<= 1.2x", met=None, interval=(0.9, 1.4)
+    )
     run = {
         "sizes": "quick",
         "date": "2026-11-30 07:00 UTC",
@@ -55,21 +60,24 @@ def test_the_report_shows_every_row_and_says_which_targets_were_missed() -> None
         "seconds": 12.0,
         "machine": {"cpu": "cpu", "cores": 2, "memory_gb": 24, "os": "linux"},
         "versions": {"neo4j": "5.26"},
-        "rows": [missed.as_json(), met.as_json()],
+        "rows": [missed.as_json(), met.as_json(), close.as_json()],
         "misses": ["correction, downstream of 100: 3.18x"],
     }
 
     text = render([run])
 
-    # Two samples, or one, give a median but no p95: the row says how many there were.
+    # Two samples, or one, give a median but no p95: the row says how many there were. The
+    # ratio's interval and both sides' db hits stand beside it.
     assert (
-        "| correction | downstream of 100 | 35.0 ms / n=2, no p95 | hand-written Cypher | 11.0 ms / n=2, no p95 | 3.18x | "
-        "<= 1.5x | **no** |" in text
+        "| correction | downstream of 100 | 35.0 ms / n=2, no p95 | hand-written Cypher | 11.0 ms / n=2, no p95 | 3.18x "
+        "(2.50-4.00) | 1,234 / 200 | <= 1.5x | **no** |" in text
     )
     assert (
-        "| nested tree | 1,000 decisions | 5.0 ms / n=1, no p95 | @neo4j/graphql | 9.0 ms / n=1, no p95 | 0.56x | <= 1.0x | yes |"
-        in text
+        "| nested tree | 1,000 decisions | 5.0 ms / n=1, no p95 | @neo4j/graphql | 9.0 ms / n=1, no p95 | 0.56x |  | "
+        "<= 1.0x | yes |" in text
     )
+    # A verdict the interval does not give is not given.
+    assert "| 1.11x (0.90-1.40) |  | <= 1.2x | too close to call |" in text
     assert "### Targets missed, and why" in text and "3.18x" in text
     assert "Commit: `not recorded`" in text  # a run from before the harness kept its commit
 

@@ -1,5 +1,7 @@
 // The benchmark's peer: decisiontrail's graph served read-only by @neo4j/graphql 7, the library
-// a team would otherwise pick, on the same Neo4j as our API. Started by bench/peer.py.
+// a team would otherwise pick, on the same Neo4j as our API. Started by bench/peer.py. Besides the
+// generated reads it answers the two walks, `lineage` and `impact`, as @cypher fields running our
+// own walk statements (see WALKS below).
 //
 //   POST /graphql  {query, variables?, operationName?}  -> {data, errors?}
 //   GET  /healthz  -> 200 once the driver reached Neo4j and a first query ran, 503 before
@@ -9,6 +11,7 @@
 // NEO4J_DATABASE (default neo4j), PEER_WATCH_STDIN=1 to exit when stdin closes (set by peer.py,
 // so the peer never outlives the harness).
 
+import { readFileSync } from "node:fs";
 import http from "node:http";
 
 let server;
@@ -47,6 +50,48 @@ const password = process.env.NEO4J_PASSWORD;
 const user = process.env.NEO4J_USER || "neo4j";
 const CONNECT_TIMEOUT_MS = 30_000;
 const MAX_BODY_BYTES = 1 << 20;
+
+// The walks: lineage and impact as @cypher Query fields running the statements our service runs,
+// read from its own files at start, so the walk cannot drift from ours. Only what @cypher needs
+// differs, and the walk itself (its OPTIONAL MATCHes, pattern, WHERE and DISTINCT collect) is
+// taken verbatim up to its `WITH origin, collect(DISTINCT reached) AS reached`:
+// - the parameters are the field's arguments, so `$decision_id` is `$decisionId` (and lineage's
+//   `$as_of` is `$asOf`; the library writes an unset argument into the text as NULL, not a null
+//   parameter, which answers the same);
+// - the RETURN: a @cypher field whose type is a list of nodes takes one node per row in its
+//   `columnName` and projects each itself, so the walk's nodes come back one a row (`UNWIND ...
+//   AS node`) instead of our id lists and origin fields. Decisions and plans in one list, the union
+//   `Reached`: one field, one statement, one walk, like ours (two fields, `decisions` and `plans`,
+//   would each run the walk). Only decisions and plans, as ours keeps from `reached`;
+// - impact's list holds the decision itself too (when it exists), as our GraphQL `impact` answers
+//   it among `decisions`; ours reads it from the statement's separate `origin` columns.
+// An unknown decision answers an empty list (ours: an error, from the same `found`/null columns).
+const CYPHER_DIR = new URL("../../src/decisiontrail/cypher/", import.meta.url);
+const WALK_END = "WITH origin, collect(DISTINCT reached) AS reached";
+
+function walkOf(name, renames) {
+  const text = readFileSync(new URL(`${name}.cypher`, CYPHER_DIR), "utf8");
+  const lines = text.split("\n").filter((line) => !line.trimStart().startsWith("//"));
+  const end = lines.findIndex((line) => line.trim() === WALK_END);
+  if (end < 0) throw new Error(`${name}.cypher no longer has the line \`${WALK_END}\`: adapt bench/peer/server.mjs`);
+  let walk = lines.slice(0, end + 1).join("\n");
+  for (const [from, to] of Object.entries(renames)) {
+    if (!new RegExp(`\\$${from}\\b`).test(walk)) throw new Error(`${name}.cypher no longer uses $${from}`);
+    walk = walk.replace(new RegExp(`\\$${from}\\b`, "g"), () => `$${to}`);
+  }
+  if (/\$(?!decisionId\b|asOf\b)\w/.test(walk)) throw new Error(`${name}.cypher takes a parameter the peer lacks`);
+  if (walk.includes('"""') || walk.includes("\\")) throw new Error(`${name}.cypher does not fit a block string`);
+  return walk;
+}
+
+const WALKS = {
+  lineage: `${walkOf("decision/lineage", { decision_id: "decisionId", as_of: "asOf" })}
+UNWIND [x IN reached WHERE x:Decision OR x:Plan] AS node
+RETURN node`,
+  impact: `${walkOf("correction/downstream", { decision_id: "decisionId" })}
+UNWIND [x IN [origin] + reached WHERE x:Decision OR x:Plan] AS node
+RETURN node`,
+};
 
 // The graph model of docs/architecture.md, read-only: camelCase fields over the stored snake_case
 // properties, `id` for decision_id / plan_id, as our API names them. Relationships point from the
@@ -88,6 +133,24 @@ const typeDefs = /* GraphQL */ `
       @relationship(type: "DEPENDS_ON", direction: OUT, nestedOperations: [], aggregate: false)
     dependents: [Decision!]!
       @relationship(type: "DEPENDS_ON", direction: IN, nestedOperations: [], aggregate: false)
+  }
+
+  # What a walk reaches. The library also generates a \`reacheds\` read for it, left there: turning it
+  # off takes @query(read: false) on the union, which it refuses beside the schema's own @query.
+  "What a walk reaches: a decision or a plan."
+  union Reached = Decision | Plan
+
+  type Query {
+    "Where a decision comes from (decision/lineage.cypher): its ancestors, the plans above, what it depends on."
+    lineage(decisionId: ID!, asOf: DateTime): [Reached!]!
+      @cypher(statement: """
+${WALKS.lineage}
+""", columnName: "node")
+    "What correcting a decision reaches (correction/downstream.cypher), the decision itself included."
+    impact(decisionId: ID!): [Reached!]!
+      @cypher(statement: """
+${WALKS.impact}
+""", columnName: "node")
   }
 `;
 

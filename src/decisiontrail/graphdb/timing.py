@@ -8,6 +8,11 @@ variable, which the request's tasks and worker threads inherit) and, finding non
 ...     pass
 >>> spent.transactions, spent.statements, spent.header(served_s=0.0125)
 (0, 0, 'app;dur=12.5, db;dur=0.0;desc="0 transactions and 0 statements", neo4j;dur=0, commit;dur=0.0')
+
+``timing(profile=True)`` runs every statement with ``PROFILE`` as well and sums the database
+hits Neo4j reports for each (``db_hits``): what a statement costs the engine whatever the
+machine's moment, as @neo4j/graphql's own performance reports show it. Profiling slows the
+statements it measures: the benchmarks profile each row once, outside its timed runs.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ class Timing:
     database_s: float = 0.0
     neo4j_ms: int = 0
     commit_s: float = 0.0
+    profile: bool = False
+    db_hits: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def header(self, *, served_s: float) -> str:
@@ -71,10 +78,18 @@ class Timing:
             }
 
     def _add(
-        self, *, transactions: int = 0, statements: int = 0, database_s: float = 0.0, neo4j_ms: int = 0, commit_s: float = 0.0
+        self,
+        *,
+        transactions: int = 0,
+        statements: int = 0,
+        database_s: float = 0.0,
+        neo4j_ms: int = 0,
+        commit_s: float = 0.0,
+        db_hits: int = 0,
     ) -> None:
         # The loaders of one request may run their reads in worker threads side by side.
         with self._lock:
+            self.db_hits += db_hits
             self.transactions += transactions
             self.statements += statements
             self.database_s += database_s
@@ -90,9 +105,10 @@ _current: ContextVar[Timing | None] = ContextVar("decisiontrail_timing", default
 
 
 @contextmanager
-def timing() -> Iterator[Timing]:
-    """Time the Neo4j work done within it (also by tasks and worker threads started within it)."""
-    spent = Timing()
+def timing(*, profile: bool = False) -> Iterator[Timing]:
+    """Time the Neo4j work done within it (also by tasks and worker threads started within it);
+    with ``profile``, count its statements' database hits too (each statement run with PROFILE)."""
+    spent = Timing(profile=profile)
     token = _current.set(spent)
     try:
         yield spent
@@ -110,34 +126,51 @@ class _Watched:
 
     # Weakly referable: the plan locks a write takes are marked with a token of its transaction's
     # own (``database.lock_holder``), and timed, the transaction a write's statements see is this.
-    __slots__ = ("_tx", "results", "__weakref__")
+    __slots__ = ("_tx", "_profile", "results", "__weakref__")
 
-    def __init__(self, tx: _Runs) -> None:
+    def __init__(self, tx: _Runs, *, profile: bool = False) -> None:
         self._tx = tx
+        self._profile = profile
         self.results: list[neo4j.Result] = []
 
     def run(self, query: LiteralString, parameters: dict[str, Any] | None = None, **kwparameters: Any) -> neo4j.Result:
-        result = self._tx.run(query, parameters, **kwparameters)
+        result = self._tx.run("PROFILE " + query if self._profile else query, parameters, **kwparameters)
         self.results.append(result)
         return result
 
-    def reported_ms(self) -> int:
-        """What Neo4j reports the statements took; called before the transaction closes (a result
-        consumed already gives its summary at once; one left unread is read to its end)."""
-        spent = 0
+    def reported(self) -> tuple[int, int]:
+        """What Neo4j reports the statements took (ms), and their database hits when profiled;
+        called before the transaction closes (a result consumed already gives its summary at once;
+        one left unread is read to its end)."""
+        spent = hits = 0
         for result in self.results:
             summary = result.consume()
             spent += (summary.result_available_after or 0) + (summary.result_consumed_after or 0)
-        return spent
+            hits += db_hits(summary.profile)
+        return spent, hits
+
+
+def db_hits(profile: dict[str, Any] | None) -> int:
+    """The database hits of a profiled plan, summed over its operators (0 for a plan not profiled).
+
+    >>> db_hits({"dbHits": 3, "children": [{"dbHits": 4, "children": []}, {"dbHits": 0}]})
+    7
+    >>> db_hits(None)
+    0
+    """
+    if not profile:
+        return 0
+    return int(profile.get("dbHits", 0)) + sum(db_hits(child) for child in profile.get("children", ()))
 
 
 def read(spent: Timing, work: Callable[Concatenate[Any, P], T], tx: _Runs, /, *args: P.args, **kwargs: P.kwargs) -> T:
     """``work(tx, ...)``, a read's statements, timed into ``spent``."""
     started = time.perf_counter()
-    watched = _Watched(tx)
+    watched = _Watched(tx, profile=spent.profile)
     try:
         value = work(watched, *args, **kwargs)
-        spent._add(statements=len(watched.results), neo4j_ms=watched.reported_ms())
+        reported_ms, hits = watched.reported()
+        spent._add(statements=len(watched.results), neo4j_ms=reported_ms, db_hits=hits)
         return value
     finally:
         spent._add(transactions=1, database_s=time.perf_counter() - started)
@@ -152,9 +185,10 @@ def write(spent: Timing, write_with: Callable[[Callable[..., T]], T], work: Call
 
     def watched_work(tx: _Runs, *args: Any, **kwargs: Any) -> T:
         nonlocal finished
-        watched = _Watched(tx)
+        watched = _Watched(tx, profile=spent.profile)
         value = work(watched, *args, **kwargs)
-        spent._add(statements=len(watched.results), neo4j_ms=watched.reported_ms())
+        reported_ms, hits = watched.reported()
+        spent._add(statements=len(watched.results), neo4j_ms=reported_ms, db_hits=hits)
         finished = time.perf_counter()
         return value
 
