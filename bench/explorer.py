@@ -1,4 +1,9 @@
-"""The explorer page in Chromium: a 10,000-decision hierarchy opened collapsed, a 1,000-decision plan expanded."""
+"""The explorer page in Chromium: a 100,000-decision hierarchy opened collapsed, a 1,000-decision plan expanded.
+
+Opening draws the hierarchy's plan cards only (each with its counts: decisions, superseded, unsure,
+pending reviews), so what it costs grows with the plans and with counting their decisions, not with
+drawing them; expanding fetches one plan's decisions and draws them.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from bench.harness import Row, Stats
@@ -26,8 +32,22 @@ FLAGS = [
     "--disable-sync",
 ]
 RUNS = 5
-# One hierarchy of 40 plans (depth 3, fan-out 3) of 250 decisions each: 10,000 decisions.
-HIERARCHY = WorkloadSpec(seed=15, hierarchies=1, depth=3, fan_out=3, decisions_per_plan=250)
+HIERARCHY_DECISIONS = 100_000
+PLAN_DECISIONS = 1000
+
+
+def hierarchy(decisions: int = HIERARCHY_DECISIONS) -> WorkloadSpec:
+    """One hierarchy of 40 plans (depth 3, fan-out 3) sharing ``decisions`` evenly: 2,500 decisions
+    each at 100,000 (the 10,000-decision hierarchy of earlier runs had the same plans, of 250).
+
+    >>> hierarchy().total_decisions, hierarchy().plans_per_hierarchy, hierarchy(1000).decisions_per_plan
+    (100000, 40, 25)
+    """
+    shape = WorkloadSpec(seed=15, hierarchies=1, depth=3, fan_out=3)
+    return replace(shape, decisions_per_plan=max(10, decisions // shape.plans_per_hierarchy))
+
+
+HIERARCHY = hierarchy()
 # Counts main-thread tasks over 50 ms (the browser's "long tasks"): what a person feels as a stall.
 LONG_TASKS = """() => {
   window.__longTasks = [];
@@ -36,16 +56,29 @@ LONG_TASKS = """() => {
 }"""
 
 
-def explorer(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], None]) -> list[Row]:
-    """Wall time from a click to the page idle again, and the longest main-thread task meanwhile."""
+def explorer(
+    graph: Graph,
+    api: str,
+    sizes: Sizes,
+    progress: Callable[[str], None],
+    *,
+    spec: WorkloadSpec = HIERARCHY,
+    plan_decisions: int = PLAN_DECISIONS,
+    runs: int = RUNS,
+) -> list[Row]:
+    """Wall time from a click to the page idle again, and the longest main-thread task meanwhile:
+    opening ``spec``'s hierarchy collapsed, and expanding a plan of ``plan_decisions``, ``runs``
+    times each after a warm-up (smaller ones for a quick check: ``hierarchy(decisions)``)."""
     if shutil.which(CHROMIUM) is None:
         progress(f"explorer: skipped, no Chromium at {CHROMIUM}")
         return []
     from playwright.sync_api import Page, expect, sync_playwright
 
-    progress(f"explorer: loading a hierarchy of {HIERARCHY.total_decisions:,} decisions and a plan of 1,000")
-    top = load(graph, HIERARCHY).root_plan_ids[0]
-    big_plan = tree_fixture(graph, 1000, seed=15)
+    progress(f"explorer: loading a hierarchy of {spec.total_decisions:,} decisions and a plan of {plan_decisions:,}")
+    loaded = load(graph, spec)
+    progress(f"explorer: loaded in {loaded.seconds:.0f} s")
+    top = loaded.root_plan_ids[0]
+    big_plan = tree_fixture(graph, plan_decisions, seed=15)
 
     def settle(page: Page) -> None:
         expect(page.locator("body")).to_have_attribute("data-busy", "false", timeout=120_000)
@@ -65,7 +98,7 @@ def explorer(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], Non
         page.locator(f"#plan-list button[data-plan-id='{top}']").click()
         settle(page)
         took = (time.perf_counter() - start) * 1000
-        assert page.locator("#outline li[data-kind=plan]").count() == HIERARCHY.plans_per_hierarchy
+        assert page.locator("#outline li[data-kind=plan]").count() == spec.plans_per_hierarchy
         return took, _longest(page)
 
     def expanding(page: Page) -> tuple[float, float]:
@@ -81,7 +114,7 @@ def explorer(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], Non
             raise RuntimeError(f"the plan did not open; the page says: {says(page)}")
         took = (time.perf_counter() - start) * 1000
         drawn = page.evaluate("window.decisiontrailExplorer.graph().filter(n => n.kind === 'decision').length")
-        assert drawn == 1000, drawn
+        assert drawn == plan_decisions, drawn
         return took, _longest(page)
 
     rows = []
@@ -91,15 +124,15 @@ def explorer(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], Non
             page = browser.new_page(viewport={"width": 1600, "height": 950})
             for case, run, target_ms in (
                 (
-                    f"open a hierarchy of {HIERARCHY.total_decisions:,} decisions in {HIERARCHY.plans_per_hierarchy} plans, collapsed",
+                    f"open a hierarchy of {spec.total_decisions:,} decisions in {spec.plans_per_hierarchy} plans, collapsed",
                     opening,
                     2000,
                 ),
-                ("expand a plan of 1,000 decisions (fetch, lay out, draw)", expanding, 3000),
+                (f"expand a plan of {plan_decisions:,} decisions (fetch, lay out, draw)", expanding, 1000),
             ):
                 progress(f"explorer: {case}")
                 run(page)  # warm-up: the bundle parsed, the queries cached
-                measured = [run(page) for _ in range(RUNS)]
+                measured = [run(page) for _ in range(runs)]
                 stats = Stats(tuple(took for took, _ in measured))
                 longest = max(task for _, task in measured)
                 rows.append(

@@ -20,8 +20,18 @@ the whole range), never by tests. Every scenario runs our path and its baseline 
 same Neo4j in the same run, **interleaved sample by sample** after warm-up runs of both (who
 goes first alternates), so a slow moment of the machine falls on both. Each row gives the
 median (p50) and, from 20 samples or more, the p95 (rows with fewer say so), and the ratio to
-the baseline: for latency rows ours / baseline (lower is better), for throughput rows our
-operations per second over the baseline's (higher is better). The two answers are compared
+the anchor it names: for latency rows ours / anchor (lower is better), for throughput rows our
+operations per second over the anchor's (higher is better). Each served row is measured against
+the anchors a user would pick instead, interleaved in the same run: the same Cypher behind a
+minimal HTTP endpoint (`bench/anchor.py`: Starlette, the driver, the rows as JSON; the limit for
+any HTTP API on this Neo4j), @neo4j/graphql on the same Neo4j where it can answer (the peer), and
+the driver alone (the engine's limit, for reference, no target). A verdict is given from the
+ratio's 95% interval (2,000 bootstrap resamplings of both sides' samples): *yes* when the whole
+interval meets the target, *no* when none of it does, and *too close to call* when it holds the
+target's bound, so that a verdict does not flip between runs. Beside each time, Neo4j's db hits
+of ours and of the anchor's statement, as PROFILE counts them, taken once per row outside the
+timed runs (ours: the row's GraphQL document executed once in process with every statement
+profiled, `graphdb.timing(profile=True)`). The two answers are compared
 in full: before timing, the same decisions and plans for a walk and the same tree with the same
 children and dependencies for the nested query; after the runs, for writes, every decision
 each side stored, field by field, against what it sent, and nothing else stored under the same
@@ -392,35 +402,54 @@ NOTES = """\
   depth and fan-out, a type mix as real runs produce it, DEPENDS_ON edges, superseded history)
   and loads them with batched `UNWIND` writes; the generated data passes every rule of
   `decisiontrail check`.
-- **Recording.** Ours is `decisiontrail serve` in its own process (with `--server-timing`, for
-  the breakdown: what its counting costs is in our figures, as for every served row), called
-  over HTTP with httpx; each recording is one transaction that locks the plan, judges the rules and writes
-  the decision with its relationships. The baseline writes the same node and relationships
-  with the driver, no rules. Concurrent clients each record into a plan of their own.
-- **Correction.** Ours is `services.correction.correct` (what `correctDecision` and the CLI
-  call): lock, read the closure, write the correction, supersede, record the attempt. The
-  baseline is one hand-written statement that finds the same closure and supersedes it. Each
-  run corrects a fresh copy of the fixture, after a warm-up correction of each on a copy of its
-  own (checked, not measured). The networkx row computes the same closure in memory on a graph
-  already loaded, against the same closure read in Cypher (`correction/downstream`), interleaved,
-  its answer compared with it: a read against a read (it was printed against the correction's
-  write, a ratio that said nothing).
-- **Lineage and impact.** Ours is the GraphQL query over HTTP; the baseline is the same Cypher
-  sent with the driver.
+- **Recording.** Ours is `decisiontrail serve` in its own process, as users run it (one worker
+  process per core, `--workers`; with `--server-timing`, for the breakdown: what its counting
+  costs is in our figures, as for every served row), called over HTTP with httpx; each recording
+  is one transaction that locks the plan, judges the rules and writes the decision with its
+  relationships, its events and its audit entry. The anchors write the same node and
+  relationships, no rules: behind the minimal HTTP endpoint (the target) and with the driver.
+  Every side's decisions are read back and compared with what it sent. Concurrent clients each
+  record into a plan of their own, three rounds of ours and of the driver's threads, who goes
+  first alternating; the row's throughput is the median round's, its interval the rounds' lowest
+  and highest ratio. The OTLP import posts one agent trace of 1,000 decision spans to
+  `/v1/traces` (OTLP/JSON, `bench/spans.py`) against one statement writing the same rows: the
+  plan and the decisions ours stored for an import of the same spans, every property, with their
+  parent links.
+- **Correction.** Ours is `correctDecision` over HTTP (lock, read the closure, write the
+  correction, supersede, record the attempt, the events and the audit entry). The anchors are one
+  hand-written statement that finds the same closure and writes what ours writes (the correction
+  decision as ours places it, its context, every superseded decision linked to it, the attempt
+  with its ids in order, its counts by type and replay frontier, the invalidated plans, the
+  events, the audit entry; checked shape by shape against ours' after the runs), behind the
+  minimal HTTP endpoint (the target) and through the driver; it takes no plan locks, which one
+  statement does not need. Each run corrects a fresh copy of the fixture, after a warm-up
+  correction of each on a copy of its own (checked, not measured). The 1,000-level row corrects
+  the top strategy of a chain of 1,000 plans (each spawned by the one above it), each run just
+  after impact of the same decision over HTTP, and records begin_correction's memory as Neo4j
+  counts it. The networkx row computes the same closure in memory on a graph already loaded,
+  against the same closure read in Cypher (`correction/downstream`), interleaved, its answer
+  compared with it: a read against a read.
+- **Lineage and impact.** Ours is the GraphQL query over HTTP; the anchors are the same Cypher
+  behind the minimal HTTP endpoint, @neo4j/graphql's `@cypher` fields running the same walk
+  statements (read from `src/decisiontrail/cypher/` at the peer's start, so they cannot drift;
+  one union-typed list per walk, one statement per request), and the driver; each answer is
+  compared in full with ours before timing.
 - **Nested tree.** Ours is `plan { tree { decision { children { dependsOn } } } }` over HTTP;
   the peer is @neo4j/graphql serving the same nesting from a minimal Node HTTP server
   (`bench/peer/`), installed from npm by the harness. Both answers are compared before timing.
-- **Offline.** `bench/offline.py` runs each row in a process of its own and reports its peak
-  resident memory (with worker processes, the largest of any one process; over a row's runs,
-  the largest), the process's own high-water mark (`VmHWM`; results measured before 84c3260
-  took getrusage's `ru_maxrss`, which Linux carries over from the forked bench, so theirs are
-  upper bounds, the bench's own memory when it was larger): `check --all` group by group in one and in two worker processes, `export --all` as GraphML (group by group, into a
-  file, as `export --all -o FILE` writes it; rows measured earlier wrote to `/dev/null`) likewise, and, for reference and only up to 1M decisions, `load_graph` of the whole
-  database, every rule and a GraphML export. The baseline streams the same rows through the
-  driver without building a graph. `make bench-full` ends with a database of its own of 10M
-  decisions, where only `check --all` (one process) and `export --all` run. At the quick sizes
-  each group-by-group row is five runs of ours and of the stream, interleaved (who goes first
-  alternates) after a warm-up run of each; at the full sizes, one of each.
+- **Offline.** Each row is the whole command as a user runs it, timed from its spawn to its exit
+  (`decisiontrail check --all --format json`, `decisiontrail export --all --format graphml
+  --output FILE`, with `--jobs 1` and `--jobs 2`), against a process of its own streaming the
+  same rows through the driver (`bench/stream.py`), timed the same way; memory is summed over the
+  command's processes (each one's own high-water mark, `VmHWM`, read from /proc while it runs:
+  an upper bound, shared pages counted in each). Rows measured before f58ee91 timed inside the
+  process, after its start and imports, and gave the largest single process's memory. For
+  reference, and only up to 1M decisions, `bench/offline.py` loads the whole database as one
+  graph, runs every rule and writes a GraphML export, its phases timed inside it. `make
+  bench-full` ends with a database of its own of 10M decisions, where only `check --all` (one
+  process) and `export --all` run. At the quick sizes each group-by-group row is five runs of
+  ours and of the stream, interleaved (who goes first alternates) after a warm-up run of each; at
+  the full sizes, one of each.
 - **Runtime.** `bench/runtime.py`. Ours is `runPlan` of a 3-level hierarchy (`depth: 3`) on the
   served process's runtime workers with the scripted model, polled until its run has SUCCEEDED:
   reconciliation, the strategy and execution actors (LangGraph graphs, each step checkpointed in

@@ -71,6 +71,7 @@ def service(store: Trail, graph: Graph, tmp_path: Path) -> Iterator[Service]:
             env=env,
             stdout=output,
             stderr=output,
+            preexec_fn=_few_open_files,  # started as under a common default, 512 below the hard limit
         )
     started = Service(process, port, log)
     try:
@@ -89,6 +90,8 @@ def test_two_workers_answer_on_one_port_and_share_the_trail_and_its_events(servi
     workers = service.workers()
     assert len(workers) == 2, workers
     first, second = workers
+    # Each may hold as many sockets as the system allows it (a subscriber holds one).
+    assert all(len(set(_open_files_limit(pid))) == 1 for pid in workers), [_open_files_limit(pid) for pid in workers]
     for worker in workers:  # each accepts connections and answers
         assert _get(service, worker, "/readyz") == (200, {"status": "ready"})
         assert _get(service, worker, "/healthz")[0] == 200
@@ -268,3 +271,18 @@ def _until(check: Callable[[], bool], seconds: float) -> bool:
             return True
         time.sleep(0.1)
     return check()
+
+
+def _open_files_limit(pid: int) -> tuple[str, ...]:
+    """A process's soft and hard limits of open files, as /proc says them."""
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max open files"):
+            return tuple(line.split()[3:5])
+    raise AssertionError(f"no open-files limit for {pid}")
+
+
+def _few_open_files() -> None:
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (512, hard))

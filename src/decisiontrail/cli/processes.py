@@ -71,6 +71,7 @@ def serve(options: WorkerOptions, *, workers: int, host: str, port: int, access_
         log_level="info",
         access_log=access_log,
         timeout_graceful_shutdown=int(grace),
+        ws_per_message_deflate=False,  # as one process serves (serving._serve_here)
     )
     supervisor = WorkerProcesses(config, sockets=[config.bind_socket()], stop_within=grace + LIFESPAN_STOP)
     supervisor.run()
