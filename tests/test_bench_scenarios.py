@@ -149,7 +149,8 @@ def test_lineage_and_impact_over_the_served_api_answer_what_the_statement_does(
 def test_live_events_reach_every_subscriber(bench_api: str, store: Trail) -> None:
     from bench.events import delivery
 
-    stats, connected = delivery(bench_api, corrections=2, subscribers=5)
+    stats, connected, fan_out = delivery(bench_api, corrections=2, subscribers=5)
+    assert 0 <= fan_out["first_subscriber_ms"] <= fan_out["last_subscriber_ms"]
 
     assert connected == 5
     assert len(stats.samples_ms) == 2 * 5 and all(s >= 0 for s in stats.samples_ms)
