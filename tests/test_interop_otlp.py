@@ -531,6 +531,41 @@ def test_spans_sent_before_their_root_wait_for_it(base_url: str, store: Trail, t
     assert [d["decisionType"] for d in plan["decisions"]] == ["PROMPT_DEFINITION", "STRATEGY_CHOICE", "IMPLEMENTATION_CHOICE"]
 
 
+def test_a_trace_whose_root_comes_is_imported_from_what_came_without_keeping_it(
+    base_url: str, store: Trail, tokens: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Spans are kept only while their trace waits for its root: a trace sent whole is imported from
+    # the request itself (keeping its spans would write, read back and drop each in one transaction),
+    # and a root arriving with more of its trace imports those beside the ones kept before.
+    from decisiontrail.graphdb import traces
+
+    kept: list[str] = []
+    keep = traces.keep
+    monkeypatch.setattr(traces, "keep", lambda tx, spans, at: (kept.extend(s.span_id for s in spans), keep(tx, spans, at)))
+    late_decision = _json_span(
+        "a000000000000004",
+        "choose length",
+        3,
+        "a000000000000001",
+        openinference__span__kind="DECISION",
+        decisiontrail__decision__type="implementation_choice",
+        decisiontrail__decision__question="How long?",
+        decisiontrail__decision__chosen_option="short",
+    )
+
+    assert _post(base_url, tokens["actor"], json.dumps(_otlp_json([LLM_SPAN, DECISION_SPAN])).encode()).status_code == 200
+    assert _post(base_url, tokens["actor"], json.dumps(_otlp_json([AGENT_SPAN, late_decision])).encode()).status_code == 200
+
+    assert sorted(kept) == ["a000000000000002", "a000000000000003"]  # only the spans that waited
+    (plan,) = _plans(base_url, tokens["actor"])
+    assert [d["decisionType"] for d in plan["decisions"]] == [
+        "PROMPT_DEFINITION",
+        "STRATEGY_CHOICE",
+        "IMPLEMENTATION_CHOICE",
+        "IMPLEMENTATION_CHOICE",
+    ]
+
+
 @pytest.mark.parametrize(
     ("spans", "field"),
     [

@@ -45,6 +45,12 @@ def complete(tx: Transaction, trace_ids: Sequence[str]) -> dict[str, list[Span]]
     return {row["trace_id"]: [Span.from_json(json.loads(body)) for body in row["bodies"]] for row in rows}
 
 
+def kept(tx: Transaction, trace_ids: Sequence[str]) -> dict[str, list[Span]]:
+    """The spans kept of ``trace_ids`` (not yet imported), by trace; a trace with none is left out."""
+    rows = tx.run(query("trace/read_kept"), trace_ids=sorted(set(trace_ids)))
+    return {row["trace_id"]: [Span.from_json(json.loads(body)) for body in row["bodies"]] for row in rows}
+
+
 def mark_imported(tx: Transaction, imported: Mapping[str, tuple[Sequence[str], int]], at: datetime) -> None:
     """Record each trace as imported (with the ids of its plans, each plan naming the trace, and its
     count of decisions) and drop its kept spans."""

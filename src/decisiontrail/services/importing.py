@@ -105,14 +105,24 @@ def import_spans(trail: Trail, spans: Sequence[Span], *, principal: Principal) -
                     f"trace {trace_id} is recorded by another caller ({sender or 'the command line'}); it is theirs to send"
                 )
         imported_before = {t for t, (imported, _) in locked.items() if imported}
-        fresh = [s for s in spans if s.trace_id not in imported_before]
         # What carries no decision is kept only as a place in the trace (with a model call's output, which
         # may be the plan of the plan span around it), except a root, which may stand in for its agent.
-        traces.keep(tx, [s if kinds[(s.trace_id, s.span_id)] is not None or is_trace_root(s) else s.slim() for s in fresh], at)
+        fresh = [
+            s if kinds[(s.trace_id, s.span_id)] is not None or is_trace_root(s) else s.slim()
+            for s in spans
+            if s.trace_id not in imported_before
+        ]
+        # A trace whose root is here is imported now, from these spans and those kept of it before:
+        # its spans are not kept only to be read back and dropped in this transaction (for a trace
+        # sent whole, as many writes as its decisions'). The others' spans are kept until theirs comes.
+        rooted = {s.trace_id for s in fresh if is_trace_root(s)}
+        traces.keep(tx, [s for s in fresh if s.trace_id not in rooted], at)
         again = [(s, recorded_id(s)) for s in spans if s.trace_id in imported_before]
         found = traces.recorded(tx, [i for _, i in again if i is not None])
         late = sum(1 for _, i in again if i is not None and i not in found)
-        complete = traces.complete(tx, [s.trace_id for s in fresh])
+        complete = traces.complete(tx, [s.trace_id for s in fresh if s.trace_id not in rooted])
+        complete.update(_with_kept(traces.kept(tx, sorted(rooted)) if rooted else {}, fresh, rooted))
+        complete = dict(sorted(complete.items()))
         events: list[DecisionEvent] = []
         plan_ids: list[str] = []
         decision_ids: list[str] = []
@@ -155,6 +165,24 @@ def import_spans(trail: Trail, spans: Sequence[Span], *, principal: Principal) -
 
     report, _ = trail.write(work, lambda done: done[1], audit=Audit(principal, "importing.import_spans", made=imported))
     return report
+
+
+def _with_kept(kept: dict[str, list[Span]], arriving: Sequence[Span], trace_ids: set[str]) -> dict[str, list[Span]]:
+    """Each of ``trace_ids``' spans: those kept of it before, then those arriving now that were not
+    (a span sent again counts once, as the first kept of it, as keeping it would have had it).
+
+    >>> from decisiontrail.domain.traces.spans import Span
+    >>> def span(span_id, name):
+    ...     return Span(trace_id="t", span_id=span_id, parent_span_id=None, name=name, start_ns=1, end_ns=2)
+    >>> whole = _with_kept({"t": [span("a", "kept")]}, [span("a", "again"), span("b", "new")], {"t"})
+    >>> [(s.span_id, s.name) for s in whole["t"]]
+    [('a', 'kept'), ('b', 'new')]
+    """
+    whole: dict[str, dict[str, Span]] = {t: {s.span_id: s for s in kept.get(t, [])} for t in trace_ids}
+    for s in arriving:
+        if s.trace_id in whole:
+            whole[s.trace_id].setdefault(s.span_id, s)
+    return {t: list(spans.values()) for t, spans in whole.items()}
 
 
 def _project(span: Span, principal: Principal) -> str | None:
