@@ -914,7 +914,10 @@ def _deep_correction_row(graph: Graph, client: httpx.Client, sizes: Sizes, progr
     for t in tops:
         if answers[t] != expected[t] or impacts[t] != len(expected[t]):
             raise RuntimeError(f"correction across {levels} levels: {len(answers[t])} invalidated, impact {impacts[t]}")
+    # The spare copy profiled: impact first, then the correction's reads (rolled back), then the correction.
+    hits = {"baseline": db_hits(graph, IMPACT, id=profiled)}
     memory, rows = _memory_of_beginning(graph, profiled)
+    hits["ours"] = db_hits(graph, CORRECT, id=profiled)
     met, interval = judged(corrected, walked, 2.0)
     return Row(
         "correction",
@@ -927,7 +930,12 @@ def _deep_correction_row(graph: Graph, client: httpx.Client, sizes: Sizes, progr
         interval=interval,
         note="each run's impact is read just before its correction, on the same decision (so the correction finds "
         "the walk's pages warm)",
-        extra={"begin_correction_memory_bytes": memory, "downstream_rows": rows, "breakdown": spent.as_json(corrected)},
+        extra={
+            "begin_correction_memory_bytes": memory,
+            "downstream_rows": rows,
+            "db_hits": hits,
+            "breakdown": spent.as_json(corrected),
+        },
     )
 
 
