@@ -383,16 +383,62 @@ def cite_peak(runs: list[dict[str, Any]], sizes: str, case: str) -> str:
 def _saved_row(
     runs: list[dict[str, Any]], sizes: str, scenario: str, case: str, *, holding: str | None = None
 ) -> dict[str, Any] | None:
-    """The first row of the saved run at ``sizes`` of ``scenario`` whose case contains ``case``
-    (and whose extras hold ``holding``, if given), or None."""
+    """The first row of the saved run at ``sizes`` of ``scenario`` whose case contains ``case`` (each
+    of its parts, where ``case`` joins several with `` && ``), and whose extras hold ``holding`` if
+    given; or None.
+
+    >>> runs = [{"sizes": "quick", "rows": [{"scenario": "s", "case": "walk of x"}, {"scenario": "s", "case": "walk of x: against y"}]}]
+    >>> _saved_row(runs, "quick", "s", "walk of x")["case"], _saved_row(runs, "quick", "s", "walk of && against y")["case"]
+    ('walk of x', 'walk of x: against y')
+    """
+    parts = case.split(" && ")
     for run in runs:
         if run["sizes"] != sizes:
             continue
         row: dict[str, Any]
         for row in run["rows"]:
-            if row["scenario"] == scenario and case in row["case"] and (holding is None or holding in row.get("extra", {})):
+            if (
+                row["scenario"] == scenario
+                and all(part in row["case"] for part in parts)
+                and (holding is None or holding in row.get("extra", {}))
+            ):
                 return row
     return None
+
+
+def cite_hits(runs: list[dict[str, Any]], sizes: str, scenario: str, case: str) -> str:
+    """A row's db hits, ours and its anchor's statement's, as the analysis quotes them.
+
+    >>> run = {"sizes": "quick", "rows": [{"scenario": "lineage", "case": "x", "extra": {"db_hits": {"ours": 2144, "baseline": 2144}}}]}
+    >>> cite_hits([run], "quick", "lineage", "x"), cite_hits([run], "full", "lineage", "x")
+    ('2,144 db hits against 2,144 (quick.json)', '(no db hits in the saved full results)')
+    """
+    row = _saved_row(runs, sizes, scenario, case, holding="db_hits")
+    if row is None:
+        return f"(no db hits in the saved {sizes} results)"
+    hits = row["extra"]["db_hits"]
+    theirs = f" against {hits['baseline']:,}" if "baseline" in hits else ""
+    return f"{hits['ours']:,} db hits{theirs} ({sizes}.json)"
+
+
+def cite_extra(runs: list[dict[str, Any]], sizes: str, scenario: str, case: str, *keys: str) -> str:
+    """Figures a row keeps in its extras (a profile the harness recorded), named by their keys.
+
+    >>> run = {"sizes": "quick", "rows": [{"scenario": "events", "case": "x", "extra": {"first_ms": 12.5, "last_ms": 300.0}}]}
+    >>> cite_extra([run], "quick", "events", "x", "first_ms", "last_ms")
+    'first 12.5 ms, last 300.0 ms (quick.json)'
+    >>> cite_extra([run], "quick", "events", "x", "gone_ms")
+    '(no gone_ms in the saved quick results)'
+    """
+    row = _saved_row(runs, sizes, scenario, case, holding=keys[0])
+    if row is None or any(key not in row["extra"] for key in keys):
+        return f"(no {', '.join(keys)} in the saved {sizes} results)"
+    shown = []
+    for key in keys:
+        name, _, unit = key.rpartition("_")
+        value = row["extra"][key]
+        shown.append(f"{name.replace('_', ' ')} {value:,.1f} {unit}" if unit in ("ms", "mb") else f"{key} {value:,}")
+    return ", ".join(shown) + f" ({sizes}.json)"
 
 
 NOTES = """\

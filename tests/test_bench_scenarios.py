@@ -166,10 +166,12 @@ def test_an_otlp_import_is_timed_against_a_raw_write_of_the_same_rows(graph: Gra
 
     _measured(row)
     assert row.compare == "throughput" and row.ours.ops_per_sample == scenarios.OTLP_SPANS
+    assert row.extra["db_hits"]["ours"] > row.extra["db_hits"]["baseline"] > 0
+    assert row.extra["breakdown"]["ours"]["transactions"] == 1
     assert len(row.ours.samples_ms) == len(row.baseline.samples_ms) == 2  # type: ignore[union-attr]
-    # Both sides stored the same rows: each plan (the rows' source, and each side's warm-ups and
-    # samples) holds a decision per span and what the agent span became.
+    # Both sides stored the same rows: each plan (the rows' source, each side's profiled write, and
+    # each side's warm-ups and samples) holds a decision per span and what the agent span became.
     held = graph.driver.execute_query(
         "MATCH (p:Plan) RETURN COUNT { (:Decision)-[:IN_PLAN]->(p) } AS n", database_=graph.database
     ).records
-    assert len(held) == 1 + 2 * (2 + 2) and len({r["n"] for r in held}) == 1 and held[0]["n"] > scenarios.OTLP_SPANS
+    assert len(held) == 3 + 2 * (2 + 2) and len({r["n"] for r in held}) == 1 and held[0]["n"] > scenarios.OTLP_SPANS
