@@ -9,6 +9,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from decisiontrail.graphdb import loading
+from decisiontrail.services import analysis as services_analysis
+
 RESULTS_DIR = Path(__file__).parents[1] / "docs" / "benchmarks"
 MARKDOWN = Path(__file__).parents[1] / "docs" / "benchmarks.md"
 
@@ -68,6 +71,12 @@ def analysis(runs: list[dict[str, Any]]) -> str:
     def t(scenario: str, case: str, sizes: str = "quick") -> str:
         return cite_time(runs, sizes, scenario, case)
 
+    def hits(scenario: str, case: str, sizes: str = "quick") -> str:
+        return cite_hits(runs, sizes, scenario, case)
+
+    def extra(scenario: str, case: str, *keys: str) -> str:
+        return cite_extra(runs, "quick", scenario, case, *keys)
+
     def peak(case: str) -> str:
         return cite_peak(runs, "full", case)
 
@@ -86,211 +95,138 @@ described here (profiles, and A/B runs of two builds alternating, taken in the l
 changing the code) are in the commit messages that made them; a run of the harness does not
 check them, so they are not repeated here.
 
-- **Walks no longer explode.** Lineage and impact are one breadth-first walk with a visited set
-  in Cypher (`decision/lineage.cypher`, `correction/downstream.cypher`), so a 50-level hierarchy
-  of plans costs what its nodes and edges cost: lineage of its deepest decision
-  {c("lineage", "lineage of the deepest decision")}, impact of its top strategy
-  {c("impact", "impact of the top strategy")}; the 1,000-decision chain:
-  {c("lineage", "lineage of the last of")} and {c("impact", "impact of the head of")}.
-- **Lineage and impact through GraphQL.** Each is one statement: lineage (whether the decision
-  exists, when it was recorded, the walk), impact (the decision, what supersedes it, the walk;
-  an `asOf` impact reads the decision first). A selection of ids only is answered at once from
-  the ids the walk returned, without an object built for each decision and plan
-  (`schema.execution.Identities`: one small dict per id), and the answer is completed directly (`schema/execution.py`): a
-  field that only reads its object (an attribute, or a method of `self`) and whole selections of
-  such fields are completed in one pass, without graphql-core's per-field steps; anything else,
-  and every error, goes graphql-core's usual way. A read's statements are each an auto-commit
-  transaction in one session (`graphdb.database.Statements`): the statement and its records in
-  one round trip, where an explicit read transaction adds one to begin and one to commit (Neo4j's
-  transactions are read committed, so a read gains nothing by one). The baseline, the driver's
-  `execute_query`, sends its BEGIN with the statement and then commits. The service runs on
-  uvicorn's uvloop and httptools. At a handful of decisions:
-  {c("lineage", "lineage of a deep decision")}, {t("lineage", "lineage of a deep decision")};
-  {c("impact", "impact of a deep decision")}, {t("impact", "impact of a deep decision")}. The
-  statement costs Neo4j about what the baseline's does (whole milliseconds); what ours adds is the rest of the service's
-  time (the request's fixed path: Starlette's middleware, strawberry's view, the hop to a worker
-  thread for the driver and back, one object per decision answered) and HTTP between the client
-  and the service, which the baseline does not cross. That path alone, the smallest GraphQL
-  request (`{{ __typename }}`: no resolver, no statement) measured beside the same baseline:
-  {c("lineage", "the request's fixed path")}, {t("lineage", "the request's fixed path")}; at
-  1.5x, everything the service and HTTP add to the statement must fit in half the baseline's
-  time. At 1,000 decisions,
-  {c("lineage", "lineage of the last of")}, {t("lineage", "lineage of the last of")}: the
-  answer's thousand entries encoded as JSON, and the request's fixed path. What would close it: a
-  request path that skips what a read of ids does not need (the worker-thread hop, strawberry's
-  view), and an answer serialised as it is made.
-- **Nested tree.** `Plan.tree` looks ahead at its selection; ids, types and relations are
-  served from one statement of outlines, returned as one row (each outline a list), and
-  completed directly as above: a list of objects takes its selection once for all its items, a
-  resolve info and a response path are built only for a read that looks at them, text and enum
-  values are completed without graphql-core's per-value steps, the outline's partial decisions
-  are built in one step: {c("nested tree", "plan -> decisions")},
-  {t("nested tree", "plan -> decisions")}. What remains is the statement's own work (each
-  decision's parent, dependencies and supersession) and one Python object per decision, tree
-  entry and field in the answer. What would close more: the statement shaped by the selection,
-  so only what is asked is read, and the answer serialised from its rows.
-- **The tail of every request** was Python's full cycle collections in the served process,
-  each walking everything the process had built at start-up (modules, the schema, the driver).
-  Once started, the service freezes that heap out of them (`app.settle_heap`, `gc.freeze`); the
-  tables' p95 columns are measured with it.
-- **Recording.** A recording locks its plan, reads the facts it is judged by and writes: two
-  statements and a commit against the baseline's one statement and commit:
-  {c("recording", "recordDecision over HTTP, sequential")},
-  {t("recording", "recordDecision over HTTP, sequential")}. Its events ride on the write
-  statement (`event/append_events`' subquery at its end), and the served process's event relay
-  reads nothing while nobody is subscribed. What would close it: one round trip fewer (the read
-  and the write in one statement, with placement's rules in Cypher) and a cheaper fixed path for
-  a request (as for lineage). Batches are two statements for the whole batch
-  (`read_placements`, which takes each plan's facts and each named decision's (parent,
-  dependency, corrected) once and answers in one row, and `create_decisions`, which matches each
-  plan and each named decision once too: in a statement that writes, a unique index seek locks
-  the entry it reads, and the write sought every decision's plan and parent, the read every
-  dependency twice, for each decision), and the batch's events are one outbox run. On the way to
-  them: input objects are built by a plan made once per type (`schema/input_plans.py`), and a list
-  variable is coerced by one too (`schema/variables.py`, graphql-core's checks and errors kept);
-  each decision's draft is built from its proposal's validated fields; canonical ULIDs are
-  recognised by a pattern; creation times go to Neo4j as ISO text; the two JSON properties of
-  each decision are written by one encoder; the rows go as `graphdb.database.Rows`, which the
-  driver's debug log message shows by their count instead of formatting them; the placement
-  read's lookups are hinted as index seeks, it looks a key up among a plan's reviews only
-  when one holds a key, an id only for a decision the service built (an actor's draft has a fresh
-  ULID), and a parent inference once for each plan, type and actor run, each an ordered seek
-  from the end of an index of the plan's decisions of a type in sequence order (it read every
-  current decision of the parent's types, so placing grew with the plan); the judge keeps each
-  plan's and run's latest decision of each type, where it scanned everything placed before
-  (quadratic in a batch inferring parents); the write links each kind (context,
-  checkpoint group, parent, dependencies, the corrected decision, the resolved review) over the
-  decisions that have one, where it called a subquery per decision for each:
-  {c("recording", "recordDecisions over HTTP, batches of 100")},
-  {t("recording", "recordDecisions over HTTP, batches of 100")}; at 1,000,
-  {c("recording", "recordDecisions over HTTP, batches of 1,000")},
-  {t("recording", "recordDecisions over HTTP, batches of 1,000")}. The rate the target asks at
-  1,000, 5,000 decisions a second, is 200 ms a batch. What remains beyond the baseline, by the
-  figures just cited: first the statements, by Neo4j's own count several times the baseline's
-  (the placement read, which the baseline does not do, its idempotency keys' seeks the largest
-  part: locking seeks, as every unique seek in a statement that writes is, and the statement
-  takes the plan's lock; read before it, in a statement of their own, they would cost a round
-  trip; and a write that beside the baseline's node and links stores 21 properties where the
-  baseline stores 19 (the idempotency key and the request's digest), parses each creation
-  time, moves the plan's counter and writes the events), and a commit
-  with one more index entry a decision (the plan's
-  idempotency keys); then the rest of the unit of work (the rows' packing by the driver, the
-  judging); then the service's Python outside it. Profiled in process at 1,000 (in the lab,
-  each stage timed; not a measurement of this page), largest first: the write statement, the
-  commit, the placement read (about half of it in Neo4j), the proposals with their drafts and
-  digests, then the judging, strawberry's input objects, the variables' coercion and the rows.
-  What would close it: the placement read folded into the
-  write statement, which needs placement's rules in Cypher (as the correction's would), and one
-  pass from each input to its row, where a proposal, a draft and a row are built now. (A faster
-  JSON parser for request bodies was tried and not kept: orjson reads integers past 64 bits as
-  floats, silently, and refuses UTF-16 bodies.)
-- **Concurrent recording** (no target): {c("recording", "16 concurrent clients")}. A write
-  takes no lock beyond its plans': its events are stored pending and numbered after its commit,
-  many writes' at a time, by whoever reads the outbox next (`graphdb.outbox.number`, under the
-  counter's lock; still gapless, each plan's in its commit order). Numbered inside every write,
-  under that lock held until the commit, they queued writes into different plans behind each
-  other's commits. What remains is one process's Python serving 16 clients on two cores shared
-  with Neo4j and the clients, where the baseline's threads only send a statement each.
-- **Correction.** Two statements and a commit, against the baseline's one statement and commit,
-  without locks: the reads in one (lock the decision and its plan, walk, lock the plans the walk
-  touched, walk again under those locks, and read the decision, the pending reviews, the
-  downstream summarised, and what placing the correction decision is judged
-  by); the supersession, which writes the correction decision (with the fragment
-  `decision/_create_placed_decisions`, which `decision/create_decisions` includes too), walks the downstream again where it is, under the same locks, and writes
-  what it reaches, with the phase move, the moot reviews' cancellation, the attempt and, at its
-  end, the events as runs, plan by plan. The superseded ids do not travel back to Neo4j (what the
-  walk reached is counted back and compared with what was judged); the reads return each plan's
-  ids in sequence order, the count of each type and each actor run's earliest decision with a
-  checkpoint rather than a row per decision; only the idempotency keys that exist are retired.
-  Downstream of 1: {c("correction", "downstream of 1")}, {t("correction", "downstream of 1")};
-  of 100: {c("correction", "downstream of 100")}, {t("correction", "downstream of 100")}; of
-  10,000: {c("correction", "downstream of 10,000")}, {t("correction", "downstream of 10,000")};
-  at the full sizes {c("correction", "downstream of 10,000", "full")},
-  {t("correction", "downstream of 10,000", "full")}, and
-  {c("correction", "downstream of 100,000", "full")},
-  {t("correction", "downstream of 100,000", "full")}. The baseline's statement supersedes the same
-  set without the attempt, the events, the locks or the judging. At small sizes the gap is the
-  second statement's round trip and the Python around the two (the unit of work's time beyond
-  Neo4j's count and the commit); from 10,000 on it is in the statements themselves, by Neo4j's
-  count: the reads walk the downstream (twice when it reaches other plans: before the locks and
-  under them) and summarise it, in one pass that reads each decision's properties once (a map
-  projection: read one by one, by each summary, they were a third of the reads at 10,000), and
-  the supersession walks it again, sorts it again for the attempt's ids, looks up each
-  decision's key and the review it may resolve, and writes the attempt and the events beside
-  what the baseline writes. What would close it: at small sizes the reads and the supersession
-  in one statement, which needs the judging (the rules of `domain.correction` and placement) in
-  Cypher; at large ones the attempt's ids taken from the reads' sorted runs rather than sorted
-  again, and the outbox's runs of a supersession stored as a reference to the attempt's ids
-  rather than a second copy of them (sent to Neo4j once more, in the announcement; the outbox's
-  readers would expand it).
-- **Offline.** At scale the offline work goes group by group (a hierarchy, with those it shares
-  an edge with): `check --all` and, in every format, `export --all` load one group, check it or
-  make it into its part of the document, and drop it, so memory holds the largest group rather
-  than the database (what a format declares before every group's lines waits in a temporary
-  file: GraphML's body until its typed keys are known, the JSON formats' edges until every node
-  is written); with `--jobs N`, in N worker processes beside this one, from 20,000 decisions
-  (`services.analysis.WORKERS_FROM`). On the full sizes' 1M decisions:
-  `check --all` {c("offline", "999,950 decisions: check --all group by group, --jobs 1", "full")}
-  in one process ({peak("999,950 decisions: check --all group by group, --jobs 1")}),
-  {c("offline", "999,950 decisions: check --all group by group, --jobs 2", "full")} with two
-  workers; `export --all` {c("offline", "999,950 decisions: export --all", "full")}
-  ({peak("999,950 decisions: export --all")}), {c("offline", "999,950 decisions: export --all group by group, GraphML, --jobs 2", "full")}
-  with two workers ({peak("999,950 decisions: export --all group by group, GraphML, --jobs 2")}); each is
-  one run against a run of the stream of its own, whose time moves from run to run on this
-  machine, so between one and two workers the times say more than the ratios. On 10M: `check --all`
-  {c("offline", "9,999,850 decisions: check --all", "full")} ({peak("9,999,850 decisions: check --all")}),
-  `export --all` {c("offline", "9,999,850 decisions: export --all", "full")}
-  ({peak("9,999,850 decisions: export --all")}), measured at 67cde99 on another machine and not
-  run again since (over an hour; `--largest 1000000` leaves them out). Where the time goes, from
-  the whole database loaded as one graph, checked and exported in one process (its phases
-  timed, against the stream of the same rows): at 1M
-  {c("offline", "999,950 decisions as one graph", "full")}, {phases("999,950 decisions as one graph", "full")}
-  ({peak("999,950 decisions as one graph")}); on the quick sizes
-  {c("offline", "rules, GraphML export")}, {phases("rules, GraphML export")}. The rows are one
-  per plan, holding its decisions, with times as ISO text; loading and the rules hold Python's
-  garbage collector off while they build; the rules read the graph's own adjacency; the cycle
-  rules peel off the nodes that are on no cycle before searching what is left; small groups are
-  loaded together, up to 200 plans a load (`graphdb.loading.loads_of`; with workers, `check
-  --all`'s loads are at most an Nth of the plans, `export --all`'s the same however many
-  processes make them, so the document does not change with `--jobs`); GraphML, DOT and the JSON formats write a value as it is
-  when it holds nothing to escape. At the quick sizes `check --all`
-  {c("offline", "check --all group by group, --jobs 1")}, `export --all`
-  {c("offline", "export --all group by group, GraphML")}; with `--jobs 2`
-  {c("offline", "check --all group by group, --jobs 2")} and
-  {c("offline", "export --all group by group, GraphML, --jobs 2")}: the same work as one
-  process, since a database under 20,000 decisions starts no worker. Starting one (a process
-  importing the package and connecting) takes about half a second of a core, and on these
-  sizes cost more than the second core saved, when workers were started whatever the size;
-  from 20,000 decisions on they are started at once, and this process takes the loads itself
-  until one has started (`services.analysis._Workers`).
-  The quick group-by-group rows are medians of five runs each way, interleaved after a warm-up of
-  each; the reference rows and the full sizes' rows are single runs. What remains: building the
-  graph (the load's time beyond the stream's) and the 16 rules, where the baseline only receives
-  the rows. 2x leaves building and judging together no more time than receiving the rows: the
-  rules would have to run on arrays (or in Cypher) instead of a graph of Python objects.
-- **Live events.** A correction writes its events to the outbox in its own transaction (its
-  supersessions in one plan as one run), pending; the serving process's relay, woken by the
-  commit, numbers what is pending (a transaction of its own under the outbox counter's lock),
-  reads it and hands it to every subscriber's queue, and each WebSocket sends on its own. The
-  delay runs from the write (the event's `at`, stamped in the transaction before its statement
-  and commit, so it includes them; the numbering after the commit too) to receipt: {c("events", "a correction")} (no
-  baseline; the figure is the p50 delay, the table has the p95). Its tail was Python's full
-  collections in the serving process (timed with `gc.callbacks`): every subscriber's executor
-  kept what each event had worked out about its selection (graphql-core copies a subscription's
-  executor for each event, shallowly), so the heap those collections walk grew by every event
-  delivered to every subscriber, and a pause fell on every subscriber's delivery of the event in
-  flight. Each event now works out its own (`DirectFieldsExecutionContext.build_per_event_executor`);
-  what remains of the tail is the collections of the live subscriptions' own objects and the two
-  cores, shared by Neo4j, the service and the 100 clients. Events written by another
-  process on the same Neo4j reach this process's subscribers at the relay's next read, at most
-  100 ms later. A process nobody is subscribed to reads nothing from the outbox (it numbers what
-  waits every 10 minutes).
-- **Lineage on the 1M-decision database** (`make bench-full`, whose walk shapes are built
-  beside the 1M decisions): the deepest decision of 50 levels of plans,
-  {c("lineage", "lineage of the deepest decision", "full")}; its p95, against the target of 150 ms
-  at depth 20, is the full table's row "p95 on the 1M-decision database".
-- **Parsing and validation** of a GraphQL document happen once per distinct document
-  (`ParserCache`, `ValidationCache`).
+- **The anchors.** Each served row is judged against the same statement behind a minimal HTTP
+  endpoint (Starlette, the driver, the rows as JSON), the limit for any HTTP API on this Neo4j:
+  what is left between the two is what our API itself costs (the GraphQL document's execution,
+  the middleware: load shedding, rate limits, authentication, Server-Timing; the hop to a worker
+  thread and back) and whatever Neo4j work ours does beyond the statement, which the db hits
+  column shows. The driver's own rows stay beside them, for the engine's limit, without a target.
+  The smallest GraphQL request (`{{ __typename }}`: no resolver, no statement) beside the lineage
+  statement through the driver: {c("lineage", "the request's fixed path")},
+  {t("lineage", "the request's fixed path")}.
+- **Lineage and impact.** Each is one statement, a breadth-first walk with a visited set
+  (`decision/lineage.cypher`, `correction/downstream.cypher`), the same one the anchors run, so
+  Neo4j's work is the same on both sides: a deep decision's lineage
+  {c("lineage", "lineage of a deep decision")}, {hits("lineage", "lineage of a deep decision")};
+  impact {c("impact", "impact of a deep decision")}, {hits("impact", "impact of a deep decision")};
+  the 50-level hierarchy {c("lineage", "deepest decision of 50 levels")} and
+  {c("impact", "top strategy of 50 levels")}; the 1,000-decision chain
+  {c("lineage", "lineage of the last of")}, {t("lineage", "lineage of the last of")}, and
+  {c("impact", "impact of the head of")}; impact of a downstream of 1, 100 and 10,000:
+  {c("impact", "a downstream of 1 ")}, {c("impact", "a downstream of 100 ")},
+  {c("impact", "a downstream of 10,000")}. A selection of ids only is answered from the ids the walk
+  returned (`schema.execution.Identities`), completed directly (`schema/execution.py`: a field that
+  only reads its object, and whole selections of such fields, in one pass, without graphql-core's
+  per-field steps), so the answer is smaller than the anchor's (which sends the statement's rows
+  whole) and from some size on ours is the faster. At a handful of decisions the difference is
+  the request's path above. What would close it: a compiled path for the documents clients
+  actually send (built once per validated document, falling back to the ordinary executor) and a
+  request path without the worker-thread hop for a read of ids; neither is built.
+- **Against @neo4j/graphql.** Its `@cypher` fields run our walk statements (read from
+  `src/decisiontrail/cypher/` when the peer starts), one union-typed list per walk, each node
+  then projected by the library: {c("lineage", "lineage of a deep decision && against @neo4j/graphql")};
+  {c("impact", "impact of a deep decision && against @neo4j/graphql")};
+  {c("lineage", "deepest decision of 50 levels && against @neo4j/graphql")};
+  {c("lineage", "lineage of the last of && against @neo4j/graphql")};
+  {c("impact", "a downstream of 10,000 && against @neo4j/graphql")}.
+- **Nested tree.** `Plan.tree` looks ahead at its selection; ids, types and relations are served
+  from one statement of outlines, returned as one row, and completed directly as above:
+  {c("nested tree", "plan -> decisions")}, {t("nested tree", "plan -> decisions")},
+  {hits("nested tree", "plan -> decisions")} (the peer's generated statements are not profiled).
+  What remains is the statement's own work and one Python object per decision, tree entry and
+  field in the answer; what would close more: the statement shaped by the selection and the
+  answer serialised from its rows.
+- **Recording.** A recording locks its plan, reads the facts it is judged by (placement: the
+  plan's counter and automation profile, the parent, idempotency keys) and writes the decision,
+  its events and its audit entry: {c("recording", "recordDecision over HTTP, sequential")},
+  {t("recording", "recordDecision over HTTP, sequential")}; Neo4j's work against the anchor's
+  single write: {hits("recording", "recordDecision over HTTP, sequential")}. Against the driver:
+  {c("recording", "sequential: against the driver")}. What would close it: the placement read folded
+  into the write statement (placement's rules in Cypher, with the Python rules kept as the tests'
+  reference) and the audit entry carried by the write, one round trip each. Batches are two
+  statements for the whole batch (`read_placements`, which takes each plan's facts and each named
+  decision once, and `create_decisions`, which matches each plan and each named decision once:
+  in a statement that writes, a unique index seek locks the entry it reads), the batch's events
+  one outbox run: {c("recording", "batches of 100")}, {t("recording", "batches of 100")},
+  {hits("recording", "batches of 100")}; at 1,000 {c("recording", "batches of 1,000")},
+  {t("recording", "batches of 1,000")}, {hits("recording", "batches of 1,000")}. The rate the
+  target asks at 1,000, 5,000 decisions a second, is 200 ms a batch.
+- **Concurrent recording.** `serve` runs one worker process per core by default (`--workers`,
+  docs/deployment.md), each with its own connections, relay and runtime threads; the outbox
+  carries events across them. Three rounds each way: {c("recording", "16 concurrent clients")};
+  the interval is the rounds' lowest and highest ratio. The clients, the two workers and Neo4j
+  share the machine's two cores, where the baseline's threads only send a statement each.
+- **OTLP import.** An agent trace of 1,000 decision spans posted whole:
+  {c("recording", "OTLP import")}, {t("recording", "OTLP import")},
+  {hits("recording", "OTLP import")}. A trace whose root arrives is imported from the request
+  itself (its spans were kept as nodes, read back and dropped in the same transaction before
+  0b7ae49). What remains beyond the anchor's one statement: decoding OTLP/JSON through protobuf's
+  JSON mapping, the spans' mapping to plans and decisions (`domain.traces.steps`), each plan's
+  placement as a recording's (three placements: the plan's root, then its decisions in order),
+  the trace's marker and the audit entry; what would close it: decoding OTLP/JSON directly, and
+  one placement for a trace's decisions.
+- **Correction.** Two statements and a commit against the anchor's one: the reads (lock the
+  decision and its plan, walk, lock the plans the walk touched, walk again under those locks,
+  read what the rules judge) and the supersession (the correction decision, the walk again where
+  it is, the attempt, the phase, the moot reviews, the events as runs, the audit entry). The
+  anchor writes what ours writes, without locks or judging. Downstream of 1:
+  {c("correction", "downstream of 1")}, {t("correction", "downstream of 1")},
+  {hits("correction", "downstream of 1")}; of 100: {c("correction", "downstream of 100")},
+  {hits("correction", "downstream of 100")}; of 10,000: {c("correction", "downstream of 10,000")},
+  {t("correction", "downstream of 10,000")}, {hits("correction", "downstream of 10,000")}. At small
+  sizes the gap is the second round trip and the request's path; from 10,000 on it is in the
+  statements, by Neo4j's count: the downstream walked three times (before the locks, under them,
+  and in the supersession, where the anchor walks once) and each superseded decision's review
+  looked up. Across 1,000 levels of plans, against impact of the same decision:
+  {c("correction", "across 1,000 levels")}, {t("correction", "across 1,000 levels")},
+  {hits("correction", "across 1,000 levels")}; begin_correction's memory
+  {extra("correction", "across 1,000 levels", "begin_correction_memory_bytes")} (linear in what it
+  supersedes: tests/test_deep_correction.py). Impact walks once and writes nothing; the correction
+  walks three times, locks a thousand plans, supersedes and links every decision, invalidates
+  every plan and announces a run of events for each, then commits all of it. What would close
+  it: the walk made once (its result carried from the reads to the supersession rather than
+  walked again), and one event run for the whole correction rather than one per plan.
+- **Live events.** A correction writes its events to the outbox in its own transaction; the
+  serving process's relay, woken by the commit, numbers what is pending, reads it and hands it to
+  every subscriber's queue, and each WebSocket sends on its own. The delay runs from the write to
+  receipt, read as each frame comes off the socket, at 1,000 subscribers over the service's worker
+  processes: {c("events", "a correction")} (p50; the table has the p95), each correction's event
+  reaching its first and its last subscriber after
+  {extra("events", "a correction", "first_subscriber_ms", "last_subscriber_ms")}: the tail is the
+  fan-out, each subscriber's copy of the event executed, encoded and sent in turn (a correction
+  sends two events, RECORDED then SUPERSEDED, and the last subscriber's SUPERSEDED waits behind
+  both). Messages go uncompressed (permessage-deflate is off: the events are a few hundred bytes),
+  and `serve` raises its limit of open files to the system's (a subscriber holds a socket).
+- **Explorer.** Opening a hierarchy draws its plan cards only (each with its counts), so it costs
+  per plan, not per decision: {c("explorer", "open a hierarchy")}, the page's main thread
+  {extra("explorer", "open a hierarchy", "task_ms", "script_ms")}. Expanding a plan fetches its
+  decisions, lays them out and draws them: {c("explorer", "expand a plan")}, the main thread
+  {extra("explorer", "expand a plan", "task_ms", "script_ms", "style_ms", "layout_ms")}.
+- **Offline.** `check --all` and `export --all` go group by group (a hierarchy, with those it
+  shares an edge with: memory holds the largest group, not the database), in `--jobs N` worker
+  processes from {services_analysis.WORKERS_FROM:,} decisions (`services.analysis.WORKERS_FROM`),
+  loading up to {loading.PLANS_PER_LOAD} plans a load (`graphdb.loading.loads_of`). Each row is now the
+  whole command as a user runs it, against a process of its own streaming the same rows, and
+  memory is summed over the command's processes: `check --all`
+  {c("offline", "check --all group by group, --jobs 1")}, with two workers
+  {c("offline", "check --all group by group, --jobs 2")}; `export --all`
+  {c("offline", "export --all group by group, GraphML")}. Where the time goes, from the whole
+  database loaded as one graph in one process: {c("offline", "rules, GraphML export")},
+  {phases("rules, GraphML export")}: building the graph of Python objects, then the 16 rules, where
+  the baseline only receives the rows; 2x would need the rules on arrays (or in Cypher). The full
+  sizes' rows below were measured earlier with the older definitions (time inside the process,
+  the largest process's memory): at 1M {c("offline", "999,950 decisions: check --all group by group, --jobs 1", "full")}
+  ({peak("999,950 decisions: check --all group by group, --jobs 1")}); at 10M `check --all`
+  {c("offline", "9,999,850 decisions: check --all", "full")} ({peak("9,999,850 decisions: check --all")})
+  and `export --all` {c("offline", "9,999,850 decisions: export --all", "full")}
+  ({peak("9,999,850 decisions: export --all")}), not run again since (over two hours here).
+- **Lineage on the 1M-decision database** (`make bench-full`): the deepest decision of 50 levels
+  of plans, {c("lineage", "lineage of the deepest decision", "full")}; its p95, against the target
+  of 150 ms at depth 20, is the full table's row "p95 on the 1M-decision database".
+- **The tail of every request** was Python's full cycle collections in the served process, each
+  walking everything the process built at start-up; once started, the service freezes that heap
+  out of them (`app.settle_heap`). **Parsing and validation** of a GraphQL document happen once per
+  distinct document (`ParserCache`, `ValidationCache`).
 """
 
 

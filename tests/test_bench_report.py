@@ -154,12 +154,10 @@ def test_the_analysis_types_no_measurement_of_its_own() -> None:
         "200 ms",  # the target's 5,000 decisions a second, as a batch of 1,000
         "5,000 decisions",
         "2x",  # the offline target
-        "1.5x",  # the walks' target
-        "100 ms",  # the event relay's interval
         "200 plans",  # a load's most plans
         "20,000 decisions",  # the fewest that start offline worker processes
         "50 levels",  # the walk shapes
-        "1,000 decisions",
+        "1,000 levels",  # the deep correction's shape
     }
     assert "(not in the saved quick results)" in text and "(no breakdown in the saved quick results)" in text
     assert f"{loading.PLANS_PER_LOAD} plans a load" in text
