@@ -16,6 +16,50 @@ declare module "cytoscape" {
 
 cytoscape.use(svg);
 
+/** What ``dirtyStyleCache`` walks: the fields of Cytoscape's elements it reads (its own, private). */
+interface RawElement {
+  _private: { styleCache: unknown; group: string; edges?: RawElement[]; children?: RawElement[]; parent?: RawElement | null };
+}
+
+/**
+ * Cytoscape calls ``dirtyStyleCache`` for every style property it applies to an element (some 15
+ * for each decision as it is first drawn). In a drawing with compound nodes (an opened plan is
+ * one) each call builds four collections (the element, its descendants, its ancestors and all
+ * their edges) only to clear a cache field on each: a third of a 1,000-decision plan's expansion,
+ * with the garbage it leaves. This clears exactly the same elements, walking the same links
+ * (``children``, ``parent``, ``edges``) without building a collection. It reads Cytoscape's private
+ * fields, so it is made only for the version it was written against (package.json pins it): another
+ * version draws as ever, without it.
+ */
+const STYLE_CACHE_PATCHED_FOR = "3.35.0";
+
+function clearStyleCachesDirectly(cy: cytoscape.Core): void {
+  const proto = Object.getPrototypeOf(cy.collection()) as { dirtyStyleCache?: () => unknown; __direct?: boolean };
+  const original = proto.dirtyStyleCache;
+  if (!original || proto.__direct || (cytoscape as unknown as { version?: string }).version !== STYLE_CACHE_PATCHED_FOR) return;
+  const clear = (ele: RawElement): void => {
+    ele._private.styleCache = null;
+    if (ele._private.group === "nodes") for (const edge of ele._private.edges ?? []) edge._private.styleCache = null;
+  };
+  proto.dirtyStyleCache = function (this: ArrayLike<RawElement>) {
+    const core = (this as unknown as { cy(): { hasCompoundNodes(): boolean } }).cy();
+    if (!core.hasCompoundNodes()) return original.call(this);
+    for (let i = 0; i < this.length; i += 1) {
+      const ele = this[i];
+      clear(ele);
+      const below = [...(ele._private.children ?? [])];
+      while (below.length) {
+        const child = below.pop() as RawElement;
+        clear(child);
+        for (const grandchild of child._private.children ?? []) below.push(grandchild);
+      }
+      for (let up = ele._private.parent; up; up = up._private.parent) clear(up);
+    }
+    return this;
+  };
+  proto.__direct = true;
+}
+
 /** The colour of each decision type: the exports' palette (exports.PALETTE), so a GEXF looks the same. */
 export const TYPE_COLOURS: Record<string, string> = {
   PROMPT_DEFINITION: "#1f77b4",
@@ -84,7 +128,18 @@ const CARD_ROW_GAP = 8;
 const DECISION_WIDTH = 190;
 const DECISION_HEIGHT = 46;
 const RANK_GAP = 60;
+/** A pending review's diamond, under the decision it waits on. */
+const REVIEW_WIDTH = 70;
+const REVIEW_HEIGHT = 40;
 const ROW_GAP = 14;
+
+/** A rectangle in the drawing's own units. */
+interface Box {
+  x1: number;
+  y1: number;
+  x2: number;
+  y2: number;
+}
 
 /** Where a plan's tree begins inside its box, from the box's top left (room for the plan's label). */
 const TREE_INSET = { x: 20, y: 30 };
@@ -159,7 +214,7 @@ const STYLE: cytoscape.StylesheetJson = [
   { selector: "node.pending", style: { "border-width": 4, "border-color": "#d4a000" } },
   {
     selector: "node.review",
-    style: { shape: "diamond", width: 70, height: 40, "background-color": "#ffd700", label: "review" },
+    style: { shape: "diamond", width: REVIEW_WIDTH, height: REVIEW_HEIGHT, "background-color": "#ffd700", label: "review" },
   },
   {
     selector: "edge",
@@ -225,6 +280,8 @@ export interface Legibility {
 export class GraphView {
   readonly cy: cytoscape.Core;
   private readonly grown = new Map<string, { dx: number; dy: number }>();
+  /** The bodies of an opened plan's nodes as laid out (the plan's box and the labels are bigger). */
+  private readonly trees = new Map<string, Box>();
 
   constructor(container: HTMLElement, onDecision: (id: string) => void, onPlan: (id: string) => void) {
     this.cy = cytoscape({
@@ -236,6 +293,7 @@ export class GraphView {
       hideEdgesOnViewport: true,
       boxSelectionEnabled: false,
     });
+    clearStyleCachesDirectly(this.cy);
     this.cy.on("tap", "node.decision", (event) => onDecision(String(event.target.data("ref"))));
     this.cy.on("tap", "node.plan", (event) => onPlan(String(event.target.data("ref"))));
   }
@@ -243,6 +301,7 @@ export class GraphView {
   clear(): void {
     this.cy.elements().remove();
     this.grown.clear();
+    this.trees.clear();
   }
 
   /**
@@ -274,7 +333,16 @@ export class GraphView {
     start: cytoscape.CollectionReturnValue | cytoscape.NodeSingular,
     within?: cytoscape.Collection,
     anchor: "top-left" | "centre" | "cards" = "top-left",
+    inside?: Box,
   ): void {
+    // ``inside`` lies within what is shown (nodes' bodies, from the positions the layout gave them):
+    // when it alone is too big to fit at the legible zoom, so is everything, and the view is the
+    // legible zoom whatever a fit would say. Finding what is visible and fitting it would first
+    // work out the style and bounds of every element (half a second for a 1,000-decision plan).
+    if (!within && inside && start.nonempty() && this.tooBigToFit(inside)) {
+      this.legibleAt(start, anchor);
+      return;
+    }
     const shown = within ?? this.cy.elements(":visible");
     if (shown.empty()) return;
     this.cy.fit(shown, 30);
@@ -282,12 +350,21 @@ export class GraphView {
       this.cy.zoom(MOST_ZOOM);
       this.cy.center(shown);
     } else if (this.cy.zoom() < LEGIBLE_ZOOM) {
-      this.cy.zoom(LEGIBLE_ZOOM);
-      const from = start.nonempty() ? start : shown;
-      if (anchor === "centre") this.cy.center(from);
-      else if (anchor === "cards") this.cy.pan(this.mostCardsPan(from.boundingBox()));
-      else this.cy.pan({ x: 30 - from.boundingBox().x1 * LEGIBLE_ZOOM, y: 30 - from.boundingBox().y1 * LEGIBLE_ZOOM });
+      this.legibleAt(start.nonempty() ? start : shown, anchor);
     }
+  }
+
+  /** Whether ``box`` fitted with a 30 px margin (as ``legibleView`` fits) would be drawn smaller than the legible zoom. */
+  private tooBigToFit(box: Box): boolean {
+    return box.x2 - box.x1 > (this.cy.width() - 60) / LEGIBLE_ZOOM || box.y2 - box.y1 > (this.cy.height() - 60) / LEGIBLE_ZOOM;
+  }
+
+  /** The legible zoom, ``from`` at the top left, at the centre, or among the most cards. */
+  private legibleAt(from: cytoscape.CollectionReturnValue | cytoscape.NodeSingular | cytoscape.Collection, anchor: "top-left" | "centre" | "cards"): void {
+    this.cy.zoom(LEGIBLE_ZOOM);
+    if (anchor === "centre") this.cy.center(from);
+    else if (anchor === "cards") this.cy.pan(this.mostCardsPan(from.boundingBox()));
+    else this.cy.pan({ x: 30 - from.boundingBox().x1 * LEGIBLE_ZOOM, y: 30 - from.boundingBox().y1 * LEGIBLE_ZOOM });
   }
 
   /**
@@ -396,6 +473,18 @@ export class GraphView {
         y: point.y + origin.y1 + TREE_INSET.y + DECISION_HEIGHT / 2,
       };
     };
+    const tree: Box = { x1: Infinity, y1: Infinity, x2: -Infinity, y2: -Infinity };
+    const within = (id: string, half: { w: number; h: number }): void => {
+      const { x, y } = place(id);
+      tree.x1 = Math.min(tree.x1, x - half.w);
+      tree.y1 = Math.min(tree.y1, y - half.h);
+      tree.x2 = Math.max(tree.x2, x + half.w);
+      tree.y2 = Math.max(tree.y2, y + half.h);
+    };
+    for (const d of decisions) within(decisionNode(d.id), { w: DECISION_WIDTH / 2, h: DECISION_HEIGHT / 2 });
+    for (const r of pending) within(`r:${r.id}`, { w: REVIEW_WIDTH / 2, h: REVIEW_HEIGHT / 2 });
+    if (decisions.length || pending.length) this.trees.set(planId, tree);
+    else this.trees.delete(planId);
     const present = new Set(decisions.map((d) => d.id));
     const plans = new Map(this.plans.map((p) => [p.id, p]));
     const waitedOn = new Set(pending.flatMap((r) => (r.parent && present.has(r.parent.id) ? [r.parent.id] : [])));
@@ -463,6 +552,7 @@ export class GraphView {
     const after = plan.boundingBox();
     this.moveAside(planId, before, after.w - before.w, after.h - before.h);
     this.grown.delete(planId);
+    this.trees.delete(planId);
     this.relink();
   }
 
@@ -560,7 +650,14 @@ export class GraphView {
   /** After a plan opened: the whole drawing while it is legible so, else the plan from its top left, at a legible zoom. */
   reveal(planId: string): void {
     const plan = this.cy.getElementById(planNode(planId));
-    this.legibleView(plan.nonempty() ? plan : this.cy.nodes().first());
+    // Its decisions as laid out (just added, so none hidden) lie within what is shown while the plan is.
+    const tree = this.trees.get(planId);
+    this.legibleView(plan.nonempty() ? plan : this.cy.nodes().first(), undefined, "top-left", tree && this.shown(plan) ? tree : undefined);
+  }
+
+  /** Whether a plan is drawn (not hidden): its own display, which its decisions share; ``visible()`` would first work out its box. */
+  private shown(plan: cytoscape.CollectionReturnValue): boolean {
+    return plan.nonempty() && plan.style("display") !== "none" && plan.style("visibility") !== "hidden";
   }
 
   // ---- focus ---------------------------------------------------------------------------------------

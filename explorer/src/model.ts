@@ -226,33 +226,37 @@ type RawDecision = Omit<DecisionInfo, "superseded">;
  * reviews as they stood then (``reviews(asOf:)``), those pending then apart.
  */
 export async function planContent(planId: string, asOf: string | null): Promise<PlanContent> {
-  const data = await query<{
-    plan: { tree: { decision: RawDecision }[] } | null;
-    reviews: { nodes: ReviewInfo[]; pageInfo: { hasNextPage: boolean } };
-  }>(
-    `query Content($id: ID!, $asOf: DateTime) {
-      plan(id: $id, asOf: $asOf) { tree { decision { ${DECISION_FIELDS} } } }
-      reviews(planId: $id, first: 100, asOf: $asOf) { nodes { ${REVIEW_FIELDS} } pageInfo { hasNextPage } }
-    }`,
-    { id: planId, asOf },
-  );
-  const current = (data.plan?.tree ?? []).map(({ decision }) => ({ ...decision, superseded: false }));
-  const ghosts: DecisionInfo[] = [];
-  let after: string | null = null;
-  for (;;) {
-    const page: {
-      plan: { decisions: { nodes: RawDecision[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } } | null;
-    } = await query(
+  type SupersededPage = {
+    plan: { decisions: { nodes: RawDecision[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } } | null;
+  };
+  const superseded = (after: string | null): Promise<SupersededPage> =>
+    query<SupersededPage>(
       `query Superseded($id: ID!, $after: String, $asOf: DateTime) {
         plan(id: $id, asOf: $asOf) { decisions(first: 100, after: $after, filter: {status: SUPERSEDED}) {
           nodes { ${DECISION_FIELDS} } pageInfo { hasNextPage endCursor } } }
       }`,
       { id: planId, after, asOf },
     );
-    if (!page.plan) break;
+  // The tree and the first page of superseded decisions at once: the one does not wait on the other.
+  const [data, first] = await Promise.all([
+    query<{
+      plan: { tree: { decision: RawDecision }[] } | null;
+      reviews: { nodes: ReviewInfo[]; pageInfo: { hasNextPage: boolean } };
+    }>(
+      `query Content($id: ID!, $asOf: DateTime) {
+        plan(id: $id, asOf: $asOf) { tree { decision { ${DECISION_FIELDS} } } }
+        reviews(planId: $id, first: 100, asOf: $asOf) { nodes { ${REVIEW_FIELDS} } pageInfo { hasNextPage } }
+      }`,
+      { id: planId, asOf },
+    ),
+    superseded(null),
+  ]);
+  const current = (data.plan?.tree ?? []).map(({ decision }) => ({ ...decision, superseded: false }));
+  const ghosts: DecisionInfo[] = [];
+  for (let page = first; page.plan; ) {
     for (const d of page.plan.decisions.nodes) ghosts.push({ ...d, superseded: true });
     if (!page.plan.decisions.pageInfo.hasNextPage) break;
-    after = page.plan.decisions.pageInfo.endCursor;
+    page = await superseded(page.plan.decisions.pageInfo.endCursor);
   }
   const reviews = data.reviews.nodes;
   const pending = reviews.filter((r) => r.status === "PENDING");
