@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from decisiontrail.domain.decision import utc_now
 
@@ -32,6 +33,9 @@ class DecisionEvent:
     """When it was written: in the transaction of the change, so before its commit."""
     seq: int | None = None
     """Its number in the outbox, in commit order across every process; a subscriber's cursor."""
+    made: dict[object, Any] = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
+    """What is made of it for its subscribers here, made once by the first who needs it: every
+    subscriber's queue holds this same object (``EventBus.publish``)."""
 
 
 class EventBus:
@@ -51,9 +55,14 @@ class EventBus:
             event = dataclasses.replace(event, at=utc_now())
         with self._lock:
             subscribers = list(self._subscribers)
+        # One call into each event loop for all of its subscribers: a call from another thread
+        # wakes the loop through a pipe, a write per call, and a loop holds a thousand subscribers.
+        by_loop: dict[asyncio.AbstractEventLoop, list[Subscriber]] = {}
         for subscriber in subscribers:
             if subscriber.plan_id is None or subscriber.plan_id == event.plan_id:
-                subscriber.loop.call_soon_threadsafe(subscriber.offer, event)
+                by_loop.setdefault(subscriber.loop, []).append(subscriber)
+        for loop, offered in by_loop.items():
+            loop.call_soon_threadsafe(_offer, offered, event)
 
     @property
     def listening(self) -> bool:
@@ -85,6 +94,12 @@ class EventBus:
     def _leave(self, subscriber: Subscriber) -> None:
         with self._lock:
             self._subscribers.discard(subscriber)
+
+
+def _offer(subscribers: list[Subscriber], event: DecisionEvent) -> None:
+    """``event`` offered to each of ``subscribers``, on their event loop."""
+    for subscriber in subscribers:
+        subscriber.offer(event)
 
 
 class FellBehind(Exception):
@@ -119,7 +134,7 @@ class Subscriber:
         self.after = seq
 
     def offer(self, event: DecisionEvent) -> None:
-        """Called on the subscriber's event loop (``call_soon_threadsafe``), as ``__anext__`` runs."""
+        """Called on the subscriber's event loop (``EventBus.publish``), as ``__anext__`` runs."""
         if self.behind:
             return  # to be read from the outbox
         if self.queue.qsize() >= self.bus.backlog:

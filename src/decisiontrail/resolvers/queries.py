@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from datetime import datetime
+from typing import cast
 
 import strawberry
 from strawberry.types import Info
@@ -14,6 +15,7 @@ from decisiontrail.domain.audit import AuditPage as AuditWanted
 from decisiontrail.domain.pages import DecisionSearch, PlanPage, ReviewPage, page_size, search_text
 from decisiontrail.domain.invariants import Scope
 from decisiontrail.domain.recording import ReviewStatus
+from decisiontrail import events
 from decisiontrail.events import FellBehind
 from decisiontrail.exceptions import Unavailable, ValidationFailed
 from decisiontrail.schema.audit import AuditEdge, AuditEntry, AuditPage, audit_cursor, parse_audit_cursor
@@ -250,9 +252,19 @@ async def decision_events(
             if event.seq is not None and event.seq <= last:
                 continue  # read from the outbox already, or committed before this subscriber began
             last = event.seq if event.seq is not None else last
-            yield DecisionEvent.of(event)
+            yield _given(event)
     finally:
         live.close()
+
+
+def _given(event: events.DecisionEvent) -> DecisionEvent:
+    """A live event as the schema has it: one object for every subscriber here, who are all given
+    the same event, so a subscription's answer to it is made once for all with the same key
+    (``schema.sharing``)."""
+    given = event.made.get(DecisionEvent)
+    if given is None:
+        given = event.made.setdefault(DecisionEvent, DecisionEvent.of(event))
+    return cast(DecisionEvent, given)
 
 
 def _cursor(after: str | None) -> int | None:

@@ -22,6 +22,7 @@ rest of the request (its reads are repeatable, so reading again costs time, neve
 
 from __future__ import annotations
 
+import functools
 import inspect
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -47,6 +48,7 @@ from graphql.pyutils import Path, RefMap
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types.field import StrawberryField
 
+from decisiontrail.schema import sharing
 from decisiontrail.schema.variables import Coerce, precoerce
 
 
@@ -104,13 +106,22 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
         """Each enum's members as they serialise, learnt as they come."""
         # An extension that sees every field's resolution (a ``resolve`` hook) is a middleware here.
         self.watched = self.middleware_manager is not None and bool(self.middleware_manager.middlewares)
+        self.keyed = False
+        self.subscription: sharing.EventKey | None = None
+        """What this subscription's answers depend on but its caller (``sharing.subscription_key``),
+        worked out at its first event (``keyed``); None for one that shares nothing."""
+        self.sharing: tuple[sharing.Answers, sharing.EventKey] | None = None
+        """Where this event's answer is kept for the subscriptions given the same payload, and by what key."""
 
     def build_per_event_executor(self, payload: Any) -> DirectFieldsExecutionContext:
         """graphql-core's copy of a subscription's executor for one event, with nothing remembered
         about selections: each event collects its fields anew (new lists, so the ids these are
         remembered by never match another event's), and a shallow copy shared them, so each
         subscriber kept every event's for as long as it stayed connected. A context that can make
-        one for an event (``for_event``) does: what one event read is not another's answer."""
+        one for an event (``for_event``) does: what one event read is not another's answer.
+
+        The event's answer is looked for among those other subscriptions made of the same payload
+        (``schema.sharing``): one made with the same key is this subscription's answer too."""
         executor = cast(DirectFieldsExecutionContext, super().build_per_event_executor(payload))
         for_event = getattr(executor.context_value, "for_event", None)
         if callable(for_event):
@@ -119,7 +130,24 @@ class DirectFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
         executor._stream_usages = RefMap()
         executor.not_direct = {}
         executor.selections = {}
+        if not self.keyed:
+            self.subscription = sharing.subscription_key(self.schema, self.operation, self.variable_values.sources)
+            self.keyed = True
+        executor.sharing = None
+        if self.subscription is not None and not self.watched:
+            key = sharing.event_key(self.subscription, executor.context_value)
+            answers = sharing.answers_to(payload) if key is not None else None
+            if key is not None and answers is not None:
+                executor.sharing = (answers, key)
         return executor
+
+    def execute_operation(self, serially: bool | None = None) -> Any:
+        """graphql-core's, but an event's answer is made once for every subscription with the
+        same key given the same payload (``sharing.answer``)."""
+        if self.sharing is None:
+            return super().execute_operation(serially)
+        answers, key = self.sharing
+        return sharing.answer(answers, key, functools.partial(super().execute_operation, serially))
 
     def complete_value(
         self,

@@ -4,6 +4,7 @@ and graphql-transport-ws subscriptions."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import re
@@ -32,6 +33,7 @@ from decisiontrail.services.requests import known_as
 from decisiontrail.api import schema
 from decisiontrail import http_graphql
 from decisiontrail.schema.context import Context
+from decisiontrail.schema.sharing import SharedData
 from decisiontrail.web.auth import BearerTokens, caller, identified
 from decisiontrail.web.errors import HTTP_CODES, error, rate_limit_error, rate_limited
 from decisiontrail.web.limits import retry_after
@@ -209,6 +211,42 @@ class DecisionTrailGraphQL(GraphQL[Context, None]):
             raise _MutationOverGet(e.as_http_error_reason(request_adapter.method)) from e
         except MissingQueryError as e:
             raise HTTPException(400, "No GraphQL query found in the request") from e
+
+    def encode_json(self, data: object) -> str | bytes:
+        """strawberry's; but a subscription's ``next`` message whose data its subscribers share
+        (``schema.sharing``) is that data's JSON, written once for all of them, in this
+        subscriber's envelope (its own operation id): the text the whole would be written as."""
+        if type(data) is dict and data.get("type") == "next" and type(operation_id := data.get("id")) is str:
+            payload = data.get("payload")
+            envelope = self._next_envelope
+            if (
+                envelope is not None
+                and type(payload) is dict
+                and len(payload) == 1
+                and type(shared := payload.get("data")) is SharedData
+                and list(data) == ["id", "type", "payload"]
+            ):
+                if shared.json is None:
+                    shared.json = self._written({"data": shared})
+                before, between, after = envelope
+                return before + self._written(operation_id) + between + shared.json + after
+        return super().encode_json(data)
+
+    def _written(self, data: object) -> str:
+        """``data`` as strawberry's ``encode_json`` writes it, as text."""
+        written = super().encode_json(data)
+        return written if isinstance(written, str) else written.decode()
+
+    @functools.cached_property
+    def _next_envelope(self) -> tuple[str, str, str] | None:
+        """A ``next`` message as this view writes it, around its id and its payload; None if it
+        cannot be told apart from them (the whole message is then written each time)."""
+        written = self._written({"id": "", "type": "next", "payload": None})
+        if written.count('""') != 1 or written.count("null") != 1:
+            return None
+        before, rest = written.split('""')
+        between, after = rest.split("null")
+        return before, between, after
 
     def decode_json(self, data: str | bytes) -> object:
         """A body is a JSON object (or a list, a batch strawberry refuses itself); nesting past the
