@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from bench import events, offline_rows, report, scenarios
+from bench import corrections, events, offline_rows, recording, report, tree, walks
 from bench.harness import Row, git_commit, served_api
 from bench.scenarios import FULL, QUICK, Sizes
 from decisiontrail.graphdb import Graph, open_graph
@@ -108,13 +108,13 @@ def _run(graph: Graph, sizes: Sizes, chosen: list[str]) -> tuple[list[Row], str]
             delete_all_data(graph)
     with served_api(graph.uri, graph.database) as api:
         if "recording" in chosen:
-            rows += scenarios.recording(graph, api, sizes, _say)
+            rows += recording.recording(graph, api, sizes, _say)
         if "lineage" in chosen:
-            rows += scenarios.lineage_and_impact(graph, api, sizes, samples, _say)
+            rows += walks.lineage_and_impact(graph, api, sizes, samples, _say)
         if "correction" in chosen:
-            rows += scenarios.correction(graph, api, sizes, _say)
+            rows += corrections.correction(graph, api, sizes, _say)
         if "tree" in chosen:
-            rows += scenarios.nested_tree(graph, api, sizes, _say)
+            rows += tree.nested_tree(graph, api, sizes, _say)
         if "events" in chosen:
             rows += events.live_events(api, sizes, _say)
         if "explorer" in chosen:

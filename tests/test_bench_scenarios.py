@@ -18,9 +18,9 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from bench import scenarios
-from bench.harness import Row, served_api
-from bench.scenarios import BATCHES, CLIENTS, QUICK
+from bench import corrections, recording, walks
+from bench.harness import Breakdown, Row, served_api
+from bench.scenarios import BATCHES, CLIENTS, HTTP_ANCHOR, QUICK
 from decisiontrail.graphdb import Graph
 from decisiontrail.services import Trail
 
@@ -44,14 +44,14 @@ def _measured(row: Row) -> None:
 
 
 def test_recording_over_the_served_api_stores_what_each_side_sent(graph: Graph, store: Trail, bench_api: str) -> None:
-    rows = scenarios.recording(graph, bench_api, SMALLEST, progress=lambda _: None)
+    rows = recording.recording(graph, bench_api, SMALLEST, progress=lambda _: None)
 
     assert [r.case for r in rows] == [
         "recordDecision over HTTP, sequential",
         "recordDecision over HTTP, sequential: against the driver",
         f"recordDecision over HTTP, {CLIENTS} concurrent clients (one plan each)",
         *(f"recordDecisions over HTTP, batches of {batch:,}" for batch in BATCHES),
-        f"OTLP import over HTTP, a trace of {scenarios.OTLP_SPANS:,} decision spans",
+        f"OTLP import over HTTP, a trace of {recording.OTLP_SPANS:,} decision spans",
     ]
     for row in rows:
         _measured(row)
@@ -62,14 +62,14 @@ def test_recording_over_the_served_api_stores_what_each_side_sent(graph: Graph, 
         assert row.extra["db_hits"]["ours"] > row.extra["db_hits"]["baseline"] > 0, row.extra["db_hits"]
     # The concurrent row: rounds each way, its verdict and the rounds' spread.
     assert rows[2].target == ">= 0.6x the raw throughput" and rows[2].interval is not None
-    assert len(rows[2].ours.samples_ms) == scenarios.CONCURRENT_ROUNDS * CLIENTS
+    assert len(rows[2].ours.samples_ms) == recording.CONCURRENT_ROUNDS * CLIENTS
     for row in (rows[0], *rows[3:-1]):  # each served write said where its time went, commit included
         served = row.extra["breakdown"]["ours"]
         assert served["transactions"] >= 1 and served["commit_ms"] > 0, (row.case, served)
 
 
 def test_corrections_supersede_exactly_their_closure_ours_and_the_baseline(graph: Graph, store: Trail, bench_api: str) -> None:
-    rows = scenarios.correction(graph, bench_api, SMALLEST, progress=lambda _: None)
+    rows = corrections.correction(graph, bench_api, SMALLEST, progress=lambda _: None)
 
     assert [r.case for r in rows[:-1]] == [
         "downstream of 1",
@@ -85,7 +85,7 @@ def test_corrections_supersede_exactly_their_closure_ours_and_the_baseline(graph
     assert [len(r.ours.samples_ms) for r in rows[:6]] == [2] * 6
     # Ours over HTTP against the same statement behind the minimal HTTP endpoint, judged; and
     # against the driver, for reference; each with Neo4j's db hits of both sides.
-    assert rows[0].baseline_name == scenarios.HTTP_ANCHOR and rows[0].target == "<= 1.2x" and rows[0].interval
+    assert rows[0].baseline_name == HTTP_ANCHOR and rows[0].target == "<= 1.2x" and rows[0].interval
     assert rows[1].baseline_name == "the same statement through the driver" and not rows[1].target
     for row in rows[0], rows[3]:
         assert row.extra["db_hits"]["ours"] > 0 and row.extra["db_hits"]["baseline"] > 0, row.extra
@@ -108,11 +108,11 @@ def test_the_raw_correction_writes_what_ours_writes(graph: Graph, store: Trail, 
 
     ours, raw = subtree_fixture(graph, 30, copies=2, seed=5)
     with httpx.Client(base_url=bench_api, timeout=60) as client:
-        scenarios._correct_served(client, {}, scenarios.Breakdown(), ours)
-    scenarios._raw_correct(graph, scenarios.Breakdown(), raw)
+        corrections._correct_served(client, {}, Breakdown(), ours)
+    corrections._raw_correct(graph, Breakdown(), raw)
 
-    wrote = scenarios._footprint(graph, ours)
-    assert wrote == scenarios._footprint(graph, raw)
+    wrote = corrections._footprint(graph, ours)
+    assert wrote == corrections._footprint(graph, raw)
     assert wrote["superseded"] == wrote["listed"] == wrote["counted"] == 30 and wrote["audit"] and wrote["events"]
 
 
@@ -121,17 +121,17 @@ def test_lineage_and_impact_over_the_served_api_answer_what_the_statement_does(
 ) -> None:
     # The bench's walk shapes, small: 3 levels of plans and a 10-decision chain. Each row first
     # compares the GraphQL answer with the statement's, decisions and plans in full.
-    monkeypatch.setattr(scenarios, "WALK_LEVELS", 3)
-    monkeypatch.setattr(scenarios, "WALK_CHAIN", 10)
-    shapes = scenarios.walk_shapes(store)
-    with scenarios.walkers(graph, bench_api, with_peer=False) as walking:
+    monkeypatch.setattr(walks, "WALK_LEVELS", 3)
+    monkeypatch.setattr(walks, "WALK_CHAIN", 10)
+    shapes = walks.walk_shapes(store)
+    with walks.walkers(graph, bench_api, with_peer=False) as walking:
         all_rows = [
-            scenarios._walk_rows(graph, walking, SMALLEST, name, text, statement, decision_id, what)
-            for name, text, statement, what, decision_id in scenarios.walk_cases(shapes)
+            walks._walk_rows(graph, walking, SMALLEST, name, text, statement, decision_id, what)
+            for name, text, statement, what, decision_id in walks.walk_cases(shapes)
         ]
     # Each walk: against the minimal HTTP endpoint (the target), then the driver (for reference).
     assert all(len(walked) == 2 for walked in all_rows)
-    assert {walked[0].baseline_name for walked in all_rows} == {scenarios.HTTP_ANCHOR}
+    assert {walked[0].baseline_name for walked in all_rows} == {HTTP_ANCHOR}
     assert all(walked[0].target == "<= 1.2x" and walked[0].interval for walked in all_rows)
     assert all(walked[0].extra["db_hits"]["ours"] >= walked[0].extra["db_hits"]["baseline"] > 0 for walked in all_rows)
     assert all(walked[1].case == walked[0].case + ": against the driver" for walked in all_rows)
@@ -162,10 +162,10 @@ def test_live_events_reach_every_subscriber(bench_api: str, store: Trail) -> Non
 
 
 def test_an_otlp_import_is_timed_against_a_raw_write_of_the_same_rows(graph: Graph, store: Trail, bench_api: str) -> None:
-    row = scenarios._otlp_import_row(graph, bench_api, replace(SMALLEST, batches=2), progress=lambda _: None)
+    row = recording._otlp_import_row(graph, bench_api, replace(SMALLEST, batches=2), progress=lambda _: None)
 
     _measured(row)
-    assert row.compare == "throughput" and row.ours.ops_per_sample == scenarios.OTLP_SPANS
+    assert row.compare == "throughput" and row.ours.ops_per_sample == recording.OTLP_SPANS
     assert row.extra["db_hits"]["ours"] > row.extra["db_hits"]["baseline"] > 0
     assert row.extra["breakdown"]["ours"]["transactions"] == 1
     assert len(row.ours.samples_ms) == len(row.baseline.samples_ms) == 2  # type: ignore[union-attr]
@@ -174,4 +174,4 @@ def test_an_otlp_import_is_timed_against_a_raw_write_of_the_same_rows(graph: Gra
     held = graph.driver.execute_query(
         "MATCH (p:Plan) RETURN COUNT { (:Decision)-[:IN_PLAN]->(p) } AS n", database_=graph.database
     ).records
-    assert len(held) == 3 + 2 * (2 + 2) and len({r["n"] for r in held}) == 1 and held[0]["n"] > scenarios.OTLP_SPANS
+    assert len(held) == 3 + 2 * (2 + 2) and len({r["n"] for r in held}) == 1 and held[0]["n"] > recording.OTLP_SPANS
