@@ -179,9 +179,9 @@ check them, so they are not repeated here.
   and in the supersession, where the anchor walks once) and each superseded decision's review
   looked up. Across 1,000 levels of plans, against impact of the same decision:
   {c("correction", "across 1,000 levels")}, {t("correction", "across 1,000 levels")},
-  {hits("correction", "across 1,000 levels")}; begin_correction's memory
-  {extra("correction", "across 1,000 levels", "begin_correction_memory_bytes")} (linear in what it
-  supersedes: tests/test_deep_correction.py). Impact walks once and writes nothing; the correction
+  {hits("correction", "across 1,000 levels")}; by Neo4j's count
+  {extra("correction", "across 1,000 levels", "begin_correction_memory_bytes")} (its reads' statement, linear
+  in what it supersedes: tests/test_deep_correction.py). Impact walks once and writes nothing; the correction
   walks three times, locks a thousand plans, supersedes and links every decision, invalidates
   every plan and announces a run of events for each, then commits all of it. What would close
   it: the walk made once (its result carried from the reads to the supersession rather than
@@ -193,9 +193,13 @@ check them, so they are not repeated here.
   processes: {c("events", "a correction")} (p50; the table has the p95), each correction's event
   reaching its first and its last subscriber after
   {extra("events", "a correction", "first_subscriber_ms", "last_subscriber_ms")}: the tail is the
-  fan-out, each subscriber's copy of the event executed, encoded and sent in turn (a correction
-  sends two events, RECORDED then SUPERSEDED, and the last subscriber's SUPERSEDED waits behind
-  both). Messages go uncompressed (permessage-deflate is off: the events are a few hundred bytes),
+  fan-out. An event's answer is executed and encoded once for all the subscriptions of one
+  principal with the same document and variables (`schema/sharing.py`; each subscriber's message
+  is its own id around the shared text), and the event bus wakes each event loop once per event;
+  what is left per subscriber is its queue's wake-up, strawberry's handling of each result and the
+  send on its socket, in turn (a correction sends two events, RECORDED then SUPERSEDED, and the
+  last subscriber's SUPERSEDED waits behind both). What would close it: the send path below
+  strawberry's per-result handling (a shared message written to each socket directly). Messages go uncompressed (permessage-deflate is off: the events are a few hundred bytes),
   and `serve` raises its limit of open files to the system's (a subscriber holds a socket).
 - **Explorer.** Opening a hierarchy draws its plan cards only (each with its counts), so it costs
   per plan, not per decision: {c("explorer", "open a hierarchy")}, the page's main thread
@@ -373,7 +377,10 @@ def cite_extra(runs: list[dict[str, Any]], sizes: str, scenario: str, case: str,
     for key in keys:
         name, _, unit = key.rpartition("_")
         value = row["extra"][key]
-        shown.append(f"{name.replace('_', ' ')} {value:,.1f} {unit}" if unit in ("ms", "mb") else f"{key} {value:,}")
+        if unit == "bytes":
+            shown.append(f"{name.replace('_', ' ')} {value / 1_000_000:,.1f} MB")
+        else:
+            shown.append(f"{name.replace('_', ' ')} {value:,.1f} {unit}" if unit in ("ms", "mb") else f"{key} {value:,}")
     return ", ".join(shown) + f" ({sizes}.json)"
 
 
