@@ -25,10 +25,8 @@ import argparse
 import contextlib
 import gc
 import json
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -117,40 +115,16 @@ def running_anchor(neo4j_uri: str, database: str, statements: Mapping[str, State
     Started, logged (to a file, as ``served_api`` logs the service, for the same reason) and
     stopped as ``served_api`` does it.
     """
+    from bench.harness import served_process
+
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="decisiontrail-bench-anchor-") as scratch:
         statements_path = Path(scratch) / "statements.json"
         statements_path.write_text(json.dumps({name: asdict(statement) for name, statement in statements.items()}))
         log_path = Path(scratch) / "anchor.log"
-        with log_path.open("wb") as log_file:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "bench.anchor", neo4j_uri, database, str(statements_path), str(port)],
-                cwd=CHECKOUT,
-                stdout=subprocess.DEVNULL,
-                stderr=log_file,
-            )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                if process.poll() is not None:
-                    raise RuntimeError(f"the anchor exited: {log_path.read_text(errors='replace')[-4000:]}")
-                try:
-                    if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the anchor did not become ready in 120 s")
-                time.sleep(0.2)
+        argv = [sys.executable, "-m", "bench.anchor", neo4j_uri, database, str(statements_path), str(port)]
+        with served_process(argv, port, log_path, "the anchor", cwd=CHECKOUT) as url:
             yield url
-        finally:
-            process.terminate()
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 def call(client: httpx.Client, name: str, /, **parameters: Any) -> list[dict[str, Any]]:

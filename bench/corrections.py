@@ -302,7 +302,7 @@ def _deep_correction_row(graph: Graph, client: httpx.Client, sizes: Sizes, progr
             raise RuntimeError(f"correction across {levels} levels: {len(answers[t])} invalidated, impact {impacts[t]}")
     # The spare copy profiled: impact first, then the correction's reads (rolled back), then the correction.
     hits = {"baseline": db_hits(graph, IMPACT, id=profiled)}
-    memory, rows = _memory_of_beginning(graph, profiled)
+    memory, rows = memory_of_beginning(graph, profiled)
     hits["ours"] = db_hits(graph, CORRECT, id=profiled)
     met, interval = judged(corrected, walked, 2.0)
     return Row(
@@ -325,7 +325,7 @@ def _deep_correction_row(graph: Graph, client: httpx.Client, sizes: Sizes, progr
     )
 
 
-def _memory_of_beginning(graph: Graph, decision_id: str) -> tuple[int, int]:
+def memory_of_beginning(graph: Graph, decision_id: str) -> tuple[int, int]:
     """begin_correction's memory as Neo4j counts it (PROFILE), and its downstream's rows, rolled back."""
     with graph.driver.session(database=graph.database) as session:
         tx = session.begin_transaction()

@@ -373,35 +373,40 @@ def served_api(neo4j_uri: str, database: str) -> Iterator[str]:
     env.pop("DECISIONTRAIL_TOKENS", None)
     with tempfile.TemporaryDirectory(prefix="decisiontrail-bench-serve-") as scratch:
         log_path = Path(scratch) / "serve.log"
-        with log_path.open("wb") as log_file:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "decisiontrail.cli", "-q", "serve", "--port", str(port), "--server-timing"],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=log_file,
-            )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                if process.poll() is not None:
-                    raise RuntimeError(f"decisiontrail serve exited: {log_path.read_text(errors='replace')[-4000:]}")
-                try:
-                    if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError("decisiontrail serve did not become ready in 120 s")
-                time.sleep(0.2)
+        argv = [sys.executable, "-m", "decisiontrail.cli", "-q", "serve", "--port", str(port), "--server-timing"]
+        with served_process(argv, port, log_path, "decisiontrail serve", env=env) as url:
             yield url
-        finally:
-            process.terminate()
+
+
+@contextmanager
+def served_process(argv: list[str], port: int, log_path: Path, what: str, **popen: Any) -> Iterator[str]:
+    """Run ``argv`` (an HTTP server on ``port``, its log into ``log_path``) until the block ends:
+    its base URL once its /readyz answers 200 (within 120 s), terminated after (killed if it has
+    not stopped within 15 s)."""
+    with log_path.open("wb") as log_file:
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log_file, **popen)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"{what} exited: {log_path.read_text(errors='replace')[-4000:]}")
             try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not become ready in 120 s")
+            time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def graphql(client: httpx.Client, query: str, /, breakdown: Breakdown | None = None, **variables: Any) -> dict[str, Any]:

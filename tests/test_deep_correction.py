@@ -3,10 +3,9 @@ memory linear in what it supersedes (ADR-007: one traversal, no more and no less
 
 from __future__ import annotations
 
-from typing import Any
 
+from bench.corrections import memory_of_beginning
 from bench.workload import WorkloadSpec, load
-from decisiontrail.cypher import query
 from decisiontrail.graphdb import Graph
 from decisiontrail.services import Trail, correction
 from decisiontrail.access import LOCAL
@@ -35,31 +34,12 @@ def test_a_correction_across_a_thousand_levels_of_plans_supersedes_every_level(s
     assert correction.preview(store, result.correction.decision_id, principal=LOCAL).plan_ids == ()
 
 
-def _memory_of_beginning(graph: Graph, decision_id: str) -> tuple[int, int]:
-    """begin_correction's memory by Neo4j's own count (PROFILE), and its downstream's rows, rolled back."""
-    with graph.driver.session(database=graph.database) as session:
-        tx = session.begin_transaction()
-        try:
-            result = tx.run(
-                "PROFILE " + query("correction/begin_correction"),
-                holder="profile",
-                decision_id=decision_id,
-                correction_id="01ARZ3NDEKTSV4RRFFQ69G5FAV",
-                also_lock=[],
-            )
-            rows = len(result.single(strict=True)["rows"])
-            profile: dict[str, Any] = result.consume().profile
-        finally:
-            tx.rollback()
-    return int(profile["args"]["GlobalMemory"]), rows
-
-
 def test_the_memory_of_a_correction_grows_with_what_it_supersedes_not_its_square(store: Trail, graph: Graph) -> None:
     # An aggregation inside a subquery is grouped by the lists it imports: summaries of the
     # downstream per plan each kept the downstream whole, memory in levels squared (18 MB at 100
     # levels, 8x the rows at 400: about 64x the memory). Linear, 4x the rows take about 4x.
-    small = _memory_of_beginning(graph, _chain(graph, LEVELS // 4, seed=2))
-    large = _memory_of_beginning(graph, _chain(graph, LEVELS, seed=3))
+    small = memory_of_beginning(graph, _chain(graph, LEVELS // 4, seed=2))
+    large = memory_of_beginning(graph, _chain(graph, LEVELS, seed=3))
 
     rows_ratio, memory_ratio = large[1] / small[1], large[0] / small[0]
     assert 3.5 < rows_ratio < 4.5
