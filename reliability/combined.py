@@ -308,6 +308,23 @@ def imported_whole(graph: Graph, body: bytes) -> dict[str, Any]:
     return {r["trace_id"]: {"expected": r["expected"], "stored": r["stored"], "imported": r["imported"]} for r in rows}
 
 
+def settled(graph: Graph, body: bytes, *, within: float = 10.0) -> tuple[dict[str, Any], int]:
+    """``imported_whole`` once it reads the same twice 0.2 s apart (within ``within`` seconds): with
+    the service killed just after its COMMIT reached Neo4j, the commit may still be being applied,
+    and a read statement is read-committed, record by record (it can see part of a transaction
+    whose commit lands while it runs). Nothing writes once the service is dead, so what is read
+    then is what the import left. Also how many reads that took."""
+    deadline = time.monotonic() + within
+    last, reads = imported_whole(graph, body), 1
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        now, reads = imported_whole(graph, body), reads + 1
+        if now == last:
+            break
+        last = now
+    return last, reads
+
+
 def otlp_service_kill(
     scratch_dir: Path,
     *,
@@ -363,7 +380,7 @@ def otlp_service_kill(
             )
             exporter.start()
             outcome.require(killed.wait(120), f"the service was not killed at the import's {at}")
-            between = imported_whole(graph, body)  # the service dead: what its import left
+            between, reads = settled(graph, body)  # the service dead: what its import left
             half = {t: f for t, f in between.items() if f["stored"] not in (0, f["expected"])}
             outcome.require(not half, f"killed at the import's {at}: traces half imported: {half}")
             down = service.start()
@@ -376,6 +393,7 @@ def otlp_service_kill(
             )
             moments[at] = {
                 "traces stored whole when the service died": sum(1 for f in between.values() if f["stored"] == f["expected"]),
+                "reads until the store settled": reads,
                 "exporter's tries before the answer": dict(Counter(answered.get("tries") or [])),
                 "answer": answered.get("answer"),
                 "service_down_seconds": round(down, 1),
