@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,6 +35,29 @@ def test_help_lists_commands_and_environment(capsys: pytest.CaptureFixture[str])
     assert exited.value.code == 0
     for word in ("demo", "tree", "migrate", "neo4j", "NEO4J_URI", "DECISIONTRAIL_DATA_DIR"):
         assert word in out
+
+
+def test_a_reader_gone_from_stdout_ends_the_command_quietly() -> None:
+    """`decisiontrail ... | head -1` once head has its line: what is left goes nowhere, and the
+    command ends as one stopped by SIGPIPE does, without a traceback."""
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before the first write
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "decisiontrail.cli", "schema"], stdout=write, stderr=subprocess.PIPE, text=True, timeout=120
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (128 + signal.SIGPIPE, "")
+
+
+def test_a_broken_pipe_not_stdout_s_is_not_taken_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(args: object) -> int:
+        raise BrokenPipeError("a pipe of the command's own")
+
+    monkeypatch.setattr("decisiontrail.cli._execute", broken)
+    with pytest.raises(BrokenPipeError, match="of the command's own"):
+        main(["schema"])
 
 
 @pytest.mark.parametrize(("flags", "logged"), [([], True), (["--no-access-log"], False), (["--access-log"], True)])

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import select
+import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -99,19 +102,45 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
     )
     try:
-        settings = Neo4jSettings.from_env()
-        if args.command in serving.COMMANDS:
-            return serving.execute(args, settings)
-        if args.command == "export":
-            analysis.choose_export(args)
-        if args.command in runtime.COMMANDS:
-            return runtime.execute(args, settings)
-        return _with_trail(args, settings)
+        code = _execute(args)
+        sys.stdout.flush()  # here, where a reader gone is answered, not at the interpreter's exit
+        return code
     except DecisionTrailError as e:
         print(f"decisiontrail: error: {e.message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        if not _stdout_gone():
+            raise
+        return 128 + signal.SIGPIPE  # as a command stopped by SIGPIPE ends, without a traceback
+
+
+def _execute(args: argparse.Namespace) -> int:
+    settings = Neo4jSettings.from_env()
+    if args.command in serving.COMMANDS:
+        return serving.execute(args, settings)
+    if args.command == "export":
+        analysis.choose_export(args)
+    if args.command in runtime.COMMANDS:
+        return runtime.execute(args, settings)
+    return _with_trail(args, settings)
+
+
+def _stdout_gone() -> bool:
+    """Whether standard output's reader has gone (``decisiontrail run ... | head -1`` once ``head``
+    has its line: the pipe's write end polls as an error). If so, it is pointed at /dev/null, so
+    that what is left to write at the exit goes nowhere instead of failing again."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False  # not a file (captured): not this
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    if not any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0)):
+        return False
+    os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+    return True
 
 
 def _with_trail(args: argparse.Namespace, settings: Neo4jSettings) -> int:
