@@ -32,7 +32,7 @@ from bench.harness import (
     raw_db_hits,
     side_by_side,
 )
-from bench.scenarios import HTTP_ANCHOR, IMPACT, Sizes
+from bench.scenarios import IMPACT, Sizes, anchored_rows
 from decisiontrail.checks.closure import downstream
 from decisiontrail.cypher import query
 from decisiontrail.domain.ids import new_ulid
@@ -207,30 +207,8 @@ def correction(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], N
                 "ours": db_hits(graph, CORRECT, id=ours_profiled),
                 "baseline": raw_db_hits(graph.driver, graph.database, RAW_CORRECT, **_raw_correct_params(raw_profiled)),
             }
-            met, interval = judged(ours, anchored, 1.2)
-            rows.append(
-                Row(
-                    "correction",
-                    f"downstream of {size:,}",
-                    ours,
-                    anchored,
-                    HTTP_ANCHOR,
-                    target="<= 1.2x",
-                    met=met,
-                    interval=interval,
-                    extra={"db_hits": hits, "breakdown": spent.as_json(ours, raw)},
-                )
-            )
-            rows.append(
-                Row(
-                    "correction",
-                    f"downstream of {size:,}: against the driver",
-                    ours,
-                    raw,
-                    "the same statement through the driver",
-                    note="ours: the same runs as the row above; the driver's own limit, no HTTP",
-                    extra={"db_hits": hits},
-                )
+            rows += anchored_rows(
+                "correction", f"downstream of {size:,}", ours, anchored, raw, hits=hits, breakdown=spent.as_json(ours, raw)
             )
             rows.append(_closure_row(graph, store, size, repeat))
         rows.append(_deep_correction_row(graph, client, sizes, progress))

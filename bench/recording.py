@@ -35,7 +35,7 @@ from bench.harness import (
     raw_db_hits,
     side_by_side,
 )
-from bench.scenarios import BATCHES, CLIENTS, Sizes
+from bench.scenarios import BATCHES, CLIENTS, Sizes, anchored_rows
 from decisiontrail.domain import AutomationProfile, DecisionType
 from decisiontrail.domain.ids import new_ulid
 from decisiontrail.graphdb import Graph
@@ -139,30 +139,16 @@ def recording(graph: Graph, api: str, sizes: Sizes, progress: Callable[[str], No
             driver, database, RAW_RECORD, plan_id=raw_plan, parent_id=raw_parent, row=_raw_row(raw_plan, next(counter))
         ),
     }
-    met, interval = judged(ours, anchored, 1.2)
-    rows.append(
-        Row(
-            "recording",
-            "recordDecision over HTTP, sequential",
-            ours,
-            anchored,
-            "the same write behind a minimal HTTP endpoint (Starlette, the driver, rows as JSON)",
-            target="<= 1.2x",
-            met=met,
-            interval=interval,
-            extra={"db_hits": hits, "breakdown": spent.as_json(ours, raw)},
-        )
-    )
-    rows.append(
-        Row(
-            "recording",
-            "recordDecision over HTTP, sequential: against the driver",
-            ours,
-            raw,
-            "raw driver, one write per transaction",
-            note="ours: the same runs as the row above; the engine's own limit, no HTTP",
-            extra={"db_hits": hits},
-        )
+    rows += anchored_rows(
+        "recording",
+        "recordDecision over HTTP, sequential",
+        ours,
+        anchored,
+        raw,
+        hits=hits,
+        breakdown=spent.as_json(ours, raw),
+        anchor="the same write behind a minimal HTTP endpoint (Starlette, the driver, rows as JSON)",
+        driver="raw driver, one write per transaction",
     )
 
     progress(f"recording: {CLIENTS} concurrent clients, {CONCURRENT_ROUNDS} rounds each way, alternating")

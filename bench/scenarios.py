@@ -2,15 +2,19 @@
 
 This module holds what they share: their sizes (``Sizes``, ``QUICK``, ``FULL``, the batch sizes and
 the concurrent clients), the GraphQL text more than one of them sends (``IMPACT``: the walks and
-the deep correction) and the anchor the corrections and the walks are judged against
-(``HTTP_ANCHOR``). The scenarios themselves: ``bench.recording``, ``bench.corrections``,
+the deep correction), the anchor the recording, correction and walk rows are judged against
+(``HTTP_ANCHOR``) and the pair of rows each of them makes with it (``anchored_rows``). The scenarios themselves: ``bench.recording``, ``bench.corrections``,
 ``bench.walks`` and ``bench.tree`` (and ``bench.offline_rows``, ``bench.events``,
 ``bench.explorer`` and ``bench.runtime``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
+
+from bench.harness import Row, Stats, judged
 
 
 @dataclass(frozen=True)
@@ -73,3 +77,46 @@ CLIENTS = 16
 
 IMPACT = """query($id: ID!) { impact(decisionId: $id) { decisions { id } plans { id } } }"""
 HTTP_ANCHOR = "the same statement behind a minimal HTTP endpoint (Starlette, the driver, rows as JSON)"
+
+
+def anchored_rows(
+    scenario: str,
+    case: str,
+    ours: Stats,
+    anchored: Stats,
+    raw: Stats,
+    *,
+    hits: dict[str, int],
+    breakdown: dict[str, Any],
+    anchor: str = HTTP_ANCHOR,
+    driver: str = "the same statement through the driver",
+    between: Sequence[Row] = (),
+) -> list[Row]:
+    """The same runs of ours twice: against ``anchored``, the same statement behind the minimal HTTP
+    endpoint (at most 1.2x, judged by the ratio's interval), with the db hits and where ours' time
+    went; then, after the rows ``between`` (the peer's, where it answers), against ``raw``, the
+    statement through the driver (no target: the engine's own limit, without HTTP)."""
+    met, interval = judged(ours, anchored, 1.2)
+    return [
+        Row(
+            scenario,
+            case,
+            ours,
+            anchored,
+            anchor,
+            target="<= 1.2x",
+            met=met,
+            interval=interval,
+            extra={"db_hits": hits, "breakdown": breakdown},
+        ),
+        *between,
+        Row(
+            scenario,
+            f"{case}: against the driver",
+            ours,
+            raw,
+            driver,
+            note=f"ours: the same runs as the row{'s' if between else ''} above; the engine's own limit, no HTTP",
+            extra={"db_hits": hits},
+        ),
+    ]

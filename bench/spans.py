@@ -1,5 +1,5 @@
-"""Agent spans as an OTLP exporter sends them (OTLP/JSON): the benchmarks' OTLP import and the
-reliability scenarios' exports are built here."""
+"""Agent spans as an OTLP exporter sends them (OTLP/JSON): the benchmarks' OTLP import, the
+reliability scenarios' exports and the OTLP tests' spans are built here."""
 
 from __future__ import annotations
 
@@ -45,8 +45,18 @@ def otlp_export(traces: int, decisions: int, tag: str) -> bytes:
 
 
 def json_span(
-    trace_id: str, span_id: str, name: str, start: int, parent: str | None, attributes: dict[str, Any]
+    trace_id: str,
+    span_id: str,
+    name: str,
+    start: int,
+    parent: str | None,
+    attributes: dict[str, Any],
+    *,
+    duration: int = 500_000,
 ) -> dict[str, Any]:
+    """One span as OTLP/JSON has it: times in nanoseconds since the epoch (``duration`` long),
+    attributes typed by their Python values (a float, a list, else a string)."""
+
     def value(v: Any) -> dict[str, Any]:
         if isinstance(v, float):
             return {"doubleValue": v}
@@ -60,7 +70,7 @@ def json_span(
         "name": name,
         "kind": 1,
         "startTimeUnixNano": str(start),
-        "endTimeUnixNano": str(start + 500_000),
+        "endTimeUnixNano": str(start + duration),
         "attributes": [{"key": k, "value": value(v)} for k, v in attributes.items()],
     }
     if parent is not None:

@@ -30,7 +30,7 @@ from bench.harness import (
     raw_db_hits,
     side_by_side,
 )
-from bench.scenarios import HTTP_ANCHOR, IMPACT, Sizes
+from bench.scenarios import IMPACT, Sizes, anchored_rows
 from decisiontrail.cypher import query
 from decisiontrail.domain import DecisionType, Phase
 from decisiontrail.graphdb import Graph
@@ -175,23 +175,10 @@ def _walk_rows(
     }
     plans = f", {len(answer['plans'])} plans" if "plans" in answer else ""
     case = f"{name} of {what} ({len(answer['decisions'])} decisions{plans})"
-    met, interval = judged(ours, anchored, 1.2)
-    rows = [
-        Row(
-            name,
-            case,
-            ours,
-            anchored,
-            HTTP_ANCHOR,
-            target="<= 1.2x",
-            met=met,
-            interval=interval,
-            extra={"db_hits": hits, "breakdown": spent.as_json(ours, raw)},
-        ),
-    ]
+    between = []
     if peered:
         met, interval = judged(ours, peered[0], 1.0)
-        rows.append(
+        between.append(
             Row(
                 name,
                 f"{case}: against @neo4j/graphql",
@@ -204,18 +191,17 @@ def _walk_rows(
                 note="ours: the same runs as the row above",
             )
         )
-    rows.append(
-        Row(
-            name,
-            f"{case}: against the driver",
-            ours,
-            raw,
-            "the same Cypher through the driver",
-            note="ours: the same runs as the rows above; the engine's own limit, no HTTP",
-            extra={"db_hits": hits},
-        )
+    return anchored_rows(
+        name,
+        case,
+        ours,
+        anchored,
+        raw,
+        hits=hits,
+        breakdown=spent.as_json(ours, raw),
+        driver="the same Cypher through the driver",
+        between=between,
     )
-    return rows
 
 
 PEER_WALK = "@neo4j/graphql on the same Neo4j, its @cypher field running the same walk"

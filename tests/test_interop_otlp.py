@@ -25,6 +25,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Link
 
+from bench.spans import json_span
 from decisiontrail.access import Role, TokenRegistry, issue_token
 from decisiontrail.app import create_app
 from decisiontrail.checks import run_checks
@@ -445,25 +446,9 @@ def _otlp_json(spans: list[dict[str, Any]], resource: dict[str, str] | None = No
 
 
 def _json_span(span_id: str, name: str, start_ms: int, parent: str | None = None, **attributes: Any) -> dict[str, Any]:
-    def value(v: Any) -> dict[str, Any]:
-        if isinstance(v, float):
-            return {"doubleValue": v}
-        if isinstance(v, list):
-            return {"arrayValue": {"values": [value(x) for x in v]}}
-        return {"stringValue": v}
-
-    span: dict[str, Any] = {
-        "traceId": TRACE,
-        "spanId": span_id,
-        "name": name,
-        "kind": 1,
-        "startTimeUnixNano": str(T0 + start_ms * MS),
-        "endTimeUnixNano": str(T0 + (start_ms + 50) * MS),
-        "attributes": [{"key": k.replace("__", "."), "value": value(v)} for k, v in attributes.items()],
-    }
-    if parent is not None:
-        span["parentSpanId"] = parent
-    return span
+    """A span of the test's trace, ``start_ms`` after T0 and 50 ms long; ``a__b`` names attribute ``a.b``."""
+    named = {k.replace("__", "."): v for k, v in attributes.items()}
+    return json_span(TRACE, span_id, name, T0 + start_ms * MS, parent, named, duration=50 * MS)
 
 
 AGENT_SPAN = _json_span("a000000000000001", "agent", 0, openinference__span__kind="AGENT", input__value="Summarise the report")
