@@ -169,13 +169,23 @@ class DecisionTrailClient:
         resolved: dict[str, Any] = data["resolveReview"]
         return resolved
 
-    def correct(self, decision_id: str, mode: str, guidance: str, reason: str = "") -> dict[str, Any]:
+    def correct(
+        self, decision_id: str, mode: str, guidance: str, reason: str = "", *, idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        """correctDecision; with an ``idempotency_key``, sending it again (its answer lost, say) gets
+        the first one's answer back instead of a conflict."""
         data = self.execute(
             """mutation($input: CorrectDecisionInput!) { correctDecision(input: $input) {
                  correction { id } invalidated { id } invalidatedPlans { id }
-                 attempt { attemptNumber } replayFrontier { planId threadId checkpoint { threadId checkpointNs checkpointId } }
+                 attempt { attemptId attemptNumber } replayFrontier { planId threadId checkpoint { threadId checkpointNs checkpointId } }
                } }""",
-            input={"decisionId": decision_id, "mode": mode.upper(), "guidance": guidance, "reason": reason},
+            input={
+                "decisionId": decision_id,
+                "mode": mode.upper(),
+                "guidance": guidance,
+                "reason": reason,
+                "idempotencyKey": idempotency_key,
+            },
         )
         result: dict[str, Any] = data["correctDecision"]
         return result

@@ -68,6 +68,12 @@ def add_correct(commands: Commands) -> None:
     correct.add_argument(
         "--arguments", type=json_object, help="a prompt correction's new arguments, a JSON object (default: the plan's)"
     )
+    correct.add_argument(
+        "--idempotency-key",
+        metavar="KEY",
+        help="run again with the same key and arguments, prints what the first run did instead of refusing the decision "
+        "as already superseded; the key with other arguments is refused",
+    )
 
 
 def add_history(commands: Commands) -> None:
@@ -122,6 +128,7 @@ def execute(args: argparse.Namespace, trail: Trail) -> int:
             requested_by=args.by,
             description=args.description,
             arguments=args.arguments,
+            idempotency_key=args.idempotency_key,
         )
         print(describe_correction(result))
         print(_who_replays(trail, result))
@@ -174,9 +181,10 @@ def describe_impact(impact: Impact) -> str:
 
 def describe_correction(result: CorrectionResult) -> str:
     attempt = result.attempt
+    again = f" (made at {attempt.at.isoformat()} by an earlier request with this key; nothing written now)"
     lines = [
         f"correction {result.correction.decision_id} ({result.correction.decision_type.value}) "
-        f"supersedes {attempt.corrected_decision_id}, attempt {attempt.attempt_number}",
+        f"supersedes {attempt.corrected_decision_id}, attempt {attempt.attempt_number}" + (again if result.repeated else ""),
         f"invalidated {len(result.invalidated)} decision(s): " + ", ".join(f"{n} {t}" for t, n in attempt.counts_by_type.items()),
         f"invalidated {len(result.invalidated_plans)} child plan(s)"
         + (": " + ", ".join(result.invalidated_plans) if result.invalidated_plans else ""),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 from collections import Counter
@@ -23,8 +24,8 @@ from decisiontrail.domain.decision import (
     utc_now,
 )
 from decisiontrail.domain.ids import Ulid, new_ulid
-from decisiontrail.domain.recording import CapturedContext, Review, ReviewStatus
-from decisiontrail.exceptions import Conflict, ValidationFailed
+from decisiontrail.domain.recording import MAX_IDEMPOTENCY_KEY, CapturedContext, Review, ReviewStatus
+from decisiontrail.exceptions import Conflict, IdempotencyKeyMismatch, ValidationFailed
 
 
 class CorrectionMode(StrEnum):
@@ -71,6 +72,50 @@ def check_correctable(decision_id: str, superseded_by: str | None) -> None:
     """A superseded decision is history: correct what superseded it instead."""
     if superseded_by is not None:
         raise Conflict(f"decision {decision_id} is already superseded by {superseded_by}; correct {superseded_by} instead")
+
+
+def check_correction_key(key: str | None) -> str | None:
+    """A correction's idempotency key, as a recording's: not blank, at most 1,024 characters."""
+    if key is None:
+        return None
+    if not key.strip():
+        raise ValidationFailed("idempotency_key: must not be blank", field="idempotency_key")
+    if len(key) > MAX_IDEMPOTENCY_KEY:
+        raise ValidationFailed(
+            f"idempotency_key: at most {MAX_IDEMPOTENCY_KEY} characters, got {len(key)}", field="idempotency_key"
+        )
+    return key
+
+
+def correction_digest(
+    decision_id: str,
+    mode: CorrectionMode,
+    guidance: str,
+    reason: str,
+    requested_by: str,
+    description: str | None = None,
+    arguments: dict[str, Any] | None = None,
+) -> str:
+    """What a correction request asked, as one SHA-256: the same request sent again under its
+    idempotency key has the same digest; any other request under that key, another.
+
+    >>> a = correction_digest("01ARZ3NDEKTSV4RRFFQ69G5FAV", CorrectionMode.REVERT, "use B", "", "ana")
+    >>> a == correction_digest("01ARZ3NDEKTSV4RRFFQ69G5FAV", CorrectionMode.REVERT, "use B", "", "ana"), a == correction_digest(
+    ...     "01ARZ3NDEKTSV4RRFFQ69G5FAV", CorrectionMode.APPEND, "use B", "", "ana")
+    (True, False)
+    """
+    asked = [decision_id, mode.value, guidance, reason, requested_by, description, arguments]
+    return "sha256:" + hashlib.sha256(json.dumps(asked, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def check_same_correction(key: str, attempt: CorrectionAttempt, digest: str) -> None:
+    """A key is one request: sent again with another request, it is refused (nothing written)."""
+    if attempt.request_digest != digest:
+        raise IdempotencyKeyMismatch(
+            f"idempotency_key: {key!r} was already used in this plan for a different correction, attempt "
+            f"{attempt.attempt_id} of decision {attempt.corrected_decision_id}; send that request again to get "
+            "its answer back, or use a new key for a new correction"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,6 +409,10 @@ class CorrectionAttempt(BaseModel):
     replay_detail: str | None = None
     replayed_decision_ids: tuple[str, ...] = ()  # what the replay recorded, as the replaying actor reported it
     replayed_at: UtcDatetime | None = None  # when its outcome was reported (None while pending)
+    cancelled_review_ids: tuple[str, ...] = ()  # pending reviews it made moot, cancelled with it
+    lapsed_review_ids: tuple[str, ...] = ()  # resolved reviews whose approval lapsed with it
+    idempotency_key: str | None = None  # the request's, when it named one (unique in the corrected decision's plan)
+    request_digest: str | None = None  # what that request asked (``correction_digest``), kept with its key
 
 
 class CorrectionResult(BaseModel):
@@ -380,9 +429,26 @@ class CorrectionResult(BaseModel):
     """Resolved reviews whose approval lapsed: each resolved as a decision the correction superseded
     (other than the corrected one), so a person approved it on grounds that have changed."""
 
+    repeated: bool = False
+    """Answered from the attempt an earlier request with the same idempotency key made: nothing
+    was written, announced or audited this time."""
+
     @property
     def replay_frontier(self) -> tuple[FrontierPoint, ...]:
         return self.attempt.replay_frontier
+
+    @classmethod
+    def again(cls, correction: Decision, attempt: CorrectionAttempt) -> CorrectionResult:
+        """The answer a correction gave, from what it kept: its decision (as it stands now) and its attempt."""
+        return cls(
+            correction=correction,
+            attempt=attempt,
+            invalidated=attempt.invalidated_decision_ids,
+            invalidated_plans=attempt.invalidated_plan_ids,
+            cancelled_reviews=attempt.cancelled_review_ids,
+            lapsed_reviews=attempt.lapsed_review_ids,
+            repeated=True,
+        )
 
 
 def visible_at(created_at: datetime, superseded_at: datetime | None, moment: datetime) -> bool:

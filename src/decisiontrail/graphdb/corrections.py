@@ -224,6 +224,17 @@ class Superseded:
     lapsed: tuple[tuple[str, str], ...] = ()
 
 
+def attempt_by_key(tx: Transaction, plan_id: str, idempotency_key: str) -> CorrectionAttempt | None:
+    """The attempt a correction under ``idempotency_key`` made in ``plan_id``, if any."""
+    row = tx.run(query("correction/attempt_by_key"), plan_id=plan_id, idempotency_key=idempotency_key).single()
+    return attempt_from_properties(row["attempt"]) if row is not None else None
+
+
+def keep_lapsed(tx: Transaction, attempt_id: str, review_ids: Sequence[str]) -> None:
+    """Keep with the attempt the approvals its correction made lapse."""
+    tx.run(query("correction/keep_lapsed"), attempt_id=attempt_id, review_ids=list(review_ids)).consume()
+
+
 def link_replay(
     tx: Transaction, correction_id: str, decision_ids: tuple[str, ...], corrected_id: str, replacement_id: str | None
 ) -> None:

@@ -272,6 +272,11 @@ def impacted_from_row(row: Sequence[Any]) -> ImpactedDecision:
     )
 
 
+_KEPT_WHEN_GIVEN = ("cancelled_review_ids", "lapsed_review_ids", "idempotency_key", "request_digest")
+"""An attempt's properties absent from its node when it has none (most corrections cancel no
+review and name no key)."""
+
+
 def attempt_properties(attempt: CorrectionAttempt) -> dict[str, Any]:
     """A correction attempt as node properties (nested parts as JSON)."""
     return {
@@ -284,8 +289,14 @@ def attempt_properties(attempt: CorrectionAttempt) -> dict[str, Any]:
                 "replayed_decision_ids",
                 "invalidated_decision_ids",
                 "invalidated_plan_ids",
+                *_KEPT_WHEN_GIVEN,
             },
         ),
+        **{
+            name: list(value) if isinstance(value, tuple) else value
+            for name in _KEPT_WHEN_GIVEN
+            if (value := getattr(attempt, name))
+        },
         "mode": attempt.mode.value,
         "replay_outcome": attempt.replay_outcome.value,
         "invalidated_decision_ids": list(attempt.invalidated_decision_ids),

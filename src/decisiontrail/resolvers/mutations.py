@@ -184,6 +184,7 @@ async def correct_decision(info: Info[Context, None], input: CorrectDecisionInpu
         principal=info.context.caller,
         description=input.description,
         arguments=input.arguments,
+        idempotency_key=input.idempotency_key,
     )
     return CorrectionPayload(model=result)
 

@@ -151,3 +151,8 @@ class CorrectDecisionInput:
     arguments: JSON | None = strawberry.field(
         default=None, description="a prompt correction's new arguments (default: the plan's); the plan's arguments become them"
     )
+    idempotency_key: str | None = strawberry.field(
+        default=None,
+        description="the same request sent again with this key (unique in the corrected decision's plan) is answered "
+        "with what the first did, writing nothing; the key with another request is refused (IDEMPOTENCY_KEY_MISMATCH)",
+    )

@@ -18,7 +18,10 @@ from decisiontrail.domain.correction import (
     ImpactedDecision,
     ReplayOutcome,
     check_correctable,
+    check_correction_key,
     check_current_at,
+    check_same_correction,
+    correction_digest,
     invalidation_paths,
     PathStep,
     check_guidance,
@@ -58,6 +61,7 @@ def correct(
     requested_by: str | None = None,
     description: str | None = None,
     arguments: Mapping[str, JsonValue] | None = None,
+    idempotency_key: str | None = None,
 ) -> CorrectionResult:
     """Supersede ``decision_id`` and its whole downstream (across child plans) by a correction.
 
@@ -76,14 +80,23 @@ def correct(
     ``--by``), else the principal's name.
     A downstream too large for one transaction's memory in Neo4j is refused whole (``TOO_LARGE``):
     superseding only part of it would leave current decisions under superseded ones.
+    With an ``idempotency_key`` (unique in the corrected decision's plan), the same request sent
+    again, after the first has committed, is answered with what the first did (``repeated``; nothing
+    written, announced or audited again): a client whose answer was lost can send it again. The key
+    used before in that plan for another request is refused (``IdempotencyKeyMismatch``).
     """
     require_role(principal, Action.CORRECT)
     parsed, guidance, reason = parse_mode(mode), check_guidance(guidance), reason.strip()
     by = requested_by if requested_by is not None else principal.name
     prompt = NewPrompt.of(description, arguments)
+    key = check_correction_key(idempotency_key)
+    keyed = None
+    if key is not None:
+        asked = (prompt.description, prompt.arguments) if prompt is not None else (None, None)
+        keyed = Keyed(key, correction_digest(decision_id, parsed, guidance, reason, by, *asked))
     try:
         result = trail.write(
-            lambda tx: correct_in(tx, decision_id, parsed, guidance, reason, by, principal, prompt),
+            lambda tx: correct_in(tx, decision_id, parsed, guidance, reason, by, principal, prompt, keyed=keyed),
             audit=Audit(principal, "correction.correct", Touched(decisions=[decision_id]), touched_by_correction),
             conflict=f"decision {decision_id} was corrected concurrently",
         )
@@ -95,14 +108,26 @@ def correct(
             "DECISIONTRAIL_NEO4J_TX_MEMORY_MB for the embedded Neo4j, db.memory.transaction.max on a server of your own",
             limit=e.limit,
         ) from e
-    reentered(trail, result, principal)
-    trail.work_queued()  # a plan the runtime runs replays it
+    if not result.repeated:
+        reentered(trail, result, principal)
+        trail.work_queued()  # a plan the runtime runs replays it
     return result
 
 
-def touched_by_correction(result: CorrectionResult) -> Touched:
+@dataclass(frozen=True)
+class Keyed:
+    """A correction request's idempotency key and what it asked (``correction_digest``)."""
+
+    key: str
+    digest: str
+
+
+def touched_by_correction(result: CorrectionResult) -> Touched | None:
     """What a correction's audit entry names of what it wrote: its decision, its attempt, the plans it
-    invalidated and the reviews it cancelled or lapsed (the decisions it superseded are the attempt's to list)."""
+    invalidated and the reviews it cancelled or lapsed (the decisions it superseded are the attempt's to
+    list); None (no entry) for a request answered again under its key, which wrote nothing."""
+    if result.repeated:
+        return None
     return Touched(
         plans=[result.correction.plan_id, *result.invalidated_plans],
         decisions=[result.correction.decision_id],
@@ -146,6 +171,8 @@ def correct_in(
     requested_by: str,
     principal: Principal,
     prompt: NewPrompt | None = None,
+    *,
+    keyed: Keyed | None = None,
 ) -> CorrectionResult:
     """The correction, inside a use-case's one transaction (``correct``'s, or one that corrects as part
     of more), which announces it (its events are written with the supersession: ``Trail.write``
@@ -160,8 +187,14 @@ def correct_in(
     facts = corrections.begin(tx, decision_id, correction_id)
     if facts is None:
         raise NotFound("decision", decision_id)
-    check_correctable(decision_id, facts.superseded_by)
     original = facts.decision
+    # Under the plan's lock: a request sent again finds the attempt the first one committed.
+    if keyed is not None and (seen := corrections.attempt_by_key(tx, original.plan_id, keyed.key)) is not None:
+        check_same_correction(keyed.key, seen, keyed.digest)
+        [made] = decisions.get_many(tx, [seen.correction_decision_id])
+        assert made is not None  # an attempt's correction decision is never deleted without it
+        return CorrectionResult.again(made, seen)
+    check_correctable(decision_id, facts.superseded_by)
     # The plans the downstream touched are locked and the downstream read whole under those
     # locks, so nothing can be recorded into it meanwhile. A plan the read reached beyond them
     # (through something recorded between the walks) is locked in another round: the reads again,
@@ -221,6 +254,9 @@ def correct_in(
         invalidated_plan_ids=downstream.plan_ids,
         counts_by_type=downstream.counts_with(origin),
         replay_frontier=replay_frontier(mode, origin, downstream.earliest),
+        cancelled_review_ids=tuple(r.review_id for r in moot),
+        idempotency_key=keyed.key if keyed is not None else None,
+        request_digest=keyed.digest if keyed is not None else None,
     )
     outcome = CorrectionResult(
         correction=correction,
@@ -252,7 +288,10 @@ def correct_in(
             outbox.Run(EventKind.REVIEW_LAPSED.value, plan_id, review_ids=[review_id]) for review_id, plan_id in found.lapsed
         ]
         outbox.append(tx, outbox.Announcement.of_runs(lapsed, at))
-        outcome = outcome.model_copy(update={"lapsed_reviews": tuple(review_id for review_id, _ in found.lapsed)})
+        lapsed_ids = tuple(review_id for review_id, _ in found.lapsed)
+        corrections.keep_lapsed(tx, attempt.attempt_id, lapsed_ids)
+        attempt = attempt.model_copy(update={"lapsed_review_ids": lapsed_ids})
+        outcome = outcome.model_copy(update={"lapsed_reviews": lapsed_ids, "attempt": attempt})
     # A plan the runtime runs replays the correction itself: queued here, with the correction.
     runs.queue_replay(tx, original.plan_id, attempt.attempt_id, downstream.plan_ids, at)
     return outcome
