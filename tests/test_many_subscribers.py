@@ -1,6 +1,7 @@
 """Many subscribers at once: an open WebSocket is long-lived, not load, so the subscriptions a
 served app holds take none of its in-flight requests (``serve --max-in-flight``, ``ShedLoad``),
-and each of them still hears every event of its plan while requests are served beside them.
+and each of them still hears every event of its plan while requests are served beside them. They
+are bounded apart (``serve --max-websockets``): beyond them a handshake is refused with 503.
 
 The benchmark holds 1,000 subscribers on the default limit of 128 (bench/events.py); here ten
 times the limit is enough to show that a subscription is not counted.
@@ -9,10 +10,13 @@ times the limit is enough to show that a subscription is not counted.
 from __future__ import annotations
 
 import contextlib
+import json
+import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
+from websockets.exceptions import InvalidStatus
 
 from decisiontrail.app import create_app
 from decisiontrail.graphdb import Graph
@@ -57,3 +61,41 @@ def test_subscriptions_beyond_the_in_flight_limit_are_held_and_each_hears_the_pl
     assert all("errors" not in a.json() for a in answered)
     assert [m["type"] for m in heard] == ["next"] * SUBSCRIBERS, heard
     assert {m["payload"]["data"]["decisionEvents"]["kind"] for m in heard} == {"RECORDED"}
+
+
+def test_websockets_beyond_their_limit_are_refused_at_the_handshake_until_one_closes(store: Trail, graph: Graph) -> None:
+    with served(create_app(graph=graph, max_websockets=LIMIT)) as url:
+        plan_id, root_id = new_plan(url, None)
+
+        def wake() -> None:
+            body = graphql(
+                url,
+                None,
+                "mutation($input: AddGuidanceInput!) { addGuidance(input: $input) { id } }",
+                input={"planId": plan_id, "parentDecisionId": root_id, "guidance": "after the refusal"},
+            )
+            assert not body.get("errors"), body
+
+        with contextlib.ExitStack() as stack:
+            held = [stack.enter_context(subscribed(url, plan_id)) for _ in range(LIMIT)]
+            with pytest.raises(InvalidStatus) as handshake:
+                with subscribed(url, plan_id):
+                    pass
+            # HTTP requests are still served: the WebSockets hold none of their places.
+            answered = httpx.post(f"{url}/graphql", json={"query": "{ plans(first: 1) { totalCount } }"}, timeout=30)
+            held[0].close()
+            deadline = time.monotonic() + 10
+            while True:  # the closed one leaves the count once the server has seen it go
+                try:
+                    with subscribed(url, plan_id) as room:
+                        heard = first_answer(room, wake)
+                    break
+                except InvalidStatus:
+                    assert time.monotonic() < deadline, "a closed WebSocket still counted"
+                    time.sleep(0.1)
+
+    refused = handshake.value.response
+    assert refused.status_code == 503 and refused.headers["Retry-After"] == "1"
+    assert json.loads(refused.body or b"{}")["errors"][0]["extensions"] == {"code": "OVERLOADED", "retryable": True}
+    assert answered.status_code == 200 and "errors" not in answered.json()
+    assert heard["type"] == "next" and heard["payload"]["data"]["decisionEvents"]["kind"] == "RECORDED", heard

@@ -32,6 +32,7 @@ from decisiontrail.web.graphql_view import DecisionTrailGraphQL, over_rate_limit
 from decisiontrail.web.middleware import (
     MAX_IN_FLIGHT,
     MAX_TRACES_BODY_BYTES,
+    MAX_WEBSOCKETS,
     BodySizeLimit,
     RateLimit,
     ServerTiming,
@@ -40,7 +41,7 @@ from decisiontrail.web.middleware import (
 )
 from decisiontrail.web.tokens import TokenFile, tokens_from_env
 
-__all__ = ["MAX_IN_FLIGHT", "create_app"]
+__all__ = ["MAX_IN_FLIGHT", "MAX_WEBSOCKETS", "create_app"]
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,7 @@ def create_app(
     tokens: TokenRegistry | None = None,
     on_start: Callable[[Trail], None] | None = None,
     max_in_flight: int = MAX_IN_FLIGHT,
+    max_websockets: int = MAX_WEBSOCKETS,
     server_timing: bool = False,
     runtime_workers: int | None = None,
 ) -> Starlette:
@@ -79,6 +81,8 @@ def create_app(
     DECISIONTRAIL_TOKENS_FILE; with none, every caller is trusted (serve binds loopback only). A
     token file (``TokenFile``) is watched while the app runs: read again as it changes, and on
     SIGHUP when the app was started on the main thread.
+    ``max_in_flight`` HTTP requests and ``max_websockets`` open WebSockets are served at once; more
+    are refused with 503 and Retry-After (``ShedLoad``).
     ``server_timing`` adds the ``Server-Timing`` header to every HTTP response (``ServerTiming``).
     ``runtime_workers`` threads drive plan runs (by default DECISIONTRAIL_RUNTIME_WORKERS; 0: none here)."""
     tokens = tokens if tokens is not None else tokens_from_env()
@@ -130,7 +134,7 @@ def create_app(
         ],
         middleware=[
             *([Middleware(ServerTiming)] if server_timing else []),
-            Middleware(ShedLoad, limit=max_in_flight),
+            Middleware(ShedLoad, limit=max_in_flight, websockets=max_websockets),
             Middleware(StopOnDisconnect),
             Middleware(BodySizeLimit, paths={"/v1/traces": MAX_TRACES_BODY_BYTES}),
             Middleware(AuthenticationMiddleware, backend=bearer),

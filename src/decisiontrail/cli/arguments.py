@@ -18,6 +18,7 @@ __all__ = [
     "PLAN_REFERENCE",
     "Commands",
     "at_least_one",
+    "at_least_zero",
     "json_object",
     "moment",
     "name_and_statement",
@@ -82,12 +83,20 @@ def moment(text: str) -> datetime:
 
 
 def at_least_one(text: str) -> int:
+    return _at_least(text, 1)
+
+
+def at_least_zero(text: str) -> int:
+    return _at_least(text, 0)
+
+
+def _at_least(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"at least 1, not {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"at least {least}, not {value}")
     return value
 
 

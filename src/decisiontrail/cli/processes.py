@@ -47,6 +47,7 @@ class WorkerOptions:
     parent: int
     """The supervising process: a worker ends with it."""
     max_in_flight: int | None
+    max_websockets: int | None
     server_timing: bool
     log_level: int
 
@@ -109,7 +110,7 @@ class WorkerProcesses(Multiprocess):
 def worker_app() -> Starlette:
     """The app of one worker process, which uvicorn calls there: Neo4j as the environment names it (the
     parent's embedded server, when it started one), `serve`'s options from ``OPTIONS_VARIABLE``."""
-    from decisiontrail.app import MAX_IN_FLIGHT, create_app
+    from decisiontrail.app import MAX_IN_FLIGHT, MAX_WEBSOCKETS, create_app
 
     options = WorkerOptions.from_environment()
     end_with(options.parent)
@@ -120,6 +121,7 @@ def worker_app() -> Starlette:
     return create_app(
         Neo4jSettings.from_env(),
         max_in_flight=options.max_in_flight or MAX_IN_FLIGHT,
+        max_websockets=options.max_websockets if options.max_websockets is not None else MAX_WEBSOCKETS,
         server_timing=options.server_timing,
     )
 

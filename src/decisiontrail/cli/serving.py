@@ -12,7 +12,7 @@ import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from decisiontrail.cli.arguments import Commands, at_least_one
+from decisiontrail.cli.arguments import Commands, at_least_one, at_least_zero
 from decisiontrail.settings import Neo4jSettings, available_cores
 
 if TYPE_CHECKING:
@@ -56,6 +56,13 @@ def add_serve(commands: Commands) -> None:
         metavar="N",
         help="requests each worker process serves at once; beyond them a request is refused at once with 503 and "
         "Retry-After instead of waiting in an unbounded queue (default: 128)",
+    )
+    serve.add_argument(
+        "--max-websockets",
+        type=at_least_zero,
+        metavar="N",
+        help="WebSockets (subscriptions) each worker process holds open at once; beyond them a handshake is refused "
+        "with 503 and Retry-After (default: 10000)",
     )
     serve.add_argument(
         "--access-log",
@@ -190,13 +197,14 @@ def _serve_here(args: argparse.Namespace, settings: Neo4jSettings, graph: Graph 
     """Serve from this process alone (``--workers 1``)."""
     import uvicorn
 
-    from decisiontrail.app import MAX_IN_FLIGHT, create_app
+    from decisiontrail.app import MAX_IN_FLIGHT, MAX_WEBSOCKETS, create_app
 
     app = create_app(
         settings,
         graph=graph,
         tokens=tokens,
         max_in_flight=args.max_in_flight if args.max_in_flight is not None else MAX_IN_FLIGHT,
+        max_websockets=args.max_websockets if args.max_websockets is not None else MAX_WEBSOCKETS,
         server_timing=args.server_timing,
     )
     # On SIGTERM, requests still running get SHUTDOWN_GRACE seconds; then they are cancelled (and
@@ -225,6 +233,7 @@ def _serve_in_processes(args: argparse.Namespace, workers: int, settings: Neo4jS
     options = processes.WorkerOptions(
         parent=os.getpid(),
         max_in_flight=args.max_in_flight,
+        max_websockets=args.max_websockets,
         server_timing=args.server_timing,
         log_level=logging.getLogger().getEffectiveLevel(),
     )

@@ -37,25 +37,40 @@ MAX_IN_FLIGHT = 128
 """Requests served at once before more are refused with 503 and Retry-After (see ShedLoad)."""
 
 
+MAX_WEBSOCKETS = 10_000
+"""WebSockets open at once (subscriptions, each a socket held) before more handshakes are refused
+with 503 and Retry-After (see ShedLoad): 1,000 subscribers are told an event within the bench's
+figures, and each holds a file descriptor and its buffers."""
+
+
 class ShedLoad:
     """Beyond ``limit`` HTTP requests in flight, answers 503 with ``Retry-After`` at once instead
     of queueing without bound: a request admitted is served with the latency of a bounded queue,
     and a client told to come back can (every write is idempotent by key). The health routes are
-    never refused, so an orchestrator can tell a busy service from a dead one; WebSockets are not
-    counted (a subscription is long-lived, not load). A request is counted from its arrival until
-    its response is sent whole, so clients that each wait for their answer are never refused while
-    they are no more than ``limit``.
+    never refused, so an orchestrator can tell a busy service from a dead one. A request is counted
+    from its arrival until its response is sent whole, so clients that each wait for their answer
+    are never refused while they are no more than ``limit``.
+    WebSockets are counted apart (a subscription is long-lived, not load): beyond ``websockets``
+    open, a handshake is refused the same way, before it opens (a server without the WebSocket
+    denial response extension answers 403), and a WebSocket counts until it closes.
     """
 
-    def __init__(self, app: ASGIApp, limit: int = MAX_IN_FLIGHT, retry_after: int = 1) -> None:
+    def __init__(self, app: ASGIApp, limit: int = MAX_IN_FLIGHT, retry_after: int = 1, websockets: int = MAX_WEBSOCKETS) -> None:
         if limit < 1:
             raise ValueError("limit: at least one request must be served at a time")
+        if websockets < 0:
+            raise ValueError("websockets: how many may be open at once, 0 for none")
         self.app = app
         self.limit = limit
         self.retry_after = retry_after
         self.in_flight = 0
+        self.websockets = websockets
+        self.open_websockets = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+            return
         if scope["type"] != "http" or scope["path"] in HEALTH:
             await self.app(scope, receive, send)
             return
@@ -86,6 +101,19 @@ class ShedLoad:
         finally:
             if counted:
                 self.in_flight -= 1
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.open_websockets >= self.websockets:
+            why = f"the service holds {self.websockets} WebSockets open; retry after {self.retry_after} s"
+            refused = error(503, "OVERLOADED", why, retryable=True)
+            refused.headers["Retry-After"] = str(self.retry_after)
+            await refuse_handshake(WebSocket(scope, receive, send), refused, why)
+            return
+        self.open_websockets += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.open_websockets -= 1
 
 
 class ServerTiming:
@@ -189,11 +217,17 @@ class RateLimit:
         refused = answer(connection, wait) if answer is not None else rate_limited(wait)
         if scope["type"] == "http":
             return await refused(scope, receive, send)
-        websocket = WebSocket(scope, receive, send)
-        if "websocket.http.response" in scope.get("extensions", {}):
-            await websocket.send_denial_response(refused)
-        else:  # closed before it opens: the server answers 403
-            await websocket.close(code=1013, reason=f"over its rate limit; retry after {wait} s")
+        await refuse_handshake(WebSocket(scope, receive, send), refused, f"over its rate limit; retry after {wait} s")
+
+
+async def refuse_handshake(websocket: WebSocket, refused: Response, reason: str) -> None:
+    """A WebSocket refused before it opens: answered ``refused`` where the server takes the
+    WebSocket denial response extension (uvicorn does), else closed with 1013 (Try Again Later)
+    and ``reason``, which the server answers 403."""
+    if "websocket.http.response" in websocket.scope.get("extensions", {}):
+        await websocket.send_denial_response(refused)
+    else:
+        await websocket.close(code=1013, reason=reason)
 
 
 REQUEST_ID = re.compile(r"[!-~]{1,128}")
