@@ -43,7 +43,7 @@ def new_plan(base_url: str, token: str | None, project: str | None = None) -> tu
     return plan["id"], plan["rootDecision"]["id"]
 
 
-def waker(base_url: str, token: str, plan_id: str, root_id: str) -> Callable[[], None]:
+def waker(base_url: str, token: str | None, plan_id: str, root_id: str) -> Callable[[], None]:
     """Something happening in the plan each call (guidance under its root, as ``token``'s caller)."""
     counter = iter(range(10_000))
 

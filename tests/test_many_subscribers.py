@@ -22,7 +22,7 @@ from decisiontrail.app import create_app
 from decisiontrail.graphdb import Graph
 from decisiontrail.services import Trail
 from serving import served
-from subscribing import first_answer, graphql, new_plan, subscribed
+from subscribing import first_answer, new_plan, subscribed, waker
 
 LIMIT = 2
 SUBSCRIBERS = 10 * LIMIT
@@ -37,16 +37,8 @@ def base_url(store: Trail, graph: Graph) -> Iterator[str]:
 def test_subscriptions_beyond_the_in_flight_limit_are_held_and_each_hears_the_plans_events(base_url: str) -> None:
     plan_id, root_id = new_plan(base_url, None)
 
-    def wake() -> None:
-        """An event in the plan (guidance under its root): a subscription not registered yet misses
-        it, and is woken by the next."""
-        body = graphql(
-            base_url,
-            None,
-            "mutation($input: AddGuidanceInput!) { addGuidance(input: $input) { id } }",
-            input={"planId": plan_id, "parentDecisionId": root_id, "guidance": "heard by all"},
-        )
-        assert not body.get("errors"), body
+    # An event in the plan each call: a subscription not registered yet misses it, and is woken by the next.
+    wake = waker(base_url, None, plan_id, root_id)
 
     with contextlib.ExitStack() as stack:
         sockets = [stack.enter_context(subscribed(base_url, plan_id)) for _ in range(SUBSCRIBERS)]
@@ -66,15 +58,7 @@ def test_subscriptions_beyond_the_in_flight_limit_are_held_and_each_hears_the_pl
 def test_websockets_beyond_their_limit_are_refused_at_the_handshake_until_one_closes(store: Trail, graph: Graph) -> None:
     with served(create_app(graph=graph, max_websockets=LIMIT)) as url:
         plan_id, root_id = new_plan(url, None)
-
-        def wake() -> None:
-            body = graphql(
-                url,
-                None,
-                "mutation($input: AddGuidanceInput!) { addGuidance(input: $input) { id } }",
-                input={"planId": plan_id, "parentDecisionId": root_id, "guidance": "after the refusal"},
-            )
-            assert not body.get("errors"), body
+        wake = waker(url, None, plan_id, root_id)
 
         with contextlib.ExitStack() as stack:
             held = [stack.enter_context(subscribed(url, plan_id)) for _ in range(LIMIT)]
