@@ -18,6 +18,12 @@ COMMIT_NOT_LOGGED = {
     "message": "Could not append transaction: Transaction #29 {started 2026-12-05 11:21:54.617+0000, with 4 commands "
     "in this transaction, lease -1, latest committed transaction id when started was 28, consensusIndex: -1} to log.",
 }
+COMMIT_NOT_APPLIED = {  # as a run of reliability.disk met it: the full disk a step after the log's append
+    "code": "Neo.DatabaseError.Transaction.TransactionCommitFailed",
+    "message": "Could not apply the transaction: Transaction #596 {started 2026-12-05 20:03:00.626+0000, committed "
+    "2026-12-05 20:03:00.967+0000, with 74 commands in this transaction, lease -1, latest committed transaction id "
+    "when started was 582, consensusIndex: -1} to the store after written to log.",
+}
 PANICKED = {
     "code": "Neo.DatabaseError.Transaction.TransactionStartFailed",
     "message": "The database has encountered a critical error, and needs to be restarted. "
@@ -41,6 +47,21 @@ def test_a_commit_neo4j_could_not_log_is_unavailable_and_says_why() -> None:
     assert "could not write the commit to its transaction log" in refused.message
     assert "disk may be full" in refused.message
     assert "same idempotency key" in refused.message
+
+
+def test_a_commit_logged_but_not_applied_is_unavailable_and_says_a_retry_finds_it() -> None:
+    refused = _raised(Neo4jError._hydrate_neo4j(**COMMIT_NOT_APPLIED))
+
+    assert refused.code == "UNAVAILABLE"
+    assert "could not apply it" in refused.message and "disk may be full" in refused.message
+    assert "same idempotency key" in refused.message and "wrote nothing" not in refused.message
+
+
+def test_another_commit_failure_still_propagates() -> None:
+    other = Neo4jError._hydrate_neo4j(code=COMMIT_NOT_APPLIED["code"], message="Could not commit for another reason.")
+
+    with pytest.raises(DatabaseError), translated_errors():
+        raise other
 
 
 def test_a_database_that_panicked_is_unavailable_until_restarted() -> None:

@@ -58,6 +58,11 @@ OUT_OF_MEMORY_CODES = frozenset(
 WRITE_FAILED_CODES = frozenset({"Neo.DatabaseError.Transaction.TransactionLogError"})
 PANIC_MESSAGE = "has encountered a critical error, and needs to be restarted"
 """What Neo4j 5.26 says of a database that stopped taking transactions after a critical error."""
+# A commit the full disk met a step later: appended to the transaction log, then not applied to the
+# store (the panic follows). Recovery applies what the log holds when Neo4j restarts, so the
+# request may yet be recorded: the client retries it with its idempotency key.
+NOT_APPLIED_CODE = "Neo.DatabaseError.Transaction.TransactionCommitFailed"
+NOT_APPLIED_MESSAGE = "to the store after written to log"
 _MEMORY_LIMIT = re.compile(r"the limit ([\d.]+ ?\w+)\..*?([\w.]+) threshold reached", re.DOTALL)
 
 # No connection free within the driver's acquisition timeout (every one busy, or each found dead on
@@ -159,9 +164,13 @@ def _cannot_write(error: Exception) -> bool:
     """Whether ``error`` (or the failure the driver wrapped in it) is Neo4j unable to write its
     files: a commit it could not append to its transaction log, or a database that panicked."""
     return any(
-        isinstance(e, Neo4jError) and (e.code in WRITE_FAILED_CODES or PANIC_MESSAGE in (e.message or ""))
+        isinstance(e, Neo4jError) and (e.code in WRITE_FAILED_CODES or PANIC_MESSAGE in (e.message or "") or _not_applied(e))
         for e in (error, error.__cause__)
     )
+
+
+def _not_applied(error: Neo4jError) -> bool:
+    return error.code == NOT_APPLIED_CODE and NOT_APPLIED_MESSAGE in (error.message or "")
 
 
 def _write_failed(error: Neo4jError) -> Unavailable:
@@ -172,6 +181,12 @@ def _write_failed(error: Neo4jError) -> Unavailable:
         return Unavailable(
             "Neo4j could not write the commit to its transaction log (its disk may be full) and did not apply it; "
             "retry the request with the same idempotency key once Neo4j can write again"
+        )
+    if _not_applied(error):
+        return Unavailable(
+            "Neo4j wrote the commit to its transaction log but could not apply it (its disk may be full); it is "
+            "applied when Neo4j restarts and recovers: retry the request with the same idempotency key once Neo4j "
+            "can write again, and it is answered with what was recorded"
         )
     return Unavailable(
         "Neo4j has stopped taking transactions after it could not write (its disk may be full) and must be "
